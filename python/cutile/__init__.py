@@ -1,0 +1,1 @@
+"""cutile: safe, data-race-free GPU tile kernels written in Python."""

@@ -1,0 +1,118 @@
+"""Type stubs for `cutile._native`, the PyO3 extension built from `rust/cutile-py`.
+
+This file is the contract between the Python package and the Rust crates. The Rust side
+never raises for a *user* mistake found while checking a kernel (that comes back as
+diagnostics); host-rule violations raise the Python exception classes defined in
+`cutile.errors` (`BorrowError`, `LaunchError`), which carry `.code` and `.hint`. Malformed
+input raises `ValueError`; nothing panics across the boundary.
+"""
+
+from collections.abc import Sequence
+
+KAST_SCHEMA: str  # "cutile.kast"
+KAST_VERSION: int  # 1
+
+class Label:
+    file: str  # path of the source file
+    lo: int  # UTF-8 byte offsets into that file
+    hi: int
+    line: int  # 1-based
+    col: int  # 0-based byte column
+    end_line: int
+    end_col: int
+    message: str
+
+class Diagnostic:
+    code: str  # stable, e.g. "CT1002"
+    severity: str  # "error" | "warning"
+    message: str  # one line, lowercase, no final period
+    primary: Label
+    secondary: list[Label]
+    notes: list[str]
+    help: str | None
+    def render(self, color: bool = False) -> str: ...
+
+class Obligation:
+    """One safety obligation of a kernel and how it was discharged."""
+
+    kind: str  # e.g. "store-own-tile", "store-index-injective", "bounds"
+    description: str  # human-readable, names the parameter and axis
+    discharged: str  # "static" | "launch" | "device" | "failed"
+    predicate: str | None  # for "launch"/"device": the predicate, in the predicate language
+    span: Label
+
+class CheckResult:
+    ok: bool
+    diagnostics: list[Diagnostic]
+    obligations: list[Obligation]
+    def rendered(self, color: bool = False) -> str: ...
+
+def check_kernel(kast_json: str) -> CheckResult:
+    """Run every kernel-level rule on a serialized kernel AST (docs/kernel-ast.md)."""
+
+def render_diagnostics(diagnostics_json: str, color: bool = False) -> str:
+    """Render diagnostics made on the Python side (frontend, lowering) like the checker's.
+
+    Input: {"files": [{"path", "source"}], "diagnostics": [{"code", "severity", "message",
+    "primary": {"span": Span, "message"}, "secondary": [...], "notes": [...], "help"}]}
+    with Span as in docs/kernel-ast.md.
+    """
+
+def list_error_codes() -> list[tuple[str, str]]:
+    """Every kernel-rule code with its one-line summary."""
+
+class HostRegistry:
+    """Host-side ownership of device memory (DESIGN.md §3, host rules).
+
+    A *storage* is one allocation; a *handle* is one live Python tensor object viewing a byte
+    region of a storage (offset, shape, strides in elements, item size). Handles are moved
+    into a pending operation for as long as the GPU uses them and handed back afterwards.
+    """
+
+    def __init__(self) -> None: ...
+    def new_storage(self, nbytes: int) -> int: ...
+    def new_handle(
+        self,
+        storage: int,
+        offset: int,
+        shape: Sequence[int],
+        strides: Sequence[int],
+        itemsize: int,
+    ) -> int: ...
+    def release_handle(self, handle: int) -> None:
+        """The Python object died; a storage with no handles left may be freed."""
+
+    def storage_live_handles(self, storage: int) -> int: ...
+    def check_live(self, handle: int, what: str) -> None:
+        """Raise BorrowError (naming the op that holds it) unless `handle` is live."""
+
+    def consume(self, handle: int, by: str, require_unique: bool) -> int:
+        """Consume a live handle and return a new one on the same region.
+
+        `partition` and `unpartition` use this. With `require_unique`, the storage must have
+        no other live or moved handle (host rule 1), else BorrowError.
+        """
+
+    def move_in(self, op_id: int, op_name: str, args: Sequence[tuple[int, bool]]) -> None:
+        """Move handles into pending op `op_id` (host rule 3), all or nothing.
+
+        `args` are (handle, mutable). Raises BorrowError if a handle is not live, if one handle
+        appears twice with either use mutable, or if a mutable argument's bytes may overlap
+        another argument's bytes (stride-aware, host rule 2).
+        """
+
+    def give_back(self, op_id: int) -> None:
+        """The op completed (or failed before launch): its handles are live again."""
+
+    def holder(self, handle: int) -> str | None:
+        """Name of the op holding a moved handle, else None."""
+
+def validate_launch(
+    kernel: str,
+    grid: tuple[int, int, int],
+    partitions: Sequence[tuple[str, Sequence[int], Sequence[int], Sequence[int]]],
+) -> tuple[int, int, int]:
+    """Host rule 6. Each partition is (param name, tensor shape, tile shape, declared tile
+    shape). All partitions must have the declared tile shape and the same tile grid; returns
+    that grid (x = dim 0). With `grid` != (0, 0, 0), it must equal the partition grid. Raises
+    LaunchError."""

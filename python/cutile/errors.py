@@ -1,0 +1,122 @@
+"""The exceptions users see. Every one carries a stable `code` and, where there is a fix, a `hint`.
+
+Code ranges:
+  CT0xxx  frontend: unsupported syntax, unknown names, bad annotations
+  CT1xxx  ownership and borrowing inside a kernel (Rust checker)
+  CT2xxx  disjointness, index and bounds proofs (Rust checker)
+  CT3xxx  types and shapes (lowering, once `Const` values are known)
+  CT4xxx  unsafe operations outside `unsafe`
+  CT5xxx  host ownership (`BorrowError`)
+  CT6xxx  launch configuration (`LaunchError`)
+  CT7xxx  compilation toolchain (`CompileError`)
+  CT9xxx  internal errors (a bug in cutile; please report it)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CutileError(Exception):
+    """Base class of every cutile error."""
+
+    code: str = "CT9000"
+
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        if self.hint:
+            text += f"\n  help: {self.hint}"
+        return text
+
+
+class KernelCheckError(CutileError):
+    """A kernel broke a rule; raised before any code is generated.
+
+    `diagnostics` holds one entry per violation (code, message, spans, hint); `str(err)`
+    is the rustc-style rendering with the source line and a caret.
+    """
+
+    code = "CT1000"
+
+    def __init__(self, rendered: str, diagnostics: list[Any], *, code: str | None = None) -> None:
+        first_code = code or (getattr(diagnostics[0], "code", None) if diagnostics else None)
+        super().__init__(rendered, code=first_code or "CT1000")
+        self.diagnostics = diagnostics
+        self.rendered = rendered
+
+    def __str__(self) -> str:
+        return self.rendered
+
+    @property
+    def codes(self) -> list[str]:
+        return [str(getattr(d, "code", "")) for d in self.diagnostics]
+
+
+class BorrowError(CutileError):
+    """Host ownership: a tensor was used while a pending operation holds it, partitioned while
+    shared, or passed twice to one launch."""
+
+    code = "CT5000"
+
+
+class LaunchError(CutileError):
+    """A launch does not match its kernel: grid, tile shape, dtype, rank or Const values."""
+
+    code = "CT6000"
+
+
+class CompileError(CutileError):
+    """tileiras (or NVRTC) rejected the generated program; carries the Python line if known."""
+
+    code = "CT7000"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        hint: str | None = None,
+        location: str | None = None,
+        log: str = "",
+    ) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self.location = location
+        self.log = log
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.location:
+            text += f"\n  --> {self.location}"
+        if self.log:
+            text += "\n" + self.log.rstrip()
+        return text
+
+
+class DeviceError(CutileError):
+    """The CUDA driver reported an error (out of memory, launch failure, ...)."""
+
+    code = "CT6900"
+
+
+class InternalCompilerError(CutileError):
+    """A bug in cutile itself: an invariant broke. The message says where."""
+
+    code = "CT9001"
+
+
+__all__ = [
+    "BorrowError",
+    "CompileError",
+    "CutileError",
+    "DeviceError",
+    "InternalCompilerError",
+    "KernelCheckError",
+    "LaunchError",
+]
