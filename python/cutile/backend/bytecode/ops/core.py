@@ -1,0 +1,47 @@
+"""Constants, value assumptions, grid queries, assertions and printing."""
+
+from __future__ import annotations
+
+from ....ir.core import Op
+from ..opwriter import OpWriter, encodes
+
+
+@encodes("constant", 0x10, since="13.1")
+def encode_constant(w: OpWriter, op: Op) -> None:
+    w.result(op)
+    w.dense(w.attr(op, "value"), op.result.type)
+
+
+@encodes("assume", 0x06, since="13.1")
+def encode_assume(w: OpWriter, op: Op) -> None:
+    w.result(op)
+    w.predicate(w.attr(op, "predicate"))
+    w.operands(op.operands)
+
+
+@encodes("get_tile_block_id", 0x30, since="13.1")
+def encode_get_tile_block_id(w: OpWriter, op: Op) -> None:
+    w.fixed_results(op, 3)
+
+
+@encodes("get_num_tile_blocks", 0x2E, since="13.1")
+def encode_get_num_tile_blocks(w: OpWriter, op: Op) -> None:
+    w.fixed_results(op, 3)
+
+
+@encodes("assert", 0x05, since="13.1")
+def encode_assert(w: OpWriter, op: Op) -> None:
+    w.string(w.attr(op, "message"))
+    w.operands(op.operands)
+
+
+@encodes("print_tko", 0x55, since="13.1")
+def encode_print_tko(w: OpWriter, op: Op) -> None:
+    has_token = w.has(op, "has_token")
+    args = op.operands[:-1] if has_token else op.operands
+    w.sized_results(op)  # the result token exists from 13.2
+    w.flags(has_token)
+    w.string(w.attr(op, "str"))
+    w.sized_operands(args)
+    if has_token:
+        w.operand(op.operands[-1])
