@@ -1,1 +1,50 @@
-"""cutile: safe, data-race-free GPU tile kernels written in Python."""
+"""cutile: safe, data-race-free GPU tile kernels written in Python.
+
+    import cutile
+    from cutile import api
+    from cutile.core import Tensor, Mut, Const, f32, load_tile_like
+
+    @cutile.entry
+    def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]],
+            B: Const[int]):
+        z.store(load_tile_like(x, z) + load_tile_like(y, z))
+
+A kernel's source is checked by a Rust checker (no data races, no aliasing), lowered to CUDA
+Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU interpreter.
+"""
+
+from . import api, core
+from .errors import (
+    BorrowError,
+    CompileError,
+    CutileError,
+    DeviceError,
+    InternalCompilerError,
+    KernelCheckError,
+    LaunchError,
+)
+from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
+from .runtime.device_op import DeviceOp
+from .runtime.device_op import zip_ops as zip  # noqa: A001 - the public name is cutile.zip
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BorrowError",
+    "CompileError",
+    "CutileError",
+    "DeviceError",
+    "DeviceFunction",
+    "DeviceOp",
+    "EntryKernel",
+    "InternalCompilerError",
+    "KernelCheckError",
+    "KernelOp",
+    "LaunchError",
+    "api",
+    "core",
+    "device",
+    "entry",
+    "unsafe",
+    "zip",
+]

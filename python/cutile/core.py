@@ -1,0 +1,348 @@
+"""The kernel-side DSL: annotations (`Tensor`, `Mut`, `Const`, `Ptr`, `Tile`), element types,
+and the operations a kernel may call.
+
+Nothing here runs: a kernel's body is captured as source and compiled. Calling an operation
+outside a kernel raises an error that says so (Triton's `@builtin` habit).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+from .dtypes import DType, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, tf32
+from .errors import CutileError
+
+Dim = int | str
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    dtype: DType
+    shape: tuple[Dim, ...]
+
+
+@dataclass(frozen=True)
+class MutSpec:
+    inner: TensorSpec
+
+
+@dataclass(frozen=True)
+class ConstSpec:
+    type: type
+
+
+@dataclass(frozen=True)
+class PtrSpec:
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class TileSpec:
+    dtype: DType
+    shape: tuple[Dim, ...]
+
+
+def _shape_of(shape: Any, what: str) -> tuple[Dim, ...]:
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{what}: the shape must be a list like [128] or [-1, 'BN'], got {shape!r}")
+    dims: list[Dim] = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, str)):
+            raise TypeError(f"{what}: shape entries are ints, -1, or Const names; got {d!r}")
+        if isinstance(d, int) and d < 1 and d != -1:
+            raise TypeError(f"{what}: a dimension must be >= 1 or -1 (dynamic); got {d}")
+        dims.append(d)
+    return tuple(dims)
+
+
+class Tensor:
+    """`Tensor[f32, [-1, 128]]`: a shared, read-only tensor parameter (full shape).
+
+    Inside `Mut[...]` the shape is the tile shape of the partition the kernel writes."""
+
+    def __class_getitem__(cls, params: Any) -> TensorSpec:
+        if not isinstance(params, tuple) or len(params) != 2 or not isinstance(params[0], DType):
+            raise TypeError("use Tensor[dtype, shape], e.g. Tensor[f32, [-1]]")
+        return TensorSpec(params[0], _shape_of(params[1], "Tensor"))
+
+
+class Mut:
+    """`Mut[Tensor[f32, ["B"]]]`: the block's exclusive output partition."""
+
+    def __class_getitem__(cls, inner: Any) -> MutSpec:
+        if not isinstance(inner, TensorSpec):
+            raise TypeError("use Mut[Tensor[dtype, tile_shape]]")
+        return MutSpec(inner)
+
+
+class Const:
+    """`Const[int]`: a compile-time constant, inferred from shapes or given by keyword."""
+
+    def __class_getitem__(cls, t: Any) -> ConstSpec:
+        if t not in (int, float, bool):
+            raise TypeError("use Const[int], Const[float] or Const[bool]")
+        return ConstSpec(t)
+
+
+class Ptr:
+    """`Ptr[f32]`: a raw device pointer (only in `@cutile.entry(unsafe=True)` kernels)."""
+
+    def __class_getitem__(cls, t: Any) -> PtrSpec:
+        if not isinstance(t, DType):
+            raise TypeError("use Ptr[dtype]")
+        return PtrSpec(t)
+
+
+class Tile:
+    """`Tile[f32, [128]]`: annotation for tile values in device functions (optional)."""
+
+    def __class_getitem__(cls, params: Any) -> TileSpec:
+        if not isinstance(params, tuple) or len(params) != 2 or not isinstance(params[0], DType):
+            raise TypeError("use Tile[dtype, shape]")
+        return TileSpec(params[0], _shape_of(params[1], "Tile"))
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# name -> True when the op needs `unsafe`
+OPS: dict[str, bool] = {}
+
+
+def _op(name: str, *, unsafe: bool = False) -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def stub(*args: Any, **kwargs: Any) -> NoReturn:
+            raise CutileError(
+                f"`cutile.core.{name}` can only be used inside a `@cutile.entry` or "
+                "`@cutile.device` function",
+                code="CT0010",
+                hint="kernel bodies are compiled, not run by Python; call the kernel instead",
+            )
+
+        stub.__cutile_op__ = name  # type: ignore[attr-defined]
+        OPS[name] = unsafe
+        return stub  # type: ignore[return-value]
+
+    return wrap
+
+
+# ---------------------------------------------------------------------------- grid
+@_op("block_id")
+def block_id(axis: int | None = None) -> Any:
+    """This block's tile-block index along `axis` (0, 1, 2); with no axis, all three."""
+
+
+@_op("num_blocks")
+def num_blocks(axis: int | None = None) -> Any:
+    """The launch grid's size along `axis`."""
+
+
+@_op("num_tiles")
+def num_tiles(tensor: Any, axis: int, shape: Any) -> Any:
+    """Number of `shape` tiles along `axis` of `tensor` (ceil division)."""
+
+
+@_op("cdiv")
+def cdiv(a: Any, b: Any) -> Any:
+    """Ceiling division of integers."""
+
+
+# ---------------------------------------------------------------------------- memory
+@_op("load_tile_like")
+def load_tile_like(src: Any, like: Any, padding: str = "zero") -> Any:
+    """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`)."""
+
+
+# ---------------------------------------------------------------------------- creation
+@_op("full")
+def full(shape: Any, value: Any, dtype: DType = f32) -> Any:
+    """A tile of `shape` filled with `value`."""
+
+
+@_op("zeros")
+def zeros(shape: Any, dtype: DType = f32) -> Any:
+    """A tile of zeros."""
+
+
+@_op("ones")
+def ones(shape: Any, dtype: DType = f32) -> Any:
+    """A tile of ones."""
+
+
+@_op("arange")
+def arange(n: int, dtype: DType = i32) -> Any:
+    """The 1-D tile [0, 1, ..., n-1]."""
+
+
+# ---------------------------------------------------------------------------- elementwise
+@_op("where")
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """Elementwise select."""
+
+
+def _unary(name: str) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        raise AssertionError  # replaced by the stub
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}` of a float tile."
+    return _op(name)(fn)
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+log = _unary("log")
+log2 = _unary("log2")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+tanh = _unary("tanh")
+floor = _unary("floor")
+ceil = _unary("ceil")
+
+
+@_op("maximum")
+def maximum(a: Any, b: Any) -> Any:
+    """Elementwise maximum."""
+
+
+@_op("minimum")
+def minimum(a: Any, b: Any) -> Any:
+    """Elementwise minimum."""
+
+
+@_op("pow")
+def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the DSL name
+    """Elementwise power."""
+
+
+# ---------------------------------------------------------------------------- reductions
+@_op("sum")
+def sum(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Sum along `axis` (all axes when None)."""
+
+
+@_op("max")
+def max(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Maximum along `axis`."""
+
+
+@_op("min")
+def min(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Minimum along `axis`."""
+
+
+@_op("prod")
+def prod(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Product along `axis`."""
+
+
+# ---------------------------------------------------------------------------- matrix, shape
+@_op("mma")
+def mma(a: Any, b: Any, acc: Any) -> Any:
+    """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]."""
+
+
+@_op("astype")
+def astype(x: Any, dtype: DType) -> Any:
+    """Convert a tile's element type."""
+
+
+@_op("reshape")
+def reshape(x: Any, shape: Any) -> Any:
+    """Same elements, new shape."""
+
+
+@_op("permute")
+def permute(x: Any, axes: Any) -> Any:
+    """Reorder axes."""
+
+
+@_op("transpose")
+def transpose(x: Any) -> Any:
+    """Swap the two axes of a 2-D tile."""
+
+
+@_op("broadcast_to")
+def broadcast_to(x: Any, shape: Any) -> Any:
+    """Numpy-style broadcast to `shape`."""
+
+
+# ---------------------------------------------------------------------------- unsafe-only
+@_op("assume_div_by", unsafe=True)
+def assume_div_by(x: Any, divisor: int) -> Any:
+    """Promise the compiler that `x` is a multiple of `divisor` (unchecked)."""
+
+
+@_op("assume_bounds", unsafe=True)
+def assume_bounds(x: Any, lo: int | None, hi: int | None) -> Any:
+    """Promise the compiler that lo <= x <= hi (unchecked)."""
+
+
+__all__ = [
+    "OPS",
+    "Const",
+    "ConstSpec",
+    "Mut",
+    "MutSpec",
+    "Ptr",
+    "PtrSpec",
+    "Tensor",
+    "TensorSpec",
+    "Tile",
+    "TileSpec",
+    "arange",
+    "astype",
+    "bf16",
+    "block_id",
+    "bool_",
+    "broadcast_to",
+    "cdiv",
+    "ceil",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "f16",
+    "f32",
+    "f64",
+    "floor",
+    "full",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "load_tile_like",
+    "log",
+    "log2",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "mma",
+    "num_blocks",
+    "num_tiles",
+    "ones",
+    "permute",
+    "pow",
+    "prod",
+    "reshape",
+    "rsqrt",
+    "sin",
+    "sinh",
+    "sqrt",
+    "sum",
+    "tan",
+    "tanh",
+    "tf32",
+    "transpose",
+    "where",
+    "zeros",
+]

@@ -1,0 +1,107 @@
+"""Capture a kernel's source: the file text, the function's Python AST, and spans.
+
+Spans use absolute UTF-8 byte offsets into the file (docs/kernel-ast.md). A function nested
+in another block is parsed dedented; its columns are shifted back so that every span points
+at the real text of the real file.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CutileError
+from .kast import Span
+
+
+@dataclass
+class CapturedSource:
+    path: str
+    text: str  # the whole file
+    tree: ast.FunctionDef
+    first_line: int  # 1-based line of the first source line of the function (decorators incl.)
+    indent: int  # bytes removed from every line before parsing
+    file_index: int = 0
+    _line_starts: list[int] | None = None
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            data = self.text.encode("utf-8")
+            for i, b in enumerate(data):
+                if b == 0x0A:
+                    starts.append(i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def span(self, node: ast.AST) -> Span:
+        """The span of a node of `tree`, in file coordinates."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return self.span(self.tree)
+        col = int(getattr(node, "col_offset", 0))
+        end_line = int(getattr(node, "end_lineno", line) or line)
+        end_col = int(getattr(node, "end_col_offset", col) or col)
+        fline = line + self.first_line - 1
+        fend = end_line + self.first_line - 1
+        col += self.indent
+        end_col += self.indent
+        starts = self.line_starts()
+        lo = starts[fline - 1] + col if fline - 1 < len(starts) else 0
+        hi = starts[fend - 1] + end_col if fend - 1 < len(starts) else lo
+        return Span(self.file_index, lo, hi, fline, col, fend, end_col)
+
+    def name_span(self) -> Span:
+        """The span of the function's name in `def name(`."""
+        whole = self.span(self.tree)
+        line_no = self.tree.lineno + self.first_line - 1
+        line = self.text.splitlines()[line_no - 1] if self.text else ""
+        raw = line.encode("utf-8")
+        key = f"def {self.tree.name}".encode()
+        at = raw.find(key)
+        if at < 0:
+            return whole
+        col = at + 4
+        lo = self.line_starts()[line_no - 1] + col
+        n = len(self.tree.name.encode("utf-8"))
+        return Span(self.file_index, lo, lo + n, line_no, col, line_no, col + n)
+
+
+def capture(fn: Callable[..., Any]) -> CapturedSource:
+    """Read `fn`'s source and parse it. Raises CT0004 if the source is not available."""
+    try:
+        path = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise CutileError(
+            f"cannot read the source of `{getattr(fn, '__qualname__', fn)}`: {exc}",
+            code="CT0004",
+            hint="cutile compiles a kernel from its source text; define it in a .py file",
+        ) from None
+    text = "".join(linecache.getlines(path)) or "".join(lines)
+    if first_line == 0:
+        first_line = 1
+    src = "".join(lines)
+    dedented = textwrap.dedent(src)
+    indent = _common_indent(src, dedented)
+    module = ast.parse(dedented)
+    tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    if tree is None:
+        raise CutileError(
+            f"`{getattr(fn, '__qualname__', fn)}` is not a plain `def` function",
+            code="CT0004",
+            hint="kernels are ordinary (not async, not lambda) Python functions",
+        )
+    return CapturedSource(path, text, tree, first_line, indent)
+
+
+def _common_indent(src: str, dedented: str) -> int:
+    for a, b in zip(src.splitlines(), dedented.splitlines(), strict=False):
+        if b.strip():
+            return len(a.encode("utf-8")) - len(b.encode("utf-8"))
+    return 0

@@ -1,0 +1,343 @@
+"""The kernel AST (schema `cutile.kast` v1, documented in docs/kernel-ast.md).
+
+Plain dataclasses, one per node kind; `to_json` writes the documented JSON that the Rust
+checker reads. The lowering to Tile IR walks the same objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+SCHEMA = "cutile.kast"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Span:
+    file: int
+    lo: int
+    hi: int
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+@dataclass
+class Name:
+    kind: ClassVar[str] = "name"
+    id: str
+    span: Span
+
+
+@dataclass
+class Const:
+    kind: ClassVar[str] = "const"
+    value: int | float | bool
+    type: str  # "int" | "float" | "bool"
+    span: Span
+
+
+@dataclass
+class DTypeRef:
+    kind: ClassVar[str] = "dtype"
+    name: str
+    span: Span
+
+
+@dataclass
+class Tuple:
+    kind: ClassVar[str] = "tuple"
+    elts: list[Expr]
+    span: Span
+
+
+@dataclass
+class BinOp:
+    kind: ClassVar[str] = "binop"
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass
+class Unary:
+    kind: ClassVar[str] = "unary"
+    op: str
+    operand: Expr
+    span: Span
+
+
+@dataclass
+class Compare:
+    kind: ClassVar[str] = "compare"
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass
+class BoolOp:
+    kind: ClassVar[str] = "boolop"
+    op: str
+    values: list[Expr]
+    span: Span
+
+
+@dataclass
+class IfExp:
+    kind: ClassVar[str] = "ifexp"
+    test: Expr
+    body: Expr
+    orelse: Expr
+    span: Span
+
+
+@dataclass
+class Keyword:
+    name: str
+    value: Expr
+
+
+@dataclass
+class Call:
+    kind: ClassVar[str] = "call"
+    func: str
+    args: list[Expr]
+    kwargs: list[Keyword]
+    span: Span
+
+
+@dataclass
+class CallDevice:
+    kind: ClassVar[str] = "call_device"
+    func: str
+    args: list[Expr]
+    kwargs: list[Keyword]
+    span: Span
+
+
+@dataclass
+class Method:
+    kind: ClassVar[str] = "method"
+    receiver: Expr
+    method: str
+    args: list[Expr]
+    kwargs: list[Keyword]
+    span: Span
+
+
+@dataclass
+class Attribute:
+    kind: ClassVar[str] = "attribute"
+    value: Expr
+    attr: str
+    span: Span
+
+
+@dataclass
+class Subscript:
+    kind: ClassVar[str] = "subscript"
+    value: Expr
+    index: Expr
+    span: Span
+
+
+Expr = Union[
+    Name, Const, DTypeRef, Tuple, BinOp, Unary, Compare, BoolOp, IfExp, Call, CallDevice,
+    Method, Attribute, Subscript,
+]
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass
+class NameTarget:
+    kind: ClassVar[str] = "name"
+    id: str
+    span: Span
+
+
+@dataclass
+class TupleTarget:
+    kind: ClassVar[str] = "tuple"
+    elts: list[Target]
+    span: Span
+
+
+Target = Union[NameTarget, TupleTarget]
+
+
+@dataclass
+class Assign:
+    kind: ClassVar[str] = "assign"
+    targets: list[Target]
+    value: Expr
+    span: Span
+
+
+@dataclass
+class AugAssign:
+    kind: ClassVar[str] = "augassign"
+    target: Target
+    op: str
+    value: Expr
+    span: Span
+
+
+@dataclass
+class ExprStmt:
+    kind: ClassVar[str] = "expr"
+    value: Expr
+    span: Span
+
+
+@dataclass
+class If:
+    kind: ClassVar[str] = "if"
+    test: Expr
+    body: list[Stmt]
+    orelse: list[Stmt]
+    span: Span
+
+
+@dataclass
+class For:
+    kind: ClassVar[str] = "for"
+    target: Target
+    iter: Expr
+    body: list[Stmt]
+    span: Span
+
+
+@dataclass
+class While:
+    kind: ClassVar[str] = "while"
+    test: Expr
+    body: list[Stmt]
+    span: Span
+
+
+@dataclass
+class Break:
+    kind: ClassVar[str] = "break"
+    span: Span
+
+
+@dataclass
+class Continue:
+    kind: ClassVar[str] = "continue"
+    span: Span
+
+
+@dataclass
+class Pass:
+    kind: ClassVar[str] = "pass"
+    span: Span
+
+
+@dataclass
+class Return:
+    kind: ClassVar[str] = "return"
+    value: Expr | None
+    span: Span
+
+
+@dataclass
+class Unsafe:
+    kind: ClassVar[str] = "unsafe"
+    body: list[Stmt]
+    span: Span
+
+
+@dataclass
+class Assert:
+    kind: ClassVar[str] = "assert"
+    test: Expr
+    msg: str | None
+    span: Span
+
+
+Stmt = Union[
+    Assign, AugAssign, ExprStmt, If, For, While, Break, Continue, Pass, Return, Unsafe, Assert
+]
+
+# ----------------------------------------------------------------------------- functions
+
+
+@dataclass
+class Param:
+    name: str
+    span: Span
+    kind: str  # mut_tensor | tensor | const | scalar | ptr | value
+    dtype: str | None
+    shape: list[int | str] | None
+
+
+@dataclass
+class Function:
+    name: str
+    kind: str  # "entry" | "device"
+    unsafe: bool
+    span: Span
+    name_span: Span
+    params: list[Param]
+    body: list[Stmt]
+    options: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
+class SourceFile:
+    path: str
+    source: str
+
+
+@dataclass
+class Document:
+    files: list[SourceFile]
+    entry: str
+    functions: list[Function]
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "schema": SCHEMA,
+                "version": VERSION,
+                "files": [{"path": f.path, "source": f.source} for f in self.files],
+                "entry": self.entry,
+                "functions": [_encode(f) for f in self.functions],
+            },
+            separators=(",", ":"),
+        )
+
+
+def _encode(node: Any) -> Any:
+    if isinstance(node, Span):
+        return dataclasses.asdict(node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        out: dict[str, Any] = {}
+        kind = getattr(type(node), "kind", None)
+        if isinstance(kind, str):
+            out["kind"] = kind
+        for f in dataclasses.fields(node):
+            out[f.name] = _encode(getattr(node, f.name))
+        return out
+    if isinstance(node, list):
+        return [_encode(x) for x in node]
+    if isinstance(node, dict):
+        return {k: _encode(v) for k, v in node.items()}
+    return node

@@ -1,0 +1,477 @@
+"""Python AST -> kernel AST: resolve names, keep spans, reject what kernels cannot do.
+
+Names are resolved once, here: locals and parameters stay names; globals and closure
+variables are looked up in the function's scope and become DSL op names, device-function
+calls, dtypes or folded constants. Anything else is an error with a code and a hint.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..dtypes import DType
+from . import kast as K
+from .annotations import read_params
+from .capture import CapturedSource, capture
+from .diagnostics import FrontendError, fail, to_check_error
+
+BINOPS: dict[type[ast.operator], str] = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift",
+    ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor", ast.MatMult: "matmul",
+}
+UNARY: dict[type[ast.unaryop], str] = {
+    ast.USub: "neg", ast.UAdd: "pos", ast.Not: "not", ast.Invert: "invert",
+}
+CMPOPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
+}
+PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len"}
+
+
+def device_of(value: Any) -> Any:
+    """The DeviceFunction behind `value`, if it is one (duck-typed to avoid an import cycle)."""
+    return getattr(value, "__cutile_device__", None)
+
+
+class _Resolved:
+    """A name resolved at compile time to something that is not a kernel-local value."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class FunctionConverter:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        src: CapturedSource,
+        kind: str,
+        name: str,
+        unsafe: bool,
+        options: dict[str, bool],
+        on_device_call: Callable[[Any], str],
+    ) -> None:
+        self.fn = fn
+        self.src = src
+        self.kind = kind
+        self.name = name
+        self.unsafe = unsafe
+        self.options = options
+        self.on_device_call = on_device_call
+        self.scope = self._scope()
+        self.locals: set[str] = set()
+
+    def _scope(self) -> dict[str, Any]:
+        scope: dict[str, Any] = dict(getattr(self.fn, "__globals__", {}))
+        code = getattr(self.fn, "__code__", None)
+        closure = getattr(self.fn, "__closure__", None)
+        if code is not None and closure:
+            for n, cell in zip(code.co_freevars, closure, strict=False):
+                try:
+                    scope[n] = cell.cell_contents
+                except ValueError:
+                    pass
+        return scope
+
+    def span(self, node: ast.AST) -> K.Span:
+        return self.src.span(node)
+
+    # ------------------------------------------------------------------ function
+
+    def convert(self) -> K.Function:
+        tree = self.src.tree
+        params = read_params(self.fn, self.src, self.kind)
+        self.locals = {p.name for p in params} | _assigned_names(tree)
+        body = self.block(tree.body, top=True)
+        return K.Function(
+            name=self.name,
+            kind=self.kind,
+            unsafe=self.unsafe,
+            span=self.span(tree),
+            name_span=self.src.name_span(),
+            params=params,
+            body=body,
+            options=dict(self.options),
+        )
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, stmts: list[ast.stmt], top: bool = False) -> list[K.Stmt]:
+        out: list[K.Stmt] = []
+        for i, s in enumerate(stmts):
+            if (
+                i == 0
+                and isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Constant)
+                and isinstance(s.value.value, str)
+            ):
+                continue  # docstring
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: ast.stmt) -> list[K.Stmt]:
+        sp = self.span(s)
+        if isinstance(s, ast.Assign):
+            return [K.Assign([self.target(t) for t in s.targets], self.expr(s.value), sp)]
+        if isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                return []
+            return [K.Assign([self.target(s.target)], self.expr(s.value), sp)]
+        if isinstance(s, ast.AugAssign):
+            op = BINOPS.get(type(s.op))
+            if op is None:  # pragma: no cover - every Python operator is listed
+                raise fail("CT0001", "unsupported operator", sp)
+            return [K.AugAssign(self.target(s.target), op, self.expr(s.value), sp)]
+        if isinstance(s, ast.Expr):
+            return [K.ExprStmt(self.expr(s.value), sp)]
+        if isinstance(s, ast.If):
+            return [K.If(self.expr(s.test), self.block(s.body), self.block(s.orelse), sp)]
+        if isinstance(s, ast.For):
+            if s.orelse:
+                raise fail(
+                    "CT0001", "`for ... else` is not supported in kernels", self.span(s.orelse[0]),
+                    "else branch", help="move the code after the loop and use a flag",
+                )
+            return [K.For(self.target(s.target), self.expr(s.iter), self.block(s.body), sp)]
+        if isinstance(s, ast.While):
+            if s.orelse:
+                raise fail(
+                    "CT0001", "`while ... else` is not supported in kernels",
+                    self.span(s.orelse[0]), "else branch",
+                )
+            return [K.While(self.expr(s.test), self.block(s.body), sp)]
+        if isinstance(s, ast.Break):
+            return [K.Break(sp)]
+        if isinstance(s, ast.Continue):
+            return [K.Continue(sp)]
+        if isinstance(s, ast.Pass):
+            return [K.Pass(sp)]
+        if isinstance(s, ast.Return):
+            return [K.Return(self.expr(s.value) if s.value is not None else None, sp)]
+        if isinstance(s, ast.With):
+            return [self.with_stmt(s)]
+        if isinstance(s, ast.Assert):
+            msg = None
+            if s.msg is not None:
+                if not (isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str)):
+                    raise fail(
+                        "CT0001", "an assert message in a kernel must be a string literal",
+                        self.span(s.msg), "not a literal",
+                    )
+                msg = s.msg.value
+            return [K.Assert(self.expr(s.test), msg, sp)]
+        kind = type(s).__name__
+        hint = {
+            "FunctionDef": "define helpers at module level with `@cutile.device`",
+            "Global": "kernels cannot write Python globals",
+            "Nonlocal": "kernels cannot write enclosing variables",
+            "Try": "kernels cannot raise or catch exceptions",
+            "Raise": "use `assert` for a device-side check",
+            "Delete": "names go out of scope by themselves",
+            "Import": "import at module level",
+            "ImportFrom": "import at module level",
+        }.get(kind)
+        raise fail(
+            "CT0001", f"`{kind}` statements are not supported in kernels", sp, "not supported",
+            help=hint,
+        )
+
+    def with_stmt(self, s: ast.With) -> K.Stmt:
+        sp = self.span(s)
+        if len(s.items) == 1 and s.items[0].optional_vars is None:
+            ctx = s.items[0].context_expr
+            if isinstance(ctx, ast.Call) and not ctx.args and not ctx.keywords:
+                target = self.static_value(ctx.func)
+                if target is not None and getattr(target.value, "__cutile_unsafe__", False):
+                    return K.Unsafe(self.block(s.body), sp)
+        raise fail(
+            "CT0001", "the only `with` a kernel accepts is `with cutile.unsafe():`", sp,
+            "unsupported `with`",
+        )
+
+    def target(self, t: ast.expr) -> K.Target:
+        sp = self.span(t)
+        if isinstance(t, ast.Name):
+            return K.NameTarget(t.id, sp)
+        if isinstance(t, (ast.Tuple, ast.List)):
+            return K.TupleTarget([self.target(e) for e in t.elts], sp)
+        if isinstance(t, ast.Subscript):
+            raise fail(
+                "CT0001", "kernels cannot assign into a subscript", sp, "item assignment",
+                help="tiles are immutable values; write tensors with `z.store(tile)`",
+            )
+        if isinstance(t, ast.Attribute):
+            raise fail(
+                "CT0001", "kernels cannot assign to an attribute", sp, "attribute assignment",
+            )
+        raise fail("CT0001", f"cannot assign to `{type(t).__name__}`", sp, "unsupported target")
+
+    # ------------------------------------------------------------------ expressions
+
+    def static_value(self, node: ast.expr) -> _Resolved | None:
+        """Resolve a Name/Attribute chain that does not start at a kernel local."""
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return None
+            if node.id in self.scope:
+                return _Resolved(self.scope[node.id])
+            if hasattr(builtins, node.id):
+                return _Resolved(getattr(builtins, node.id))
+            raise fail(
+                "CT0002", f"cannot find `{node.id}` in this scope", self.span(node),
+                "not found", help="define or import it before the kernel",
+            )
+        if isinstance(node, ast.Attribute):
+            base = self.static_value(node.value)
+            if base is None:
+                return None
+            try:
+                return _Resolved(getattr(base.value, node.attr))
+            except AttributeError:
+                raise fail(
+                    "CT0002", f"`{_dotted(node.value)}` has no attribute `{node.attr}`",
+                    self.span(node), "unknown attribute",
+                ) from None
+        return None
+
+    def fold(self, value: Any, node: ast.expr) -> K.Expr:
+        sp = self.span(node)
+        if isinstance(value, bool):
+            return K.Const(value, "bool", sp)
+        if isinstance(value, int):
+            return K.Const(value, "int", sp)
+        if isinstance(value, float):
+            return K.Const(value, "float", sp)
+        if isinstance(value, DType):
+            return K.DTypeRef(value.name, sp)
+        if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
+            return K.Tuple([self.fold(v, node) for v in value], sp)
+        if getattr(value, "__cutile_op__", None):
+            raise fail(
+                "CT0006", f"`{value.__cutile_op__}` is an operation; call it",
+                sp, "used as a value",
+            )
+        what = type(value).__name__
+        raise fail(
+            "CT0006", f"`{_dotted(node)}` is a `{what}`, which a kernel cannot use", sp,
+            f"`{what}` value",
+            help="kernels can use ints, floats, bools, dtypes, cutile.core functions and "
+            "@cutile.device functions from the enclosing scope",
+        )
+
+    def expr(self, e: ast.expr) -> K.Expr:
+        sp = self.span(e)
+        if isinstance(e, ast.Name):
+            if e.id in self.locals:
+                return K.Name(e.id, sp)
+            r = self.static_value(e)
+            assert r is not None
+            return self.fold(r.value, e)
+        if isinstance(e, ast.Constant):
+            v = e.value
+            if isinstance(v, bool):
+                return K.Const(v, "bool", sp)
+            if isinstance(v, int):
+                return K.Const(v, "int", sp)
+            if isinstance(v, float):
+                return K.Const(v, "float", sp)
+            if isinstance(v, str):
+                return K.Const(v, "str", sp)  # type: ignore[arg-type]
+            if v is None:
+                return K.Const(None, "none", sp)  # type: ignore[arg-type]
+            raise fail("CT0006", f"constant {v!r} cannot be used in a kernel", sp, "constant")
+        if isinstance(e, ast.Attribute):
+            r = self.static_value(e)
+            if r is not None:
+                return self.fold(r.value, e)
+            return K.Attribute(self.expr(e.value), e.attr, sp)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return K.Tuple([self.expr(x) for x in e.elts], sp)
+        if isinstance(e, ast.BinOp):
+            return K.BinOp(BINOPS[type(e.op)], self.expr(e.left), self.expr(e.right), sp)
+        if isinstance(e, ast.UnaryOp):
+            return K.Unary(UNARY[type(e.op)], self.expr(e.operand), sp)
+        if isinstance(e, ast.BoolOp):
+            op = "and" if isinstance(e.op, ast.And) else "or"
+            return K.BoolOp(op, [self.expr(v) for v in e.values], sp)
+        if isinstance(e, ast.Compare):
+            return self.compare(e)
+        if isinstance(e, ast.IfExp):
+            return K.IfExp(self.expr(e.test), self.expr(e.body), self.expr(e.orelse), sp)
+        if isinstance(e, ast.Subscript):
+            if isinstance(e.slice, ast.Slice) or (
+                isinstance(e.slice, ast.Tuple)
+                and any(isinstance(x, ast.Slice) for x in e.slice.elts)
+            ):
+                raise fail(
+                    "CT0001", "slicing is not supported in kernels", sp, "slice",
+                    help="load a tile with `x.load_tile(shape, index)` instead",
+                )
+            return K.Subscript(self.expr(e.value), self.expr(e.slice), sp)
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        kind = type(e).__name__
+        raise fail(
+            "CT0001", f"`{kind}` expressions are not supported in kernels", sp, "not supported",
+        )
+
+    def compare(self, e: ast.Compare) -> K.Expr:
+        sp = self.span(e)
+        parts: list[K.Expr] = []
+        left = e.left
+        for op, right in zip(e.ops, e.comparators, strict=True):
+            name = CMPOPS.get(type(op))
+            if name is None:
+                raise fail(
+                    "CT0001", f"`{type(op).__name__}` comparisons are not supported in kernels",
+                    sp, "unsupported comparison",
+                )
+            parts.append(K.Compare(name, self.expr(left), self.expr(right), sp))
+            left = right
+        return parts[0] if len(parts) == 1 else K.BoolOp("and", parts, sp)
+
+    def call(self, e: ast.Call) -> K.Expr:
+        sp = self.span(e)
+        args = []
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                raise fail("CT0001", "`*args` calls are not supported in kernels", self.span(a))
+            args.append(self.expr(a))
+        kwargs = []
+        for kw in e.keywords:
+            if kw.arg is None:
+                raise fail("CT0001", "`**kwargs` calls are not supported in kernels",
+                           self.span(kw.value))
+            kwargs.append(K.Keyword(kw.arg, self.expr(kw.value)))
+        target = self.static_value(e.func)
+        if target is None:
+            if isinstance(e.func, ast.Attribute):
+                return K.Method(self.expr(e.func.value), e.func.attr, args, kwargs, sp)
+            raise fail(
+                "CT0001", "only functions and methods can be called in kernels",
+                self.span(e.func), "not callable here",
+            )
+        value = target.value
+        op = getattr(value, "__cutile_op__", None)
+        if isinstance(op, str):
+            return K.Call(op, args, kwargs, sp)
+        dev = device_of(value)
+        if dev is not None:
+            return K.CallDevice(self.on_device_call(dev), args, kwargs, sp)
+        if isinstance(value, types.BuiltinFunctionType) or value in (range, int, float):
+            name = getattr(value, "__name__", "")
+            if name in PY_BUILTINS and getattr(builtins, name, None) is value:
+                return K.Call(f"builtins.{name}", args, kwargs, sp)
+        if isinstance(value, DType):
+            raise fail(
+                "CT0001", f"`{value.name}(...)` is not a conversion in kernels", sp,
+                "dtype called", help=f"use `x.astype({value.name})`",
+            )
+        if getattr(value, "__cutile_entry__", None) is not None:
+            raise fail(
+                "CT0007", "a kernel cannot launch another kernel", sp, "entry called",
+                help="mark shared code `@cutile.device` and call that",
+            )
+        what = getattr(value, "__qualname__", type(value).__name__)
+        raise fail(
+            "CT0007", f"`{what}` is a plain Python function; kernels can only call cutile "
+            "operations and `@cutile.device` functions", sp, "not a kernel function",
+            help=f"decorate `{what}` with `@cutile.device`",
+        )
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "expression"
+
+
+def _assigned_names(tree: ast.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    def add_target(t: ast.expr) -> None:
+        if isinstance(t, ast.Name):
+            names.add(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for x in t.elts:
+                add_target(x)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                add_target(t)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            add_target(node.target)
+        elif isinstance(node, ast.For):
+            add_target(node.target)
+        elif isinstance(node, ast.NamedExpr):
+            add_target(node.target)
+    return names
+
+
+class DocumentBuilder:
+    """Builds the document for one entry: the entry plus every device function it reaches."""
+
+    def __init__(self) -> None:
+        self.files: list[K.SourceFile] = []
+        self.file_index: dict[str, int] = {}
+        self.functions: list[K.Function] = []
+        self.device_names: dict[int, str] = {}
+        self.pending: list[Any] = []
+
+    def add_file(self, src: CapturedSource) -> None:
+        idx = self.file_index.get(src.path)
+        if idx is None:
+            idx = len(self.files)
+            self.file_index[src.path] = idx
+            self.files.append(K.SourceFile(src.path, src.text))
+        src.file_index = idx
+
+    def device_name(self, dev: Any) -> str:
+        key = id(dev)
+        if key not in self.device_names:
+            base = dev.__name__
+            taken = {n for n in self.device_names.values()}
+            name = base if base not in taken else f"{base}#{len(taken)}"
+            self.device_names[key] = name
+            self.pending.append(dev)
+        return self.device_names[key]
+
+    def convert(
+        self, fn: Callable[..., Any], kind: str, name: str, unsafe: bool,
+        options: dict[str, bool],
+    ) -> K.Function:
+        src = capture(fn)
+        self.add_file(src)
+        conv = FunctionConverter(fn, src, kind, name, unsafe, options, self.device_name)
+        func = conv.convert()
+        self.functions.append(func)
+        return func
+
+
+def build_document(
+    fn: Callable[..., Any], name: str, unsafe: bool, options: dict[str, bool]
+) -> K.Document:
+    """The kernel AST of an entry and its device functions; a mistake in the source raises
+    `KernelCheckError` (CT0xxx) rendered against the file."""
+    b = DocumentBuilder()
+    try:
+        b.convert(fn, "entry", name, unsafe, options)
+        done: set[int] = set()
+        while b.pending:
+            dev = b.pending.pop()
+            if id(dev) in done:
+                continue
+            done.add(id(dev))
+            b.convert(dev.fn, "device", b.device_names[id(dev)], False, {})
+    except FrontendError as err:
+        raise to_check_error(b.files, err) from None
+    return K.Document(b.files, name, b.functions)
+

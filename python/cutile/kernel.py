@@ -1,0 +1,273 @@
+"""`@cutile.entry` kernels and `@cutile.device` functions, and the op a kernel call returns."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, overload
+
+from . import pipeline
+from .errors import CutileError, LaunchError
+from .frontend import kast as K
+from .frontend.to_kast import build_document
+from .lowering.signature import Specialization, TensorFacts
+from .pipeline import CompiledKernel
+from .runtime import driver
+from .runtime.binding import Binding, bind
+from .runtime.device_op import DeviceOp
+from .runtime.ownership import next_op_id, registry
+from .runtime.tensor import Partition, _Handle
+
+
+class DeviceFunction:
+    """A `@cutile.device` helper: inlined into every kernel that calls it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__cutile_device__ = self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise CutileError(
+            f"`{self.__name__}` is a `@cutile.device` function; it runs only inside kernels",
+            code="CT0010",
+        )
+
+
+class EntryKernel:
+    """A `@cutile.entry` kernel. Calling it returns a lazy `DeviceOp`."""
+
+    def __init__(self, fn: Callable[..., Any], *, unsafe: bool = False,
+                 deny_in_kernel_checks: bool = False) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__cutile_entry__ = self
+        self.unsafe = unsafe
+        self.options = {"deny_in_kernel_checks": deny_in_kernel_checks}
+        self._doc: K.Document | None = None
+        self._check: Any = None
+        self._lock = threading.Lock()
+        self._lowered: dict[Specialization, Any] = {}
+        self._loaded: dict[Specialization, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<cutile.entry {self.__qualname__}>"
+
+    # -- static stages ---------------------------------------------------------------------
+
+    def document(self) -> K.Document:
+        """The kernel AST (docs/kernel-ast.md); CT0xxx errors surface here."""
+        if self._doc is None:
+            self._doc = build_document(self.fn, self.name, self.unsafe, self.options)
+        return self._doc
+
+    def kast_json(self) -> str:
+        return self.document().to_json()
+
+    def check(self) -> Any:
+        """Run the static checker alone (no GPU needed); raises KernelCheckError."""
+        if self._check is None:
+            self._check = pipeline.run_checker(self.document())
+        return self._check
+
+    def check_report(self) -> list[Any]:
+        """Every safety obligation of the kernel and how it was discharged."""
+        return list(self.check().obligations)
+
+    @property
+    def entry(self) -> K.Function:
+        return self.document().function(self.name)
+
+    # -- compilation -----------------------------------------------------------------------
+
+    def specialization(self, consts: dict[str, Any]) -> Specialization:
+        """Facts for an ahead-of-time build: tensors 16-byte aligned with unit last stride."""
+        entry = self.entry
+        values = dict(consts)
+        facts = []
+        for p in entry.params:
+            if p.kind in ("tensor", "mut_tensor"):
+                rank = len(p.shape or [])
+                assert p.dtype is not None
+                facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (1,) * rank,
+                                                  (1,) * rank)))
+        for p in entry.params:
+            if p.kind == "const" and p.name not in values:
+                raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6004",
+                                  hint=f"pass `{p.name}=...`")
+        unknown = set(values) - {p.name for p in entry.params if p.kind == "const"}
+        if unknown:
+            raise LaunchError(f"`{self.name}` has no Const parameter `{sorted(unknown)[0]}`",
+                              code="CT6004")
+        return Specialization(tuple(sorted(values.items())), tuple(facts), 32)
+
+    def lowered(self, spec: Specialization) -> Any:
+        got = self._lowered.get(spec)
+        if got is None:
+            self.check()
+            got = pipeline.lower(self.document(), spec)
+            self._lowered[spec] = got
+        return got
+
+    def compile(self, target: str = "sm_90", opt_level: int = 3, **consts: Any
+                ) -> CompiledKernel:
+        """Build the cubin for `target` without a GPU (needs tileiras)."""
+        spec = self.specialization(consts)
+        return pipeline.assemble(self.lowered(spec), target, opt_level)
+
+    def _runnable(self, spec: Specialization) -> Any:
+        got = self._loaded.get(spec)
+        if got is not None:
+            return got
+        with self._lock:
+            got = self._loaded.get(spec)
+            if got is None:
+                lowered = self.lowered(spec)
+                if driver.backend() == "gpu":
+                    from .runtime.launch import LoadedKernel
+
+                    compiled = pipeline.assemble(lowered, driver.arch())
+                    got = LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
+                else:
+                    got = lowered
+                self._loaded[spec] = got
+        return got
+
+    # -- launching -------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> KernelOp:
+        self.check()
+        binding = bind(self.entry, args, kwargs)
+        return KernelOp(self, binding)
+
+
+class KernelOp(DeviceOp):
+    """One launch of a kernel. Its tensors are moved in when it is created and handed back by
+    `.sync()` / `await`."""
+
+    def __init__(self, kernel: EntryKernel, binding: Binding) -> None:
+        self.kernel = kernel
+        self.binding = binding
+        self.op_id = next_op_id()
+        self.name = f"`{kernel.name}` (op #{self.op_id})"
+        self._holding = False
+        parts = [
+            (p.name, list(v.shape), list(v.tile_shape), list(v.tile_shape))
+            for p, v in zip(binding.params, binding.values, strict=True)
+            if isinstance(v, Partition)
+        ]
+        if not parts:
+            raise LaunchError(
+                f"`{kernel.name}` has no `Mut` output, so no partition determines its grid",
+                code="CT6007",
+            )
+        from . import _native
+
+        binding.grid = _native.validate_launch(kernel.name, (0, 0, 0), parts)
+        moves = [
+            (v._handle, p.kind == "mut_tensor")
+            for p, v in zip(binding.params, binding.values, strict=True)
+            if isinstance(v, _Handle)
+        ]
+        registry().move_in(self.op_id, self.name, moves)
+        self._holding = True
+
+    def _give_back(self) -> None:
+        if self._holding:
+            self._holding = False
+            registry().give_back(self.op_id)
+
+    def _start(self) -> Callable[[], None]:
+        b = self.binding
+        names = [p.name for p in b.params]
+        try:
+            runnable = self.kernel._runnable(b.spec)
+            if driver.backend() == "gpu":
+                from .runtime.launch import flatten_args
+
+                flat = flatten_args(runnable.abi, names, b.values)
+                stream = driver.state().stream
+                runnable.launch(b.grid, flat, stream)
+                d = driver._driver()
+
+                def wait() -> None:
+                    driver.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+                return wait
+            from .runtime.launch import interpret
+
+            def run_interpreter() -> None:
+                interpret(runnable.module, runnable.entry_name, runnable.abi, b.grid, names,
+                          b.values)
+
+            return run_interpreter
+        except BaseException:
+            self._give_back()
+            raise
+
+    def _finish(self) -> Any:
+        self._give_back()
+        return tuple(self.binding.values)
+
+    def sync(self) -> Any:
+        try:
+            return super().sync()
+        finally:
+            self._give_back()
+
+    def __del__(self) -> None:
+        # Dropped without running: nothing touched the tensors, so they come back. Dropped
+        # after starting: wait for the device first.
+        try:
+            if self._holding:
+                if self._ran and driver.state().backend == "gpu":
+                    d = driver._driver()
+                    d.cuStreamSynchronize(driver.state().stream)
+                self._give_back()
+        except Exception:
+            pass
+
+
+@overload
+def entry(fn: Callable[..., Any], /) -> EntryKernel: ...
+@overload
+def entry(
+    *, unsafe: bool = False, deny_in_kernel_checks: bool = False
+) -> Callable[[Callable[..., Any]], EntryKernel]: ...
+
+
+def entry(
+    fn: Callable[..., Any] | None = None, /, *, unsafe: bool = False,
+    deny_in_kernel_checks: bool = False,
+) -> Any:
+    """Mark a kernel: `@cutile.entry` or `@cutile.entry(unsafe=True)`."""
+    if fn is not None:
+        return EntryKernel(fn)
+
+    def wrap(f: Callable[..., Any]) -> EntryKernel:
+        return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks)
+
+    return wrap
+
+
+def device(fn: Callable[..., Any]) -> DeviceFunction:
+    """Mark a device function (always inlined into the kernels that call it)."""
+    return DeviceFunction(fn)
+
+
+class _UnsafeBlock:
+    """`with cutile.unsafe():` inside a kernel opens an unsafe block (checked statically)."""
+
+    __cutile_unsafe__ = True
+
+    def __call__(self) -> Any:
+        raise CutileError("`cutile.unsafe()` is only meaningful inside a kernel body",
+                          code="CT0010")
+
+
+unsafe = _UnsafeBlock()

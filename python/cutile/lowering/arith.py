@@ -1,0 +1,296 @@
+"""Operators on tiles: numpy-style broadcasting, dtype promotion, Python semantics for
+`//`, `%` and `/`, and constant folding when both sides are compile-time values.
+
+Tile IR's elementwise ops need identical operand types, so every implicit broadcast becomes
+`reshape` + `broadcast` and every implicit promotion an explicit conversion here.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..frontend.kast import Span
+from ..ir import TileType
+from .values import ConstV, LVal, TileV
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+FOLD: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "lshift": operator.lshift, "rshift": operator.rshift, "bitand": operator.and_,
+    "bitor": operator.or_, "bitxor": operator.xor,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge,
+}
+FLOAT_OPS = {"add": "addf", "sub": "subf", "mul": "mulf", "div": "divf"}
+INT_OPS = {
+    "add": "addi", "sub": "subi", "mul": "muli", "bitand": "andi", "bitor": "ori",
+    "bitxor": "xori", "lshift": "shli",
+}
+PREDICATES = {
+    "eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_than_or_equal",
+    "gt": "greater_than", "ge": "greater_than_or_equal",
+}
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + a
+    pb = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb, strict=True):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    if a == b:
+        return a
+    if a.is_float and b.is_float:
+        if {a.name, b.name} == {"f16", "bf16"}:
+            return dt.f32
+        return a if a.bits >= b.bits else b
+    if a.is_float:
+        return a
+    if b.is_float:
+        return b
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    return a if a.bits >= b.bits else b
+
+
+class Arith:
+    def __init__(self, low: Lowerer) -> None:
+        self.low = low
+        self.b = low.b
+
+    # -- conversions -----------------------------------------------------------------------
+
+    def const_tile(self, value: Any, dtype: DType, shape: tuple[int, ...] = ()) -> TileV:
+        if dtype.is_bool:
+            value = bool(value)
+        elif dtype.is_int:
+            value = int(value)
+        else:
+            value = float(value)
+        return TileV(self.b.constant(value, TileType(shape, dtype)))
+
+    def convert(self, t: TileV, to: DType) -> TileV:
+        src = t.dtype
+        if src == to:
+            return t
+        b = self.b
+        if src.is_float and to.is_float:
+            return TileV(b.convert("ftof", t.v, to, rounding_mode="nearest_even"))
+        if src.is_bool and to.is_float:
+            one = self.const_tile(1.0, to, t.shape)
+            zero = self.const_tile(0.0, to, t.shape)
+            return TileV(b.select(t.v, one.v, zero.v))
+        if (src.is_int or src.is_bool) and to.is_float:
+            return TileV(b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even"))
+        if src.is_float and to.is_int:
+            return TileV(b.convert("ftoi", t.v, to, signedness="signed", rounding_mode="zero"))
+        if src.is_float and to.is_bool:
+            zero = self.const_tile(0.0, src, t.shape)
+            return TileV(b.cmp("cmpf", "not_equal", t.v, zero.v, comparison_ordering="unordered"))
+        if to.is_bool:
+            zero = self.const_tile(0, src, t.shape)
+            return TileV(b.cmp("cmpi", "not_equal", t.v, zero.v))
+        if src.bits < to.bits:
+            sign = "unsigned" if src.is_bool else "signed"
+            return TileV(b.convert("exti", t.v, to, signedness=sign))
+        if src.bits > to.bits:
+            return TileV(b.convert("trunci", t.v, to, overflow="none"))
+        return TileV(b.convert("bitcast", t.v, to))
+
+    def to_tile(self, v: LVal, like: DType, span: Span) -> TileV:
+        if isinstance(v, TileV):
+            return v
+        if isinstance(v, ConstV) and isinstance(v.value, (bool, int, float)):
+            if isinstance(v.value, float) and not like.is_float:
+                like = dt.f32
+            return self.const_tile(v.value, like)
+        raise self.low.error("CT3001", "expected a tile or a number", span, "this value")
+
+    def broadcast_to(self, t: TileV, shape: tuple[int, ...], span: Span) -> TileV:
+        if t.shape == shape:
+            return t
+        if broadcast_shapes(t.shape, shape) != shape:
+            raise self.low.error(
+                "CT3002", f"cannot broadcast a tile of shape {list(t.shape)} to {list(shape)}",
+                span, "shape mismatch",
+            )
+        padded = (1,) * (len(shape) - len(t.shape)) + t.shape
+        r = self.b.reshape(t.v, padded)
+        return TileV(self.b.broadcast(r, shape))
+
+    def unify(self, a: LVal, b: LVal, span: Span) -> tuple[TileV, TileV]:
+        """Bring two operands to one dtype and one shape."""
+        if isinstance(a, TileV) and isinstance(b, TileV):
+            target = promote_types(a.dtype, b.dtype)
+        elif isinstance(a, TileV):
+            target = self._weak(a.dtype, b)
+        elif isinstance(b, TileV):
+            target = self._weak(b.dtype, a)
+        else:
+            target = dt.f32
+        ta = self.convert(self.to_tile(a, target, span), target)
+        tb = self.convert(self.to_tile(b, target, span), target)
+        shape = broadcast_shapes(ta.shape, tb.shape)
+        if shape is None:
+            raise self.low.error(
+                "CT3002",
+                f"shapes {list(ta.shape)} and {list(tb.shape)} do not broadcast",
+                span, "operands of this expression",
+                help="numpy rules: trailing dimensions must be equal or 1",
+            )
+        return self.broadcast_to(ta, shape, span), self.broadcast_to(tb, shape, span)
+
+    @staticmethod
+    def _weak(tile_dtype: DType, other: LVal) -> DType:
+        if isinstance(other, ConstV) and isinstance(other.value, float) and not tile_dtype.is_float:
+            return dt.f32
+        return tile_dtype
+
+    # -- operators -------------------------------------------------------------------------
+
+    def binop(self, op: str, a: LVal, b: LVal, span: Span) -> LVal:
+        if isinstance(a, ConstV) and isinstance(b, ConstV):
+            try:
+                return ConstV(FOLD[op](a.value, b.value))
+            except Exception as exc:
+                raise self.low.error(
+                    "CT3003", f"cannot evaluate this constant expression: {exc}", span, "here"
+                ) from None
+        if op == "matmul":
+            raise self.low.error(
+                "CT3004", "`@` is not supported on tiles", span, "matrix product",
+                help="use `mma(a, b, acc)` with an f32 accumulator",
+            )
+        if op == "div":
+            x, y = self.unify(a, b, span)
+            if not x.dtype.is_float:
+                x, y = self.convert(x, dt.f32), self.convert(y, dt.f32)
+            return TileV(self.b.binary("divf", x.v, y.v))
+        x, y = self.unify(a, b, span)
+        d = x.dtype
+        if op in ("add", "sub", "mul") and d.is_float:
+            return TileV(self.b.binary(FLOAT_OPS[op], x.v, y.v))
+        if op in INT_OPS and not d.is_float:
+            if d.is_bool and op in ("add", "sub", "mul", "lshift"):
+                raise self.low.error("CT3005", f"`{op}` on booleans", span, "bool operands")
+            return TileV(self.b.binary(INT_OPS[op], x.v, y.v))
+        if op == "rshift" and d.is_int:
+            return TileV(self.b.op("shri", [x.v, y.v], [x.type], {"signedness": "signed"}).result)
+        if op == "floordiv":
+            if d.is_float:
+                q = self.b.binary("divf", x.v, y.v)
+                return TileV(self.b.unary("floor", q))
+            return TileV(
+                self.b.op("divi", [x.v, y.v], [x.type],
+                          {"signedness": "signed", "rounding": "negative_inf"}).result
+            )
+        if op == "mod":
+            return self._python_mod(x, y)
+        if op == "pow":
+            if d.is_float:
+                return TileV(self.b.op("pow", [x.v, y.v], [x.type]).result)
+            raise self.low.error(
+                "CT3005", "`**` on integer tiles is not supported", span, "integer power",
+                help="convert to float with `.astype(f32)` first",
+            )
+        raise self.low.error(
+            "CT3005", f"operator `{op}` is not defined for `{d.name}` tiles", span, "operands",
+        )
+
+    def _python_mod(self, x: TileV, y: TileV) -> TileV:
+        """Python's `%`: the result takes the divisor's sign (Tile IR's rem truncates)."""
+        b = self.b
+        if x.dtype.is_float:
+            r = b.op("remf", [x.v, y.v], [x.type]).result
+            zero = self.const_tile(0.0, x.dtype, x.shape).v
+            rneg = b.cmp("cmpf", "less_than", r, zero)
+            yneg = b.cmp("cmpf", "less_than", y.v, zero)
+            rnz = b.cmp("cmpf", "not_equal", r, zero)
+            cmp = "cmpf"
+        else:
+            r = b.op("remi", [x.v, y.v], [x.type], {"signedness": "signed"}).result
+            zero = self.const_tile(0, x.dtype, x.shape).v
+            rneg = b.cmp("cmpi", "less_than", r, zero)
+            yneg = b.cmp("cmpi", "less_than", y.v, zero)
+            rnz = b.cmp("cmpi", "not_equal", r, zero)
+            cmp = "cmpi"
+        del cmp
+        differ = b.binary("xori", rneg, yneg)
+        fix = b.binary("andi", differ, rnz)
+        adjusted = b.binary("addf" if x.dtype.is_float else "addi", r, y.v)
+        return TileV(b.select(fix, adjusted, r))
+
+    def compare(self, op: str, a: LVal, b: LVal, span: Span) -> LVal:
+        if isinstance(a, ConstV) and isinstance(b, ConstV):
+            return ConstV(FOLD[op](a.value, b.value))
+        x, y = self.unify(a, b, span)
+        if x.dtype.is_float:
+            ordering = "unordered" if op == "ne" else "ordered"
+            return TileV(self.b.cmp("cmpf", PREDICATES[op], x.v, y.v,
+                                    comparison_ordering=ordering))
+        return TileV(self.b.cmp("cmpi", PREDICATES[op], x.v, y.v))
+
+    def unary(self, op: str, a: LVal, span: Span) -> LVal:
+        if isinstance(a, ConstV):
+            v = a.value
+            if op == "neg" and isinstance(v, (int, float)):
+                return ConstV(-v)
+            if op == "pos":
+                return a
+            if op == "not":
+                return ConstV(not v)
+            if op == "invert" and isinstance(v, int):
+                return ConstV(~v)
+        if not isinstance(a, TileV):
+            raise self.low.error("CT3001", f"`{op}` needs a tile or a number", span, "operand")
+        if op == "pos":
+            return a
+        if op == "neg":
+            if a.dtype.is_float:
+                return TileV(self.b.unary("negf", a.v))
+            return TileV(self.b.unary("negi", a.v, overflow="none"))
+        if op in ("not", "invert"):
+            if a.dtype.is_bool or op == "invert":
+                ones = self.const_tile(True if a.dtype.is_bool else -1, a.dtype, a.shape)
+                return TileV(self.b.binary("xori", a.v, ones.v))
+            return self.compare("eq", a, ConstV(0), span)
+        raise self.low.error("CT3005", f"unary `{op}` unsupported", span, "operand")
+
+    def truthy(self, v: LVal, span: Span) -> LVal:
+        """Condition value: a compile-time bool, or a rank-0 i1 tile."""
+        if isinstance(v, ConstV):
+            return ConstV(bool(v.value))
+        if isinstance(v, TileV):
+            if v.shape != ():
+                raise self.low.error(
+                    "CT3006", f"a condition must be a scalar, not a tile of shape {list(v.shape)}",
+                    span, "tile condition", help="use `where(cond, a, b)` for elementwise choice",
+                )
+            if v.dtype.is_bool:
+                return v
+            return self.convert(v, dt.bool_)
+        raise self.low.error("CT3006", "this value cannot be a condition", span, "condition")
+
+
+def is_pow2(n: int) -> bool:
+    return n > 0 and (n & (n - 1)) == 0 and not math.isnan(n)

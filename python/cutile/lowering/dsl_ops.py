@@ -1,0 +1,621 @@
+"""Lowering of the DSL's functions and methods (`cutile.core`) to Tile IR ops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..frontend import kast as K
+from ..ir import Block, TileType, Value, scalar
+from .arith import broadcast_shapes
+from .values import ConstV, DTypeV, LVal, RangeV, SubPartitionV, TensorV, TileV, TupleV
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+Handler = Callable[["DslOps", list[LVal], dict[str, LVal], K.Span], LVal]
+
+MATH_OPS = {
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    "floor", "ceil",
+}
+PADDINGS = ("zero", "neg_zero", "nan", "pos_inf", "neg_inf")
+REDUCE_IDENTITY: dict[str, Callable[[DType], Any]] = {
+    "sum": lambda d: 0,
+    "prod": lambda d: 1,
+    "max": lambda d: -np.inf if d.is_float else int(np.iinfo(d.numpy).min),
+    "min": lambda d: np.inf if d.is_float else int(np.iinfo(d.numpy).max),
+}
+
+
+class DslOps:
+    def __init__(self, low: Lowerer) -> None:
+        self.low = low
+        self.b = low.b
+        self.arith = low.arith
+
+    def err(self, code: str, msg: str, span: K.Span, label: str = "", help: str | None = None
+            ) -> Exception:
+        return self.low.error(code, msg, span, label, help=help)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def call(self, e: K.Call) -> LVal:
+        args = [self.low.expr(a) for a in e.args]
+        kwargs = {k.name: self.low.expr(k.value) for k in e.kwargs}
+        name = e.func
+        if name in MATH_OPS:
+            return self.math(name, args, kwargs, e.span)
+        handler = getattr(self, "f_" + name.replace("builtins.", "py_"), None)
+        if handler is None:
+            raise self.err("CT3030", f"`{name}` is not supported by the compiler yet", e.span,
+                           "unsupported operation")
+        try:
+            result: LVal = handler(args, kwargs, e.span)
+        except _ArgError as exc:
+            raise self.err("CT3039", f"`{name}`: {exc}", e.span, "call") from None
+        return result
+
+    def method(self, e: K.Method) -> LVal:
+        recv = self.low.expr(e.receiver)
+        args = [self.low.expr(a) for a in e.args]
+        kwargs = {k.name: self.low.expr(k.value) for k in e.kwargs}
+        if isinstance(recv, TensorV):
+            prefix = "m_mut_" if recv.mutable else "m_tensor_"
+        elif isinstance(recv, SubPartitionV):
+            prefix = "m_sub_"
+        elif isinstance(recv, TileV):
+            prefix = "m_tile_"
+        else:
+            raise self.err("CT3031", f"`.{e.method}()` cannot be called on this value",
+                           e.span, "receiver")
+        handler = getattr(self, prefix + e.method, None)
+        if handler is None:
+            what = {"m_mut_": "an output tensor", "m_tensor_": "a shared tensor",
+                    "m_sub_": "a sub-partition", "m_tile_": "a tile"}[prefix]
+            raise self.err("CT3031", f"{what} has no method `{e.method}`", e.span,
+                           "unknown method")
+        try:
+            result: LVal = handler(recv, args, kwargs, e.span)
+        except _ArgError as exc:
+            raise self.err("CT3039", f"`.{e.method}()`: {exc}", e.span, "call") from None
+        return result
+
+    def attribute(self, e: K.Attribute) -> LVal:
+        recv = self.low.expr(e.value)
+        if isinstance(recv, TensorV):
+            if e.attr == "shape":
+                return TupleV(recv.shape)
+            if e.attr == "ndim":
+                return ConstV(recv.rank)
+            if e.attr == "dtype":
+                return DTypeV(recv.dtype)
+            if e.attr == "tile_shape" and recv.tile_shape is not None:
+                return TupleV(tuple(ConstV(d) for d in recv.tile_shape))
+        if isinstance(recv, TileV):
+            if e.attr == "shape":
+                return TupleV(tuple(ConstV(d) for d in recv.shape))
+            if e.attr == "ndim":
+                return ConstV(len(recv.shape))
+            if e.attr == "dtype":
+                return DTypeV(recv.dtype)
+            if e.attr == "T":
+                return self._transpose(recv, e.span)
+        raise self.err("CT3032", f"no attribute `{e.attr}` here", e.span, "unknown attribute")
+
+    # ------------------------------------------------------------------ argument helpers
+
+    def _arg(self, args: list[LVal], kwargs: dict[str, LVal], i: int, name: str,
+             default: LVal | None = None) -> LVal:
+        if i < len(args):
+            if name in kwargs:
+                raise _ArgError(f"argument `{name}` given twice")
+            return args[i]
+        if name in kwargs:
+            return kwargs[name]
+        if default is not None:
+            return default
+        raise _ArgError(f"missing argument `{name}`")
+
+    def int_const(self, v: LVal, span: K.Span, what: str) -> int:
+        if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return v.value
+        raise self.err("CT3034", f"{what} must be a compile-time integer", span,
+                       "not a constant", help="use a literal or a `Const[int]` parameter")
+
+    def shape_const(self, v: LVal, span: K.Span, what: str = "a shape") -> tuple[int, ...]:
+        if isinstance(v, ConstV) and isinstance(v.value, int):
+            return (v.value,)
+        if isinstance(v, TupleV):
+            return tuple(self.int_const(x, span, what) for x in v.items)
+        raise self.err("CT3034", f"{what} must be a tuple of compile-time integers", span,
+                       "not a constant shape")
+
+    def dtype_arg(self, v: LVal, span: K.Span) -> DType:
+        if isinstance(v, DTypeV):
+            return v.dtype
+        raise self.err("CT3035", "expected a dtype such as `f32`", span, "not a dtype")
+
+    def tile_arg(self, v: LVal, span: K.Span, like: DType = dt.f32) -> TileV:
+        return self.arith.to_tile(v, like, span)
+
+    def index_values(self, v: LVal, rank: int, span: K.Span) -> list[Value]:
+        items = v.items if isinstance(v, TupleV) else (v,)
+        if len(items) != rank:
+            raise self.err("CT3036", f"index has {len(items)} entries; the partition has rank "
+                           f"{rank}", span, "index")
+        out = []
+        for it in items:
+            if isinstance(it, ConstV) and isinstance(it.value, int):
+                if it.value < 0:
+                    raise self.err("CT3037", f"tile index {it.value} is negative", span, "index")
+                out.append(self.b.constant(it.value, scalar(dt.i32)))
+            elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
+                out.append(self.arith.convert(it, dt.i32).v)
+            else:
+                raise self.err("CT3036", "tile indices are integers", span, "index")
+        return out
+
+    def padding_arg(self, v: LVal | None, span: K.Span) -> str:
+        if v is None:
+            return "zero"
+        if isinstance(v, ConstV) and v.value in PADDINGS:
+            return str(v.value)
+        raise self.err("CT3038", f"padding must be one of {', '.join(PADDINGS)}", span,
+                       "padding")
+
+    # ------------------------------------------------------------------ python builtins
+
+    def f_py_range(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        if kwargs or not 1 <= len(args) <= 3:
+            raise self.err("CT3039", "range takes 1 to 3 positional arguments", span, "range")
+        if len(args) == 1:
+            return RangeV(ConstV(0), args[0], ConstV(1))
+        step = args[2] if len(args) == 3 else ConstV(1)
+        if isinstance(step, ConstV) and (not isinstance(step.value, int) or step.value <= 0):
+            raise self.err("CT3039", "range step must be a positive integer", span, "step")
+        return RangeV(args[0], args[1], step)
+
+    def _minmax(self, which: str, args: list[LVal], span: K.Span) -> LVal:
+        if len(args) < 2:
+            raise self.err("CT3039", f"{which}() needs at least two values in a kernel", span,
+                           which, help=f"for a reduction over a tile use `cutile.core.{which}`")
+        acc = args[0]
+        for v in args[1:]:
+            acc = self._elementwise_minmax(which, acc, v, span)
+        return acc
+
+    def _elementwise_minmax(self, which: str, a: LVal, b: LVal, span: K.Span) -> LVal:
+        if isinstance(a, ConstV) and isinstance(b, ConstV):
+            return ConstV(max(a.value, b.value) if which == "max" else min(a.value, b.value))  # type: ignore[type-var]
+        x, y = self.arith.unify(a, b, span)
+        if x.dtype.is_float:
+            name = "maxf" if which == "max" else "minf"
+            return TileV(self.b.op(name, [x.v, y.v], [x.type],
+                                   {"propagate_nan": False, "flush_to_zero": False}).result)
+        name = "maxi" if which == "max" else "mini"
+        return TileV(self.b.op(name, [x.v, y.v], [x.type], {"signedness": "signed"}).result)
+
+    def f_py_min(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._minmax("min", args, span)
+
+    def f_py_max(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._minmax("max", args, span)
+
+    def f_py_abs(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        (a,) = args
+        if isinstance(a, ConstV) and isinstance(a.value, (int, float)):
+            return ConstV(abs(a.value))
+        t = self.tile_arg(a, span)
+        return TileV(self.b.unary("absf" if t.dtype.is_float else "absi", t.v))
+
+    def f_py_int(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        (a,) = args
+        if isinstance(a, ConstV) and isinstance(a.value, (int, float, bool)):
+            return ConstV(int(a.value))
+        return self.arith.convert(self.tile_arg(a, span), dt.i32)
+
+    def f_py_float(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        (a,) = args
+        if isinstance(a, ConstV) and isinstance(a.value, (int, float, bool)):
+            return ConstV(float(a.value))
+        return self.arith.convert(self.tile_arg(a, span), dt.f32)
+
+    def f_py_len(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        (a,) = args
+        if isinstance(a, TupleV):
+            return ConstV(len(a.items))
+        if isinstance(a, TileV) and a.shape:
+            return ConstV(a.shape[0])
+        raise self.err("CT3039", "len() of this value is not known at compile time", span, "len")
+
+    # ------------------------------------------------------------------ grid
+
+    def _axis_or_all(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span,
+                     vals: tuple[Value, Value, Value]) -> LVal:
+        axis = args[0] if args else kwargs.get("axis", ConstV(None))
+        if isinstance(axis, ConstV) and axis.value is None:
+            return TupleV(tuple(TileV(v) for v in vals))
+        a = self.int_const(axis, span, "the axis")
+        if a not in (0, 1, 2):
+            raise self.err("CT3040", f"grid axis {a} does not exist (0, 1 or 2)", span, "axis")
+        return TileV(vals[a])
+
+    def f_block_id(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        assert self.low.block_ids is not None
+        return self._axis_or_all(args, kwargs, span, self.low.block_ids)
+
+    def f_num_blocks(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._axis_or_all(args, kwargs, span, self.b.num_blocks())
+
+    def f_cdiv(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        a, b = args
+        if isinstance(a, ConstV) and isinstance(b, ConstV):
+            return ConstV(-(-int(a.value) // int(b.value)))  # type: ignore[arg-type]
+        s = self.arith.binop("sub", self.arith.binop("add", a, b, span), ConstV(1), span)
+        return self.arith.binop("floordiv", s, b, span)
+
+    def f_num_tiles(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        t = self._arg(args, kwargs, 0, "tensor")
+        axis = self.int_const(self._arg(args, kwargs, 1, "axis"), span, "the axis")
+        shape = self.shape_const(self._arg(args, kwargs, 2, "shape"), span)
+        if not isinstance(t, TensorV):
+            raise self.err("CT3041", "num_tiles needs a tensor parameter", span, "tensor")
+        if not 0 <= axis < t.rank or len(shape) != t.rank:
+            raise self.err("CT3041", "axis or shape does not match the tensor's rank", span,
+                           "num_tiles")
+        return self.f_cdiv([t.shape[axis], ConstV(shape[axis])], {}, span)
+
+    # ------------------------------------------------------------------ memory
+
+    def f_load_tile_like(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        src = self._arg(args, kwargs, 0, "src")
+        like = self._arg(args, kwargs, 1, "like")
+        padding = self.padding_arg(kwargs.get("padding") or (args[2] if len(args) > 2 else None),
+                                   span)
+        if not isinstance(like, TensorV) or not like.mutable or like.tile_shape is None:
+            raise self.err("CT3042", "the second argument of `load_tile_like` must be a `Mut` "
+                           "tensor (its partition gives the position)", span, "not a Mut tensor")
+        if not isinstance(src, TensorV):
+            raise self.err("CT3042", "`load_tile_like` reads a tensor parameter", span,
+                           "not a tensor")
+        if src.rank != like.rank:
+            raise self.err("CT3022", f"`{src.param}` has rank {src.rank} but `{like.param}` "
+                           f"has rank {like.rank}", span, "ranks differ")
+        pv = self.low.partition(src, like.tile_shape, padding, span)
+        return self._load(src, pv, self.low.own_index(like, span), span)
+
+    def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span) -> TileV:
+        token = self.low.tokens.get(t.param) if t.mutable else None
+        tile_v, tok = self.b.load_view(pv, index, token)
+        if t.mutable:
+            self.low.tokens[t.param] = tok
+        return TileV(tile_v)
+
+    def _store(self, t: TensorV, pv: Value, index: list[Value], value: LVal,
+               tile_shape: tuple[int, ...], span: K.Span) -> LVal:
+        v = self.tile_arg(value, span, t.dtype)
+        if v.dtype != t.dtype:
+            if isinstance(value, ConstV):
+                v = self.arith.convert(v, t.dtype)
+            else:
+                raise self.err(
+                    "CT3043", f"storing a `{v.dtype.name}` tile into `{t.param}`, a "
+                    f"`{t.dtype.name}` tensor", span, "element types differ",
+                    help=f"convert first: `.astype({t.dtype.name})`",
+                )
+        if v.shape != tile_shape:
+            if broadcast_shapes(v.shape, tile_shape) != tile_shape:
+                raise self.err(
+                    "CT3044", f"storing a tile of shape {list(v.shape)} into tiles of shape "
+                    f"{list(tile_shape)}", span, "shapes differ",
+                )
+            v = self.arith.broadcast_to(v, tile_shape, span)
+        token = self.low.tokens.get(t.param)
+        self.low.tokens[t.param] = self.b.store_view(v.v, pv, index, token)
+        return ConstV(None)
+
+    def m_mut_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                    ) -> LVal:
+        value = self._arg(args, kwargs, 0, "tile")
+        index = kwargs.get("index") or (args[1] if len(args) > 1 else None)
+        assert t.tile_shape is not None
+        pv = self.low.partition(t, t.tile_shape, None, span)
+        idx = (self.low.own_index(t, span) if index is None
+               else self.index_values(index, t.rank, span))
+        return self._store(t, pv, idx, value, t.tile_shape, span)
+
+    def m_mut_load(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                   ) -> LVal:
+        index = kwargs.get("index") or (args[0] if args else None)
+        assert t.tile_shape is not None
+        pv = self.low.partition(t, t.tile_shape, "zero", span)
+        idx = (self.low.own_index(t, span) if index is None
+               else self.index_values(index, t.rank, span))
+        return self._load(t, pv, idx, span)
+
+    def m_mut_partition_mut(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
+                            span: K.Span) -> LVal:
+        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
+        assert t.tile_shape is not None
+        if len(shape) != t.rank or any(
+            s < 1 or s > d or d % s for s, d in zip(shape, t.tile_shape, strict=True)
+        ):
+            raise self.err("CT3045", f"sub-tiles {list(shape)} do not divide the tile "
+                           f"{list(t.tile_shape)} of `{t.param}`", span, "sub-partition shape")
+        return SubPartitionV(t, shape)
+
+    def _sub_index(self, p: SubPartitionV, index: LVal, span: K.Span) -> list[Value]:
+        sub = self.index_values(index, p.parent.rank, span)
+        own = self.low.own_index(p.parent, span)
+        assert p.parent.tile_shape is not None
+        out = []
+        for o, s, full, part in zip(own, sub, p.parent.tile_shape, p.tile_shape, strict=True):
+            ratio = self.b.constant(full // part, scalar(dt.i32))
+            out.append(self.b.binary("addi", self.b.binary("muli", o, ratio), s))
+        return out
+
+    def m_sub_store(self, p: SubPartitionV, args: list[LVal], kwargs: dict[str, LVal],
+                    span: K.Span) -> LVal:
+        value = self._arg(args, kwargs, 0, "tile")
+        index = self._arg(args, kwargs, 1, "index")
+        pv = self.low.partition(p.parent, p.tile_shape, None, span)
+        return self._store(p.parent, pv, self._sub_index(p, index, span), value, p.tile_shape,
+                           span)
+
+    def m_sub_load(self, p: SubPartitionV, args: list[LVal], kwargs: dict[str, LVal],
+                   span: K.Span) -> LVal:
+        index = self._arg(args, kwargs, 0, "index")
+        pv = self.low.partition(p.parent, p.tile_shape, "zero", span)
+        return self._load(p.parent, pv, self._sub_index(p, index, span), span)
+
+    def m_tensor_load_tile(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
+                           span: K.Span) -> LVal:
+        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
+        index = self._arg(args, kwargs, 1, "index")
+        padding = self.padding_arg(kwargs.get("padding"), span)
+        pv = self.low.partition(t, shape, padding, span)
+        return self._load(t, pv, self.index_values(index, t.rank, span), span)
+
+    m_mut_load_tile = m_tensor_load_tile
+
+    def m_tensor_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
+                       span: K.Span) -> LVal:
+        raise self.err("CT1001", f"`{t.param}` is shared and read-only", span, "write here",
+                       help=f"declare it `Mut[Tensor[...]]` to write its tiles")
+
+    # ------------------------------------------------------------------ creation
+
+    def f_full(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
+        value = self._arg(args, kwargs, 1, "value")
+        d = self.dtype_arg(self._arg(args, kwargs, 2, "dtype", DTypeV(dt.f32)), span)
+        self._check_shape(shape, span)
+        if isinstance(value, ConstV) and isinstance(value.value, (int, float, bool)):
+            return self.arith.const_tile(value.value, d, shape)
+        t = self.arith.convert(self.tile_arg(value, span, d), d)
+        return self.arith.broadcast_to(t, shape, span)
+
+    def f_zeros(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        shape = self._arg(args, kwargs, 0, "shape")
+        d = self._arg(args, kwargs, 1, "dtype", DTypeV(dt.f32))
+        return self.f_full([shape, ConstV(0), d], {}, span)
+
+    def f_ones(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        shape = self._arg(args, kwargs, 0, "shape")
+        d = self._arg(args, kwargs, 1, "dtype", DTypeV(dt.f32))
+        return self.f_full([shape, ConstV(1), d], {}, span)
+
+    def f_arange(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        n = self.int_const(self._arg(args, kwargs, 0, "n"), span, "the length")
+        d = self.dtype_arg(self._arg(args, kwargs, 1, "dtype", DTypeV(dt.i32)), span)
+        self._check_shape((n,), span)
+        if d.is_float:
+            return self.arith.convert(TileV(self.b.iota(n, dt.i32)), d)
+        return TileV(self.b.iota(n, d))
+
+    def _check_shape(self, shape: tuple[int, ...], span: K.Span) -> None:
+        for s in shape:
+            if s < 1 or s & (s - 1):
+                raise self.err("CT3023", f"tile dimension {s} is not a power of two", span,
+                               "tile shape", help="Tile IR tiles have power-of-two sizes")
+
+    # ------------------------------------------------------------------ elementwise
+
+    def math(self, name: str, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        if len(args) != 1 or kwargs:
+            raise self.err("CT3039", f"`{name}` takes one tile", span, name)
+        t = self.tile_arg(args[0], span)
+        if not t.dtype.is_float:
+            t = self.arith.convert(t, dt.f32)
+        attrs: dict[str, Any] = {}
+        if name in ("exp", "tanh"):
+            attrs["rounding_mode"] = "full"
+        if name in ("exp2", "rsqrt"):
+            attrs["flush_to_zero"] = False
+        if name == "sqrt":
+            attrs.update(rounding_mode="nearest_even", flush_to_zero=False)
+        return TileV(self.b.unary(name, t.v, **attrs))
+
+    def f_where(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        c, a, b = args
+        x, y = self.arith.unify(a, b, span)
+        cond = self.arith.convert(self.tile_arg(c, span, dt.bool_), dt.bool_)
+        shape = broadcast_shapes(cond.shape, x.shape)
+        if shape is None:
+            raise self.err("CT3002", "condition and values do not broadcast", span, "where")
+        cond = self.arith.broadcast_to(cond, shape, span)
+        x = self.arith.broadcast_to(x, shape, span)
+        y = self.arith.broadcast_to(y, shape, span)
+        return TileV(self.b.select(cond.v, x.v, y.v))
+
+    def f_maximum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._elementwise_minmax("max", args[0], args[1], span)
+
+    def f_minimum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._elementwise_minmax("min", args[0], args[1], span)
+
+    def f_pow(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self.arith.binop("pow", args[0], args[1], span)
+
+    # ------------------------------------------------------------------ reductions
+
+    def _reduce(self, kind: str, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                ) -> LVal:
+        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
+        axis_v = self._arg(args, kwargs, 1, "axis", ConstV(None))
+        keep = self._arg(args, kwargs, 2, "keepdims", ConstV(False))
+        keepdims = isinstance(keep, ConstV) and bool(keep.value)
+        if isinstance(axis_v, ConstV) and axis_v.value is None:
+            axes = list(range(len(x.shape)))
+        else:
+            a = self.int_const(axis_v, span, "the axis")
+            if not -len(x.shape) <= a < len(x.shape):
+                raise self.err("CT3046", f"axis {a} out of range for a rank-{len(x.shape)} tile",
+                               span, "axis")
+            axes = [a % len(x.shape)]
+        result = x
+        for a in sorted(axes, reverse=True):
+            result = self._reduce_axis(kind, result, a)
+        if keepdims:
+            shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+            result = TileV(self.b.reshape(result.v, shape))
+        return result
+
+    def _reduce_axis(self, kind: str, x: TileV, axis: int) -> TileV:
+        d = x.dtype
+        elem = scalar(d)
+        body = Block(args=[Value(elem, "lhs"), Value(elem, "rhs")])
+        combine = {
+            "sum": "addf" if d.is_float else "addi",
+            "prod": "mulf" if d.is_float else "muli",
+            "max": "maxf" if d.is_float else "maxi",
+            "min": "minf" if d.is_float else "mini",
+        }[kind]
+        with self.b.at(body):
+            if combine in ("maxf", "minf"):
+                r = self.b.op(combine, body.args, [elem],
+                              {"propagate_nan": False, "flush_to_zero": False}).result
+            elif combine in ("maxi", "mini"):
+                r = self.b.op(combine, body.args, [elem], {"signedness": "signed"}).result
+            else:
+                r = self.b.binary(combine, body.args[0], body.args[1])
+            self.b.op("yield", [r], [])
+        shape = tuple(s for i, s in enumerate(x.shape) if i != axis)
+        identity = np.asarray(REDUCE_IDENTITY[kind](d), dtype=d.numpy if d.numpy_name else
+                              np.float32)
+        op = self.b.op("reduce", [x.v], [TileType(shape, d)],
+                       {"dim": axis, "identities": [identity]}, [body])
+        return TileV(op.result)
+
+    def f_sum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._reduce("sum", args, kwargs, span)
+
+    def f_max(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._reduce("max", args, kwargs, span)
+
+    def f_min(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._reduce("min", args, kwargs, span)
+
+    def f_prod(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._reduce("prod", args, kwargs, span)
+
+    def m_tile_sum(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                   ) -> LVal:
+        return self._reduce("sum", [t, *args], kwargs, span)
+
+    def m_tile_max(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                   ) -> LVal:
+        return self._reduce("max", [t, *args], kwargs, span)
+
+    def m_tile_min(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                   ) -> LVal:
+        return self._reduce("min", [t, *args], kwargs, span)
+
+    # ------------------------------------------------------------------ matrix and shape
+
+    def f_mma(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        a = self.tile_arg(self._arg(args, kwargs, 0, "a"), span)
+        b = self.tile_arg(self._arg(args, kwargs, 1, "b"), span)
+        acc = self.tile_arg(self._arg(args, kwargs, 2, "acc"), span)
+        if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape) or acc.shape[:-2] != a.shape[:-2]:
+            raise self.err("CT3047", "mma takes [M, K] x [K, N] + [M, N] tiles (optionally "
+                           "batched)", span, "mma shapes")
+        m, k = a.shape[-2:]
+        k2, n = b.shape[-2:]
+        if k != k2 or acc.shape[-2:] != (m, n):
+            raise self.err("CT3047", f"mma shapes do not line up: {list(a.shape)} x "
+                           f"{list(b.shape)} + {list(acc.shape)}", span, "mma shapes")
+        if a.dtype != b.dtype:
+            raise self.err("CT3047", f"mma operands differ: {a.dtype.name} and {b.dtype.name}",
+                           span, "operand types", help="convert one with `.astype`")
+        if a.dtype.is_float:
+            if a.dtype == dt.f32:
+                a = self.arith.convert(a, dt.tf32)
+                b = self.arith.convert(b, dt.tf32)
+            return TileV(self.b.op("mmaf", [a.v, b.v, acc.v], [acc.type]).result)
+        return TileV(self.b.op("mmai", [a.v, b.v, acc.v], [acc.type],
+                               {"signedness_lhs": "signed", "signedness_rhs": "signed"}).result)
+
+    def f_astype(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
+        d = self.dtype_arg(self._arg(args, kwargs, 1, "dtype"), span)
+        return self.arith.convert(x, d)
+
+    def m_tile_astype(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                      ) -> LVal:
+        return self.f_astype([t, *args], kwargs, span)
+
+    def f_reshape(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
+        shape = self.shape_const(self._arg(args, kwargs, 1, "shape"), span)
+        self._check_shape(shape, span)
+        if int(np.prod(shape)) != int(np.prod(x.shape)):
+            raise self.err("CT3048", f"cannot reshape {list(x.shape)} to {list(shape)}", span,
+                           "element counts differ")
+        return TileV(self.b.reshape(x.v, shape))
+
+    def m_tile_reshape(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                       ) -> LVal:
+        if len(args) > 1:
+            args = [TupleV(tuple(args))]
+        return self.f_reshape([t, *args], kwargs, span)
+
+    def f_permute(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
+        axes = self.shape_const(self._arg(args, kwargs, 1, "axes"), span, "the axes")
+        if sorted(axes) != list(range(len(x.shape))):
+            raise self.err("CT3049", f"{list(axes)} is not a permutation of the tile's axes",
+                           span, "axes")
+        return TileV(self.b.permute(x.v, axes))
+
+    def m_tile_permute(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
+                       ) -> LVal:
+        if len(args) > 1:
+            args = [TupleV(tuple(args))]
+        return self.f_permute([t, *args], kwargs, span)
+
+    def _transpose(self, x: TileV, span: K.Span) -> LVal:
+        if len(x.shape) != 2:
+            raise self.err("CT3049", "transpose needs a 2-D tile", span, "tile")
+        return TileV(self.b.permute(x.v, (1, 0)))
+
+    def f_transpose(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        return self._transpose(self.tile_arg(args[0], span), span)
+
+    def m_tile_transpose(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal],
+                         span: K.Span) -> LVal:
+        return self._transpose(t, span)
+
+    def f_broadcast_to(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
+        shape = self.shape_const(self._arg(args, kwargs, 1, "shape"), span)
+        return self.arith.broadcast_to(x, shape, span)
+
+
+class _ArgError(Exception):
+    """A call's arguments do not fit; reported at the call's span."""

@@ -1,0 +1,682 @@
+"""Kernel AST + specialization -> Tile IR module (and the kernel's parameter layout).
+
+Lowering happens once per specialization (Const values and argument facts known), after the
+Rust checker accepted the kernel. Types are inferred here, with concrete shapes; a mistake
+found here is a `KernelCheckError` with a CT3xxx code pointing at the source.
+
+Memory ordering: each `Mut` tensor carries a token threaded through its loads and stores in
+program order (a block may re-read what it stored); loads of shared tensors need none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import dtypes as dt
+from ..frontend import kast as K
+from ..frontend.diagnostics import FrontendError, fail
+from ..ir import (
+    Block,
+    Bounded,
+    Builder,
+    DivBy,
+    Location,
+    Module,
+    Op,
+    PointerType,
+    TileType,
+    Value,
+    scalar,
+    tile,
+)
+from .arith import Arith
+from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
+from .values import ConstV, DTypeV, LVal, RangeV, TensorV, TileV, TupleV
+
+
+@dataclass
+class LoweredKernel:
+    module: Module
+    abi: KernelABI
+    entry_name: str
+    consts: dict[str, int | float | bool]
+
+
+@dataclass
+class _State:
+    env: dict[str, LVal]
+    tokens: dict[str, Value]
+
+
+@dataclass
+class _Frame:
+    function: K.Function
+    env: dict[str, LVal] = field(default_factory=dict)
+    returned: LVal | None = None
+
+
+class Lowerer:
+    def __init__(self, doc: K.Document, spec: Specialization) -> None:
+        self.doc = doc
+        self.spec = spec
+        self.consts = spec.const_dict()
+        self.b = Builder(Module(doc.entry))
+        self.arith = Arith(self)
+        self.frame: _Frame | None = None
+        self.tokens: dict[str, Value] = {}
+        self.views_block = Block()  # partition views, hoisted to the top of the entry
+        self.block_ids: tuple[Value, Value, Value] | None = None
+        self.index_dtype = dt.i32 if spec.index_bits == 32 else dt.i64
+        self.inline_depth = 0
+        from .dsl_ops import DslOps
+
+        self.ops = DslOps(self)
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def error(
+        self, code: str, message: str, span: K.Span, label: str = "", *, help: str | None = None
+    ) -> FrontendError:
+        return fail(code, message, span, label, help=help)
+
+    def location(self, span: K.Span) -> Location:
+        path = self.doc.files[span.file].path if span.file < len(self.doc.files) else "<kernel>"
+        name = self.frame.function.name if self.frame else self.doc.entry
+        return Location(path, span.line, span.col, name)
+
+    # ------------------------------------------------------------------ entry
+
+    def lower(self) -> LoweredKernel:
+        entry = self.doc.function(self.doc.entry)
+        slots: list[Slot] = []
+        types: list[Any] = []
+        idx_fmt = "i" if self.spec.index_bits == 32 else "q"
+        idx_ty = scalar(self.index_dtype)
+        for p in entry.params:
+            if p.kind in ("mut_tensor", "tensor"):
+                facts = self.spec.tensor(p.name)
+                assert p.dtype is not None
+                types.append(tile((), PointerType(dt.from_name(p.dtype))))
+                slots.append(Slot("ptr", p.name, 0, "Q"))
+                for axis in range(facts.rank):
+                    types.append(idx_ty)
+                    slots.append(Slot("shape", p.name, axis, idx_fmt))
+                for axis in range(facts.rank):
+                    types.append(idx_ty)
+                    slots.append(Slot("stride", p.name, axis, idx_fmt))
+            elif p.kind == "scalar":
+                assert p.dtype is not None
+                d = dt.from_name(p.dtype)
+                if d.name not in SCALAR_FMT:
+                    raise self.error("CT3010", f"`{d.name}` scalars cannot be kernel arguments",
+                                     p.span, "parameter")
+                types.append(scalar(d))
+                slots.append(Slot("scalar", p.name, 0, SCALAR_FMT[d.name]))
+            elif p.kind == "ptr":
+                assert p.dtype is not None
+                types.append(tile((), PointerType(dt.from_name(p.dtype))))
+                slots.append(Slot("ptr", p.name, 0, "Q"))
+            elif p.kind == "const":
+                if p.name not in self.consts:
+                    raise self.error(
+                        "CT3011", f"no value for `Const` parameter `{p.name}`", p.span,
+                        "needs a value",
+                        help=f"pass `{p.name}=...` at the call, or use it in a tensor shape",
+                    )
+            else:
+                raise self.error("CT3010", f"entry parameter kind `{p.kind}` unsupported",
+                                 p.span, "parameter")
+        loc = self._loc_of(entry.span, entry.name)
+        fn = self.b.entry(entry.name, types, loc)
+        self.frame = _Frame(entry)
+        body_block = fn.body
+        prologue = Block()
+        with self.b.at(prologue), self.b.location(loc):
+            self._bind_entry_params(entry, fn.params)
+        with self.b.at(body_block), self.b.location(loc):
+            self.lower_block(entry.body)
+            self.b.return_()
+        # prologue (params, block ids) -> hoisted partition views -> body
+        body_block.ops[:0] = prologue.ops + self.views_block.ops
+        return LoweredKernel(self.b.module, KernelABI(tuple(slots)), entry.name, self.consts)
+
+    def _loc_of(self, span: K.Span, fn_name: str) -> Location:
+        path = self.doc.files[span.file].path if span.file < len(self.doc.files) else "<kernel>"
+        return Location(path, span.line, span.col, fn_name)
+
+    def _bind_entry_params(self, entry: K.Function, values: list[Value]) -> None:
+        assert self.frame is not None
+        env = self.frame.env
+        it = iter(values)
+        b = self.b
+        self.block_ids = b.block_ids()
+        for p in entry.params:
+            if p.kind in ("mut_tensor", "tensor"):
+                facts = self.spec.tensor(p.name)
+                assert p.dtype is not None
+                base = next(it)
+                if facts.base_align16:
+                    base = b.assume(base, DivBy(16))
+                dims_in = [next(it) for _ in range(facts.rank)]
+                strides_in = [next(it) for _ in range(facts.rank)]
+                shape_items: list[Value | int] = []
+                shape_vals: list[LVal] = []
+                for axis, v in enumerate(dims_in):
+                    static = self._static_dim(p, axis)
+                    if static is not None:
+                        shape_items.append(static)
+                        shape_vals.append(ConstV(static))
+                    else:
+                        v = b.assume(v, Bounded(0, None))
+                        if facts.shape_div[axis] > 1:
+                            v = b.assume(v, DivBy(facts.shape_div[axis]))
+                        shape_items.append(v)
+                        shape_vals.append(TileV(v))
+                stride_items: list[Value | int] = []
+                for axis, v in enumerate(strides_in):
+                    if axis == facts.rank - 1 and facts.last_stride_one:
+                        stride_items.append(1)
+                        continue
+                    v = b.assume(v, Bounded(0, None))
+                    if facts.stride_div[axis] > 1:
+                        v = b.assume(v, DivBy(facts.stride_div[axis]))
+                    stride_items.append(v)
+                view = b.make_tensor_view(base, shape_items, stride_items)
+                tile_shape = None
+                if p.kind == "mut_tensor":
+                    tile_shape = tuple(self._resolve_dim(d, p) for d in (p.shape or []))
+                    self.tokens[p.name] = b.make_token()
+                env[p.name] = TensorV(
+                    p.name, dt.from_name(p.dtype), view, tuple(shape_vals),
+                    p.kind == "mut_tensor", tile_shape,
+                )
+            elif p.kind in ("scalar", "ptr"):
+                env[p.name] = TileV(next(it))
+            elif p.kind == "const":
+                env[p.name] = ConstV(self.consts[p.name])
+
+    def _static_dim(self, p: K.Param, axis: int) -> int | None:
+        if p.kind != "tensor" or p.shape is None:
+            return None
+        d = p.shape[axis]
+        if isinstance(d, str):
+            v = self.consts.get(d)
+            return int(v) if v is not None else None
+        return None if d == -1 else int(d)
+
+    def _resolve_dim(self, d: int | str, p: K.Param) -> int:
+        if isinstance(d, str):
+            v = self.consts.get(d)
+            if v is None:
+                raise self.error("CT3011", f"no value for `{d}` in the shape of `{p.name}`",
+                                 p.span, "unknown size")
+            return int(v)
+        return d
+
+    # ------------------------------------------------------------------ statements
+
+    def lower_block(self, stmts: list[K.Stmt]) -> None:
+        for s in stmts:
+            assert self.frame is not None
+            if self.frame.returned is not None:
+                raise self.error("CT0001", "code after `return` never runs", s.span,
+                                 "unreachable")
+            with self.b.location(self.location(s.span)):
+                self.lower_stmt(s)
+
+    def lower_stmt(self, s: K.Stmt) -> None:
+        assert self.frame is not None
+        if isinstance(s, K.Assign):
+            value = self.expr(s.value)
+            for t in s.targets:
+                self.assign(t, value)
+        elif isinstance(s, K.AugAssign):
+            cur = self.expr(_target_expr(s.target))
+            self.assign(s.target, self.arith.binop(s.op, cur, self.expr(s.value), s.span))
+        elif isinstance(s, K.ExprStmt):
+            self.expr(s.value)
+        elif isinstance(s, K.If):
+            self.lower_if(s)
+        elif isinstance(s, K.For):
+            self.lower_for(s)
+        elif isinstance(s, K.Pass):
+            pass
+        elif isinstance(s, K.Return):
+            if self.frame.function.kind == "entry":
+                if s.value is not None:
+                    raise self.error("CT3012", "a kernel entry cannot return a value", s.span,
+                                     "returned here", help="store results with `z.store(...)`")
+                self.frame.returned = ConstV(None)
+            else:
+                self.frame.returned = self.expr(s.value) if s.value else ConstV(None)
+        elif isinstance(s, K.Unsafe):
+            self.lower_block(s.body)
+        elif isinstance(s, K.Assert):
+            self.lower_assert(s)
+        elif isinstance(s, (K.Break, K.Continue, K.While)):
+            raise self.error(
+                "CT0001", f"`{type(s).kind}` is not supported by the compiler yet", s.span,
+                "not supported yet", help="use a `for i in range(...)` loop without early exit",
+            )
+        else:  # pragma: no cover - the frontend produces nothing else
+            raise self.error("CT9002", f"unknown statement {type(s).__name__}", s.span)
+
+    def assign(self, target: K.Target, value: LVal) -> None:
+        assert self.frame is not None
+        if isinstance(target, K.NameTarget):
+            self.frame.env[target.id] = value
+            return
+        items = self._unpack(value, len(target.elts), target.span)
+        for t, v in zip(target.elts, items, strict=True):
+            self.assign(t, v)
+
+    def _unpack(self, value: LVal, n: int, span: K.Span) -> tuple[LVal, ...]:
+        if isinstance(value, TupleV):
+            if len(value.items) != n:
+                raise self.error("CT3013", f"cannot unpack {len(value.items)} values into {n}",
+                                 span, "targets")
+            return value.items
+        raise self.error("CT3013", "only tuples can be unpacked", span, "targets")
+
+    def lower_assert(self, s: K.Assert) -> None:
+        cond = self.arith.truthy(self.expr(s.test), s.span)
+        if isinstance(cond, ConstV):
+            if not cond.value:
+                raise self.error("CT3014", "this assertion is always false", s.span,
+                                 "fails for every block")
+            return
+        assert isinstance(cond, TileV)
+        msg = s.msg or "assertion failed"
+        self.b.op("assert", [cond.v], [], {"message": msg})
+
+    # ------------------------------------------------------------------ control flow
+
+    def _snapshot(self) -> _State:
+        assert self.frame is not None
+        return _State(dict(self.frame.env), dict(self.tokens))
+
+    def _restore(self, st: _State) -> None:
+        assert self.frame is not None
+        self.frame.env = dict(st.env)
+        self.tokens = dict(st.tokens)
+
+    def lower_if(self, s: K.If) -> None:
+        cond = self.arith.truthy(self.expr(s.test), s.span)
+        if isinstance(cond, ConstV):
+            self.lower_block(s.body if cond.value else s.orelse)
+            return
+        assert isinstance(cond, TileV) and self.frame is not None
+        before = self._snapshot()
+        then_block, else_block = Block(), Block()
+        with self.b.at(then_block):
+            self.lower_block(s.body)
+            then_state = self._snapshot()
+            then_returned = self.frame.returned
+        self._restore(before)
+        with self.b.at(else_block):
+            self.lower_block(s.orelse)
+            else_state = self._snapshot()
+            else_returned = self.frame.returned
+        if then_returned is not None or else_returned is not None:
+            raise self.error("CT0001", "`return` inside a branch is not supported yet", s.span,
+                             "branch returns", help="compute the value and return it at the end")
+        # Values live after the `if`: defined before it, or in both branches.
+        names = [
+            n for n in then_state.env
+            if n in else_state.env and then_state.env[n] is not else_state.env[n]
+        ]
+        yield_then: list[Value] = []
+        yield_else: list[Value] = []
+        result_types: list[Any] = []
+        kinds: list[tuple[str, str]] = []
+        for n in names:
+            tv, ev = then_state.env[n], else_state.env[n]
+            if isinstance(tv, ConstV) and isinstance(ev, ConstV) and tv.value == ev.value:
+                continue
+            a, bv = self._merge_pair(tv, ev, then_block, else_block, n, s.span)
+            yield_then.append(a)
+            yield_else.append(bv)
+            result_types.append(a.type)
+            kinds.append(("env", n))
+        for key in then_state.tokens:
+            t1, t2 = then_state.tokens[key], else_state.tokens.get(key)
+            if t2 is None or t1 is t2:
+                continue
+            yield_then.append(t1)
+            yield_else.append(t2)
+            result_types.append(t1.type)
+            kinds.append(("tok", key))
+        with self.b.at(then_block):
+            self.b.op("yield", yield_then, [])
+        with self.b.at(else_block):
+            self.b.op("yield", yield_else, [])
+        op = self.b.op("if", [cond.v], result_types, {}, [then_block, else_block])
+        env = {k: v for k, v in before.env.items()}
+        for n in names:
+            if n not in before.env:
+                env[n] = then_state.env[n]
+        self.frame.env = env
+        self.tokens = dict(before.tokens)
+        for (kind, key), r in zip(kinds, op.results, strict=True):
+            if kind == "env":
+                self.frame.env[key] = TileV(r)
+            else:
+                self.tokens[key] = r
+        # names bound identically in both branches (e.g. untouched) keep their value
+        for n in then_state.env:
+            if n in else_state.env and then_state.env[n] is else_state.env[n]:
+                self.frame.env[n] = then_state.env[n]
+
+    def _merge_pair(
+        self, a: LVal, b: LVal, block_a: Block, block_b: Block, name: str, span: K.Span
+    ) -> tuple[Value, Value]:
+        ta = a.type if isinstance(a, TileV) else None
+        tb = b.type if isinstance(b, TileV) else None
+        target = ta or tb
+        if target is None:
+            assert isinstance(a, ConstV)
+            target = self._natural_type(a, span)
+        with self.b.at(block_a):
+            va = self._as_type(a, target, name, span)
+        with self.b.at(block_b):
+            vb = self._as_type(b, target, name, span)
+        return va, vb
+
+    def _natural_type(self, v: ConstV, span: K.Span) -> TileType:
+        if isinstance(v.value, bool):
+            return scalar(dt.bool_)
+        if isinstance(v.value, int):
+            return scalar(dt.i32)
+        if isinstance(v.value, float):
+            return scalar(dt.f32)
+        raise self.error("CT3015", "this value cannot change inside a loop or branch", span,
+                         "not a number or tile")
+
+    def _as_type(self, v: LVal, target: TileType, name: str, span: K.Span) -> Value:
+        if isinstance(v, TileV):
+            if v.type != target:
+                raise self.error(
+                    "CT3015",
+                    f"`{name}` is a {v.type} on one path and a {target} on another",
+                    span, "types differ",
+                    help="give the variable one type on every path (use `.astype` or `full`)",
+                )
+            return v.v
+        if isinstance(v, ConstV) and isinstance(v.value, (int, float, bool)):
+            return self.arith.const_tile(v.value, target.dtype, target.shape).v
+        raise self.error("CT3015", f"`{name}` cannot be carried through control flow", span,
+                         "unsupported value")
+
+    def lower_for(self, s: K.For) -> None:
+        assert self.frame is not None
+        it = self.expr(s.iter)
+        if not isinstance(it, RangeV):
+            raise self.error(
+                "CT0001", "a kernel `for` loop must iterate over `range(...)`", s.iter.span,
+                "not a range",
+            )
+        if not isinstance(s.target, K.NameTarget):
+            raise self.error("CT0001", "the loop variable must be a single name", s.target.span)
+        assigned = _assigned_in(s.body) - {s.target.id}
+        before = self._snapshot()
+        carried = [n for n in before.env if n in assigned]
+        token_keys = list(before.tokens)
+        # First pass on a scratch block: learn each carried value's type at the loop's end.
+        init_types: dict[str, TileType] = {}
+        for n in carried:
+            v = before.env[n]
+            if isinstance(v, TileV):
+                init_types[n] = v.type
+            elif isinstance(v, ConstV):
+                init_types[n] = self._natural_type(v, s.span)
+            else:
+                raise self.error("CT3015", f"`{n}` cannot be reassigned inside a loop", s.span,
+                                 "reassigned in the loop")
+        idx_ty = scalar(dt.i32)
+        for _ in range(2):
+            scratch = Block()
+            with self.b.at(scratch):
+                self._restore(before)
+                self.frame.env[s.target.id] = TileV(Value(idx_ty, "iv"))
+                for n in carried:
+                    self.frame.env[n] = TileV(Value(init_types[n], n))
+                for k in token_keys:
+                    self.tokens[k] = Value(self.tokens[k].type, k)
+                self.lower_block(s.body)
+                changed = False
+                for n in carried:
+                    after = self.frame.env.get(n)
+                    if isinstance(after, TileV) and after.type != init_types[n]:
+                        init_types[n] = after.type
+                        changed = True
+            if not changed:
+                break
+        self._restore(before)
+        # Materialize the loop: bounds, initial values, body with block arguments.
+        lo = self._index_value(it.start, s.iter.span)
+        hi = self._index_value(it.stop, s.iter.span)
+        step = self._index_value(it.step, s.iter.span)
+        inits = [self._as_type(before.env[n], init_types[n], n, s.span) for n in carried]
+        inits += [before.tokens[k] for k in token_keys]
+        body = Block()
+        iv = Value(idx_ty, s.target.id)
+        body.args.append(iv)
+        self.frame.env[s.target.id] = TileV(iv)
+        for n in carried:
+            a = Value(init_types[n], n)
+            body.args.append(a)
+            self.frame.env[n] = TileV(a)
+        for k in token_keys:
+            a = Value(before.tokens[k].type, k)
+            body.args.append(a)
+            self.tokens[k] = a
+        with self.b.at(body):
+            self.lower_block(s.body)
+            outs = [self._as_type(self.frame.env[n], init_types[n], n, s.span) for n in carried]
+            outs += [self.tokens[k] for k in token_keys]
+            self.b.op("continue", outs, [])
+        result_types = [v.type for v in inits]
+        op = self.b.op("for", [lo, hi, step, *inits], result_types, {}, [body])
+        self._restore(before)
+        for n, r in zip(carried, op.results[: len(carried)], strict=True):
+            self.frame.env[n] = TileV(r)
+        for k, r in zip(token_keys, op.results[len(carried):], strict=True):
+            self.tokens[k] = r
+
+    def _index_value(self, v: LVal, span: K.Span) -> Value:
+        if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return self.b.constant(v.value, scalar(dt.i32))
+        if isinstance(v, TileV) and v.shape == () and v.dtype.is_int:
+            return self.arith.convert(v, dt.i32).v
+        raise self.error("CT3016", "loop bounds must be integers", span, "not an integer")
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e: K.Expr) -> LVal:
+        assert self.frame is not None
+        with self.b.location(self.location(e.span)):
+            return self._expr(e)
+
+    def _expr(self, e: K.Expr) -> LVal:
+        assert self.frame is not None
+        if isinstance(e, K.Name):
+            v = self.frame.env.get(e.id)
+            if v is None:
+                raise self.error(
+                    "CT3017", f"`{e.id}` is not defined here", e.span, "undefined",
+                    help="a name assigned only inside a loop or one branch is not visible after it",
+                )
+            return v
+        if isinstance(e, K.Const):
+            return ConstV(e.value)
+        if isinstance(e, K.DTypeRef):
+            return DTypeV(dt.from_name(e.name))
+        if isinstance(e, K.Tuple):
+            return TupleV(tuple(self.expr(x) for x in e.elts))
+        if isinstance(e, K.BinOp):
+            return self.arith.binop(e.op, self.expr(e.left), self.expr(e.right), e.span)
+        if isinstance(e, K.Unary):
+            return self.arith.unary(e.op, self.expr(e.operand), e.span)
+        if isinstance(e, K.Compare):
+            return self.arith.compare(e.op, self.expr(e.left), self.expr(e.right), e.span)
+        if isinstance(e, K.BoolOp):
+            return self._boolop(e)
+        if isinstance(e, K.IfExp):
+            c = self.arith.truthy(self.expr(e.test), e.span)
+            if isinstance(c, ConstV):
+                return self.expr(e.body if c.value else e.orelse)
+            x, y = self.arith.unify(self.expr(e.body), self.expr(e.orelse), e.span)
+            assert isinstance(c, TileV)
+            cond = self.arith.broadcast_to(c, x.shape, e.span)
+            return TileV(self.b.select(cond.v, x.v, y.v))
+        if isinstance(e, K.Call):
+            return self.ops.call(e)
+        if isinstance(e, K.CallDevice):
+            return self.call_device(e)
+        if isinstance(e, K.Method):
+            return self.ops.method(e)
+        if isinstance(e, K.Attribute):
+            return self.ops.attribute(e)
+        if isinstance(e, K.Subscript):
+            return self._subscript(e)
+        raise self.error("CT9002", f"unknown expression {type(e).__name__}", e.span)
+
+    def _boolop(self, e: K.BoolOp) -> LVal:
+        vals = [self.arith.truthy(self.expr(v), v.span) for v in e.values]
+        acc: LVal = vals[0]
+        for v in vals[1:]:
+            if isinstance(acc, ConstV) and isinstance(v, ConstV):
+                acc = ConstV(bool(acc.value and v.value) if e.op == "and"
+                             else bool(acc.value or v.value))
+                continue
+            if isinstance(acc, ConstV):
+                acc, v = v, acc
+            if isinstance(v, ConstV):
+                keep = (e.op == "and") == bool(v.value)
+                acc = acc if keep else ConstV(e.op == "or")
+                continue
+            assert isinstance(acc, TileV) and isinstance(v, TileV)
+            acc = TileV(self.b.binary("andi" if e.op == "and" else "ori", acc.v, v.v))
+        return acc
+
+    def _subscript(self, e: K.Subscript) -> LVal:
+        base = self.expr(e.value)
+        idx = self.expr(e.index)
+        if isinstance(base, TupleV) and isinstance(idx, ConstV) and isinstance(idx.value, int):
+            try:
+                return base.items[idx.value]
+            except IndexError:
+                raise self.error("CT3018", f"index {idx.value} out of range", e.span,
+                                 "out of range") from None
+        raise self.error(
+            "CT3018", "only tuples (like `x.shape`) can be indexed in kernels", e.span,
+            "not indexable", help="tiles are loaded and stored whole; use `load_tile`",
+        )
+
+    def call_device(self, e: K.CallDevice) -> LVal:
+        assert self.frame is not None
+        fn = self.doc.function(e.func)
+        if self.inline_depth > 32:
+            raise self.error("CT3019", "device functions recurse too deeply", e.span, "call")
+        args = [self.expr(a) for a in e.args]
+        kwargs = {k.name: self.expr(k.value) for k in e.kwargs}
+        params = fn.params
+        if len(args) > len(params):
+            raise self.error("CT3020", f"`{fn.name}` takes {len(params)} arguments, "
+                             f"{len(args)} given", e.span, "call")
+        env: dict[str, LVal] = {}
+        for p, a in zip(params, args, strict=False):
+            env[p.name] = a
+        for name, v in kwargs.items():
+            if name not in {p.name for p in params} or name in env:
+                raise self.error("CT3020", f"`{fn.name}` got an unexpected argument `{name}`",
+                                 e.span, "call")
+            env[name] = v
+        missing = [p.name for p in params if p.name not in env]
+        if missing:
+            raise self.error("CT3020", f"`{fn.name}` is missing argument `{missing[0]}`",
+                             e.span, "call")
+        saved = self.frame
+        self.frame = _Frame(fn, env)
+        self.inline_depth += 1
+        try:
+            self.lower_block(fn.body)
+            result = self.frame.returned
+        finally:
+            self.inline_depth -= 1
+            self.frame = saved
+        return result if result is not None else ConstV(None)
+
+    # ------------------------------------------------------------------ helpers for ops
+
+    def own_index(self, t: TensorV, span: K.Span) -> list[Value]:
+        assert self.block_ids is not None
+        if t.rank > 3:
+            raise self.error("CT3021", f"`{t.param}` has rank {t.rank}; a partitioned output "
+                             "has at most 3 dimensions (one per grid axis)", span, "rank > 3",
+                             help="reshape the tensor on the host to 3 or fewer dimensions")
+        return list(self.block_ids[: t.rank])
+
+    def partition(
+        self, t: TensorV, tile_shape: tuple[int, ...], padding: str | None, span: K.Span
+    ) -> Value:
+        if len(tile_shape) != t.rank:
+            raise self.error(
+                "CT3022", f"a tile of rank {len(tile_shape)} cannot index `{t.param}` of rank "
+                f"{t.rank}", span, "rank mismatch",
+            )
+        for d in tile_shape:
+            if d < 1 or d & (d - 1):
+                raise self.error("CT3023", f"tile dimension {d} is not a power of two", span,
+                                 "tile shape", help="Tile IR tiles have power-of-two sizes")
+        key = (tile_shape, padding, tuple(range(t.rank)))
+        pv = t.partitions.get(key)
+        if pv is None:
+            with self.b.at(self.views_block):
+                pv = self.b.make_partition_view(t.view, tile_shape, padding=padding)
+            t.partitions[key] = pv
+        return pv
+
+
+def _target_expr(t: K.Target) -> K.Expr:
+    if isinstance(t, K.NameTarget):
+        return K.Name(t.id, t.span)
+    return K.Tuple([_target_expr(x) for x in t.elts], t.span)
+
+
+def _assigned_in(stmts: list[K.Stmt]) -> set[str]:
+    out: set[str] = set()
+
+    def tgt(t: K.Target) -> None:
+        if isinstance(t, K.NameTarget):
+            out.add(t.id)
+        else:
+            for x in t.elts:
+                tgt(x)
+
+    def walk(ss: list[K.Stmt]) -> None:
+        for s in ss:
+            if isinstance(s, K.Assign):
+                for t in s.targets:
+                    tgt(t)
+            elif isinstance(s, K.AugAssign):
+                tgt(s.target)
+            elif isinstance(s, K.For):
+                tgt(s.target)
+                walk(s.body)
+            elif isinstance(s, (K.If,)):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (K.While, K.Unsafe)):
+                walk(s.body)
+
+    walk(stmts)
+    return out
+
+
+def lower_kernel(doc: K.Document, spec: Specialization) -> LoweredKernel:
+    return Lowerer(doc, spec).lower()
+
+
+__all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

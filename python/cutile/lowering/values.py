@@ -1,0 +1,86 @@
+"""What a kernel-AST expression evaluates to while lowering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..dtypes import DType
+from ..ir import TileType, Value
+
+
+class LVal:
+    """Base class of lowering-time values."""
+
+
+@dataclass
+class TileV(LVal):
+    """A Tile IR value (rank 0 for scalars)."""
+
+    v: Value
+
+    @property
+    def type(self) -> TileType:
+        t = self.v.type
+        assert isinstance(t, TileType)
+        return t
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+
+@dataclass
+class ConstV(LVal):
+    """A compile-time Python value (int, float, bool, str, None); weakly typed."""
+
+    value: int | float | bool | str | None
+
+
+@dataclass
+class TupleV(LVal):
+    items: tuple[LVal, ...]
+
+
+@dataclass
+class DTypeV(LVal):
+    dtype: DType
+
+
+@dataclass
+class TensorV(LVal):
+    """A tensor parameter: its tensor_view and extents (ints when static, i32/i64 values
+    when dynamic). For a `Mut` parameter, `tile_shape` is its partition's tile."""
+
+    param: str
+    dtype: DType
+    view: Value
+    shape: tuple[LVal, ...]
+    mutable: bool
+    tile_shape: tuple[int, ...] | None = None
+    # (tile shape, padding, dim_map) -> partition_view value, made once per kernel
+    partitions: dict[tuple[tuple[int, ...], str | None, tuple[int, ...]], Value] = field(
+        default_factory=dict
+    )
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass
+class SubPartitionV(LVal):
+    """`z.partition_mut(shape)`: sub-tiles of the block's own tile of `parent`."""
+
+    parent: TensorV
+    tile_shape: tuple[int, ...]
+
+
+@dataclass
+class RangeV(LVal):
+    start: LVal
+    stop: LVal
+    step: LVal

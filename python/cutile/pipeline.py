@@ -1,0 +1,87 @@
+"""The compile pipeline, stage by stage:
+
+    source --frontend--> kernel AST --Rust checker--> (accepted)
+           --lowering (Const values, argument facts)--> Tile IR module --verify-->
+           --bytecode writer--> .tilebc --tileiras (disk cache)--> cubin
+
+Each stage is a plain function; `kernel.py` caches their results per kernel and per
+specialization so that a launch never repeats work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import KernelCheckError
+from .frontend import kast as K
+from .frontend.diagnostics import FrontendError, to_check_error
+from .lowering.lower import LoweredKernel, lower_kernel
+from .lowering.signature import Specialization
+
+
+def run_checker(doc: K.Document) -> Any:
+    """The Rust checker on the serialized kernel AST; raises KernelCheckError on violations."""
+    from . import _native
+
+    result = _native.check_kernel(doc.to_json())
+    if not result.ok:
+        raise KernelCheckError(result.rendered(), list(result.diagnostics))
+    return result
+
+
+def lower(doc: K.Document, spec: Specialization) -> LoweredKernel:
+    try:
+        lowered = lower_kernel(doc, spec)
+    except FrontendError as err:
+        raise to_check_error(doc.files, err) from None
+    _verify(lowered)
+    return lowered
+
+
+def _verify(lowered: LoweredKernel) -> None:
+    try:
+        from .ir.verify import verify
+    except ImportError:  # pragma: no cover - the verifier ships with the package
+        return
+    verify(lowered.module)
+
+
+@dataclass
+class CompiledKernel:
+    """What `kernel.compile(...)` returns: the IR, its bytecode and the sm_XY cubin."""
+
+    name: str
+    target: str
+    lowered: LoweredKernel
+    bytecode: bytes
+    cubin: bytes
+    from_cache: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def module(self) -> Any:
+        return self.lowered.module
+
+    def ir_text(self) -> str:
+        """The bytecode disassembled by `tileirdisasm` (what tileiras reads)."""
+        from .backend.tileiras import disassemble
+
+        return disassemble(self.bytecode)
+
+
+def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3) -> CompiledKernel:
+    import time
+
+    from .backend.bytecode import write_bytecode
+    from .backend.cache import compile_cubin
+
+    t0 = time.perf_counter()
+    bytecode = write_bytecode(lowered.module)
+    t1 = time.perf_counter()
+    out = compile_cubin(bytecode, arch=target, opt_level=opt_level)
+    t2 = time.perf_counter()
+    return CompiledKernel(
+        lowered.entry_name, target, lowered, bytecode, out.cubin, out.from_cache,
+        {"bytecode_s": t1 - t0, "assemble_s": t2 - t1},
+    )

@@ -1,0 +1,1 @@
+"""Host runtime: driver and context, memory, tensors and partitions, launching, DeviceOps."""

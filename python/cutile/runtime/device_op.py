@@ -1,0 +1,116 @@
+"""Lazy device operations: a kernel call returns a `DeviceOp` that owns its arguments.
+
+`op.sync()` runs it and hands every argument back; `await op` does the same without
+blocking the event loop; `op.then(f)` runs `f` on the results once `op` completed;
+`cutile.zip(a, b)` runs several ops and returns all their results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Generator
+from typing import Any
+
+from ..errors import BorrowError
+from . import driver
+
+
+class DeviceOp:
+    """Base class: `_start()` submits the work and returns a waiter; `_finish()` returns
+    the results. An op runs at most once."""
+
+    name = "op"
+    _ran = False
+
+    def _start(self) -> Callable[[], None]:
+        raise NotImplementedError
+
+    def _finish(self) -> Any:
+        raise NotImplementedError
+
+    def _claim(self) -> None:
+        if self._ran:
+            raise BorrowError(
+                f"{self.name} already ran; an operation runs once and hands its tensors back "
+                "once", code="CT5020", hint="call the kernel again to launch it again",
+            )
+        self._ran = True
+
+    def sync(self) -> Any:
+        """Run, wait for completion, and return the results."""
+        self._claim()
+        wait = self._start()
+        wait()
+        return self._finish()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._run_async().__await__()
+
+    async def _run_async(self) -> Any:
+        self._claim()
+        wait = self._start()
+        loop = asyncio.get_running_loop()
+
+        def in_thread() -> None:
+            driver.ensure_current()
+            wait()
+
+        await loop.run_in_executor(None, in_thread)
+        return self._finish()
+
+    def then(self, fn: Callable[..., Any]) -> DeviceOp:
+        """An op that runs this one, then `fn(*results)`; if `fn` returns a DeviceOp, that
+        runs too and its results are the chain's."""
+        return ThenOp(self, fn)
+
+
+class ThenOp(DeviceOp):
+    def __init__(self, first: DeviceOp, fn: Callable[..., Any]) -> None:
+        self.first = first
+        self.fn = fn
+        self.name = f"{first.name}.then({getattr(fn, '__name__', 'fn')})"
+        self._result: Any = None
+
+    def _start(self) -> Callable[[], None]:
+        res = self.first.sync()
+        out = self.fn(*res) if isinstance(res, tuple) else self.fn(res)
+        if isinstance(out, DeviceOp):
+            out._claim()
+            wait = out._start()
+
+            def done() -> None:
+                wait()
+                self._result = out._finish()
+
+            return done
+        self._result = out
+        return lambda: None
+
+    def _finish(self) -> Any:
+        return self._result
+
+
+class ZipOp(DeviceOp):
+    def __init__(self, ops: tuple[DeviceOp, ...]) -> None:
+        self.ops = ops
+        self.name = "zip(" + ", ".join(o.name for o in ops) + ")"
+
+    def _start(self) -> Callable[[], None]:
+        waits = []
+        for op in self.ops:
+            op._claim()
+            waits.append(op._start())
+
+        def done() -> None:
+            for w in waits:
+                w()
+
+        return done
+
+    def _finish(self) -> Any:
+        return tuple(op._finish() for op in self.ops)
+
+
+def zip_ops(*ops: DeviceOp) -> DeviceOp:
+    """Run several ops (submitted back to back) and return a tuple of their results."""
+    return ZipOp(ops)

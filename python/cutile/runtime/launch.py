@@ -1,0 +1,88 @@
+"""Running a compiled kernel: on the GPU through `cuLaunchKernel`, or on the interpreter.
+
+GPU launches use block (1, 1, 1) and no dynamic shared memory (the cubin carries its real
+CTA size); the grid is the tile grid. Parameters are packed once per launch into a reusable
+buffer whose slot addresses were computed when the kernel was loaded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..lowering.signature import KernelABI
+from . import driver
+from .tensor import _Handle
+
+
+def flatten_args(abi: KernelABI, names: Sequence[str], values: Sequence[Any]) -> list[Any]:
+    """One value per ABI slot, from the bound arguments (ptr, shape..., stride..., scalar)."""
+    by_name = dict(zip(names, values, strict=True))
+    out: list[Any] = []
+    for slot in abi.slots:
+        v = by_name[slot.param]
+        if slot.kind == "ptr":
+            assert isinstance(v, _Handle)
+            out.append(v.address)
+        elif slot.kind == "shape":
+            out.append(v.shape[slot.axis])
+        elif slot.kind == "stride":
+            out.append(v.strides[slot.axis])
+        else:
+            out.append(v)
+    return out
+
+
+class LoadedKernel:
+    """A cubin loaded into the current context, ready to launch."""
+
+    def __init__(self, cubin: bytes, symbol: str, abi: KernelABI) -> None:
+        d = driver._driver()
+        driver.ensure_current()
+        self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+        self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
+                                "cuModuleGetFunction")
+        self.abi = abi
+        self._fmt = abi.struct_format
+        size = max(struct.calcsize(self._fmt), 8)
+        self._buf = ctypes.create_string_buffer(size)
+        base = ctypes.addressof(self._buf)
+        offsets = abi.offsets()
+        self._ptrs = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        self._ptrs_addr = ctypes.addressof(self._ptrs) if offsets else 0
+        self._lock = threading.Lock()
+        self._launch = d.cuLaunchKernel
+        self._success = d.CUresult.CUDA_SUCCESS
+
+    def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any) -> None:
+        with self._lock:
+            struct.pack_into(self._fmt, self._buf, 0, *flat)
+            err = self._launch(self._fn, grid[0], grid[1], grid[2], 1, 1, 1, 0, stream,
+                               self._ptrs_addr, 0)
+        if err[0] != self._success:
+            driver.check(err, "cuLaunchKernel")
+
+
+def interpret(module: Any, symbol: str, abi: KernelABI, grid: tuple[int, int, int],
+              names: Sequence[str], values: Sequence[Any]) -> None:
+    """Run a kernel on the CPU interpreter over the tensors' host buffers."""
+    from ..interpreter import Pointer, run
+    from .memory import HostAllocation
+
+    by_name = dict(zip(names, values, strict=True))
+    args: list[Any] = []
+    for slot in abi.slots:
+        v = by_name[slot.param]
+        if slot.kind == "ptr":
+            assert isinstance(v, _Handle) and isinstance(v._alloc, HostAllocation)
+            args.append(Pointer(v._alloc.buffer, v._offset))
+        elif slot.kind == "shape":
+            args.append(v.shape[slot.axis])
+        elif slot.kind == "stride":
+            args.append(v.strides[slot.axis])
+        else:
+            args.append(v)
+    run(module, symbol, grid, args)

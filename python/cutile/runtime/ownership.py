@@ -1,0 +1,29 @@
+"""The process-wide host registry (Rust, `cutile._native.HostRegistry`): storages, handles,
+moves into pending operations. One instance per process."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_registry: Any = None
+_lock = threading.Lock()
+_next_op = 0
+
+
+def registry() -> Any:
+    global _registry
+    if _registry is None:
+        with _lock:
+            if _registry is None:
+                from .. import _native
+
+                _registry = _native.HostRegistry()
+    return _registry
+
+
+def next_op_id() -> int:
+    global _next_op
+    with _lock:
+        _next_op += 1
+        return _next_op

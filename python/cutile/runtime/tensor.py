@@ -1,0 +1,241 @@
+"""Host handles to device tensors: `Tensor` (a strided view of an allocation) and `Partition`
+(a tensor cut into equal tiles, the form a kernel writes).
+
+Every handle is registered with the Rust host registry, which enforces the host rules:
+`partition` consumes a tensor whose storage has no other live view (rule 1); a launch moves
+its argument handles into the pending operation and they are dead until it hands them back
+(rule 3); mutable arguments may not overlap any other argument (rule 2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import BorrowError
+from .memory import Allocation
+from .ownership import registry
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides = []
+    acc = 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+class _Handle:
+    """Shared state of Tensor and Partition: where the bytes are and how they are laid out."""
+
+    __slots__ = ("__weakref__", "_alloc", "_handle", "_offset", "_storage", "dtype", "shape",
+                 "strides")
+
+    def __init__(
+        self,
+        alloc: Allocation,
+        storage: int,
+        offset: int,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        dtype: DType,
+        handle: int | None = None,
+    ) -> None:
+        self._alloc = alloc
+        self._storage = storage
+        self._offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.dtype = dtype
+        self._handle = (
+            handle
+            if handle is not None
+            else registry().new_handle(storage, offset, list(shape), list(strides), dtype.itemsize)
+        )
+
+    def __del__(self) -> None:
+        try:
+            registry().release_handle(self._handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+    # -- facts the launcher needs ----------------------------------------------------------
+
+    @property
+    def address(self) -> int:
+        """Address of element [0, ..., 0] (device pointer on the GPU)."""
+        return self._alloc.address + self._offset
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def _ensure_live(self, what: str) -> None:
+        registry().check_live(self._handle, what)
+
+    def _span_bytes(self) -> tuple[int, int]:
+        """Lowest and one-past-highest byte this view touches, relative to the allocation."""
+        if self.size == 0:
+            return self._offset, self._offset
+        lo = self._offset + sum(min(0, s * (d - 1)) for s, d in zip(self.strides, self.shape, strict=True)) * self.dtype.itemsize
+        hi = self._offset + (
+            sum(max(0, s * (d - 1)) for s, d in zip(self.strides, self.shape, strict=True)) + 1
+        ) * self.dtype.itemsize
+        return lo, hi
+
+    def _to_numpy(self) -> np.ndarray:
+        lo, hi = self._span_bytes()
+        raw = self._alloc.read(lo, hi - lo)
+        item = self.dtype.itemsize
+        base = raw.view(self.dtype.numpy)
+        first = (self._offset - lo) // item
+        view = np.lib.stride_tricks.as_strided(
+            base[first:],
+            shape=self.shape,
+            strides=tuple(s * item for s in self.strides),
+        )
+        return np.array(view, copy=True)
+
+
+class Tensor(_Handle):
+    """A device tensor (or, on the interpreter, a host buffer that stands in for one)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name})"
+
+    def to_numpy(self) -> np.ndarray:
+        """Copy to a new numpy array (waits for nothing: a live handle has no pending writer)."""
+        self._ensure_live("read")
+        return self._to_numpy()
+
+    def numpy(self) -> np.ndarray:
+        return self.to_numpy()
+
+    def partition(self, tile_shape: Sequence[int]) -> Partition:
+        """Consume this tensor and cut it into tiles of `tile_shape` (host rule 1: its storage
+        must have no other live view)."""
+        shape = tuple(int(s) for s in tile_shape)
+        if len(shape) != self.ndim:
+            raise BorrowError(
+                f"tile shape {list(shape)} has rank {len(shape)}; the tensor has rank "
+                f"{self.ndim}",
+                code="CT5010",
+                hint="give one tile size per tensor dimension",
+            )
+        if any(s < 1 for s in shape):
+            raise BorrowError(f"tile sizes must be >= 1, got {list(shape)}", code="CT5010")
+        if self.ndim > 3:
+            raise BorrowError(
+                f"a partition has at most 3 dimensions (one per grid axis); this tensor has "
+                f"{self.ndim}",
+                code="CT5011",
+                hint="reshape it to 3 or fewer dimensions first",
+            )
+        new = registry().consume(self._handle, "partition", True)
+        return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,
+                         self.dtype, shape, handle=new)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """A view (shares storage): ints and slices with positive steps."""
+        self._ensure_live("view")
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices for a tensor of rank {self.ndim}")
+        offset = self._offset
+        shape: list[int] = []
+        strides: list[int] = []
+        for axis, k in enumerate(key):
+            n, s = self.shape[axis], self.strides[axis]
+            if isinstance(k, (int, np.integer)):
+                i = int(k) + n if k < 0 else int(k)
+                if not 0 <= i < n:
+                    raise IndexError(f"index {k} out of range for axis {axis} of size {n}")
+                offset += i * s * self.dtype.itemsize
+            elif isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                if step <= 0:
+                    raise IndexError("views need a positive step")
+                count = max(0, -(-(stop - start) // step))
+                offset += start * s * self.dtype.itemsize
+                shape.append(count)
+                strides.append(s * step)
+            else:
+                raise TypeError(f"unsupported index {k!r}")
+        shape.extend(self.shape[len(key):])
+        strides.extend(self.strides[len(key):])
+        return Tensor(self._alloc, self._storage, offset, tuple(shape), tuple(strides),
+                      self.dtype)
+
+    def reshape(self, shape: Sequence[int]) -> Tensor:
+        """A view with a new shape (the tensor must be contiguous)."""
+        self._ensure_live("reshape")
+        new = tuple(int(s) for s in shape)
+        if math.prod(new) != self.size:
+            raise ValueError(f"cannot reshape {list(self.shape)} to {list(new)}")
+        if self.strides != contiguous_strides(self.shape):
+            raise ValueError("only contiguous tensors can be reshaped")
+        return Tensor(self._alloc, self._storage, self._offset, new, contiguous_strides(new),
+                      self.dtype)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from . import driver
+
+        s = driver.state()
+        return (2, s.device) if s.backend == "gpu" else (1, 0)
+
+
+class Partition(_Handle):
+    """A tensor cut into tiles; a kernel's `Mut` parameter takes one. Block (i, j, k) of the
+    launch owns tile (i, j, k)."""
+
+    __slots__ = ("tile_shape",)
+
+    def __init__(
+        self,
+        alloc: Allocation,
+        storage: int,
+        offset: int,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        dtype: DType,
+        tile_shape: tuple[int, ...],
+        handle: int | None = None,
+    ) -> None:
+        super().__init__(alloc, storage, offset, shape, strides, dtype, handle)
+        self.tile_shape = tile_shape
+
+    def __repr__(self) -> str:
+        return (f"cutile.Partition(shape={list(self.shape)}, tile={list(self.tile_shape)}, "
+                f"dtype={self.dtype.name})")
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        g = [-(-d // t) for d, t in zip(self.shape, self.tile_shape, strict=True)]
+        g += [1] * (3 - len(g))
+        return (g[0], g[1], g[2])
+
+    def unpartition(self) -> Tensor:
+        """Give the whole tensor back (consumes the partition)."""
+        new = registry().consume(self._handle, "unpartition", False)
+        return Tensor(self._alloc, self._storage, self._offset, self.shape, self.strides,
+                      self.dtype, handle=new)
+
+    def to_numpy(self) -> np.ndarray:
+        self._ensure_live("read")
+        return self._to_numpy()
