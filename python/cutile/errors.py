@@ -111,12 +111,47 @@ class InternalCompilerError(CutileError):
     code = "CT9001"
 
 
+class InterpreterError(CutileError):
+    """The CPU interpreter stopped a kernel: an access outside every buffer, a failed `assert`,
+    an index outside a partition's index space, or another fault the GPU would not report
+    cleanly. `location` is the op's source location (if the IR carries one), `op` its name and
+    `block_id` the tile block that was running."""
+
+    code = "CT6910"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        hint: str | None = None,
+        location: str | None = None,
+        op: str | None = None,
+        block_id: tuple[int, int, int] | None = None,
+    ) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self.location = location
+        self.op = op
+        self.block_id = block_id
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.op:
+            text += f"\n  in op `{self.op}`"
+        if self.block_id is not None:
+            text += f" of tile block {self.block_id}"
+        if self.location:
+            text += f"\n  --> {self.location}"
+        return text
+
+
 __all__ = [
     "BorrowError",
     "CompileError",
     "CutileError",
     "DeviceError",
     "InternalCompilerError",
+    "InterpreterError",
     "KernelCheckError",
     "LaunchError",
 ]

@@ -1,0 +1,48 @@
+"""CPU interpreter for Tile IR: runs the same `Module` the bytecode writer encodes, with numpy.
+
+    from cutile.interpreter import Pointer, run
+    run(module, "add", grid=(8, 1, 1), args=[Pointer.to(z), Pointer.to(x), Pointer.to(y)])
+
+One meaning per op: each handler follows the `cuda_tile` spec (Ops.td / Types.td), so a
+kernel means the same on the CPU as on the GPU. Tile blocks run sequentially, x fastest
+(for z: for y: for x); ops run in program order, so tokens only need to exist. Faults (an
+access outside every buffer, a failed `assert`, a tile index outside a partition, an
+integer division by zero, a broken `assume`) raise `InterpreterError` with the op's source
+location and the tile block.
+
+Numerics: f16/bf16 compute in f32 and round to nearest-even after each op (bf16 is emulated
+in f32 storage, no ml_dtypes); tf32 is f32 rounded to 10 mantissa bits; mmaf multiplies and
+sums in f64 and rounds once to the accumulator type. Loads past a tensor's end through a
+view without padding (and masked-off pointer loads without padding) read a poison value:
+NaN for floats, bytes 0xA5 for integers, true for i1.
+"""
+
+from ..errors import InterpreterError
+from . import ops_arith, ops_control, ops_convert, ops_memory, ops_reduce, ops_shape
+from .machine import Machine, Signal, run
+from .memory import Pointer
+from .registry import HANDLERS
+from .values import poison
+
+
+def supported_ops() -> list[str]:
+    """The names of the Tile IR ops the interpreter executes."""
+    return sorted([*HANDLERS, "yield", "continue", "break", "return"])
+
+
+__all__ = [
+    "HANDLERS",
+    "InterpreterError",
+    "Machine",
+    "Pointer",
+    "Signal",
+    "ops_arith",
+    "ops_control",
+    "ops_convert",
+    "ops_memory",
+    "ops_reduce",
+    "ops_shape",
+    "poison",
+    "run",
+    "supported_ops",
+]

@@ -1,0 +1,123 @@
+"""Conversions: ftof, ftoi, itof, exti, trunci, bitcast.
+
+ftoi rounds toward zero and, like the GPU's cvt.rzi, saturates out-of-range values to the
+target range and turns NaN into 0 (Tile IR leaves those undefined). itof rounds to nearest
+even (other modes are approximated through f64).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import InterpreterError
+from ..ir.core import Op
+from .ops_arith import operand_dtype, result_dtype
+from .registry import handler
+from .values import (
+    Array,
+    float_bits,
+    float_from_bits,
+    freeze,
+    round_directed,
+    signed,
+    storage,
+    to_float,
+    unsigned,
+    unsigned_dtype,
+    wrap_int,
+)
+
+if TYPE_CHECKING:
+    from .machine import Machine
+
+_NEAREST = frozenset({"nearest_even", "approx", "full"})
+
+
+def _out(x: Any, d: DType) -> list[Any]:
+    return [freeze(np.asarray(x, dtype=storage(d)))]
+
+
+@handler("ftof")
+def _ftof(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    mode = op.attrs.get("rounding_mode", "nearest_even")
+    (x,) = args
+    if mode in _NEAREST:
+        return _out(to_float(x, d), d)
+    return _out(round_directed(np.asarray(x, dtype=np.float64), d, mode), d)
+
+
+def _int_range(d: DType, is_signed: bool) -> tuple[int, int]:
+    if is_signed:
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
+@handler("ftoi")
+def _ftoi(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    is_signed = op.attrs.get("signedness", "signed") == "signed"
+    x = np.trunc(np.asarray(args[0], dtype=np.float64))
+    lo, hi = _int_range(d, is_signed)
+    nan = np.isnan(x)
+    # Clip inside the range with f64 bounds that convert exactly, then pin the ends.
+    hi_f = float(np.nextafter(np.float64(hi + 1), -np.inf)) if hi > 2**53 else float(hi)
+    clipped = np.clip(np.where(nan, 0.0, x), float(lo), hi_f)
+    work = np.int64 if is_signed else np.uint64
+    r = clipped.astype(work)
+    r = np.where(x > hi_f, work(hi), r)
+    return _out(wrap_int(r, d), d)
+
+
+@handler("itof")
+def _itof(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    src = operand_dtype(op)
+    mode = op.attrs.get("rounding_mode", "nearest_even")
+    is_signed = op.attrs.get("signedness", "signed") == "signed"
+    x = signed(args[0], src) if is_signed else unsigned(args[0], src)
+    if mode not in _NEAREST:
+        return _out(round_directed(x.astype(np.float64), d, mode), d)
+    if d.name in ("f32", "f64"):
+        return _out(x.astype(storage(d)), d)  # one correctly rounded C conversion
+    return _out(to_float(x.astype(np.float64), d), d)
+
+
+@handler("exti")
+def _exti(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    src = operand_dtype(op)
+    if d.bits <= src.bits:
+        raise InterpreterError(f"exti must widen, not {src.name} -> {d.name}")
+    if op.attrs.get("signedness", "signed") == "signed":
+        return _out(signed(args[0], src).astype(storage(d)), d)
+    wide = unsigned(args[0], src).astype(unsigned_dtype(d))
+    return _out(wide.view(storage(d)), d)
+
+
+@handler("trunci")
+def _trunci(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    src = operand_dtype(op)
+    if d.bits >= src.bits:
+        raise InterpreterError(f"trunci must narrow, not {src.name} -> {d.name}")
+    return _out(wrap_int(unsigned(args[0], src), d), d)
+
+
+def _bits(x: Array, d: DType) -> Array:
+    return float_bits(x, d) if d.is_float else unsigned(x, d)
+
+
+@handler("bitcast")
+def _bitcast(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    d = result_dtype(op)
+    src = operand_dtype(op)
+    if d.bits != src.bits:
+        raise InterpreterError(f"bitcast between {src.name} and {d.name} changes the width")
+    bits = _bits(np.ascontiguousarray(args[0]), src)
+    if d.is_float:
+        return _out(float_from_bits(bits, d), d)
+    return _out(wrap_int(bits, d), d)

@@ -1,0 +1,158 @@
+"""Constants and shape ops: constant, iota, reshape, broadcast, permute, extract, cat;
+and the matrix ops mmaf / mmai.
+
+These work on any element type, pointers included (a pointer tile is an int64 array).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.attrs import Dense
+from ..ir.core import Op
+from ..ir.types import PointerType, TileType
+from .ops_arith import operand_dtype, result_dtype
+from .registry import handler
+from .values import (
+    element_storage,
+    freeze,
+    from_host,
+    signed,
+    storage,
+    to_float,
+    unsigned,
+    wrap_int,
+)
+
+if TYPE_CHECKING:
+    from .machine import Machine
+
+
+def _tile_type(op: Op, i: int = 0) -> TileType:
+    ty = op.results[i].type
+    assert isinstance(ty, TileType)
+    return ty
+
+
+@handler("constant")
+def _constant(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    cached = m.cache.get(op)
+    if cached is None:
+        ty = _tile_type(op)
+        value = op.attrs.get("value")
+        data = value.array if isinstance(value, Dense) else value
+        if data is None:
+            raise InterpreterError("constant without a `value`")
+        arr = np.asarray(data)
+        if arr.size != 1 and arr.shape != ty.shape:
+            raise InterpreterError(f"constant data of shape {arr.shape} for {ty}")
+        if arr.size == 1:
+            arr = arr.reshape(())
+        cached = freeze(from_host(arr, ty))
+        m.cache[op] = cached
+    return [cached]
+
+
+@handler("iota")
+def _iota(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    cached = m.cache.get(op)
+    if cached is None:
+        ty = _tile_type(op)
+        if len(ty.shape) != 1:
+            raise InterpreterError(f"iota makes a 1-d tile, not {ty}")
+        cached = freeze(wrap_int(np.arange(ty.shape[0], dtype=np.int64), ty.dtype))
+        m.cache[op] = cached
+    return [cached]
+
+
+@handler("reshape")
+def _reshape(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    shape = _tile_type(op).shape
+    (x,) = args
+    if x.size != int(np.prod(shape, dtype=np.int64)):
+        raise InterpreterError(f"reshape of {x.shape} to {shape} changes the element count")
+    return [freeze(np.reshape(x, shape))]
+
+
+@handler("broadcast")
+def _broadcast(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    shape = _tile_type(op).shape
+    (x,) = args
+    if x.ndim != len(shape) or any(a not in (1, b) for a, b in zip(x.shape, shape, strict=False)):
+        raise InterpreterError(f"cannot broadcast {x.shape} to {shape} (only size-1 dims grow)")
+    return [np.broadcast_to(x, shape)]
+
+
+@handler("permute")
+def _permute(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    perm = tuple(int(p) for p in op.attrs["permutation"])
+    return [freeze(np.transpose(args[0], perm))]
+
+
+@handler("extract")
+def _extract(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    x, *indices = args
+    shape = _tile_type(op).shape
+    if len(indices) != x.ndim:
+        raise InterpreterError(f"extract needs {x.ndim} indices, got {len(indices)}")
+    slices = []
+    for dim, (i, n, total) in enumerate(zip(indices, shape, x.shape, strict=False)):
+        j = int(unsigned(i, operand_dtype(op, dim + 1)))
+        if total % n or not 0 <= j < total // n:
+            raise InterpreterError(
+                f"extract slice {j} of size {n} is outside dimension {dim} of size {total}"
+            )
+        slices.append(slice(j * n, (j + 1) * n))
+    return [freeze(np.ascontiguousarray(x[tuple(slices)]))]
+
+
+@handler("cat")
+def _cat(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    a, b = args
+    return [freeze(np.concatenate([a, b], axis=int(op.attrs["dim"])))]
+
+
+# -- matrix multiply-accumulate ----------------------------------------------------------
+
+
+def _check_mma(a: Any, b: Any, c: Any) -> None:
+    ok = a.ndim == b.ndim == c.ndim and a.ndim in (2, 3)
+    ok = ok and a.shape[-1] == b.shape[-2] and c.shape[-2:] == (a.shape[-2], b.shape[-1])
+    ok = ok and (a.ndim == 2 or a.shape[0] == b.shape[0] == c.shape[0])
+    if not ok:
+        raise InterpreterError(f"mma shapes do not fit: {a.shape} x {b.shape} + {c.shape}")
+
+
+@handler("mmaf")
+def _mmaf(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    # Inputs (f16, bf16, tf32, f32, f64) are exact in f64; products and sums are done in
+    # f64 and rounded once to the accumulator type: never less accurate than the GPU.
+    a, b, c = args
+    _check_mma(a, b, c)
+    d = result_dtype(op)
+    r = np.matmul(a.astype(np.float64), b.astype(np.float64)) + c.astype(np.float64)
+    return [freeze(to_float(r, d))]
+
+
+@handler("mmai")
+def _mmai(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    a, b, c = args
+    _check_mma(a, b, c)
+    da, db = operand_dtype(op, 0), operand_dtype(op, 1)
+    sa = op.attrs.get("signedness_lhs", "signed") == "signed"
+    sb = op.attrs.get("signedness_rhs", "signed") == "signed"
+    x = (signed(a, da) if sa else unsigned(a, da)).astype(np.int64)
+    y = (signed(b, db) if sb else unsigned(b, db)).astype(np.int64)
+    r = np.matmul(x, y) + c.astype(np.int64)
+    return [freeze(wrap_int(r, result_dtype(op)))]
+
+
+def result_storage(op: Op, i: int = 0) -> np.dtype[Any]:
+    ty = _tile_type(op, i)
+    return element_storage(ty.element)
+
+
+__all__ = ["PointerType", "result_storage", "storage"]
