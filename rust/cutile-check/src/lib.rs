@@ -1,0 +1,117 @@
+//! Kernel-level safety rules of cutile (DESIGN.md §3), over the kernel AST.
+//!
+//! ```text
+//! kast::Document ──▶ check.rs   walk statements; names, moves, borrows, loops, inlining
+//!                      │          (rules 1-4: own-tile stores, shared read-only, move
+//!                      │           semantics of `Mut`, no foreign-tile reads)
+//!                      ├─▶ effects.rs  memory effects of DSL ops (stores, loads, partitions)
+//!                      │     ├─▶ prover.rs   store-index maps: injective + in bounds (rule 5)
+//!                      │     │     └─▶ swizzle.rs  grouped swizzles
+//!                      │     └─▶ bounds.rs   the ladder: static → launch → device
+//!                      └─▶ errors.rs   one diagnostic constructor per violation
+//! schedule.rs: the mapped-partition schedule (`iter_indices()`) and its bijection
+//! ```
+//!
+//! Rule 6 (pointers, atomics, scatter/gather, unchecked stores, `assume_*` only in `unsafe`)
+//! is in `effects.rs` (`unsafe_check`) and `check.rs` (pointer parameters).
+//!
+//! The result is a list of diagnostics (never an `Err` for a user mistake) and a list of
+//! [`Obligation`]s saying how each safety goal was discharged: `static`, `launch` (with a
+//! predicate the host evaluates, fail-closed), `device` (an assert in the kernel), or
+//! `failed`. Predicates use a small language: integers, `+ - * // %`, `cdiv(a, b)`,
+//! `min`, `max`, comparisons and `&&`, over `grid(k)` (launch grid extent), `dim(x, k)`
+//! (extent of tensor parameter `x`), `tiles(z, k)` (tile count of partition `z`),
+//! `Const`/scalar parameter names, `block_id(k)` and `loopN` (device predicates only).
+//!
+//! Testing: `cargo test -p cutile-check` (unit tests, the corpus in `tests/corpus/`, and
+//! property tests). `CUTILE_BLESS=1 cargo test -p cutile-check --test corpus` rewrites the
+//! expected `.stderr` / `.obligations` files.
+
+pub mod bounds;
+mod check;
+mod effects;
+pub mod errors;
+pub mod prover;
+pub mod schedule;
+mod state;
+pub mod swizzle;
+pub mod sym;
+
+use cutile_diag::{Diagnostic, Severity};
+use cutile_kast::{Document, KastError, Span};
+
+/// How an obligation was discharged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discharge {
+    Static,
+    Launch,
+    Device,
+    Failed,
+}
+
+impl Discharge {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Discharge::Static => "static",
+            Discharge::Launch => "launch",
+            Discharge::Device => "device",
+            Discharge::Failed => "failed",
+        }
+    }
+}
+
+/// One safety goal of a kernel and how it was discharged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Obligation {
+    /// `store-own-tile`, `store-mapped-index`, `store-index-injective`, `subpartition-shape`,
+    /// `subtile-bounds`, `bounds`.
+    pub kind: String,
+    pub description: String,
+    pub discharged: Discharge,
+    /// For `launch` and `device`: the predicate that must hold.
+    pub predicate: Option<String>,
+    pub span: Span,
+}
+
+/// Everything the checker found.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOutput {
+    pub diagnostics: Vec<Diagnostic>,
+    pub obligations: Vec<Obligation>,
+}
+
+impl CheckOutput {
+    /// No error diagnostics.
+    pub fn ok(&self) -> bool {
+        !self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+    }
+
+    /// The error codes, in report order.
+    pub fn codes(&self) -> Vec<String> {
+        self.diagnostics.iter().map(|d| d.code.clone()).collect()
+    }
+}
+
+/// Run every kernel-level rule on a parsed document.
+pub fn check(doc: &Document) -> CheckOutput {
+    let Some(mut c) = check::Checker::new(doc) else {
+        return CheckOutput::default();
+    };
+    c.run();
+    let mut diagnostics = c.diags;
+    // Stable order: by file, then position.
+    diagnostics.sort_by_key(|d| (d.primary.span.file, d.primary.span.lo, d.primary.span.hi));
+    let mut obligations = c.obligations;
+    obligations.sort_by_key(|o| (o.span.file, o.span.lo, o.span.hi));
+    CheckOutput {
+        diagnostics,
+        obligations,
+    }
+}
+
+/// Parse a kernel AST document and check it.
+pub fn check_json(json: &str) -> Result<(Document, CheckOutput), KastError> {
+    let doc = cutile_kast::parse(json)?;
+    let out = check(&doc);
+    Ok((doc, out))
+}

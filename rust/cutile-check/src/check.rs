@@ -1,0 +1,782 @@
+//! The walker: statements, control flow, names, moves and borrows, device-call inlining.
+//! Memory effects of DSL operations are in `effects.rs`.
+
+use crate::bounds::{Ranges, Rung};
+use crate::errors::{self, MoveWhy};
+use crate::state::{join_opt, Binding, Move, State, UseMap, Val};
+use crate::sym::{Atom, Poly};
+use crate::{Discharge, Obligation};
+use cutile_diag::{Diagnostic, Label};
+use cutile_kast::{
+    stmt_exprs, walk_stmts, Dim, Document, Expr, Function, FunctionKind, ParamKind, Span, Stmt,
+    Target,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// An entry `Mut` parameter.
+pub struct Root {
+    pub name: String,
+    pub span: Span,
+    pub tile: Vec<Poly>,
+}
+
+/// An entry shared tensor parameter.
+pub struct SharedParam {
+    pub name: String,
+    pub span: Span,
+    pub shape: Vec<Poly>,
+}
+
+pub struct LoopCtx {
+    pub span: Span,
+    pub breaks: Vec<State>,
+    pub continues: Vec<State>,
+}
+
+pub struct Frame<'d> {
+    pub func: &'d Function,
+    pub call_site: Option<Span>,
+    pub uses: UseMap,
+    pub loops: Vec<LoopCtx>,
+    pub unsafe_depth: u32,
+    pub returns: Vec<Val>,
+}
+
+pub struct Checker<'d> {
+    pub doc: &'d Document,
+    pub roots: Vec<Root>,
+    pub shared: Vec<SharedParam>,
+    pub ranges: Ranges,
+    pub mapped: bool,
+    pub grid_rank: usize,
+    pub deny: bool,
+    pub frames: Vec<Frame<'d>>,
+    pub diags: Vec<Diagnostic>,
+    diag_keys: HashSet<(String, Span)>,
+    pub obligations: Vec<Obligation>,
+    obl_keys: HashMap<(String, Span, String), usize>,
+    opaque_ids: HashMap<(String, u32, u32), u32>,
+    next_opaque: u32,
+}
+
+const MAX_INLINE_DEPTH: usize = 32;
+const MAX_LOOP_PASSES: usize = 4;
+
+fn dim_poly(d: &Dim, param: &str, axis: usize) -> Poly {
+    match d {
+        Dim::Int(n) if *n >= 0 => Poly::c(i128::from(*n)),
+        Dim::Int(_) => Poly::atom(Atom::Dim(param.to_string(), axis as u8)),
+        Dim::Name(n) => Poly::atom(Atom::Const(n.clone())),
+    }
+}
+
+fn is_int_dtype(d: Option<&str>) -> bool {
+    matches!(
+        d,
+        Some("int" | "bool" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64")
+    )
+}
+
+impl<'d> Checker<'d> {
+    pub fn new(doc: &'d Document) -> Option<Self> {
+        let entry = doc.entry_function()?;
+        let mut roots = Vec::new();
+        let mut shared = Vec::new();
+        let mut shape_consts = HashSet::new();
+        for p in &entry.params {
+            let shape: Vec<Poly> = p
+                .shape
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, d)| dim_poly(d, &p.name, i))
+                .collect();
+            for d in p.shape.iter().flatten() {
+                if let Dim::Name(n) = d {
+                    shape_consts.insert(n.clone());
+                }
+            }
+            match p.kind {
+                ParamKind::MutTensor => roots.push(Root {
+                    name: p.name.clone(),
+                    span: p.span,
+                    tile: shape,
+                }),
+                ParamKind::Tensor => shared.push(SharedParam {
+                    name: p.name.clone(),
+                    span: p.span,
+                    shape,
+                }),
+                _ => {}
+            }
+        }
+        let mut mapped = false;
+        for f in &doc.functions {
+            walk_stmts(&f.body, &mut |s| {
+                for e in stmt_exprs(s) {
+                    e.walk(&mut |e| {
+                        if let Expr::Method { method, .. } = e {
+                            mapped |= method == "iter_indices";
+                        }
+                    });
+                }
+            });
+        }
+        // Grid == partition grid for every mutable partition, so axes past the smallest
+        // partition rank have extent 1 (host rule 6, `validate_launch`).
+        let grid_rank = if mapped || roots.is_empty() {
+            3
+        } else {
+            roots.iter().map(|r| r.tile.len()).min().unwrap_or(3).min(3)
+        };
+        let grid = std::array::from_fn(|k| {
+            if k < grid_rank {
+                Poly::atom(Atom::Grid(k as u8))
+            } else {
+                Poly::c(1)
+            }
+        });
+        Some(Checker {
+            doc,
+            roots,
+            shared,
+            ranges: Ranges {
+                loops: HashMap::new(),
+                shape_consts: shape_consts.into_iter().collect(),
+                grid,
+            },
+            mapped,
+            grid_rank,
+            deny: entry.options.deny_in_kernel_checks,
+            frames: Vec::new(),
+            diags: Vec::new(),
+            diag_keys: HashSet::new(),
+            obligations: Vec::new(),
+            obl_keys: HashMap::new(),
+            opaque_ids: HashMap::new(),
+            next_opaque: 0,
+        })
+    }
+
+    pub fn run(&mut self) {
+        let Some(entry) = self.doc.entry_function() else {
+            return;
+        };
+        let mut st = State::default();
+        let mut ri = 0;
+        let mut si = 0;
+        for p in &entry.params {
+            let v = match p.kind {
+                ParamKind::MutTensor => {
+                    ri += 1;
+                    Val::Mut(ri - 1)
+                }
+                ParamKind::Tensor => {
+                    si += 1;
+                    Val::Shared(si - 1)
+                }
+                _ => self.scalar_param(p),
+            };
+            st.bind(&p.name, v);
+        }
+        self.run_function(entry, None, st);
+    }
+
+    fn scalar_param(&self, p: &cutile_kast::Param) -> Val {
+        match p.kind {
+            ParamKind::Const if is_int_dtype(p.dtype.as_deref()) => {
+                Val::Int(Poly::atom(Atom::Const(p.name.clone())))
+            }
+            ParamKind::Scalar if is_int_dtype(p.dtype.as_deref()) => {
+                Val::Int(Poly::atom(Atom::Scalar(p.name.clone())))
+            }
+            _ => Val::Other,
+        }
+    }
+
+    /// Run a function body in a fresh frame; returns the joined return value.
+    fn run_function(&mut self, func: &'d Function, call_site: Option<Span>, st: State) -> Val {
+        let mut uses = UseMap::default();
+        walk_stmts(&func.body, &mut |s| {
+            for e in stmt_exprs(s) {
+                e.walk(&mut |e| {
+                    if let Expr::Name { id, span } = e {
+                        uses.reads.entry(id.clone()).or_default().push((span.lo, *span));
+                    }
+                });
+            }
+        });
+        self.frames.push(Frame {
+            func,
+            call_site,
+            uses,
+            loops: Vec::new(),
+            unsafe_depth: 0,
+            returns: Vec::new(),
+        });
+        for p in &func.params {
+            if p.kind == ParamKind::Ptr && !func.is_unsafe {
+                let d = errors::ptr_param(&p.name, p.span, &func.name, func.kind == FunctionKind::Entry);
+                self.report(d);
+            }
+        }
+        let _ = self.exec_block(&func.body, st);
+        let frame = self.frames.pop();
+        let rets = frame.map(|f| f.returns).unwrap_or_default();
+        match rets.as_slice() {
+            [] => Val::Other,
+            [v] => v.clone(),
+            [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
+            _ => self.fresh_opaque(),
+        }
+    }
+
+    // ---- reporting -------------------------------------------------------------------
+
+    pub fn report(&mut self, mut d: Diagnostic) {
+        if !self.diag_keys.insert((d.code.clone(), d.primary.span)) {
+            return;
+        }
+        // Inside an inlined device function: point at the outermost call too.
+        if let Some(site) = self.frames.get(1).and_then(|f| f.call_site) {
+            let callee = self.frames.get(1).map(|f| f.func.name.clone()).unwrap_or_default();
+            d.secondary.push(Label::new(site, format!("in this call to `{callee}`")));
+        }
+        self.diags.push(d);
+    }
+
+    /// Record an obligation; on a repeated visit (loops) the last outcome wins. A device
+    /// check under `deny_in_kernel_checks` becomes CT2008.
+    pub fn oblige(&mut self, kind: &str, description: String, rung: Rung, device_pred: String, span: Span) {
+        let (discharged, predicate) = match rung {
+            Rung::Static => (Discharge::Static, None),
+            Rung::Launch(p) => (Discharge::Launch, Some(p)),
+            Rung::Device if self.deny => {
+                self.report(errors::denied_device_check(&description, span, &device_pred));
+                (Discharge::Failed, Some(device_pred))
+            }
+            Rung::Device => (Discharge::Device, Some(device_pred)),
+            Rung::Refuted => (Discharge::Failed, None),
+        };
+        let ob = Obligation {
+            kind: kind.to_string(),
+            description: description.clone(),
+            discharged,
+            predicate,
+            span,
+        };
+        let key = (kind.to_string(), span, description);
+        match self.obl_keys.get(&key) {
+            Some(&i) => self.obligations[i] = ob,
+            None => {
+                self.obl_keys.insert(key, self.obligations.len());
+                self.obligations.push(ob);
+            }
+        }
+    }
+
+    pub fn fresh_opaque(&mut self) -> Val {
+        self.next_opaque += 1;
+        Val::Int(Poly::atom(Atom::Opaque(self.next_opaque)))
+    }
+
+    /// A deterministic opaque value for `name` merged at `at` (so loop joins converge).
+    fn merged_opaque(&mut self, name: &str, at: Span) -> Val {
+        let key = (name.to_string(), at.file, at.lo);
+        let id = match self.opaque_ids.get(&key) {
+            Some(id) => *id,
+            None => {
+                self.next_opaque += 1;
+                self.opaque_ids.insert(key, self.next_opaque);
+                self.next_opaque
+            }
+        };
+        Val::Int(Poly::atom(Atom::Opaque(id)))
+    }
+
+    fn join_at(&mut self, a: Option<State>, b: Option<State>, why: MoveWhy, at: Span) -> Option<State> {
+        let mut names: Vec<(String, Val)> = Vec::new();
+        let mut opaque = |n: &str| {
+            let v = Val::Int(Poly::atom(Atom::Opaque(u32::MAX)));
+            names.push((n.to_string(), v.clone()));
+            v
+        };
+        let joined = join_opt(a, b, why, &mut opaque);
+        // Replace the placeholder by a stable opaque per (name, merge point).
+        joined.map(|mut st| {
+            for (n, _) in names {
+                let v = self.merged_opaque(&n, at);
+                if let Some(b) = st.vars.get_mut(&n) {
+                    if b.val == Val::Int(Poly::atom(Atom::Opaque(u32::MAX))) {
+                        b.val = v;
+                    }
+                }
+            }
+            st
+        })
+    }
+
+    pub fn frame(&mut self) -> Option<&mut Frame<'d>> {
+        self.frames.last_mut()
+    }
+
+    pub fn in_unsafe(&self) -> bool {
+        self.frames
+            .last()
+            .is_some_and(|f| f.unsafe_depth > 0 || f.func.is_unsafe)
+    }
+
+    pub fn root_name(&self, r: usize) -> String {
+        self.roots.get(r).map(|x| x.name.clone()).unwrap_or_default()
+    }
+
+    // ---- statements ------------------------------------------------------------------
+
+    pub fn exec_block(&mut self, body: &'d [Stmt], mut st: State) -> Option<State> {
+        for s in body {
+            st = self.exec_stmt(s, st)?;
+        }
+        Some(st)
+    }
+
+    fn exec_stmt(&mut self, s: &'d Stmt, mut st: State) -> Option<State> {
+        match s {
+            Stmt::Assign { targets, value, span } => {
+                if let ([Target::Tuple { elts, .. }], Expr::Tuple { elts: vals, .. }) =
+                    (targets.as_slice(), value)
+                {
+                    if elts.len() == vals.len() {
+                        // Pairwise: evaluate every value first (Python semantics), then bind.
+                        let vs: Vec<Val> = vals.iter().map(|v| self.eval(v, &mut st)).collect();
+                        for (v, e) in vs.iter().zip(vals) {
+                            self.move_out(e, v, &mut st);
+                        }
+                        for (t, v) in elts.iter().zip(vs) {
+                            self.bind_target(t, v, &mut st);
+                        }
+                        return Some(st);
+                    }
+                }
+                let v = self.eval(value, &mut st);
+                if v.is_mut() && targets.len() > 1 {
+                    let name = self.describe(value);
+                    self.report(errors::untracked_mut(&name, *span, "bound to two names at once"));
+                }
+                self.move_out(value, &v, &mut st);
+                for t in targets {
+                    self.bind_target(t, v.clone(), &mut st);
+                }
+                Some(st)
+            }
+            Stmt::AugAssign { target, op, value, .. } => {
+                let cur = match target {
+                    Target::Name { id, span } => self.read_name(id, *span, &mut st),
+                    Target::Tuple { .. } => Val::Other,
+                };
+                if cur.is_mut() {
+                    let name = match target {
+                        Target::Name { id, .. } => id.clone(),
+                        Target::Tuple { .. } => String::new(),
+                    };
+                    self.report(errors::untracked_mut(&name, target.span(), "updated in place"));
+                }
+                let rhs = self.eval(value, &mut st);
+                let v = crate::effects::arith(self, *op, &cur, &rhs);
+                self.bind_target(target, v, &mut st);
+                Some(st)
+            }
+            Stmt::Expr { value, .. } => {
+                let v = self.eval(value, &mut st);
+                let _ = v;
+                Some(st)
+            }
+            Stmt::Assert { test, .. } => {
+                let v = self.eval(test, &mut st);
+                self.no_mut(&v, test);
+                Some(st)
+            }
+            Stmt::Pass { .. } => Some(st),
+            Stmt::If { test, body, orelse, span } => {
+                let v = self.eval(test, &mut st);
+                self.no_mut(&v, test);
+                let a = self.exec_block(body, st.clone());
+                let b = self.exec_block(orelse, st);
+                self.join_at(a, b, MoveWhy::Branch, *span)
+            }
+            Stmt::Unsafe { body, .. } => {
+                if let Some(f) = self.frame() {
+                    f.unsafe_depth += 1;
+                }
+                let out = self.exec_block(body, st);
+                if let Some(f) = self.frame() {
+                    f.unsafe_depth = f.unsafe_depth.saturating_sub(1);
+                }
+                out
+            }
+            Stmt::Return { value, .. } => {
+                let v = match value {
+                    Some(e) => {
+                        let v = self.eval(e, &mut st);
+                        if v.is_mut() {
+                            let name = self.describe(e);
+                            self.report(errors::untracked_mut(&name, e.span(), "returned"));
+                        }
+                        v
+                    }
+                    None => Val::Other,
+                };
+                if let Some(f) = self.frame() {
+                    f.returns.push(v);
+                }
+                None
+            }
+            Stmt::Break { .. } | Stmt::Continue { .. } => {
+                let is_break = matches!(s, Stmt::Break { .. });
+                if let Some(l) = self.frame().and_then(|f| f.loops.last_mut()) {
+                    if is_break {
+                        l.breaks.push(st);
+                    } else {
+                        l.continues.push(st);
+                    }
+                }
+                None
+            }
+            Stmt::For { target, iter, body, span } => {
+                let binder = crate::effects::loop_binder(self, target, iter, &mut st);
+                Some(self.exec_loop(*span, st, body, Some((target, binder)), None))
+            }
+            Stmt::While { test, body, span } => Some(self.exec_loop(*span, st, body, None, Some(test))),
+        }
+    }
+
+    /// A loop: iterate the body until the head state is stable (moves made in one
+    /// iteration are seen by the next), then join the exits.
+    fn exec_loop(
+        &mut self,
+        span: Span,
+        st: State,
+        body: &'d [Stmt],
+        target: Option<(&'d Target, Val)>,
+        test: Option<&'d Expr>,
+    ) -> State {
+        let mut assigned = BTreeSet::new();
+        walk_stmts(body, &mut |s| match s {
+            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, &mut assigned)),
+            Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => target_names(target, &mut assigned),
+            _ => {}
+        });
+        // Widen integers assigned in the body: their value at the head is unknown.
+        let mut head = st;
+        for n in &assigned {
+            if let Some(b) = head.vars.get(n) {
+                if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted(_)) {
+                    let v = self.merged_opaque(n, span);
+                    if let Some(b) = head.vars.get_mut(n) {
+                        b.val = v;
+                    }
+                }
+            }
+        }
+        let mut breaks = Vec::new();
+        let mut after_test = head.clone();
+        for _ in 0..MAX_LOOP_PASSES {
+            let mut s = head.clone();
+            if let Some(t) = test {
+                let v = self.eval(t, &mut s);
+                self.no_mut(&v, t);
+            }
+            after_test = s.clone();
+            if let Some((t, v)) = &target {
+                self.bind_target(t, v.clone(), &mut s);
+            }
+            if let Some(f) = self.frame() {
+                f.loops.push(LoopCtx { span, breaks: Vec::new(), continues: Vec::new() });
+            }
+            let out = self.exec_block(body, s);
+            let ctx = self.frame().and_then(|f| f.loops.pop());
+            let (brk, cont) = ctx.map(|c| (c.breaks, c.continues)).unwrap_or_default();
+            breaks = brk;
+            let mut back = out;
+            for c in cont {
+                back = self.join_at(back, Some(c), MoveWhy::Assign, span);
+            }
+            let new_head = match back {
+                Some(b) => self
+                    .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, span)
+                    .unwrap_or_else(|| head.clone()),
+                None => head.clone(),
+            };
+            if new_head == head {
+                break;
+            }
+            head = new_head;
+        }
+        let mut exit = Some(after_test);
+        for b in breaks {
+            exit = self.join_at(exit, Some(b), MoveWhy::Assign, span);
+        }
+        exit.unwrap_or(head)
+    }
+
+    pub fn bind_target(&mut self, t: &Target, v: Val, st: &mut State) {
+        match t {
+            Target::Name { id, .. } => st.bind(id, v),
+            Target::Tuple { elts, span } => match v {
+                Val::Tuple(vs) if vs.len() == elts.len() => {
+                    for (t, v) in elts.iter().zip(vs) {
+                        self.bind_target(t, v, st);
+                    }
+                }
+                v => {
+                    if v.is_mut() {
+                        self.report(errors::untracked_mut("", *span, "unpacked"));
+                    }
+                    for t in elts {
+                        let o = self.fresh_opaque();
+                        self.bind_target(t, o, st);
+                    }
+                }
+            },
+        }
+    }
+
+    /// `w = z`: the name `z` no longer owns its tensor.
+    pub fn move_out(&mut self, e: &Expr, v: &Val, st: &mut State) {
+        if let (Expr::Name { id, span }, true) = (e, v.is_mut()) {
+            if let Some(b) = st.vars.get_mut(id) {
+                b.moved = Some(Move { span: *span, why: MoveWhy::Assign });
+            }
+        }
+    }
+
+    /// A `Mut` value in a position the analysis cannot follow.
+    pub fn no_mut(&mut self, v: &Val, e: &Expr) {
+        if v.is_mut() {
+            let name = self.describe(e);
+            self.report(errors::untracked_mut(&name, e.span(), "used as a plain value"));
+        }
+    }
+
+    /// Source text of an expression, for messages.
+    pub fn describe(&self, e: &Expr) -> String {
+        let s = e.span();
+        self.doc
+            .files
+            .get(s.file as usize)
+            .and_then(|f| f.source.get(s.lo as usize..s.hi as usize))
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "<expr>".into())
+    }
+
+    // ---- names -------------------------------------------------------------------------
+
+    pub fn read_name(&mut self, id: &str, span: Span, st: &mut State) -> Val {
+        let Some(Binding { val, moved }) = st.vars.get(id).cloned() else {
+            return Val::Other;
+        };
+        if let (Some(m), true) = (moved, val.is_mut()) {
+            self.report(errors::use_after_move(id, span, m.span, m.why));
+            return val;
+        }
+        if let Val::Mut(root) = val {
+            let conflicts: Vec<_> = st
+                .borrows
+                .iter()
+                .filter(|b| b.root == root && b.holder != id && st.borrow_held(b))
+                .cloned()
+                .collect();
+            for b in conflicts {
+                if let Some(later) = self.used_later(&b.holder, span, b.created) {
+                    self.report(errors::used_while_borrowed(id, &b.holder, span, b.created, Some(later)));
+                    break;
+                }
+            }
+        }
+        val
+    }
+
+    /// A read of `holder` after `at` in this function, or anywhere in an enclosing loop that
+    /// does not contain the borrow's creation (the next iteration).
+    fn used_later(&self, holder: &str, at: Span, created: Span) -> Option<Span> {
+        let f = self.frames.last()?;
+        let reads = f.uses.reads.get(holder)?;
+        if let Some((_, s)) = reads.iter().find(|(lo, s)| *lo > at.hi && s.file == at.file) {
+            return Some(*s);
+        }
+        for l in &f.loops {
+            if created.within(&l.span) {
+                continue;
+            }
+            if let Some((_, s)) = reads.iter().find(|(_, s)| s.within(&l.span)) {
+                return Some(*s);
+            }
+        }
+        None
+    }
+
+    // ---- device calls ------------------------------------------------------------------
+
+    pub fn call_device(
+        &mut self,
+        name: &str,
+        args: &'d [Expr],
+        kwargs: &'d [cutile_kast::Kwarg],
+        span: Span,
+        st: &mut State,
+    ) -> Val {
+        let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
+        let kvals: Vec<(String, Val, &Expr)> = kwargs
+            .iter()
+            .map(|k| (k.name.clone(), self.eval(&k.value, st), &k.value))
+            .collect();
+        // Reborrow: the same root may be passed once.
+        let mut seen: Vec<(usize, Span)> = Vec::new();
+        for (v, e) in vals.iter().map(|(v, e)| (v, *e)).chain(kvals.iter().map(|(_, v, e)| (v, *e))) {
+            if let Some(r) = v.mut_root() {
+                if let Some((_, first)) = seen.iter().find(|(x, _)| *x == r) {
+                    let root = self.root_name(r);
+                    self.report(errors::passed_twice(&root, e.span(), *first, name));
+                } else {
+                    seen.push((r, e.span()));
+                }
+            }
+        }
+        let Some(callee) = self.doc.function(name) else {
+            return Val::Other;
+        };
+        if self.frames.iter().any(|f| f.func.name == name) {
+            self.report(errors::recursive_call(name, span));
+            return Val::Other;
+        }
+        if self.frames.len() >= MAX_INLINE_DEPTH {
+            return Val::Other;
+        }
+        let mut inner = State::default();
+        for (i, p) in callee.params.iter().enumerate() {
+            let arg = vals
+                .get(i)
+                .map(|(v, e)| (v.clone(), e.span()))
+                .or_else(|| kvals.iter().find(|(n, _, _)| *n == p.name).map(|(_, v, e)| (v.clone(), e.span())));
+            let v = match (p.kind, arg) {
+                (ParamKind::MutTensor, Some((v, at))) => {
+                    if !v.is_mut() {
+                        self.report(errors::expected_mut_arg(&p.name, name, at, p.span));
+                    }
+                    v
+                }
+                (_, Some((v, _))) => v,
+                (_, None) => self.scalar_param(p),
+            };
+            inner.bind(&p.name, v);
+        }
+        let site = if self.frames.len() == 1 { Some(span) } else { self.frames.get(1).and_then(|f| f.call_site) };
+        let ret = self.run_function(callee, site, inner);
+        if ret.is_mut() {
+            Val::Other
+        } else {
+            ret
+        }
+    }
+
+    // ---- expressions -------------------------------------------------------------------
+
+    pub fn eval(&mut self, e: &'d Expr, st: &mut State) -> Val {
+        match e {
+            Expr::Name { id, span } => self.read_name(id, *span, st),
+            Expr::Const { value, .. } => match value {
+                cutile_kast::ConstValue::Int(n) => Val::Int(Poly::c(i128::from(*n))),
+                cutile_kast::ConstValue::Bool(b) => Val::Int(Poly::c(i128::from(*b))),
+                cutile_kast::ConstValue::Float(_) => Val::Other,
+            },
+            Expr::Dtype { .. } => Val::Other,
+            Expr::Tuple { elts, .. } => {
+                let vs: Vec<Val> = elts.iter().map(|x| self.eval(x, st)).collect();
+                for (v, x) in vs.iter().zip(elts) {
+                    if v.is_mut() {
+                        let name = self.describe(x);
+                        self.report(errors::untracked_mut(&name, x.span(), "put in a tuple"));
+                    }
+                }
+                Val::Tuple(vs)
+            }
+            Expr::Binop { op, left, right, .. } => {
+                let l = self.eval(left, st);
+                let r = self.eval(right, st);
+                self.no_mut(&l, left);
+                self.no_mut(&r, right);
+                crate::effects::arith(self, *op, &l, &r)
+            }
+            Expr::Unary { op, operand, .. } => {
+                let v = self.eval(operand, st);
+                self.no_mut(&v, operand);
+                match (op, v) {
+                    (cutile_kast::UnaryOp::Neg, Val::Int(p)) => Val::Int(p.scale(-1)),
+                    (cutile_kast::UnaryOp::Pos, Val::Int(p)) => Val::Int(p),
+                    _ => self.fresh_opaque(),
+                }
+            }
+            Expr::Compare { left, right, .. } => {
+                let l = self.eval(left, st);
+                let r = self.eval(right, st);
+                self.no_mut(&l, left);
+                self.no_mut(&r, right);
+                self.fresh_opaque()
+            }
+            Expr::Boolop { values, .. } => {
+                for v in values {
+                    let x = self.eval(v, st);
+                    self.no_mut(&x, v);
+                }
+                self.fresh_opaque()
+            }
+            Expr::Ifexp { test, body, orelse, .. } => {
+                let t = self.eval(test, st);
+                self.no_mut(&t, test);
+                let a = self.eval(body, st);
+                let b = self.eval(orelse, st);
+                if a.is_mut() || b.is_mut() {
+                    let which = if a.is_mut() { body } else { orelse };
+                    let name = self.describe(which);
+                    self.report(errors::untracked_mut(&name, which.span(), "chosen by a conditional expression"));
+                    return Val::Other;
+                }
+                if a == b {
+                    a
+                } else {
+                    self.fresh_opaque()
+                }
+            }
+            Expr::Call { func, args, kwargs, span } => crate::effects::call(self, func, args, kwargs, *span, st),
+            Expr::CallDevice { func, args, kwargs, span } => self.call_device(func, args, kwargs, *span, st),
+            Expr::Method { receiver, method, args, kwargs, span } => {
+                crate::effects::method(self, receiver, method, args, kwargs, *span, st)
+            }
+            Expr::Attribute { value, attr, .. } => {
+                let v = self.eval(value, st);
+                crate::effects::attribute(self, &v, attr)
+            }
+            Expr::Subscript { value, index, .. } => {
+                let v = self.eval(value, st);
+                let i = self.eval(index, st);
+                self.no_mut(&v, value);
+                match (v, i) {
+                    (Val::Tuple(vs), Val::Int(p)) => match p.as_const() {
+                        Some(k) if k >= 0 && (k as usize) < vs.len() => vs[k as usize].clone(),
+                        Some(k) if k < 0 && ((-k) as usize) <= vs.len() => vs[vs.len() - (-k) as usize].clone(),
+                        _ => self.fresh_opaque(),
+                    },
+                    _ => self.fresh_opaque(),
+                }
+            }
+        }
+    }
+}
+
+fn target_names(t: &Target, out: &mut BTreeSet<String>) {
+    match t {
+        Target::Name { id, .. } => {
+            out.insert(id.clone());
+        }
+        Target::Tuple { elts, .. } => elts.iter().for_each(|e| target_names(e, out)),
+    }
+}

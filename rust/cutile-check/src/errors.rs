@@ -1,0 +1,299 @@
+//! One constructor per violation; each fixes its own code (rustc's `borrowck_errors.rs`
+//! habit). Detection code never formats messages.
+
+use cutile_diag::{Diagnostic, Label};
+use cutile_kast::Span;
+
+/// Why a value was moved where it was (for the "moved here" label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveWhy {
+    Assign,
+    /// Moved in one branch of an `if`.
+    Branch,
+    /// Moved in an earlier iteration of the enclosing loop.
+    Loop,
+}
+
+pub fn store_to_shared(name: &str, at: Span, param: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1001",
+        format!("cannot store to `{name}`, a shared read-only tensor"),
+        Label::new(at, "store through a shared tensor"),
+    )
+    .with_secondary(param, format!("`{name}` is declared here without `Mut`"))
+    .with_note("a plain `Tensor` parameter is shared by every block; a write would race")
+    .with_help(format!(
+        "declare the output as `{name}: Mut[Tensor[...]]` and pass a partition of it"
+    ))
+}
+
+pub fn use_after_move(name: &str, used: Span, moved: Span, why: MoveWhy) -> Diagnostic {
+    let moved_label = match why {
+        MoveWhy::Assign => "value moved here".to_string(),
+        MoveWhy::Branch => "value moved here, in one branch of an `if`".to_string(),
+        MoveWhy::Loop => "value moved here, in the previous iteration of the loop".to_string(),
+    };
+    Diagnostic::error(
+        "CT1002",
+        format!("use of moved mutable tensor `{name}`"),
+        Label::new(used, "value used here after move"),
+    )
+    .with_secondary(moved, moved_label)
+    .with_note("a `Mut` tensor has exactly one live name; assigning it moves it")
+    .with_help("use the name it was moved to, or move it back before this use")
+}
+
+pub fn passed_twice(name: &str, second: Span, first: Span, callee: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT1003",
+        format!("mutable tensor `{name}` passed twice to `{callee}`"),
+        Label::new(second, "second mutable borrow occurs here"),
+    )
+    .with_secondary(first, "first mutable borrow occurs here")
+    .with_note("both parameters would name the same tile; writes through one would race reads of the other")
+    .with_help("pass the tensor once and use it through one parameter")
+}
+
+pub fn used_while_borrowed(
+    name: &str,
+    holder: &str,
+    used: Span,
+    created: Span,
+    later: Option<Span>,
+) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        "CT1004",
+        format!("cannot use `{name}` while it is borrowed by sub-partition `{holder}`"),
+        Label::new(used, format!("use of `{name}` while `{holder}` is live")),
+    )
+    .with_secondary(created, "mutable sub-partition created here");
+    if let Some(l) = later {
+        d = d.with_secondary(l, "borrow later used here");
+    }
+    d.with_help(format!("finish every use of `{holder}` before using `{name}` again"))
+}
+
+pub fn load_tile_on_mut(name: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1005",
+        format!("cannot read an arbitrary tile of mutable tensor `{name}`"),
+        Label::new(at, "this reads a tile that another block may be writing"),
+    )
+    .with_note("each tile of a `Mut` partition belongs to the block that writes it")
+    .with_help(format!("read the block's own tile with `{name}.load()`"))
+}
+
+pub fn load_like_foreign_mut(src: &str, pos: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1006",
+        format!("cannot read mutable tensor `{src}` at the tile position of `{pos}`"),
+        Label::new(at, format!("`{src}` is mutable and `{pos}` is another tensor")),
+    )
+    .with_note(format!(
+        "the tile of `{src}` at `{pos}`'s position is owned by whichever block writes it"
+    ))
+    .with_help(format!("read `{src}`'s own tile with `{src}.load()`"))
+}
+
+pub fn load_not_own(name: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1007",
+        format!("cannot prove that this index is the block's own tile of `{name}`"),
+        Label::new(at, "this index may name another block's tile"),
+    )
+    .with_note("reading another block's tile of a `Mut` tensor races that block's store")
+    .with_help(format!(
+        "use `{name}.load()`, an index minted by `{name}.iter_indices()`, or `block_id(k)` on each axis"
+    ))
+}
+
+pub fn store_not_mut(what: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1008",
+        format!("cannot store through `{what}`: it is not a mutable tensor"),
+        Label::new(at, "not a `Mut` tensor or a sub-partition of one"),
+    )
+    .with_help("store into a `Mut[Tensor[...]]` parameter or a `partition_mut` of it")
+}
+
+pub fn load_like_needs_mut(what: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1009",
+        format!("`load_tile_like` needs a mutable tensor as its position, found `{what}`"),
+        Label::new(at, "not a `Mut` tensor"),
+    )
+    .with_note("the position of a `Mut` partition's tile is the block's own tile")
+    .with_help("pass the output partition, `load_tile_like(x, z)`, or use `x.load_tile(shape, index)`")
+}
+
+pub fn untracked_mut(name: &str, at: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT1010",
+        format!("mutable tensor `{name}` cannot be {what}"),
+        Label::new(at, "the checker cannot follow the owner of this tensor"),
+    )
+    .with_note("a `Mut` tensor may be bound to a name, passed to a device function, or used as a receiver")
+    .with_help(format!("use `{name}` directly where it is needed"))
+}
+
+pub fn expected_mut_arg(param: &str, callee: &str, at: Span, decl: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1011",
+        format!("`{callee}` takes `{param}` as a mutable tensor, but this argument is not one"),
+        Label::new(at, "not a `Mut` tensor"),
+    )
+    .with_secondary(decl, format!("`{param}` is declared `Mut` here"))
+    .with_help("pass a `Mut` parameter or a sub-partition made with `partition_mut`")
+}
+
+pub fn recursive_call(callee: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1012",
+        format!("recursive call of device function `{callee}`"),
+        Label::new(at, "this call is already being inlined"),
+    )
+    .with_note("device functions are always inlined, so they cannot recurse")
+    .with_help("rewrite the recursion as a loop")
+}
+
+pub fn store_collision(name: &str, at: Span, a: &str, b: &str, tile: &str, grid: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2001",
+        format!("blocks {a} and {b} both store to tile {tile} of `{name}`"),
+        Label::new(at, "this index is the same for two different blocks"),
+    )
+    .with_note(format!("this happens on every launch grid of at least {grid} blocks"))
+    .with_help("make the index an injective function of `block_id`, e.g. a permutation of its axes, or use `store(tile)`")
+}
+
+pub fn store_out_of_grid(name: &str, at: Span, axis: usize, block: &str, tile: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2002",
+        format!("store index of `{name}` leaves the partition grid on axis {axis}"),
+        Label::new(at, format!("block {block} stores to tile index {tile} on axis {axis}")),
+    )
+    .with_note("with the launch grid equal to the partition grid, a map into the grid is also onto it")
+    .with_help("keep every component in `0 <= i < num_tiles(z, axis)`")
+}
+
+pub fn store_rank_mismatch(name: &str, at: Span, got: usize, rank: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT2002",
+        format!("store index of `{name}` has {got} components, but `{name}` is partitioned in {rank} dimensions"),
+        Label::new(at, format!("expected {rank} components")),
+    )
+    .with_help("give one tile index per partition axis")
+}
+
+pub fn store_unprovable(name: &str, at: Span, reason: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2003",
+        format!("cannot prove that each block stores to a different tile of `{name}`"),
+        Label::new(at, "no proof that this index is injective in the block id"),
+    )
+    .with_note(reason.to_string())
+    .with_help("use `store(tile)`, an affine map of `block_id` with an invertible matrix, a grouped swizzle, or `iter_indices()`")
+}
+
+pub fn minted_by_other(name: &str, other: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT2004",
+        format!("index minted by `{other}.iter_indices()` used to store to `{name}`"),
+        Label::new(at, format!("this index belongs to `{other}`'s schedule")),
+    )
+    .with_note("a minted index is unique per block only within the partition that minted it")
+    .with_help(format!("iterate `{name}.iter_indices()` to store to `{name}`"))
+}
+
+pub fn subpartition_shape(at: Span, axis: usize, tile: &str, sub: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2005",
+        format!("sub-partition shape {sub} does not divide the tile shape {tile} on axis {axis}"),
+        Label::new(at, "sub-tiles would not tile the block's own tile exactly"),
+    )
+    .with_help("choose a sub-tile shape whose every item divides the tile shape")
+}
+
+pub fn subpartition_rank(at: Span, got: usize, rank: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT2005",
+        format!("sub-partition shape has {got} items, but the tile has rank {rank}"),
+        Label::new(at, format!("expected {rank} items")),
+    )
+    .with_help("give one sub-tile extent per tile axis")
+}
+
+pub fn subtile_out_of_bounds(name: &str, at: Span, axis: usize, detail: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2006",
+        format!("sub-tile index of `{name}` is out of bounds on axis {axis}"),
+        Label::new(at, detail.to_string()),
+    )
+    .with_note("a sub-partition only reaches inside the block's own tile")
+    .with_help("keep each index below the number of sub-tiles, `tile // sub` on that axis")
+}
+
+pub fn index_out_of_bounds(name: &str, at: Span, axis: usize, detail: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2007",
+        format!("tile index of `{name}` is out of bounds on axis {axis}"),
+        Label::new(at, detail.to_string()),
+    )
+    .with_help("keep every tile index in `0 <= i < num_tiles(x, axis, shape)`")
+}
+
+pub fn denied_device_check(what: &str, at: Span, predicate: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT2008",
+        format!("{what} needs a check inside the kernel, and `deny_in_kernel_checks` is set"),
+        Label::new(at, "cannot be proved statically nor checked at launch"),
+    )
+    .with_note(format!("the check would be `{predicate}`"))
+    .with_help("derive the index from `block_id`, a `range(...)` over a launch-known count, or `iter_indices()`")
+}
+
+pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT2009",
+        format!("`iter_indices()` of `{what}`, which is not a mutable tensor"),
+        Label::new(at, "only a `Mut` partition has a store schedule"),
+    )
+    .with_help("iterate the output partition, `for idx in z.iter_indices():`")
+}
+
+/// Which unsafe family an operation belongs to.
+pub fn unsafe_code(op: &str) -> Option<(&'static str, &'static str)> {
+    Some(match op {
+        "load_ptr" | "store_ptr" | "int_to_ptr" | "ptr_offset" => ("CT4001", "pointer operation"),
+        "atomic_add" | "atomic_max" | "atomic_min" | "atomic_xchg" | "atomic_cas" => {
+            ("CT4002", "atomic operation")
+        }
+        "scatter" | "gather" => ("CT4003", "scatter/gather"),
+        "store_unchecked" => ("CT4004", "unchecked store"),
+        "assume_div_by" | "assume_bounds" => ("CT4005", "`assume` hint"),
+        _ => return None,
+    })
+}
+
+pub fn unsafe_op(op: &str, at: Span) -> Option<Diagnostic> {
+    let (code, family) = unsafe_code(op)?;
+    Some(
+        Diagnostic::error(
+            code,
+            format!("call to unsafe {family} `{op}` outside `unsafe`"),
+            Label::new(at, format!("{family} outside `unsafe`")),
+        )
+        .with_note("the checker cannot prove this operation free of races or out-of-bounds accesses")
+        .with_help("wrap it in `with cutile.unsafe():` and state why it is safe in a comment"),
+    )
+}
+
+pub fn ptr_param(name: &str, at: Span, func: &str, entry: bool) -> Diagnostic {
+    let decorator = if entry { "@cutile.entry(unsafe=True)" } else { "@cutile.device(unsafe=True)" };
+    Diagnostic::error(
+        "CT4006",
+        format!("pointer parameter `{name}` in safe function `{func}`"),
+        Label::new(at, "raw pointer parameter"),
+    )
+    .with_help(format!("declare the function with `{decorator}`"))
+}

@@ -1,0 +1,317 @@
+//! The store-index prover: is `block id -> tile index` injective and inside the partition
+//! grid? (DESIGN.md §3, rule 5.)
+//!
+//! With grid == partition grid (host rule 6), blocks range over the box
+//! `[0, grid(0)) x [0, grid(1)) x [0, grid(2))`. A map `index = A * b + c` is injective on
+//! the box if `A` has full column rank (then it is injective on all of Z^n), and a
+//! rank-deficient `A` has an integer kernel vector `v`, so the blocks `b` and `b + v` of
+//! any grid large enough collide: that pair is the counterexample in the message. Bounds
+//! of each component are decided on the ladder of `bounds.rs` (`0 <= min` and
+//! `max <= tiles - 1` over the box). Symbolic coefficients (`block_id(0) * S`) need
+//! `det(A) != 0`, a launch predicate unless it folds. Non-affine maps are accepted only in
+//! the grouped-swizzle form recognized by `swizzle.rs`.
+
+use crate::bounds::{worse, Ranges, Rung};
+use crate::sym::{Atom, Poly};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreMapProof {
+    /// Injective and in bounds for every launch; or with a launch predicate; or with bounds
+    /// left to a device assert (injectivity is never left to the device).
+    Proved(Rung),
+    /// Two blocks that store to the same tile (for any grid at least `min_grid`).
+    Collision {
+        a: Vec<i128>,
+        b: Vec<i128>,
+        tile: String,
+        min_grid: Vec<i128>,
+    },
+    /// Some block stores outside the partition grid on `axis`, for every launch.
+    OutOfBounds { axis: usize, block: String, tile: String },
+    /// The map is outside what the prover decides.
+    Unprovable(String),
+}
+
+/// Split `p` as `coeff * a + rest`, with `a` absent from `coeff` and `rest`; `None` when
+/// `p` is not affine in `a`.
+pub fn affine_in(p: &Poly, a: &Atom) -> Option<(Poly, Poly)> {
+    let mut coeff = Poly::zero();
+    let mut rest = Poly::zero();
+    for (m, c) in &p.terms {
+        let n = m.iter().filter(|x| *x == a).count();
+        if m.iter().any(|x| x != a && crate::sym::atom_contains(x, a)) {
+            return None;
+        }
+        let mut t = Poly::c(*c);
+        for x in m.iter().filter(|x| *x != a) {
+            t = t.mul(&Poly::atom(x.clone()));
+        }
+        match n {
+            0 => rest = rest.add(&t),
+            1 => coeff = coeff.add(&t),
+            _ => return None,
+        }
+    }
+    Some((coeff, rest))
+}
+
+/// Prove the store map `comps` (one component per partition axis) for a partition with
+/// tile counts `tiles`, launched over a grid of rank `grid_rank`.
+pub fn prove_store_map(
+    comps: &[Poly],
+    tiles: &[Poly],
+    ranges: &Ranges,
+    grid_rank: usize,
+) -> StoreMapProof {
+    let nb = grid_rank.min(3);
+    // Block ids past the grid rank are 0.
+    let comps: Vec<Poly> = comps
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            for j in nb..3 {
+                c = c.substitute(&Atom::BlockId(j as u8), &Poly::zero());
+            }
+            c
+        })
+        .collect();
+    if comps
+        .iter()
+        .any(|c| c.any_atom(&|a| matches!(a, Atom::Loop(_))))
+    {
+        return StoreMapProof::Unprovable(
+            "the index depends on a loop variable, so blocks could meet in different iterations"
+                .into(),
+        );
+    }
+    if comps
+        .iter()
+        .any(|c| c.any_atom(&|a| matches!(a, Atom::Opaque(_))))
+    {
+        return StoreMapProof::Unprovable(
+            "the index depends on a value known only while the kernel runs".into(),
+        );
+    }
+    // Decompose into A * b + c.
+    let mut a: Vec<Vec<Poly>> = Vec::new();
+    let mut rest: Vec<Poly> = Vec::new();
+    for c in &comps {
+        let mut row = Vec::new();
+        let mut r = c.clone();
+        for j in 0..nb {
+            match affine_in(&r, &Atom::BlockId(j as u8)) {
+                Some((k, rr)) if !k.any_atom(&|x| matches!(x, Atom::BlockId(_))) => {
+                    row.push(k);
+                    r = rr;
+                }
+                _ => {
+                    return match crate::swizzle::recognize(&comps, tiles, ranges, nb) {
+                        Some(p) => p,
+                        None => StoreMapProof::Unprovable(
+                            "the index is not an affine function of the block ids, nor a grouped swizzle"
+                                .into(),
+                        ),
+                    }
+                }
+            }
+        }
+        a.push(row);
+        rest.push(r);
+    }
+    let injective = if a.iter().flatten().all(|k| k.as_const().is_some()) {
+        let m: Vec<Vec<i128>> = a
+            .iter()
+            .map(|row| row.iter().map(|k| k.as_const().unwrap_or(0)).collect())
+            .collect();
+        if let Some(v) = kernel_vector(&m, nb) {
+            let b1: Vec<i128> = v.iter().map(|x| (-x).max(0)).collect();
+            let b2: Vec<i128> = b1.iter().zip(&v).map(|(x, y)| x + y).collect();
+            let min_grid: Vec<i128> = b1.iter().zip(&b2).map(|(x, y)| x.max(y) + 1).collect();
+            let tile: Vec<String> = comps.iter().map(|c| eval_at(c, &b1).to_string()).collect();
+            return StoreMapProof::Collision {
+                a: b1,
+                b: b2,
+                tile: tuple_text(&tile),
+                min_grid,
+            };
+        }
+        Rung::Static
+    } else {
+        if comps.len() != nb {
+            return StoreMapProof::Unprovable(
+                "the index has symbolic coefficients and a different rank than the grid".into(),
+            );
+        }
+        let det = det_poly(&a);
+        match det.as_const() {
+            Some(0) => {
+                return StoreMapProof::Unprovable(
+                    "the index map has a zero determinant for every launch".into(),
+                )
+            }
+            Some(_) => Rung::Static,
+            None if det.launch_known() => Rung::Launch(format!("{det} != 0")),
+            None => return StoreMapProof::Unprovable("the determinant is not known at launch".into()),
+        }
+    };
+    // Bounds of each component over the box.
+    let mut bounds = Rung::Static;
+    for (i, row) in a.iter().enumerate() {
+        let Some(t) = tiles.get(i) else {
+            return StoreMapProof::Unprovable("the index has more components than the partition".into());
+        };
+        let mut lo = rest[i].clone();
+        let mut hi = rest[i].clone();
+        for (j, k) in row.iter().enumerate() {
+            let span = k.mul(&ranges.grid[j].sub(&Poly::c(1)));
+            match k.as_const() {
+                // grid(j) - 1 >= 0, so the sign of the coefficient decides the extreme.
+                Some(kc) if kc >= 0 => hi = hi.add(&span),
+                Some(_) => lo = lo.add(&span),
+                None => {
+                    lo = lo.add(&Poly::zero().pmin(&span));
+                    hi = hi.add(&Poly::zero().pmax(&span));
+                }
+            }
+        }
+        let low = ranges.decide_le(&Poly::zero(), &lo);
+        let high = ranges.decide_le(&hi, &t.sub(&Poly::c(1)));
+        if low == Rung::Refuted || high == Rung::Refuted {
+            let at_max = high == Rung::Refuted;
+            let block: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(j, k)| {
+                    let pos = k.as_const().unwrap_or(1) > 0;
+                    if pos == at_max {
+                        ranges.grid[j].sub(&Poly::c(1)).to_string()
+                    } else {
+                        "0".into()
+                    }
+                })
+                .collect();
+            return StoreMapProof::OutOfBounds {
+                axis: i,
+                block: tuple_text(&block),
+                tile: if at_max { hi.to_string() } else { lo.to_string() },
+            };
+        }
+        let low = match low {
+            Rung::Launch(_) => Rung::Launch(crate::sym::le_text(&Poly::zero(), &lo)),
+            r => r,
+        };
+        let high = match high {
+            Rung::Launch(_) => Rung::Launch(crate::sym::le_text(&hi, &t.sub(&Poly::c(1)))),
+            r => r,
+        };
+        bounds = worse(bounds, worse(low, high));
+    }
+    StoreMapProof::Proved(worse(injective, bounds))
+}
+
+fn tuple_text(items: &[String]) -> String {
+    if items.len() == 1 {
+        format!("({},)", items[0])
+    } else {
+        format!("({})", items.join(", "))
+    }
+}
+
+fn eval_at(p: &Poly, b: &[i128]) -> Poly {
+    let mut q = p.clone();
+    for (j, v) in b.iter().enumerate() {
+        q = q.substitute(&Atom::BlockId(j as u8), &Poly::c(*v));
+    }
+    q
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// A nonzero primitive integer vector `v` with `m * v == 0` (columns `n`), if `m` has
+/// rank `< n`. Fraction-free elimination on small integer matrices.
+pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
+    let mut rows: Vec<Vec<i128>> = m.iter().map(|r| r.iter().take(n).copied().collect()).collect();
+    for r in rows.iter_mut() {
+        r.resize(n, 0);
+    }
+    let mut pivots: Vec<(usize, usize)> = Vec::new(); // (row, col)
+    let mut row = 0;
+    for col in 0..n {
+        let Some(p) = (row..rows.len()).find(|&r| rows[r][col] != 0) else {
+            continue;
+        };
+        rows.swap(row, p);
+        for r in 0..rows.len() {
+            if r != row && rows[r][col] != 0 {
+                let (x, y) = (rows[row][col], rows[r][col]);
+                for c in 0..n {
+                    rows[r][c] = rows[r][c] * x - rows[row][c] * y;
+                }
+                let g = rows[r].iter().fold(0, |g, v| gcd(g, *v));
+                if g > 1 {
+                    rows[r].iter_mut().for_each(|v| *v /= g);
+                }
+            }
+        }
+        pivots.push((row, col));
+        row += 1;
+    }
+    if pivots.len() == n {
+        return None;
+    }
+    // Free column f: v[f] = L (lcm of pivots), v[pivot col] = -row[f] * L / pivot.
+    let free = (0..n).find(|c| !pivots.iter().any(|(_, pc)| pc == c))?;
+    let l = pivots.iter().fold(1i128, |l, (r, c)| {
+        let p = rows[*r][*c].abs();
+        l / gcd(l, p) * p
+    });
+    let mut v = vec![0i128; n];
+    v[free] = l;
+    for (r, c) in &pivots {
+        v[*c] = -rows[*r][free] * l / rows[*r][*c];
+    }
+    let g = v.iter().fold(0, |g, x| gcd(g, *x));
+    if g > 1 {
+        v.iter_mut().for_each(|x| *x /= g);
+    }
+    // Canonical sign: first nonzero entry positive.
+    if v.iter().find(|x| **x != 0).is_some_and(|x| *x < 0) {
+        v.iter_mut().for_each(|x| *x = -*x);
+    }
+    Some(v)
+}
+
+/// Determinant of a square matrix of polynomials (n <= 3), by cofactor expansion.
+pub fn det_poly(a: &[Vec<Poly>]) -> Poly {
+    match a.len() {
+        0 => Poly::c(1),
+        1 => a[0][0].clone(),
+        n => {
+            let mut total = Poly::zero();
+            for j in 0..n {
+                let minor: Vec<Vec<Poly>> = a[1..]
+                    .iter()
+                    .map(|r| {
+                        r.iter()
+                            .enumerate()
+                            .filter(|(c, _)| *c != j)
+                            .map(|(_, x)| x.clone())
+                            .collect()
+                    })
+                    .collect();
+                let term = a[0][j].mul(&det_poly(&minor));
+                total = if j % 2 == 0 { total.add(&term) } else { total.sub(&term) };
+            }
+            total
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
