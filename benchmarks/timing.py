@@ -1,0 +1,64 @@
+"""Timing helpers shared by the benchmarks: CUDA events on a given stream, warm-up, medians.
+
+Every peer is timed the same way: `reps` launches enqueued back to back between two events
+on the peer's stream, repeated `trials` times after a warm-up; the median per-launch time
+is reported (METHOD.md: events, warm-up, medians)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cuda.bindings import driver as cu
+
+
+def _check(res: Any) -> Any:
+    err = res[0]
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"CUDA error {err}")
+    return res[1] if len(res) > 1 else None
+
+
+def stream_handle(stream: Any) -> Any:
+    """A cuda.bindings CUstream for our stream or a torch stream."""
+    if hasattr(stream, "cuda_stream"):
+        return cu.CUstream(stream.cuda_stream)
+    return stream
+
+
+def time_on_stream(enqueue: Callable[[], Any], stream: Any, reps: int = 20, trials: int = 11,
+                   warmup: int = 5) -> float:
+    """Median seconds per call of `enqueue` (which must only enqueue work on `stream`)."""
+    s = stream_handle(stream)
+    start = _check(cu.cuEventCreate(0))
+    stop = _check(cu.cuEventCreate(0))
+    for _ in range(warmup):
+        enqueue()
+    _check(cu.cuStreamSynchronize(s))
+    samples = []
+    for _ in range(trials):
+        _check(cu.cuEventRecord(start, s))
+        for _ in range(reps):
+            enqueue()
+        _check(cu.cuEventRecord(stop, s))
+        _check(cu.cuEventSynchronize(stop))
+        ms = _check(cu.cuEventElapsedTime(start, stop))
+        samples.append(ms * 1e-3 / reps)
+    cu.cuEventDestroy(start)
+    cu.cuEventDestroy(stop)
+    return statistics.median(samples)
+
+
+def host_time(call: Callable[[], Any], reps: int = 200, trials: int = 7) -> float:
+    """Median wall-clock seconds per call of a synchronous `call` (host overhead included)."""
+    for _ in range(20):
+        call()
+    samples = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call()
+        samples.append((time.perf_counter() - t0) / reps)
+    return statistics.median(samples)
