@@ -182,7 +182,7 @@ def _mask_and_padding(op: Op, args: list[Any], fixed: int) -> tuple[Any, Any]:
     extra = vals[fixed:]
     seg = op.attrs.get("operandSegmentSizes", op.attrs.get("operand_segment_sizes"))
     has_mask = op.attrs.get("has_mask")
-    has_pad = op.attrs.get("has_padding")
+    has_pad = op.attrs.get("has_padding_value", op.attrs.get("has_padding"))
     if seg is not None and len(seg) >= fixed + 2:
         has_mask, has_pad = bool(seg[fixed]), bool(seg[fixed + 1])
     if has_mask is None and has_pad is None:
