@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .. import dtypes as _dt
 from ..dtypes import DType
@@ -17,7 +16,7 @@ class PointerType:
         return f"ptr<{self.pointee.name}>"
 
 
-Element = Union[DType, PointerType]
+Element = DType | PointerType
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class FunctionType:
     results: tuple[Type, ...]
 
 
-Type = Union[TileType, TokenType, TensorViewType, PartitionViewType, FunctionType]
+Type = TileType | TokenType | TensorViewType | PartitionViewType | FunctionType
 
 
 def scalar(dtype: DType) -> TileType:

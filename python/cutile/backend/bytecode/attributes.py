@@ -80,7 +80,9 @@ def encode_float(value: float, dtype: DType, types: TypeTable, out: bytearray) -
     _ap_int(float_bits(value, dtype), width, out)
 
 
-def encode_scalar(value: int | float | bool, dtype: DType, types: TypeTable, out: bytearray) -> None:
+def encode_scalar(
+    value: int | float | bool, dtype: DType, types: TypeTable, out: bytearray
+) -> None:
     """A typed scalar attribute (reduce/scan identities): Float for float types, Integer
     otherwise (i1 included, as MLIR spells `true : i1`)."""
     if dtype.is_float:
@@ -100,13 +102,14 @@ def encode_hint_value(value: int | bool, types: TypeTable, out: bytearray) -> No
 HintMap = Mapping[str, Mapping[str, int | bool]]
 
 
-def hints_by_arch(hints: HintMap | OptimizationHints) -> list[tuple[str, list[tuple[str, int | bool]]]]:
+HintPairs = list[tuple[str, list[tuple[str, int | bool]]]]
+
+
+def hints_by_arch(hints: HintMap | OptimizationHints) -> HintPairs:
     """Normalize hints to sorted (arch, sorted (key, value)) pairs: MLIR dictionaries are
     sorted by key, and sorting keeps the bytes deterministic."""
     if isinstance(hints, OptimizationHints):
-        pairs: list[tuple[str, list[tuple[str, int | bool]]]] = [
-            (arch, list(kv)) for arch, kv in hints.by_arch
-        ]
+        pairs: HintPairs = [(arch, list(kv)) for arch, kv in hints.by_arch]
     else:
         pairs = [(arch, list(kv.items())) for arch, kv in hints.items()]
     return sorted((arch, sorted(kv)) for arch, kv in pairs)

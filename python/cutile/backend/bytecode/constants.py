@@ -66,8 +66,10 @@ def _narrow_f32(flat: np.ndarray, keep_bits: int) -> np.ndarray:
     # A NaN must stay a NaN: rounding could carry its payload into the exponent (or drop
     # it to an infinity), so emit a quiet NaN with the original sign instead.
     sign = (bits >> np.uint64(31)) << np.uint64(8 + keep_bits)
-    quiet_nan = sign | (np.uint64(0xFF) << np.uint64(keep_bits)) | (
-        np.uint64(1) << np.uint64(keep_bits - 1)
+    quiet_nan = (
+        sign
+        | (np.uint64(0xFF) << np.uint64(keep_bits))
+        | (np.uint64(1) << np.uint64(keep_bits - 1))
     )
     return np.where(is_nan, quiet_nan, rounded).astype(np.uint32)
 

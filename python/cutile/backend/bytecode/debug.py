@@ -71,8 +71,10 @@ class FunctionDebugInfo:
         if scope is None:
             # The kernel's own subprogram starts at its `def` line and keeps the exported
             # symbol as linkage name; inlined device functions get their own subprogram.
-            is_kernel = self.fn_loc is not None and loc.file == self.fn_loc.file and (
-                name == (self.fn_loc.function or self.symbol)
+            is_kernel = (
+                self.fn_loc is not None
+                and loc.file == self.fn_loc.file
+                and (name == (self.fn_loc.function or self.symbol))
             )
             line = self.fn_loc.line if is_kernel and self.fn_loc else loc.line
             linkage = self.symbol if is_kernel else name

@@ -9,7 +9,9 @@ from ..opwriter import OpWriter, encodes
 from ..version import V13_4
 
 
-def split_optional(op: Op, fixed: int, markers: Sequence[str]) -> tuple[list[Value], list[Value | None]]:
+def split_optional(
+    op: Op, fixed: int, markers: Sequence[str]
+) -> tuple[list[Value], list[Value | None]]:
     """Split `op.operands` into its `fixed` leading operands and the optional trailing ones,
     whose presence the `has_*` marker attributes record (in ODS order)."""
     head = list(op.operands[:fixed])
