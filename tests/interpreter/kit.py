@@ -205,3 +205,33 @@ def poisoned(nbytes: int) -> np.ndarray:
 
 
 __all__ = ["TOKEN", "dt"]
+
+
+def elementwise(
+    build: Any,
+    inputs: Sequence[tuple[np.ndarray, DType]],
+    out: DType | Sequence[DType],
+) -> Any:
+    """Run `build(b, [loaded tiles]) -> Value | list[Value]` on 1-D inputs (given in their
+    memory representation: bf16 as uint16 bits, i1 as bool) and return the stored results
+    in memory representation."""
+    outs = [out] if isinstance(out, DType) else list(out)
+    n = len(inputs[0][0])
+    params = [ptr(d) for _, d in inputs] + [ptr(d) for d in outs]
+    b, ps = new_kernel(params, "ew")
+    c0 = i32(b, 0)
+    tiles = [load(b, view(b, p, [n], [1], [n]), [c0]) for p in ps[: len(inputs)]]
+    res = build(b, tiles)
+    res_list = res if isinstance(res, list) else [res]
+    for r, p in zip(res_list, ps[len(inputs):], strict=True):
+        store(b, r, view(b, p, [n], [1], [n]), [c0])
+    bufs = [np.ascontiguousarray(a) for a, _ in inputs]
+    out_bufs = [np.zeros(n, dtype=_host(d)) for d in outs]
+    from cutile.interpreter import Pointer, run
+
+    run(b.module, "ew", (1, 1, 1), [Pointer.to(x) for x in [*bufs, *out_bufs]])
+    return out_bufs[0] if isinstance(out, DType) else out_bufs
+
+
+def _host(d: DType) -> Any:
+    return {"bf16": np.uint16, "i1": np.bool_, "tf32": np.float32}.get(d.name, d.numpy_name)
