@@ -1,0 +1,163 @@
+"""The frontend: Python source -> kernel AST (docs/kernel-ast.md), spans, and CT0xxx errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import cutile
+from cutile.core import Const, Mut, Tensor, exp, f16, f32, i32, load_tile_like
+
+SCALE = 3
+
+
+@cutile.device
+def twice(t):
+    return t * 2
+
+
+def test_document_has_resolved_params_and_schema() -> None:
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1, 128]], a: f32, B: Const[int]):
+        z.store(load_tile_like(x, z) * a)
+
+    doc = json.loads(k.kast_json())
+    assert doc["schema"] == "cutile.kast" and doc["version"] == 1
+    (fn,) = doc["functions"]
+    assert fn["kind"] == "entry" and fn["name"] == "k"
+    params = [(p["name"], p["kind"], p["dtype"], p["shape"]) for p in fn["params"]]
+    assert params == [
+        ("z", "mut_tensor", "f32", ["B"]),
+        ("x", "tensor", "f32", [-1, 128]),
+        ("a", "scalar", "f32", None),
+        ("B", "const", "int", None),
+    ]
+
+
+def test_spans_point_at_the_real_source_of_a_nested_function() -> None:
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+        z.store(exp(load_tile_like(x, z)))
+
+    doc = k.document()
+    src = doc.files[0].source.encode()
+    fn = doc.functions[0]
+    (stmt,) = fn.body
+    assert src[stmt.span.lo : stmt.span.hi] == b"z.store(exp(load_tile_like(x, z)))"
+    assert src[fn.name_span.lo : fn.name_span.hi] == b"k"
+    call = stmt.value.args[0]
+    assert call.func == "exp"
+    assert src[call.span.lo : call.span.hi] == b"exp(load_tile_like(x, z))"
+    line = doc.files[0].source.splitlines()[stmt.span.line - 1]
+    assert line[stmt.span.col :].startswith("z.store(")
+
+
+def test_globals_fold_and_device_functions_are_collected() -> None:
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+        z.store(twice(load_tile_like(x, z)) + SCALE)
+
+    doc = k.document()
+    assert [f.name for f in doc.functions] == ["k", "twice"]
+    expr = doc.functions[0].body[0].value.args[0]
+    assert expr.right.value == 3 and expr.right.type == "int"
+    assert expr.left.kind == "call_device" and expr.left.func == "twice"
+
+
+def test_builtins_are_prefixed_and_dtypes_resolved() -> None:
+    @cutile.entry
+    def k(z: Mut[Tensor[f16, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+        for i in range(2):
+            pass
+        z.store(load_tile_like(x, z).astype(f16))
+
+    doc = json.loads(k.kast_json())
+    loop = doc["functions"][0]["body"][0]
+    assert loop["kind"] == "for" and loop["iter"]["func"] == "builtins.range"
+    store = doc["functions"][0]["body"][1]["value"]
+    assert store["args"][0]["args"][0] == {"kind": "dtype", "name": "f16",
+                                           "span": store["args"][0]["args"][0]["span"]}
+
+
+def _codes(err: cutile.KernelCheckError) -> list[str]:
+    return err.codes
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "needle"),
+    [
+        ("try:\n        pass\n    except Exception:\n        pass", "CT0001", "`Try`"),
+        ("t = lambda q: q", "CT0001", "`Lambda`"),
+        ("t = undefined_name_xyz", "CT0002", "undefined_name_xyz"),
+        ("t = print(1)", "CT0007", "plain Python function"),
+        ("z[0] = 1", "CT0001", "subscript"),
+    ],
+)
+def test_unsupported_source_is_a_coded_error_with_a_caret(body: str, code: str, needle: str,
+                                                          tmp_path: object) -> None:
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(str(tmp_path)) / "kern.py"
+    path.write_text(
+        "import cutile\nfrom cutile.core import Tensor, Mut, Const, f32\n\n"
+        "@cutile.entry\n"
+        "def k(z: Mut[Tensor[f32, ['B']]], B: Const[int]):\n"
+        f"    {body}\n"
+    )
+    spec = importlib.util.spec_from_file_location("kern_" + code, path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(cutile.KernelCheckError) as info:
+        mod.k.check()
+    err = info.value
+    assert err.codes[0] == code
+    text = str(err)
+    assert code in text and needle in text
+    assert "kern.py:6" in text  # the line of the offending statement
+    assert "^" in text
+
+
+def test_missing_annotation_and_unknown_const_name() -> None:
+    def f1(z, B: Const[int]):  # type: ignore[no-untyped-def]
+        pass
+
+    with pytest.raises(cutile.KernelCheckError) as info:
+        cutile.entry(f1).check()
+    assert info.value.codes == ["CT0003"]
+
+    def f2(z: Mut[Tensor[f32, ["Q"]]]):  # type: ignore[no-untyped-def]
+        pass
+
+    with pytest.raises(cutile.KernelCheckError) as info:
+        cutile.entry(f2).check()
+    assert info.value.codes == ["CT0005"]
+    assert "`Q`" in str(info.value)
+
+
+def test_plain_int_annotation_suggests_const_or_dtype() -> None:
+    def f(z: Mut[Tensor[f32, [128]]], n: int):  # type: ignore[no-untyped-def]
+        pass
+
+    with pytest.raises(cutile.KernelCheckError) as info:
+        cutile.entry(f).check()
+    assert info.value.codes == ["CT0003"]
+    assert "Const[int]" in str(info.value)
+
+
+def test_dsl_ops_refuse_to_run_outside_kernels() -> None:
+    with pytest.raises(cutile.CutileError) as info:
+        exp(1.0)
+    assert info.value.code == "CT0010"
+    with pytest.raises(cutile.CutileError):
+        twice(1)
+
+
+def test_i32_scalar_param() -> None:
+    @cutile.entry
+    def k(z: Mut[Tensor[i32, [64]]], v: i32):
+        z.store(v)
+
+    assert k.document().functions[0].params[1].kind == "scalar"
