@@ -125,6 +125,10 @@ impl Ranges {
         if self.poly_lb(&worst).is_some_and(|lb| lb >= 0) {
             return Rung::Static;
         }
+        if self.poly_lb(&worst.scale(-1)).is_some_and(|lb| lb > 0) {
+            // -worst >= lb > 0: negative for every launch.
+            return Rung::Refuted;
+        }
         if worst.any_atom(&|a| matches!(a, Atom::Opaque(_))) {
             return Rung::Device;
         }

@@ -16,7 +16,6 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 /// An entry `Mut` parameter.
 pub struct Root {
     pub name: String,
-    pub span: Span,
     pub tile: Vec<Poly>,
 }
 
@@ -40,6 +39,9 @@ pub struct Frame<'d> {
     pub loops: Vec<LoopCtx>,
     pub unsafe_depth: u32,
     pub returns: Vec<Val>,
+    /// End of the statement (or statement header) being evaluated: a borrow is live at a
+    /// use when its holder is read after this point.
+    pub stmt_hi: u32,
 }
 
 pub struct Checker<'d> {
@@ -99,7 +101,6 @@ impl<'d> Checker<'d> {
             match p.kind {
                 ParamKind::MutTensor => roots.push(Root {
                     name: p.name.clone(),
-                    span: p.span,
                     tile: shape,
                 }),
                 ParamKind::Tensor => shared.push(SharedParam {
@@ -213,6 +214,7 @@ impl<'d> Checker<'d> {
             loops: Vec::new(),
             unsafe_depth: 0,
             returns: Vec::new(),
+            stmt_hi: 0,
         });
         for p in &func.params {
             if p.kind == ParamKind::Ptr && !func.is_unsafe {
@@ -340,6 +342,15 @@ impl<'d> Checker<'d> {
     }
 
     fn exec_stmt(&mut self, s: &'d Stmt, mut st: State) -> Option<State> {
+        let header_hi = match s {
+            Stmt::If { test, .. } | Stmt::While { test, .. } => test.span().hi,
+            Stmt::For { iter, .. } => iter.span().hi,
+            Stmt::Unsafe { span, .. } => span.lo,
+            other => other.span().hi,
+        };
+        if let Some(f) = self.frame() {
+            f.stmt_hi = header_hi;
+        }
         match s {
             Stmt::Assign { targets, value, span } => {
                 if let ([Target::Tuple { elts, .. }], Expr::Tuple { elts: vals, .. }) =
@@ -600,7 +611,8 @@ impl<'d> Checker<'d> {
     fn used_later(&self, holder: &str, at: Span, created: Span) -> Option<Span> {
         let f = self.frames.last()?;
         let reads = f.uses.reads.get(holder)?;
-        if let Some((_, s)) = reads.iter().find(|(lo, s)| *lo > at.hi && s.file == at.file) {
+        let after = at.hi.max(f.stmt_hi);
+        if let Some((_, s)) = reads.iter().find(|(lo, s)| *lo >= after && s.file == at.file) {
             return Some(*s);
         }
         for l in &f.loops {
@@ -652,6 +664,7 @@ impl<'d> Checker<'d> {
             return Val::Other;
         }
         let mut inner = State::default();
+        let mut bad_arg = false;
         for (i, p) in callee.params.iter().enumerate() {
             let arg = vals
                 .get(i)
@@ -661,6 +674,7 @@ impl<'d> Checker<'d> {
                 (ParamKind::MutTensor, Some((v, at))) => {
                     if !v.is_mut() {
                         self.report(errors::expected_mut_arg(&p.name, name, at, p.span));
+                        bad_arg = true;
                     }
                     v
                 }
@@ -668,6 +682,9 @@ impl<'d> Checker<'d> {
                 (_, None) => self.scalar_param(p),
             };
             inner.bind(&p.name, v);
+        }
+        if bad_arg {
+            return Val::Other;
         }
         let site = if self.frames.len() == 1 { Some(span) } else { self.frames.get(1).and_then(|f| f.call_site) };
         let ret = self.run_function(callee, site, inner);
@@ -738,7 +755,7 @@ impl<'d> Checker<'d> {
                     let which = if a.is_mut() { body } else { orelse };
                     let name = self.describe(which);
                     self.report(errors::untracked_mut(&name, which.span(), "chosen by a conditional expression"));
-                    return Val::Other;
+                    return if a.is_mut() { a } else { b };
                 }
                 if a == b {
                     a

@@ -6,7 +6,7 @@ use crate::check::Checker;
 use crate::errors;
 use crate::prover::{prove_store_map, StoreMapProof};
 use crate::state::{State, Val};
-use crate::sym::{le_text, Atom, Poly};
+use crate::sym::{Atom, Poly};
 use cutile_kast::{BinOp, Expr, Kwarg, Span, Target};
 
 /// Integer arithmetic on abstract values.
@@ -53,6 +53,30 @@ fn components(v: &Val) -> Option<Vec<Poly>> {
             .collect(),
         _ => None,
     }
+}
+
+/// Source text of each component of an index expression, for device predicates.
+fn component_texts(c: &Checker<'_>, e: Option<&Expr>, n: usize) -> Vec<String> {
+    match e {
+        Some(Expr::Tuple { elts, .. }) => elts.iter().map(|x| c.describe(x)).collect(),
+        Some(e) if n == 1 => vec![c.describe(e)],
+        Some(e) => (0..n).map(|k| format!("{}[{k}]", c.describe(e))).collect(),
+        None => (0..n).map(|k| format!("index[{k}]")).collect(),
+    }
+}
+
+/// The loop-variable atoms standing for the components of an index minted by root `r`:
+/// component `k` ranges over `[0, tiles(r, k))`.
+pub fn minted_components(c: &mut Checker<'_>, r: usize) -> Vec<Poly> {
+    let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
+    (0..rank)
+        .map(|k| {
+            let id = 0xF000_0000u32 + (r as u32) * 8 + k as u32;
+            let hi = tiles_of(c, r, k).sub(&Poly::c(1));
+            c.ranges.loops.insert(id, (Poly::zero(), hi));
+            Poly::atom(Atom::Loop(id))
+        })
+        .collect()
 }
 
 fn tuple_text(ps: &[Poly]) -> String {
@@ -287,7 +311,8 @@ fn load_tile_like<'d>(c: &mut Checker<'d>, args: &'d [Expr], kwargs: &'d [Kwarg]
                     Poly::zero()
                 };
                 let count = d.cdiv(t);
-                bounds_obligation(c, &name, k, &idx, &count, span, "load_tile_like");
+                let text = if k < c.grid_rank && !c.mapped { format!("block_id({k})") } else { idx.to_string() };
+                bounds_obligation(c, &name, k, &idx, &text, &count, span, "load_tile_like");
             }
         }
         _ => {}
@@ -295,15 +320,32 @@ fn load_tile_like<'d>(c: &mut Checker<'d>, args: &'d [Expr], kwargs: &'d [Kwarg]
     Val::Other
 }
 
+/// The label of a refuted bounds goal: the extreme the index reaches.
+fn refuted_detail(c: &Checker<'_>, idx: &Poly, text: &str, count: &Poly, what: &str) -> String {
+    let min = c.ranges.extreme(idx, false);
+    let max = c.ranges.extreme(idx, true);
+    let below = min
+        .as_ref()
+        .is_some_and(|m| c.ranges.decide_le(&Poly::zero(), m) == Rung::Refuted);
+    if let Some(k) = idx.as_const() {
+        return format!("tile {k} does not exist: there are {count} {what}, numbered from 0");
+    }
+    match (below, min, max) {
+        (true, Some(m), _) => format!("`{text}` can be {m}, below 0"),
+        (false, _, Some(m)) => format!("`{text}` can be {m}, but there are {count} {what}"),
+        _ => format!("`{text}` is outside the {count} {what}"),
+    }
+}
+
 /// One axis of a tile access on the bounds ladder.
-fn bounds_obligation(c: &mut Checker<'_>, name: &str, axis: usize, idx: &Poly, count: &Poly, span: Span, op: &str) {
+fn bounds_obligation(c: &mut Checker<'_>, name: &str, axis: usize, idx: &Poly, text: &str, count: &Poly, span: Span, op: &str) {
     let rung = c.ranges.decide_index(idx, count);
-    let device = format!("0 <= {idx} && {}", le_text(idx, &count.sub(&Poly::c(1))));
+    let device = format!("0 <= {text} && {text} < {count}");
     if rung == Rung::Refuted {
-        let detail = format!("index {idx} is outside 0..{count}");
+        let detail = refuted_detail(c, idx, text, count, "tiles");
         c.report(errors::index_out_of_bounds(name, span, axis, &detail));
     }
-    c.oblige("bounds", format!("`{name}.{op}` tile index on axis {axis} is in bounds"), rung, device, span);
+    c.oblige("bounds", format!("the tile index of `{name}` on axis {axis} in `{op}` is in bounds"), rung, device, span);
 }
 
 pub fn method<'d>(
@@ -335,7 +377,7 @@ pub fn method<'d>(
                 }
                 return Val::Other;
             }
-            store(c, &recv, &name, idx, span);
+            store(c, &recv, &name, idx, idx_e, span);
             Val::Other
         }
         "load" => {
@@ -353,7 +395,8 @@ pub fn method<'d>(
                     }
                 }
                 (Val::Sub { grid, .. }, Some(v)) => {
-                    subtile_bounds(c, &name, grid.clone(), &v, span, "load");
+                    let texts = component_texts(c, idx_e, grid.len());
+                    subtile_bounds(c, &name, grid.clone(), &v, &texts, span, "load");
                 }
                 _ => {}
             }
@@ -361,23 +404,34 @@ pub fn method<'d>(
         }
         "load_tile" => {
             let shape = arg(args, kwargs, 0, "shape").map(|e| c.eval(e, st));
-            let idx = arg(args, kwargs, 1, "index").map(|e| c.eval(e, st));
+            let idx_e = arg(args, kwargs, 1, "index");
+            let idx = idx_e.map(|e| c.eval(e, st));
             match &recv {
                 Val::Mut(_) | Val::Sub { .. } => c.report(errors::load_tile_on_mut(&name, span)),
                 Val::Shared(i) => {
                     let dims = c.shared.get(*i).map(|s| s.shape.clone()).unwrap_or_default();
                     let shape = shape.as_ref().and_then(components);
-                    let comps = idx.as_ref().and_then(components);
+                    let comps = match &idx {
+                        Some(Val::Minted(r)) => Some(minted_components(c, *r)),
+                        Some(v) => components(v),
+                        None => None,
+                    };
                     let pname = c.shared.get(*i).map(|s| s.name.clone()).unwrap_or_default();
                     match (shape, comps) {
                         (Some(shape), Some(comps)) => {
+                            let texts = match &idx {
+                                Some(Val::Minted(_)) => comps.iter().enumerate().map(|(k, _)| format!("{}[{k}]", idx_e.map(|e| c.describe(e)).unwrap_or_default())).collect(),
+                                _ => component_texts(c, idx_e, comps.len()),
+                            };
                             for (k, ((d, t), ix)) in dims.iter().zip(&shape).zip(&comps).enumerate() {
-                                bounds_obligation(c, &pname, k, ix, &d.cdiv(t), span, "load_tile");
+                                let text = texts.get(k).cloned().unwrap_or_default();
+                                bounds_obligation(c, &pname, k, ix, &text, &d.cdiv(t), span, "load_tile");
                             }
                         }
                         _ => {
-                            let desc = format!("`{pname}.load_tile` tile index is in bounds");
-                            c.oblige("bounds", desc, Rung::Device, "index in bounds".into(), span);
+                            let desc = format!("the tile index of `{pname}` in `load_tile` is in bounds");
+                            let text = idx_e.map(|e| c.describe(e)).unwrap_or_default();
+                            c.oblige("bounds", desc, Rung::Device, format!("{text} in bounds"), span);
                         }
                     }
                 }
@@ -425,7 +479,7 @@ fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
         })
 }
 
-fn store(c: &mut Checker<'_>, recv: &Val, name: &str, idx: Option<(Val, Span)>, span: Span) {
+fn store(c: &mut Checker<'_>, recv: &Val, name: &str, idx: Option<(Val, Span)>, idx_e: Option<&Expr>, span: Span) {
     match recv {
         Val::Mut(r) => {
             let Some((iv, ispan)) = idx else {
@@ -441,7 +495,10 @@ fn store(c: &mut Checker<'_>, recv: &Val, name: &str, idx: Option<(Val, Span)>, 
             store_index(c, *r, name, &iv, ispan, span);
         }
         Val::Sub { grid, .. } => match idx {
-            Some((iv, _)) => subtile_bounds(c, name, grid.clone(), &iv, span, "store"),
+            Some((iv, _)) => {
+                let texts = component_texts(c, idx_e, grid.len());
+                subtile_bounds(c, name, grid.clone(), &iv, &texts, span, "store")
+            }
             None => c.report(errors::subtile_out_of_bounds(name, span, 0, "a sub-partition store needs a sub-tile index")),
         },
         Val::Shared(i) => {
@@ -484,7 +541,12 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
     }
     let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
     let proof = prove_store_map(&comps, &tiles, &c.ranges, c.grid_rank);
-    let device = format!("index {} in bounds", tuple_text(&comps));
+    let device = comps
+        .iter()
+        .enumerate()
+        .map(|(k, p)| format!("0 <= {p} && {p} < {}", tiles_of(c, r, k)))
+        .collect::<Vec<_>>()
+        .join(" && ");
     match proof {
         StoreMapProof::Proved(rung) => c.oblige("store-index-injective", desc, rung, device, span),
         StoreMapProof::Collision { a, b, tile, min_grid } => {
@@ -506,7 +568,7 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
     }
 }
 
-fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, span: Span, op: &str) {
+fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, texts: &[String], span: Span, op: &str) {
     let desc = format!("`{name}.{op}` sub-tile index is inside the own tile");
     let Some(comps) = components(iv) else {
         c.oblige("subtile-bounds", desc, Rung::Device, "sub-tile index in bounds".into(), span);
@@ -522,9 +584,10 @@ fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, sp
     let mut device = Vec::new();
     for (k, (ix, g)) in comps.iter().zip(&grid).enumerate() {
         let r = c.ranges.decide_index(ix, g);
-        device.push(format!("0 <= {ix} && {}", le_text(ix, &g.sub(&Poly::c(1)))));
+        let t = texts.get(k).cloned().unwrap_or_else(|| ix.to_string());
+        device.push(format!("0 <= {t} && {t} < {g}"));
         if r == Rung::Refuted {
-            let d = format!("index {ix} is outside the {g} sub-tiles on this axis");
+            let d = refuted_detail(c, ix, &t, g, "sub-tiles");
             c.report(errors::subtile_out_of_bounds(name, span, k, &d));
         }
         rung = worse(rung, r);

@@ -4,6 +4,14 @@
 use cutile_diag::{Diagnostic, Label};
 use cutile_kast::Span;
 
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// Why a value was moved where it was (for the "moved here" label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MoveWhy {
@@ -179,7 +187,11 @@ pub fn store_out_of_grid(name: &str, at: Span, axis: usize, block: &str, tile: &
 pub fn store_rank_mismatch(name: &str, at: Span, got: usize, rank: usize) -> Diagnostic {
     Diagnostic::error(
         "CT2002",
-        format!("store index of `{name}` has {got} components, but `{name}` is partitioned in {rank} dimensions"),
+        format!(
+            "store index of `{name}` has {got} component{}, but `{name}` is partitioned in {rank} dimension{}",
+            plural(got),
+            plural(rank)
+        ),
         Label::new(at, format!("expected {rank} components")),
     )
     .with_help("give one tile index per partition axis")
@@ -217,7 +229,7 @@ pub fn subpartition_shape(at: Span, axis: usize, tile: &str, sub: &str) -> Diagn
 pub fn subpartition_rank(at: Span, got: usize, rank: usize) -> Diagnostic {
     Diagnostic::error(
         "CT2005",
-        format!("sub-partition shape has {got} items, but the tile has rank {rank}"),
+        format!("sub-partition shape has {got} item{}, but the tile has rank {rank}", plural(got)),
         Label::new(at, format!("expected {rank} items")),
     )
     .with_help("give one sub-tile extent per tile axis")
@@ -245,10 +257,10 @@ pub fn index_out_of_bounds(name: &str, at: Span, axis: usize, detail: &str) -> D
 pub fn denied_device_check(what: &str, at: Span, predicate: &str) -> Diagnostic {
     Diagnostic::error(
         "CT2008",
-        format!("{what} needs a check inside the kernel, and `deny_in_kernel_checks` is set"),
-        Label::new(at, "cannot be proved statically nor checked at launch"),
+        format!("cannot prove statically or at launch that {what}"),
+        Label::new(at, "this needs a check inside the kernel"),
     )
-    .with_note(format!("the check would be `{predicate}`"))
+    .with_note(format!("`deny_in_kernel_checks` forbids the device check `{predicate}`"))
     .with_help("derive the index from `block_id`, a `range(...)` over a launch-known count, or `iter_indices()`")
 }
 

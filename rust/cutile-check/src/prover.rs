@@ -174,8 +174,8 @@ pub fn prove_store_map(
                 }
             }
         }
-        let low = ranges.decide_le(&Poly::zero(), &lo);
-        let high = ranges.decide_le(&hi, &t.sub(&Poly::c(1)));
+        let low = degenerate(ranges.decide_le(&Poly::zero(), &lo), &lo);
+        let high = degenerate(ranges.decide_le(&hi, &t.sub(&Poly::c(1))), &t.sub(&Poly::c(1)).sub(&hi));
         if low == Rung::Refuted || high == Rung::Refuted {
             let at_max = high == Rung::Refuted;
             let block: Vec<String> = row
@@ -207,6 +207,22 @@ pub fn prove_store_map(
         bounds = worse(bounds, worse(low, high));
     }
     StoreMapProof::Proved(worse(injective, bounds))
+}
+
+/// A launch predicate over grid extents alone that already fails on a grid of 2 blocks
+/// per axis is refuted: such a kernel only works on degenerate one-block grids.
+fn degenerate(r: Rung, d: &Poly) -> Rung {
+    if !matches!(r, Rung::Launch(_)) || d.any_atom(&|a| !matches!(a, Atom::Grid(_))) {
+        return r;
+    }
+    let mut q = d.clone();
+    for k in 0..3u8 {
+        q = q.substitute(&Atom::Grid(k), &Poly::c(2));
+    }
+    match q.as_const() {
+        Some(v) if v < 0 => Rung::Refuted,
+        _ => r,
+    }
 }
 
 fn tuple_text(items: &[String]) -> String {

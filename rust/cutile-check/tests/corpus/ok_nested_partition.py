@@ -1,0 +1,10 @@
+# expect: ok
+# a sub-partition of a sub-partition stays inside the own tile
+import cutile
+from cutile.core import *
+
+@cutile.entry
+def k(z: Mut[Tensor[f32, [128, 128]]]):
+    p = z.partition_mut((64, 64))
+    q = p.partition_mut((32, 32))
+    q.store(zeros((32, 32), f32), (1, 1))
