@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-
 from cutile import dtypes as dt
 from cutile.dtypes import DType
 from cutile.ir import Block, Builder, Location, Op, PointerType, TileType, Value, scalar
@@ -77,8 +76,14 @@ def _region_op(
     attrs: dict[str, Any] | None = None,
 ) -> Op:
     assert b.block is not None
-    op = Op(name, list(operands), [Value(t) for t in result_types], dict(attrs or {}),
-            list(regions), b.loc)
+    op = Op(
+        name,
+        list(operands),
+        [Value(t) for t in result_types],
+        dict(attrs or {}),
+        list(regions),
+        b.loc,
+    )
     b.block.ops.append(op)
     return op
 
@@ -90,7 +95,11 @@ def term(b: Builder, name: str, values: Sequence[Value] = ()) -> None:
 
 @contextmanager
 def for_loop(
-    b: Builder, lb: Value, ub: Value, step: Value, init: Sequence[Value] = (),
+    b: Builder,
+    lb: Value,
+    ub: Value,
+    step: Value,
+    init: Sequence[Value] = (),
     **attrs: Any,
 ) -> Iterator[tuple[Value, list[Value], Op]]:
     """Yields (iv, carried values, op); the body must end with `term(b, "continue", ...)`."""
@@ -101,16 +110,16 @@ def for_loop(
 
 
 @contextmanager
-def loop(b: Builder, init: Sequence[Value], result_types: Sequence[Type]
-         ) -> Iterator[tuple[list[Value], Op]]:
+def loop(
+    b: Builder, init: Sequence[Value], result_types: Sequence[Type]
+) -> Iterator[tuple[list[Value], Op]]:
     body = Block(args=[Value(v.type) for v in init])
     op = _region_op(b, "loop", list(init), result_types, [body])
     with b.at(body):
         yield body.args, op
 
 
-def if_op(b: Builder, cond: Value, result_types: Sequence[Type] = ()
-          ) -> tuple[Op, Block, Block]:
+def if_op(b: Builder, cond: Value, result_types: Sequence[Type] = ()) -> tuple[Op, Block, Block]:
     then, other = Block(), Block()
     op = _region_op(b, "if", [cond], result_types, [then, other])
     return op, then, other
@@ -118,7 +127,11 @@ def if_op(b: Builder, cond: Value, result_types: Sequence[Type] = ()
 
 @contextmanager
 def reduction(
-    b: Builder, name: str, operands: Sequence[Value], dim: int, identities: Sequence[Any],
+    b: Builder,
+    name: str,
+    operands: Sequence[Value],
+    dim: int,
+    identities: Sequence[Any],
     **attrs: Any,
 ) -> Iterator[tuple[list[Value], Op]]:
     """Body args are (elem, acc) per operand; end the body with `term(b, "yield", ...)`."""
@@ -127,7 +140,7 @@ def reduction(
     for v in operands:
         assert isinstance(v.type, TileType)
         shape = v.type.shape
-        out = shape[:dim] + shape[dim + 1:] if name == "reduce" else shape
+        out = shape[:dim] + shape[dim + 1 :] if name == "reduce" else shape
         result_types.append(TileType(out, v.type.element))
         args += [Value(scalar(v.type.dtype)), Value(scalar(v.type.dtype))]
     body = Block(args=args)
@@ -137,8 +150,9 @@ def reduction(
         yield args, op
 
 
-def raw(b: Builder, name: str, operands: Sequence[Value], result_types: Sequence[Type],
-        **attrs: Any) -> Op:
+def raw(
+    b: Builder, name: str, operands: Sequence[Value], result_types: Sequence[Type], **attrs: Any
+) -> Op:
     return b.op(name, list(operands), list(result_types), attrs)
 
 
@@ -155,36 +169,62 @@ def ptr_tile(b: Builder, base: Value, idx: Value) -> Value:
     return offset(b, splat(b, base, idx.type.shape), idx)
 
 
-def load_ptr(b: Builder, p: Value, mask: Value | None = None, pad: Value | None = None
-             ) -> Value:
+def load_ptr(b: Builder, p: Value, mask: Value | None = None, pad: Value | None = None) -> Value:
     assert isinstance(p.type, TileType) and isinstance(p.type.element, PointerType)
     ty = TileType(p.type.shape, p.type.element.pointee)
     ops = [p] + [v for v in (mask, pad) if v is not None]
-    return raw(b, "load_ptr_tko", ops, [ty, TOKEN], memory_ordering_semantics="weak",
-               has_mask=mask is not None, has_padding_value=pad is not None,
-               has_token=False).results[0]
+    return raw(
+        b,
+        "load_ptr_tko",
+        ops,
+        [ty, TOKEN],
+        memory_ordering_semantics="weak",
+        has_mask=mask is not None,
+        has_padding_value=pad is not None,
+        has_token=False,
+    ).results[0]
 
 
 def store_ptr(b: Builder, p: Value, v: Value, mask: Value | None = None) -> None:
     ops = [p, v] + ([mask] if mask is not None else [])
-    raw(b, "store_ptr_tko", ops, [TOKEN], memory_ordering_semantics="weak",
-        has_mask=mask is not None, has_token=False)
+    raw(
+        b,
+        "store_ptr_tko",
+        ops,
+        [TOKEN],
+        memory_ordering_semantics="weak",
+        has_mask=mask is not None,
+        has_token=False,
+    )
 
 
-def atomic_rmw(b: Builder, p: Value, arg: Value, mode: str, mask: Value | None = None
-               ) -> Value:
+def atomic_rmw(b: Builder, p: Value, arg: Value, mode: str, mask: Value | None = None) -> Value:
     ops = [p, arg] + ([mask] if mask is not None else [])
-    return raw(b, "atomic_rmw_tko", ops, [arg.type, TOKEN], mode=mode,
-               memory_ordering_semantics="relaxed", memory_scope="device",
-               has_mask=mask is not None, has_token=False).results[0]
+    return raw(
+        b,
+        "atomic_rmw_tko",
+        ops,
+        [arg.type, TOKEN],
+        mode=mode,
+        memory_ordering_semantics="relaxed",
+        memory_scope="device",
+        has_mask=mask is not None,
+        has_token=False,
+    ).results[0]
 
 
-def atomic_cas(b: Builder, p: Value, cmp: Value, val: Value, mask: Value | None = None
-               ) -> Value:
+def atomic_cas(b: Builder, p: Value, cmp: Value, val: Value, mask: Value | None = None) -> Value:
     ops = [p, cmp, val] + ([mask] if mask is not None else [])
-    return raw(b, "atomic_cas_tko", ops, [val.type, TOKEN],
-               memory_ordering_semantics="relaxed", memory_scope="device",
-               has_mask=mask is not None, has_token=False).results[0]
+    return raw(
+        b,
+        "atomic_cas_tko",
+        ops,
+        [val.type, TOKEN],
+        memory_ordering_semantics="relaxed",
+        memory_scope="device",
+        has_mask=mask is not None,
+        has_token=False,
+    ).results[0]
 
 
 def mmaf(b: Builder, lhs: Value, rhs: Value, acc: Value) -> Value:
@@ -223,7 +263,7 @@ def elementwise(
     tiles = [load(b, view(b, p, [n], [1], [n]), [c0]) for p in ps[: len(inputs)]]
     res = build(b, tiles)
     res_list = res if isinstance(res, list) else [res]
-    for r, p in zip(res_list, ps[len(inputs):], strict=True):
+    for r, p in zip(res_list, ps[len(inputs) :], strict=True):
         store(b, r, view(b, p, [n], [1], [n]), [c0])
     bufs = [np.ascontiguousarray(a) for a, _ in inputs]
     out_bufs = [np.zeros(n, dtype=_host(d)) for d in outs]

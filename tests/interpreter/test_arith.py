@@ -6,10 +6,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from cutile.ir import TileType
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from cutile.ir import TileType
 
 from .kit import dt, elementwise
 
@@ -38,11 +37,21 @@ def test_f32_arithmetic_is_ieee(name: str, ref: object) -> None:
 @pytest.mark.parametrize(
     ("name", "ref", "positive"),
     [
-        ("exp", np.exp, False), ("exp2", np.exp2, False), ("log", np.log, True),
-        ("log2", np.log2, True), ("sqrt", np.sqrt, True), ("rsqrt", lambda v: 1 / np.sqrt(v), True),
-        ("sin", np.sin, False), ("cos", np.cos, False), ("tan", np.tan, False),
-        ("sinh", np.sinh, False), ("cosh", np.cosh, False), ("tanh", np.tanh, False),
-        ("floor", np.floor, False), ("ceil", np.ceil, False), ("absf", np.abs, False),
+        ("exp", np.exp, False),
+        ("exp2", np.exp2, False),
+        ("log", np.log, True),
+        ("log2", np.log2, True),
+        ("sqrt", np.sqrt, True),
+        ("rsqrt", lambda v: 1 / np.sqrt(v), True),
+        ("sin", np.sin, False),
+        ("cos", np.cos, False),
+        ("tan", np.tan, False),
+        ("sinh", np.sinh, False),
+        ("cosh", np.cosh, False),
+        ("tanh", np.tanh, False),
+        ("floor", np.floor, False),
+        ("ceil", np.ceil, False),
+        ("absf", np.abs, False),
         ("negf", np.negative, False),
     ],
 )
@@ -60,14 +69,15 @@ def test_math_against_float64(name: str, ref: object, positive: bool, d: object)
 
 def test_pow_remf_fma() -> None:
     x, y, z = np.abs(f32s()) + np.float32(0.5), f32s(scale=2.0), f32s()
-    out = elementwise(lambda b, t: b.binary("pow", t[0], t[1]), [(x, dt.f32), (y, dt.f32)],
-                      dt.f32)
+    out = elementwise(lambda b, t: b.binary("pow", t[0], t[1]), [(x, dt.f32), (y, dt.f32)], dt.f32)
     np.testing.assert_allclose(out, np.power(x.astype(np.float64), y), rtol=1e-5)
     out = elementwise(binop("remf"), [(y, dt.f32), (x, dt.f32)], dt.f32)
     np.testing.assert_array_equal(out, np.fmod(y, x))
     out = elementwise(
         lambda b, t: b.op("fma", t, [t[0].type], {"rounding_mode": "nearest_even"}).result,
-        [(x, dt.f32), (y, dt.f32), (z, dt.f32)], dt.f32)
+        [(x, dt.f32), (y, dt.f32), (z, dt.f32)],
+        dt.f32,
+    )
     exact = x.astype(np.float64) * y + z  # one rounding of a 48-bit product plus z
     np.testing.assert_array_equal(out, exact.astype(np.float32))
 
@@ -116,14 +126,15 @@ def test_ftof_to_bf16_f16_tf32_rounds_to_nearest_even() -> None:
     x = f32s()
     x[:4] = [1.00390625, 1.01171875, -3.0e38, 65520.0]  # bf16 ties and f16 overflow
     bf = elementwise(lambda b, t: b.convert("ftof", t[0], dt.bf16), [(x, dt.f32)], dt.bf16)
-    np.testing.assert_array_equal(
-        bf16_value(bf), [bf16_round_reference(float(v)) for v in x])
+    np.testing.assert_array_equal(bf16_value(bf), [bf16_round_reference(float(v)) for v in x])
     h = elementwise(lambda b, t: b.convert("ftof", t[0], dt.f16), [(x, dt.f32)], dt.f16)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(h, x.astype(np.float16))
     tf = elementwise(
         lambda b, t: b.convert("ftof", b.convert("ftof", t[0], dt.tf32), dt.f32),
-        [(x, dt.f32)], dt.f32)
+        [(x, dt.f32)],
+        dt.f32,
+    )
     np.testing.assert_array_equal(tf, [bf16_round_reference(float(v), keep=10) for v in x])
 
 
@@ -138,23 +149,27 @@ def _check_directed(result: float, exact: Fraction, mode: str) -> None:
     up = Fraction(float(np.nextafter(r, np.float32(np.inf))))
     fr = Fraction(float(r))
     if mode == "positive_inf":
-        assert fr >= exact and down < exact or fr == exact
+        assert (fr >= exact and down < exact) or fr == exact
     elif mode == "negative_inf":
-        assert fr <= exact and up > exact or fr == exact
+        assert (fr <= exact and up > exact) or fr == exact
     else:  # zero
         assert abs(fr) <= abs(exact)
         assert fr == exact or abs(up if exact > 0 else down) > abs(exact)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(finite_f32, finite_f32, finite_f32), min_size=16, max_size=16),
-       st.sampled_from(["zero", "negative_inf", "positive_inf"]))
+@given(
+    st.lists(st.tuples(finite_f32, finite_f32, finite_f32), min_size=16, max_size=16),
+    st.sampled_from(["zero", "negative_inf", "positive_inf"]),
+)
 def test_directed_rounding_is_exact_for_add_mul_fma(rows: list, mode: str) -> None:
     x, y, z = (np.array(c, np.float32) for c in zip(*rows, strict=True))
     for name in ("addf", "subf", "mulf", "fma"):
         if name == "fma":
+
             def build(b, t):  # type: ignore[no-untyped-def]
                 return b.op("fma", t, [t[0].type], {"rounding_mode": mode}).result
+
             ins = [(x, dt.f32), (y, dt.f32), (z, dt.f32)]
         else:
             build = binop(name, rounding_mode=mode)
@@ -202,8 +217,11 @@ def test_maxf_minf_nan_and_signed_zero_rules() -> None:
 
 
 PREDS = {
-    "equal": np.equal, "not_equal": np.not_equal, "less_than": np.less,
-    "less_than_or_equal": np.less_equal, "greater_than": np.greater,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "less_than": np.less,
+    "less_than_or_equal": np.less_equal,
+    "greater_than": np.greater,
     "greater_than_or_equal": np.greater_equal,
 }
 
@@ -215,8 +233,11 @@ def test_cmpf_predicates_and_ordering(pred: str, ordering: str) -> None:
     y[:32] = x[:32]
     x[32:48] = np.nan
     y[40:56] = np.nan
-    out = elementwise(lambda b, t: b.cmp("cmpf", pred, t[0], t[1], comparison_ordering=ordering),
-                      [(x, dt.f32), (y, dt.f32)], dt.bool_)
+    out = elementwise(
+        lambda b, t: b.cmp("cmpf", pred, t[0], t[1], comparison_ordering=ordering),
+        [(x, dt.f32), (y, dt.f32)],
+        dt.bool_,
+    )
     unordered = np.isnan(x) | np.isnan(y)
     with np.errstate(invalid="ignore"):
         base = PREDS[pred](x, y) & ~unordered

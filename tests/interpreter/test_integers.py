@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from cutile.dtypes import DType
 from cutile.interpreter import InterpreterError
 
@@ -74,8 +73,7 @@ def test_divi_remi(d: DType, signedness: str, rounding: str) -> None:
     y[y == 0] = 3
     if signedness == "signed":
         y[(x == np.iinfo(d.numpy_name).min) & (y == -1)] = 2
-    out = elementwise(binop("divi", signedness=signedness, rounding=rounding),
-                      [(x, d), (y, d)], d)
+    out = elementwise(binop("divi", signedness=signedness, rounding=rounding), [(x, d), (y, d)], d)
     rem = elementwise(binop("remi", signedness=signedness), [(x, d), (y, d)], d)
     if signedness == "signed":
         xs, ys = [int(v) for v in x], [int(v) for v in y]
@@ -90,8 +88,9 @@ def test_divi_remi(d: DType, signedness: str, rounding: str) -> None:
 def test_remi_sign_follows_dividend() -> None:
     x = np.array([7, 7, -7, -7, 0, 5, -5, 9], np.int32)
     y = np.array([3, -3, 3, -3, 4, 5, 5, -1], np.int32)
-    assert elementwise(binop("remi", signedness="signed"), [(x, dt.i32), (y, dt.i32)],
-                       dt.i32).tolist() == [1, 1, -1, -1, 0, 0, 0, 0]
+    assert elementwise(
+        binop("remi", signedness="signed"), [(x, dt.i32), (y, dt.i32)], dt.i32
+    ).tolist() == [1, 1, -1, -1, 0, 0, 0, 0]
 
 
 def test_division_by_zero_and_min_over_minus_one_stop_the_kernel() -> None:
@@ -123,8 +122,11 @@ def test_shifts_maxmin_cmp_mulhi(d: DType) -> None:
     yu = as_u(y, d)
     for sgn in ("signed", "unsigned"):
         mx = elementwise(binop("maxi", signedness=sgn), [(x, d), (y, d)], d)
-        lt = elementwise(lambda b, t, s=sgn: b.cmp("cmpi", "less_than", t[0], t[1], signedness=s),
-                         [(x, d), (y, d)], dt.bool_)
+        lt = elementwise(
+            lambda b, t, s=sgn: b.cmp("cmpi", "less_than", t[0], t[1], signedness=s),
+            [(x, d), (y, d)],
+            dt.bool_,
+        )
         a, bb = (x.tolist(), y.tolist()) if sgn == "signed" else (xu, yu)
         assert as_u(mx, d) == [max(p, q) & ((1 << d.bits) - 1) for p, q in zip(a, bb, strict=True)]
         assert lt.tolist() == [p < q for p, q in zip(a, bb, strict=True)]
@@ -146,10 +148,14 @@ def test_absi_negi_bitwise() -> None:
 def test_i1_arithmetic_wraps_mod_2() -> None:
     x = np.array([0, 0, 1, 1] * 2, bool)
     y = np.array([0, 1, 0, 1] * 2, bool)
-    assert elementwise(binop("addi"), [(x, dt.bool_), (y, dt.bool_)], dt.bool_).tolist() == \
-        [False, True, True, False] * 2
-    assert elementwise(binop("andi"), [(x, dt.bool_), (y, dt.bool_)], dt.bool_).tolist() == \
-        [False, False, False, True] * 2
+    assert (
+        elementwise(binop("addi"), [(x, dt.bool_), (y, dt.bool_)], dt.bool_).tolist()
+        == [False, True, True, False] * 2
+    )
+    assert (
+        elementwise(binop("andi"), [(x, dt.bool_), (y, dt.bool_)], dt.bool_).tolist()
+        == [False, False, False, True] * 2
+    )
 
 
 # -- conversions -----------------------------------------------------------------------------
@@ -168,8 +174,9 @@ def test_exti_trunci_respect_signedness() -> None:
     w = ints(dt.i64)
     tr = elementwise(conv("trunci", dt.i16), [(w, dt.i64)], dt.i16)
     assert tr.tolist() == [wrap(int(v), 16) for v in w]
-    b1 = elementwise(conv("exti", dt.i32, signedness="signed"),
-                     [(np.array([True, False] * 4), dt.bool_)], dt.i32)
+    b1 = elementwise(
+        conv("exti", dt.i32, signedness="signed"), [(np.array([True, False] * 4), dt.bool_)], dt.i32
+    )
     assert b1.tolist() == [-1, 0] * 4
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from cutile.dtypes import DType
 from cutile.interpreter import Pointer, run
 from cutile.ir import TileType, scalar
@@ -16,8 +15,8 @@ RNG = np.random.default_rng(3)
 
 def gemm_module(in_d: DType, acc_d: DType, bm: int, bn: int, bk: int):
     b, (cp, ap, bp, m, n, k) = new_kernel(
-        [ptr(acc_d), ptr(in_d), ptr(in_d), scalar(dt.i32), scalar(dt.i32), scalar(dt.i32)],
-        "gemm")
+        [ptr(acc_d), ptr(in_d), ptr(in_d), scalar(dt.i32), scalar(dt.i32), scalar(dt.i32)], "gemm"
+    )
     bx, by, _ = b.block_ids()
     pa = view(b, ap, [m, k], [k, 1], [bm, bk], padding="zero")
     pb = view(b, bp, [k, n], [n, 1], [bk, bn], padding="zero")
@@ -37,8 +36,12 @@ def test_f16_gemm_against_float64(m: int, n: int, k: int) -> None:
     bm_ = RNG.standard_normal((k, n)).astype(np.float16)
     c = np.full((m, n), np.nan, np.float32)
     mod = gemm_module(dt.f16, dt.f32, 32, 32, 16)
-    run(mod, "gemm", (-(-m // 32), -(-n // 32), 1),
-        [Pointer.to(c), Pointer.to(a), Pointer.to(bm_), m, n, k])
+    run(
+        mod,
+        "gemm",
+        (-(-m // 32), -(-n // 32), 1),
+        [Pointer.to(c), Pointer.to(a), Pointer.to(bm_), m, n, k],
+    )
     ref = a.astype(np.float64) @ bm_.astype(np.float64)
     rel = np.abs(c - ref).max() / np.abs(ref).max()
     assert rel < 1e-3
@@ -55,8 +58,9 @@ def test_f16_accumulator_rounds_each_step_to_f16() -> None:
     run(mod, "gemm", (2, 2, 1), [Pointer.to(c), Pointer.to(a), Pointer.to(bm_), m, n, k])
     acc = np.zeros((m, n), np.float16)
     for kk in range(0, k, 8):  # each mmaf rounds once to f16
-        acc = (a[:, kk:kk + 8].astype(np.float64) @ bm_[kk:kk + 8].astype(np.float64)
-               + acc).astype(np.float16)
+        acc = (
+            a[:, kk : kk + 8].astype(np.float64) @ bm_[kk : kk + 8].astype(np.float64) + acc
+        ).astype(np.float16)
     np.testing.assert_array_equal(c, acc)
 
 
@@ -66,8 +70,14 @@ def test_batched_mmaf_and_mmai() -> None:
     ta = load(b, view(b, ap, [2, 8, 16], [128, 16, 1], [2, 8, 16]), [c0] * 3)
     tb = load(b, view(b, bp, [2, 16, 4], [64, 4, 1], [2, 16, 4]), [c0] * 3)
     acc = const(b, 7, dt.i32, (2, 8, 4))
-    r = raw(b, "mmai", [ta, tb, acc], [TileType((2, 8, 4), dt.i32)],
-            signedness_lhs="signed", signedness_rhs="unsigned").result
+    r = raw(
+        b,
+        "mmai",
+        [ta, tb, acc],
+        [TileType((2, 8, 4), dt.i32)],
+        signedness_lhs="signed",
+        signedness_rhs="unsigned",
+    ).result
     store(b, r, view(b, op_, [2, 8, 4], [32, 4, 1], [2, 8, 4]), [c0] * 3)
     a = RNG.integers(-128, 128, (2, 8, 16)).astype(np.int8)
     bb = RNG.integers(-128, 128, (2, 16, 4)).astype(np.int8)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from cutile.interpreter import InterpreterError, Pointer, poison, run
 from cutile.ir import TileType, scalar
 
@@ -32,14 +31,16 @@ RNG = np.random.default_rng(21)
 def test_masked_gather_and_scatter() -> None:
     n = 64
     b, (xp, ip, op_, limit) = new_kernel(
-        [ptr(dt.f32), ptr(dt.i32), ptr(dt.f32), scalar(dt.i32)], "gs")
+        [ptr(dt.f32), ptr(dt.i32), ptr(dt.f32), scalar(dt.i32)], "gs"
+    )
     lanes = b.iota(n, dt.i32)
     idx = load_ptr(b, ptr_tile(b, ip, lanes))
     mask = b.cmp("cmpi", "less_than", lanes, splat(b, limit, (n,)))
     pad = const(b, -1.0, dt.f32, (n,))
     vals = load_ptr(b, ptr_tile(b, xp, idx), mask, pad)  # gather x[idx] where lane < limit
-    store_ptr(b, ptr_tile(b, op_, b.binary("subi", const(b, n - 1, dt.i32, (n,)), lanes)),
-              vals, mask)  # scatter reversed, masked
+    store_ptr(
+        b, ptr_tile(b, op_, b.binary("subi", const(b, n - 1, dt.i32, (n,)), lanes)), vals, mask
+    )  # scatter reversed, masked
     x = RNG.standard_normal(100).astype(np.float32)
     idx_h = RNG.integers(0, 100, n).astype(np.int32)
     out = poisoned(4 * n)
@@ -69,14 +70,14 @@ def test_out_of_buffer_pointer_access_raises_with_location() -> None:
     run(b.module, "oob", (1, 1, 1), [Pointer.to(x), 3])
     assert x[3] == 1.0
     for bad in (4, -1, 1 << 20):
-        with pytest.raises(InterpreterError, match="out of bounds|not inside") as info:
+        with pytest.raises(InterpreterError, match=r"out of bounds|not inside") as info:
             run(b.module, "oob", (1, 1, 1), [Pointer.to(x), bad])
         assert info.value.op == "store_ptr_tko"
         assert "kernel.py:42:9" in str(info.value)
 
 
 def test_pointer_walking_off_one_buffer_never_reaches_another() -> None:
-    b, (xp, yp) = new_kernel([ptr(dt.i8), ptr(dt.i8)], "walk")
+    b, (xp, _yp) = new_kernel([ptr(dt.i8), ptr(dt.i8)], "walk")
     store_ptr(b, offset(b, xp, i32(b, 16)), const(b, 1, dt.i8))
     mem = np.zeros(32, np.uint8)
     with pytest.raises(InterpreterError):
@@ -114,9 +115,13 @@ def test_atomic_add_with_duplicate_addresses_and_cas() -> None:
     b2, (cp, rp) = new_kernel([ptr(dt.i32), ptr(dt.i32)], "cas")
     lanes = b2.iota(4, dt.i32)
     p = ptr_tile(b2, cp, lanes)
-    got = atomic_cas(b2, p, const(b2, np.array([0, 5, 0, 5], np.int32), dt.i32, (4,)),
-                     const(b2, 9, dt.i32, (4,)),
-                     const(b2, np.array([1, 1, 0, 1], bool), dt.bool_, (4,)))
+    got = atomic_cas(
+        b2,
+        p,
+        const(b2, np.array([0, 5, 0, 5], np.int32), dt.i32, (4,)),
+        const(b2, 9, dt.i32, (4,)),
+        const(b2, np.array([1, 1, 0, 1], bool), dt.bool_, (4,)),
+    )
     store_ptr(b2, ptr_tile(b2, rp, lanes), got)
     cells = np.array([0, 0, 0, 5], np.int32)
     res = np.zeros(4, np.int32)
@@ -127,8 +132,14 @@ def test_atomic_add_with_duplicate_addresses_and_cas() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "ref"),
-    [("max", np.maximum), ("min", np.minimum), ("xchg", lambda a, b: b), ("or", np.bitwise_or),
-     ("and", np.bitwise_and), ("xor", np.bitwise_xor)],
+    [
+        ("max", np.maximum),
+        ("min", np.minimum),
+        ("xchg", lambda a, b: b),
+        ("or", np.bitwise_or),
+        ("and", np.bitwise_and),
+        ("xor", np.bitwise_xor),
+    ],
 )
 def test_atomic_modes(mode: str, ref: object) -> None:
     n = 16

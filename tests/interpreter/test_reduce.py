@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from cutile.dtypes import DType
 from cutile.interpreter import Pointer, run
 from cutile.ir import TileType
@@ -16,8 +15,9 @@ from .kit import dt, i32, load, new_kernel, ptr, reduction, store, term, view
 RNG = np.random.default_rng(5)
 
 
-def run_2d(build: Any, x: np.ndarray, d: DType, outs: list[tuple[tuple[int, ...], DType]]
-           ) -> list[np.ndarray]:
+def run_2d(
+    build: Any, x: np.ndarray, d: DType, outs: list[tuple[tuple[int, ...], DType]]
+) -> list[np.ndarray]:
     """Load all of `x` as one tile, `build(b, tile) -> [values]`, store each result."""
     b, ps = new_kernel([ptr(d)] + [ptr(od) for _, od in outs], "r")
     c0 = i32(b, 0)
@@ -27,11 +27,15 @@ def run_2d(build: Any, x: np.ndarray, d: DType, outs: list[tuple[tuple[int, ...]
     results = build(b, tile)
     bufs = []
     for r, p, (oshape, od) in zip(results, ps[1:], outs, strict=True):
-        ostr = [int(np.prod(oshape[i + 1:])) for i in range(len(oshape))]
+        ostr = [int(np.prod(oshape[i + 1 :])) for i in range(len(oshape))]
         store(b, r, view(b, p, list(oshape), ostr, list(oshape)), [c0] * len(oshape))
         bufs.append(np.zeros(oshape, od.numpy_name))
-    run(b.module, "r", (1, 1, 1), [Pointer.to(np.ascontiguousarray(x))]
-        + [Pointer.to(o) for o in bufs])
+    run(
+        b.module,
+        "r",
+        (1, 1, 1),
+        [Pointer.to(np.ascontiguousarray(x))] + [Pointer.to(o) for o in bufs],
+    )
     return bufs
 
 
@@ -59,8 +63,7 @@ def test_integer_reductions_wrap() -> None:
     (s,) = run_2d(simple_reduce("addi", 1, 0), x, dt.i32, [((8,), dt.i32)])
     expect = [((int(v) + 2**31) % 2**32) - 2**31 for v in x.astype(np.int64).sum(1)]
     assert s.tolist() == expect
-    (m,) = run_2d(simple_reduce("maxi", 1, 0, signedness="unsigned"), x, dt.i32,
-                  [((8,), dt.i32)])
+    (m,) = run_2d(simple_reduce("maxi", 1, 0, signedness="unsigned"), x, dt.i32, [((8,), dt.i32)])
     np.testing.assert_array_equal(m.view(np.uint32), x.view(np.uint32).max(1))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from cutile.interpreter import Pointer, run
 from cutile.ir import scalar
 
@@ -54,15 +53,20 @@ def test_vector_add_large_grid() -> None:
     x = RNG.standard_normal(n).astype(np.float32)
     y = RNG.standard_normal(n).astype(np.float32)
     z = np.zeros(n, np.float32)
-    run(vector_add_module(tile), "add", (n // tile, 1, 1),
-        [Pointer.to(z), Pointer.to(x), Pointer.to(y), n])
+    run(
+        vector_add_module(tile),
+        "add",
+        (n // tile, 1, 1),
+        [Pointer.to(z), Pointer.to(x), Pointer.to(y), n],
+    )
     np.testing.assert_array_equal(z, x + y)
 
 
 def test_saxpy_with_scalar_parameter() -> None:
     n, tile = 777, 64
     b, (yp, xp, a, nn) = new_kernel(
-        [ptr(dt.f32), ptr(dt.f32), scalar(dt.f32), scalar(dt.i32)], "saxpy")
+        [ptr(dt.f32), ptr(dt.f32), scalar(dt.f32), scalar(dt.i32)], "saxpy"
+    )
     bx, _, _ = b.block_ids()
     py, px = view(b, yp, [nn], [1], [tile]), view(b, xp, [nn], [1], [tile])
     ax = b.binary("mulf", splat(b, a, (tile,)), load(b, px, [bx]))
@@ -79,8 +83,7 @@ def test_tile_blocks_run_x_fastest() -> None:
     b, (counter, out) = new_kernel([ptr(dt.i32), ptr(dt.i32)], "order")
     bx, by, bz = b.block_ids()
     gx, gy, _ = b.num_blocks()
-    lin = b.binary("addi", bx, b.binary("muli", gx, b.binary("addi", by,
-                                                             b.binary("muli", gy, bz))))
+    lin = b.binary("addi", bx, b.binary("muli", gx, b.binary("addi", by, b.binary("muli", gy, bz))))
     ticket = atomic_rmw(b, counter, i32(b, 1), "add")
     store_ptr(b, offset(b, out, lin), ticket)
     grid = (3, 4, 2)

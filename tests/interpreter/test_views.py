@@ -7,11 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from cutile.interpreter import InterpreterError, Pointer, poison, run
 from cutile.ir import scalar
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .kit import (
     POISON_BYTE,
@@ -111,7 +110,8 @@ def test_column_major_tensor_view() -> None:
 
 def test_dynamic_shapes_and_shape_queries() -> None:
     b, (ap, qp, m, n, s0) = new_kernel(
-        [ptr(dt.f32), ptr(dt.i64), scalar(dt.i32), scalar(dt.i32), scalar(dt.i64)], "q")
+        [ptr(dt.f32), ptr(dt.i64), scalar(dt.i32), scalar(dt.i32), scalar(dt.i64)], "q"
+    )
     tv = b.make_tensor_view(ap, [m, n], [s0, 1])
     pv = b.make_partition_view(tv, [4, 8], dim_map=[1, 0])
     dims = raw(b, "get_tensor_shape", [tv], [scalar(dt.i64)] * 2).results
