@@ -15,7 +15,7 @@ from ..dtypes import DType
 from ..errors import InterpreterError
 from ..ir.core import Op
 from ..ir.types import PartitionViewType, PointerType, TensorViewType, TileType, TokenType
-from .memory import MemoryFault, PartitionView, TensorView
+from .memory import PartitionView, TensorView
 from .registry import handler
 from .values import (
     Array,
@@ -87,7 +87,15 @@ def _make_tensor_view(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     strides = tuple(next(stride_it) if s is None else s for s in ty.strides)
     if len(strides) != len(shape):
         raise InterpreterError(f"{ty}: {len(shape)} dims but {len(strides)} strides")
-    return [TensorView.make(m.memory, int(base), ty.element, shape, strides)]
+    # Views are plain data over fixed buffers: most blocks build the same one, so reuse it.
+    cache = m.cache.setdefault(op, {})
+    key = (int(base), shape, strides)
+    tv = cache.get(key)
+    if tv is None:
+        if len(cache) > 256:
+            cache.clear()
+        tv = cache[key] = TensorView.make(m.memory, int(base), ty.element, shape, strides)
+    return [tv]
 
 
 @handler("make_partition_view")
@@ -95,7 +103,13 @@ def _make_partition_view(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     ty = op.results[0].type
     assert isinstance(ty, PartitionViewType)
     (tv,) = args
-    return [PartitionView(tv, tuple(ty.tile_shape), tuple(ty.dim_map), ty.padding)]
+    cache = m.cache.setdefault(op, {})
+    pv = cache.get(tv)
+    if pv is None:
+        if len(cache) > 256:
+            cache.clear()
+        pv = cache[tv] = PartitionView(tv, tuple(ty.tile_shape), tuple(ty.dim_map), ty.padding)
+    return [pv]
 
 
 def _view_and_index(op: Op, args: list[Any], first: int) -> tuple[PartitionView, list[int]]:
@@ -312,6 +326,3 @@ def _atomic_cas(m: Machine, op: Op, args: list[Any]) -> list[Any]:
         old_all[sel] = old
     result[active] = old_all
     return [freeze(result), TOKEN]
-
-
-__all__ = ["TOKEN", "MemoryFault", "Token"]

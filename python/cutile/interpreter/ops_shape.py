@@ -13,15 +13,13 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.attrs import Dense
 from ..ir.core import Op
-from ..ir.types import PointerType, TileType
+from ..ir.types import TileType
 from .ops_arith import operand_dtype, result_dtype
 from .registry import handler
 from .values import (
-    element_storage,
     freeze,
     from_host,
     signed,
-    storage,
     to_float,
     unsigned,
     wrap_int,
@@ -148,11 +146,3 @@ def _mmai(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     y = (signed(b, db) if sb else unsigned(b, db)).astype(np.int64)
     r = np.matmul(x, y) + c.astype(np.int64)
     return [freeze(wrap_int(r, result_dtype(op)))]
-
-
-def result_storage(op: Op, i: int = 0) -> np.dtype[Any]:
-    ty = _tile_type(op, i)
-    return element_storage(ty.element)
-
-
-__all__ = ["PointerType", "result_storage", "storage"]
