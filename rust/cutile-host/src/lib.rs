@@ -1,0 +1,400 @@
+//! Host-level ownership rules of cutile (DESIGN.md §3, host rules 1-4 and 6).
+//!
+//! - [`HostRegistry`]: storages (allocations) and handles (live Python tensor objects,
+//!   each viewing a byte [`Region`] of a storage). A handle is `live`, `moved` into a
+//!   pending operation (which names it in errors), `consumed` by `partition` /
+//!   `unpartition`, or `released`. `consume` enforces unique storage (rule 1); `move_in`
+//!   moves a launch's arguments all or nothing, refusing duplicates and stride-aware
+//!   overlaps with a mutable argument (rules 2, 3); `give_back` ends the loan.
+//! - [`Ledger`]: byte ranges in flight per completion token (rule 4).
+//! - [`validate_launch`]: grid and tile shapes against the kernel (rule 6).
+//!
+//! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
+//! Testing: `cargo test -p cutile-host`; `cargo bench -p cutile-host` times `move_in`.
+
+mod launch;
+mod ledger;
+mod region;
+
+pub use launch::{validate_launch, PartitionArg};
+pub use ledger::{Access, Ledger};
+pub use region::{may_overlap, Region};
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// Which Python exception a host error becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Borrow,
+    Launch,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostError {
+    pub kind: ErrorKind,
+    pub code: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl HostError {
+    pub fn borrow(code: &'static str, message: String, hint: Option<String>) -> Self {
+        HostError {
+            kind: ErrorKind::Borrow,
+            code,
+            message,
+            hint,
+        }
+    }
+
+    pub fn launch(code: &'static str, message: String, hint: Option<String>) -> Self {
+        HostError {
+            kind: ErrorKind::Launch,
+            code,
+            message,
+            hint,
+        }
+    }
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// Ids are small sequential integers: hash them with one multiply.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandleState {
+    Live,
+    /// Held by pending operation `op` (its name is in the op table).
+    Moved { op: u64 },
+    Consumed { by: Arc<str> },
+}
+
+#[derive(Debug, Clone)]
+struct Handle {
+    storage: u64,
+    region: Region,
+    /// Bytes `[lo, hi)` spanned, computed once (the overlap test's quick reject).
+    extent: Option<(i128, i128)>,
+    state: HandleState,
+}
+
+#[derive(Debug, Default)]
+struct Op {
+    name: Arc<str>,
+    handles: Vec<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Storage {
+    nbytes: u64,
+    /// Handles not consumed and not released.
+    handles: u32,
+}
+
+/// Host-side ownership of device memory.
+#[derive(Debug, Default)]
+pub struct HostRegistry {
+    storages: IdMap<Storage>,
+    handles: IdMap<Handle>,
+    ops: IdMap<Op>,
+    /// Interned op names (one allocation per distinct kernel name, not per launch).
+    names: HashMap<Box<str>, Arc<str>>,
+    /// Recycled handle lists of completed ops.
+    pool: Vec<Vec<u64>>,
+    next_storage: u64,
+    next_handle: u64,
+}
+
+impl HostRegistry {
+    pub fn new() -> Self {
+        HostRegistry::default()
+    }
+
+    pub fn new_storage(&mut self, nbytes: u64) -> u64 {
+        self.next_storage += 1;
+        self.storages.insert(self.next_storage, Storage { nbytes, handles: 0 });
+        self.next_storage
+    }
+
+    /// A new live handle viewing `region` of `storage`. The region must lie inside it.
+    pub fn new_handle(&mut self, storage: u64, region: Region) -> Result<u64, HostError> {
+        let Some(st) = self.storages.get_mut(&storage) else {
+            return Err(HostError::borrow("CT5007", format!("unknown storage {storage}"), None));
+        };
+        if region.shape.len() != region.strides.len() {
+            return Err(HostError::borrow(
+                "CT5007",
+                format!(
+                    "a view needs one stride per axis: shape has {} axes, strides {}",
+                    region.shape.len(),
+                    region.strides.len()
+                ),
+                None,
+            ));
+        }
+        if let Some((lo, hi)) = region.extent() {
+            if lo < 0 || hi > i128::from(st.nbytes) {
+                return Err(HostError::borrow(
+                    "CT5007",
+                    format!(
+                        "view spans bytes {lo}..{hi}, outside storage {storage} of {} bytes",
+                        st.nbytes
+                    ),
+                    None,
+                ));
+            }
+        }
+        st.handles += 1;
+        self.next_handle += 1;
+        let extent = region.extent();
+        self.handles.insert(
+            self.next_handle,
+            Handle {
+                storage,
+                region,
+                extent,
+                state: HandleState::Live,
+            },
+        );
+        Ok(self.next_handle)
+    }
+
+    /// The Python object died. Returns the storage's remaining handle count (0: it may be
+    /// freed once no pending operation holds it).
+    pub fn release_handle(&mut self, handle: u64) -> Result<u32, HostError> {
+        let Some(h) = self.handles.remove(&handle) else {
+            return Err(self.missing(handle));
+        };
+        let Some(st) = self.storages.get_mut(&h.storage) else {
+            return Ok(0);
+        };
+        if !matches!(h.state, HandleState::Consumed { .. }) {
+            st.handles = st.handles.saturating_sub(1);
+        }
+        Ok(st.handles)
+    }
+
+    pub fn storage_live_handles(&self, storage: u64) -> Result<u32, HostError> {
+        self.storages
+            .get(&storage)
+            .map(|s| s.handles)
+            .ok_or_else(|| HostError::borrow("CT5007", format!("unknown storage {storage}"), None))
+    }
+
+    fn missing(&self, handle: u64) -> HostError {
+        if handle >= 1 && handle <= self.next_handle {
+            HostError::borrow(
+                "CT5003",
+                format!("tensor handle {handle} was released"),
+                Some("keep a reference to the tensor while it is used".into()),
+            )
+        } else {
+            HostError::borrow("CT5007", format!("unknown tensor handle {handle}"), None)
+        }
+    }
+
+    fn op_name(&self, op: u64) -> String {
+        self.ops.get(&op).map(|o| o.name.to_string()).unwrap_or_else(|| "?".into())
+    }
+
+    fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
+        match state {
+            HandleState::Live => HostError::borrow("CT5007", String::new(), None),
+            HandleState::Moved { op } => {
+                let name = self.op_name(*op);
+                HostError::borrow(
+                "CT5001",
+                format!("cannot {what}: the tensor was moved into `{name}` (operation {op}), which has not completed"),
+                Some(format!("use the tensors returned by `{name}`'s `.sync()` (or `await`) instead")),
+            )
+            }
+            HandleState::Consumed { by } => HostError::borrow(
+                "CT5002",
+                format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
+                Some(format!("use the value returned by `{by}` instead")),
+            ),
+        }
+    }
+
+    /// Raise unless `handle` is live; `what` names the attempted use.
+    pub fn check_live(&self, handle: u64, what: &str) -> Result<(), HostError> {
+        let h = self.handles.get(&handle).ok_or_else(|| self.missing(handle))?;
+        match &h.state {
+            HandleState::Live => Ok(()),
+            s => Err(self.not_live(handle, s, what)),
+        }
+    }
+
+    /// Consume a live handle and return a new live one on the same region (`partition`,
+    /// `unpartition`). With `require_unique`, no other handle of the storage may be live
+    /// or moved (host rule 1).
+    pub fn consume(&mut self, handle: u64, by: &str, require_unique: bool) -> Result<u64, HostError> {
+        self.check_live(handle, by)?;
+        let (storage, region) = {
+            let h = self.handles.get(&handle).ok_or_else(|| self.missing(handle))?;
+            (h.storage, h.region.clone())
+        };
+        if require_unique {
+            let others = self.storage_live_handles(storage)?.saturating_sub(1);
+            if others > 0 {
+                return Err(HostError::borrow(
+                    "CT5004",
+                    format!(
+                        "cannot `{by}`: the tensor's storage has {others} other live view{}",
+                        if others == 1 { "" } else { "s" }
+                    ),
+                    Some("drop the other views (or `.copy()` the tensor) before partitioning it".into()),
+                ));
+            }
+        }
+        if let Some(h) = self.handles.get_mut(&handle) {
+            h.state = HandleState::Consumed { by: by.into() };
+        }
+        if let Some(st) = self.storages.get_mut(&storage) {
+            st.handles = st.handles.saturating_sub(1);
+        }
+        self.new_handle(storage, region)
+    }
+
+    /// Move handles into pending operation `op` (host rule 3), all or nothing. `args` are
+    /// `(handle, mutable)`.
+    pub fn move_in(&mut self, op: u64, op_name: &str, args: &[(u64, bool)]) -> Result<(), HostError> {
+        const INLINE: usize = 16;
+        let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
+        let mut spill: Vec<&Handle> = Vec::new();
+        for (i, &(id, _)) in args.iter().enumerate() {
+            let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
+            if h.state != HandleState::Live {
+                return Err(self.not_live(id, &h.state, &format!("pass it to `{op_name}`")));
+            }
+            if i < INLINE {
+                inline[i] = Some(h);
+            } else {
+                spill.push(h);
+            }
+        }
+        let get = |i: usize| if i < INLINE { inline[i] } else { spill.get(i - INLINE).copied() };
+        for i in 0..args.len() {
+            for j in i + 1..args.len() {
+                let ((a, ma), (b, mb)) = (args[i], args[j]);
+                if !(ma || mb) {
+                    continue;
+                }
+                if a == b {
+                    return Err(HostError::borrow(
+                        "CT5005",
+                        format!("the same tensor is passed to `{op_name}` as arguments {i} and {j}, and one of them is mutable"),
+                        Some("pass distinct tensors, or copy one of them".into()),
+                    ));
+                }
+                let (Some(x), Some(y)) = (get(i), get(j)) else { continue };
+                if x.storage != y.storage {
+                    continue;
+                }
+                let apart = match (x.extent, y.extent) {
+                    (Some((alo, ahi)), Some((blo, bhi))) => ahi <= blo || bhi <= alo,
+                    _ => true,
+                };
+                if !apart && may_overlap(&x.region, &y.region) {
+                    return Err(HostError::borrow(
+                        "CT5006",
+                        format!("arguments {i} and {j} of `{op_name}` may overlap in memory, and one of them is mutable"),
+                        Some("pass views that do not share elements, or copy one of them".into()),
+                    ));
+                }
+            }
+        }
+        let name = match self.names.get(op_name) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(op_name);
+                self.names.insert(op_name.into(), n.clone());
+                n
+            }
+        };
+        let pool = &mut self.pool;
+        let entry = self.ops.entry(op).or_insert_with(|| Op {
+            name: name.clone(),
+            handles: pool.pop().unwrap_or_default(),
+        });
+        entry.name = name;
+        for &(id, _) in args {
+            if let Some(h) = self.handles.get_mut(&id) {
+                if h.state == HandleState::Live {
+                    h.state = HandleState::Moved { op };
+                    entry.handles.push(id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Operation `op` completed (or failed before launch): its handles are live again.
+    /// Returns how many were handed back.
+    pub fn give_back(&mut self, op: u64) -> usize {
+        let Some(mut entry) = self.ops.remove(&op) else {
+            return 0;
+        };
+        let mut n = 0;
+        for id in entry.handles.drain(..) {
+            if let Some(h) = self.handles.get_mut(&id) {
+                if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
+                    h.state = HandleState::Live;
+                    n += 1;
+                }
+            }
+        }
+        if self.pool.len() < 64 {
+            self.pool.push(entry.handles);
+        }
+        n
+    }
+
+    /// The name of the operation holding a moved handle.
+    pub fn holder(&self, handle: u64) -> Option<String> {
+        match self.handles.get(&handle).map(|h| &h.state) {
+            Some(HandleState::Moved { op }) => Some(self.op_name(*op)),
+            _ => None,
+        }
+    }
+
+    /// The state of a handle (`None` if released or unknown).
+    pub fn state(&self, handle: u64) -> Option<&HandleState> {
+        self.handles.get(&handle).map(|h| &h.state)
+    }
+
+    /// The storage and region of a handle.
+    pub fn region(&self, handle: u64) -> Option<(u64, &Region)> {
+        self.handles.get(&handle).map(|h| (h.storage, &h.region))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+use super::*;
+
+fn contiguous(n: u64, isz: u64) -> Region {
+    Region::new(0, vec![n], vec![1], isz)
+}
+
+#[test]
+fn move_in_and_give_back() {
+    let mut r = HostRegistry::new();
+    let s1 = r.new_storage(4096);
+    let s2 = r.new_storage(4096);
+    let z = r.new_handle(s1, contiguous(1024, 4)).unwrap();
+    let x = r.new_handle(s2, contiguous(1024, 4)).unwrap();
+    r.move_in(1, "add", &[(z, true), (x, false)]).unwrap();
+    assert_eq!(r.holder(z).as_deref(), Some("add"));
+    let e = r.check_live(z, "read it").unwrap_err();
+    assert_eq!(e.code, "CT5001");
+    assert!(e.message.contains("`add`"), "{}", e.message);
+    // A second launch using the moved tensor is refused, and moves nothing.
+    let y = r.new_handle(s2, contiguous(16, 4)).unwrap();
+    let e = r.move_in(2, "scale", &[(y, false), (z, true)]).unwrap_err();
+    assert_eq!(e.code, "CT5001");
+    assert_eq!(r.state(y), Some(&HandleState::Live));
+    assert_eq!(r.give_back(1), 2);
+    r.check_live(z, "read it").unwrap();
+    assert_eq!(r.holder(z), None);
+    assert_eq!(r.give_back(1), 0);
+}
+
+#[test]
+fn duplicates_and_overlaps() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let a = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    // Same handle twice, read-only: fine.
+    r.move_in(1, "k", &[(a, false), (a, false)]).unwrap();
+    r.give_back(1);
+    assert_eq!(r.move_in(2, "k", &[(a, true), (a, false)]).unwrap_err().code, "CT5005");
+    // Two views of one storage: first half and second half are disjoint.
+    let lo = r.new_handle(s, Region::new(0, vec![512], vec![1], 4)).unwrap();
+    let hi = r.new_handle(s, Region::new(2048, vec![512], vec![1], 4)).unwrap();
+    r.move_in(3, "k", &[(lo, true), (hi, false)]).unwrap();
+    r.give_back(3);
+    // The whole and a half overlap.
+    assert_eq!(r.move_in(4, "k", &[(a, false), (hi, true)]).unwrap_err().code, "CT5006");
+    // Interleaved even/odd elements are disjoint.
+    let even = r.new_handle(s, Region::new(0, vec![512], vec![2], 4)).unwrap();
+    let odd = r.new_handle(s, Region::new(4, vec![512], vec![2], 4)).unwrap();
+    r.move_in(5, "k", &[(even, true), (odd, true)]).unwrap();
+    assert_eq!(r.state(a), Some(&HandleState::Live));
+}
+
+#[test]
+fn consume_requires_unique_storage() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(1024);
+    let t = r.new_handle(s, contiguous(256, 4)).unwrap();
+    let view = r.new_handle(s, contiguous(16, 4)).unwrap();
+    let e = r.consume(t, "partition", true).unwrap_err();
+    assert_eq!(e.code, "CT5004");
+    assert_eq!(r.state(t), Some(&HandleState::Live));
+    r.release_handle(view).unwrap();
+    let p = r.consume(t, "partition", true).unwrap();
+    assert_eq!(r.check_live(t, "use it").unwrap_err().code, "CT5002");
+    assert_eq!(r.storage_live_handles(s).unwrap(), 1);
+    // A moved handle also blocks partitioning of its storage.
+    let other = r.new_handle(s, contiguous(4, 4)).unwrap();
+    r.move_in(9, "k", &[(other, false)]).unwrap();
+    assert_eq!(r.consume(p, "unpartition", true).unwrap_err().code, "CT5004");
+    let q = r.consume(p, "unpartition", false).unwrap();
+    r.check_live(q, "use it").unwrap();
+}
+
+#[test]
+fn released_and_unknown_handles() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(64);
+    let h = r.new_handle(s, contiguous(4, 4)).unwrap();
+    assert_eq!(r.release_handle(h).unwrap(), 0);
+    assert_eq!(r.check_live(h, "x").unwrap_err().code, "CT5003");
+    assert_eq!(r.check_live(99, "x").unwrap_err().code, "CT5007");
+    assert_eq!(r.new_handle(77, contiguous(1, 1)).unwrap_err().code, "CT5007");
+    assert_eq!(r.new_handle(s, contiguous(100, 4)).unwrap_err().code, "CT5007");
+    assert_eq!(r.move_in(1, "k", &[(h, true)]).unwrap_err().code, "CT5003");
+}
+
+#[test]
+fn move_in_cost_is_under_a_microsecond() {
+    // Debug builds are ~10x slower; the bench (`cargo bench -p cutile-host`) measures the
+    // release number. Here only guard against an accidental quadratic blow-up.
+    let mut r = HostRegistry::new();
+    let mut args = Vec::new();
+    for i in 0..8 {
+        let s = r.new_storage(1 << 20);
+        let h = r.new_handle(s, contiguous(1024, 4)).unwrap();
+        args.push((h, i % 2 == 0));
+    }
+    let n = 2000u64;
+    let t = std::time::Instant::now();
+    for op in 0..n {
+        r.move_in(op, "k", &args).unwrap();
+        r.give_back(op);
+    }
+    let per = t.elapsed().as_nanos() as f64 / n as f64;
+    let limit = if cfg!(debug_assertions) { 50_000.0 } else { 2_000.0 };
+    assert!(per < limit, "move_in + give_back took {per} ns");
+}
