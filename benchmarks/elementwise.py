@@ -18,15 +18,14 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import host_time, time_on_stream  # noqa: E402
-
-import cutile  # noqa: E402
-from cutile import api  # noqa: E402
-from cutile.core import Const, Mut, Tensor, f32, load_tile_like  # noqa: E402
+import cutile
+from cutile import api
+from cutile.core import Const, Mut, Tensor, f32, load_tile_like
+from timing import host_time, time_on_stream
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
@@ -178,7 +177,8 @@ def main() -> None:
     print(f"\nf32 add, n = 2^{args.log} ({n} elements), bytes = 12 n")
     print(f"{'impl':<16}{'tile':>6}{'time (ms)':>12}{'TB/s':>8}{'correct':>9}")
     for r in results["cutile"]:
-        print(f"{'cutile':<16}{r['tile']:>6}{r['s'] * 1e3:>12.3f}{r['tbps']:>8.2f}{r['correct']!s:>9}")
+        print(f"{'cutile':<16}{r['tile']:>6}{r['s'] * 1e3:>12.3f}{r['tbps']:>8.2f}"
+              f"{r['correct']!s:>9}")
     for r in results.get("cutile_python", []):
         print(f"{'cuTile Python':<16}{r['tile']:>6}{r['s'] * 1e3:>12.3f}{r['tbps']:>8.2f}"
               f"{r['correct']!s:>9}")

@@ -4,9 +4,8 @@ against a float64 reference.
     python examples/exp2d.py
 """
 
-import numpy as np
-
 import cutile
+import numpy as np
 from cutile import api
 from cutile.core import Const, Mut, Tensor, exp, f32, load_tile_like
 

@@ -3,9 +3,8 @@
     python examples/saxpy.py
 """
 
-import numpy as np
-
 import cutile
+import numpy as np
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
 

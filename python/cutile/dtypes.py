@@ -35,7 +35,8 @@ class DType:
     @property
     def numpy(self) -> np.dtype[np.generic]:
         if self.name == "bf16":
-            return np.dtype(_bfloat16_numpy())
+            bf: np.dtype[np.generic] = np.dtype(_bfloat16_numpy())  # type: ignore[call-overload]
+            return bf
         if self.numpy_name is None:
             raise TypeError(f"`{self.name}` has no numpy equivalent on the host")
         return np.dtype(self.numpy_name)

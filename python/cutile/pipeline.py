@@ -67,7 +67,7 @@ class CompiledKernel:
         """The bytecode disassembled by `tileirdisasm` (what tileiras reads)."""
         from .backend.tileiras import disassemble
 
-        return disassemble(self.bytecode)
+        return str(disassemble(self.bytecode))
 
 
 def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3) -> CompiledKernel:

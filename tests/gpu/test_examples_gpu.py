@@ -29,7 +29,7 @@ def test_example_on_gpu(name: str) -> None:
 
 def test_gpu_and_interpreter_agree_on_add() -> None:
     code = (
-        "import numpy as np, sys; sys.path.insert(0, %r)\n"
+        f"import numpy as np, sys; sys.path.insert(0, {str(EXAMPLES)!r})\n"
         "from add import add\n"
         "from cutile import api\n"
         "from cutile.core import f32\n"
@@ -39,7 +39,7 @@ def test_gpu_and_interpreter_agree_on_add() -> None:
         "z = api.full([10007], np.nan, f32).partition([256])\n"
         "z, _, _ = add(z, api.from_numpy(xs), api.from_numpy(ys)).sync()\n"
         "np.save(sys.argv[1], z.unpartition().to_numpy())\n"
-    ) % str(EXAMPLES)
+    )
     results = []
     for backend in ("gpu", "interpreter"):
         path = Path(f"/tmp/cutile_agree_{backend}.npy")

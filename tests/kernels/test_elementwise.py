@@ -3,10 +3,9 @@ without a GPU), checked against numpy float64 references on random inputs."""
 
 from __future__ import annotations
 
+import cutile
 import numpy as np
 import pytest
-
-import cutile
 from cutile import api
 from cutile.core import (
     Const,
@@ -26,17 +25,17 @@ rng = np.random.default_rng(1234)
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
 @cutile.entry
-def saxpy(y: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
+def saxpy(y: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
     y.store(a * load_tile_like(x, y) + y.load())
 
 
 @cutile.entry
-def exp2d(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
+def exp2d(z: Mut[Tensor[f32, [BM, BN]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
           BN: Const[int]):
     z.store(exp(load_tile_like(x, z)))
 
@@ -53,7 +52,7 @@ def test_add_ragged_every_element(n: int, tile: int) -> None:
     xs = rng.standard_normal(n).astype(np.float32)
     ys = rng.standard_normal(n).astype(np.float32)
     z = api.full([n], np.nan, f32).partition([tile])
-    z, x, y = add(z, api.from_numpy(xs), api.from_numpy(ys)).sync()
+    z, x, _ = add(z, api.from_numpy(xs), api.from_numpy(ys)).sync()
     np.testing.assert_array_equal(z.unpartition().to_numpy(), xs + ys)
     np.testing.assert_array_equal(x.to_numpy(), xs)  # inputs untouched
 
@@ -73,7 +72,7 @@ def test_saxpy_scalar_parameter() -> None:
     n = 2000
     xs = rng.standard_normal(n).astype(np.float32)
     ys = rng.standard_normal(n).astype(np.float32)
-    y, x, a = saxpy(api.from_numpy(ys).partition([256]), api.from_numpy(xs), 1.75).sync()
+    y, _, a = saxpy(api.from_numpy(ys).partition([256]), api.from_numpy(xs), 1.75).sync()
     assert a == 1.75
     ref = 1.75 * xs.astype(np.float64) + ys
     np.testing.assert_allclose(y.unpartition().to_numpy(), ref, rtol=1e-6, atol=1e-6)

@@ -9,9 +9,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 import cutile
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

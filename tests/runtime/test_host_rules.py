@@ -3,16 +3,15 @@ mutable arguments, launch shape checks. Each misuse is a typed error with a code
 
 from __future__ import annotations
 
+import cutile
 import numpy as np
 import pytest
-
-import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f16, f32, load_tile_like
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
@@ -68,7 +67,7 @@ def test_partition_needs_unique_storage() -> None:
 
 def test_output_overlapping_an_input_is_refused() -> None:
     base = api.from_numpy(np.zeros(512, np.float32))
-    x = base[256:]
+    x = base[256:]  # noqa: F841 - a live view that must block the partition below
     out = base[:256]
     del base
     with pytest.raises(cutile.BorrowError):
@@ -143,6 +142,6 @@ def test_same_partition_as_two_outputs_is_refused() -> None:
 
 def test_two_outputs_on_distinct_storage() -> None:
     x, _ = _inputs()
-    a, b, x = two_outputs(api.zeros([256], f32).partition([128]),
+    _, b, x = two_outputs(api.zeros([256], f32).partition([128]),
                           api.zeros([256], f32).partition([128]), x).sync()
     np.testing.assert_array_equal(b.unpartition().to_numpy(), np.arange(256) + 1.0)

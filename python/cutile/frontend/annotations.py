@@ -70,12 +70,12 @@ def read_params(fn: Callable[..., Any], src: CapturedSource, kind: str) -> list[
             ) from None
         params.append(_param_of(name, spec, span, ann_span, kind))
     consts = {p.name for p in params if p.kind == "const"}
-    for p in params:
-        for d in p.shape or []:
+    for q in params:
+        for d in q.shape or []:
             if isinstance(d, str) and d not in consts:
                 raise fail(
-                    "CT0005", f"shape of `{p.name}` names `{d}`, which is not a `Const` parameter",
-                    p.span, f"`{d}` unknown",
+                    "CT0005", f"shape of `{q.name}` names `{d}`, which is not a `Const` parameter",
+                    q.span, f"`{d}` unknown",
                     help=f"add a parameter `{d}: Const[int]`, or write the size as an int",
                 )
     return params

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 SCHEMA = "cutile.kast"
 VERSION = 1
@@ -151,10 +151,10 @@ class Subscript:
     span: Span
 
 
-Expr = Union[
-    Name, Const, DTypeRef, Tuple, BinOp, Unary, Compare, BoolOp, IfExp, Call, CallDevice,
-    Method, Attribute, Subscript,
-]
+Expr = (
+    Name | Const | DTypeRef | Tuple | BinOp | Unary | Compare | BoolOp | IfExp | Call
+    | CallDevice | Method | Attribute | Subscript
+)
 
 # ----------------------------------------------------------------------------- statements
 
@@ -173,7 +173,7 @@ class TupleTarget:
     span: Span
 
 
-Target = Union[NameTarget, TupleTarget]
+Target = NameTarget | TupleTarget
 
 
 @dataclass
@@ -266,9 +266,10 @@ class Assert:
     span: Span
 
 
-Stmt = Union[
-    Assign, AugAssign, ExprStmt, If, For, While, Break, Continue, Pass, Return, Unsafe, Assert
-]
+Stmt = (
+    Assign | AugAssign | ExprStmt | If | For | While | Break | Continue | Pass | Return | Unsafe
+    | Assert
+)
 
 # ----------------------------------------------------------------------------- functions
 

@@ -101,7 +101,9 @@ class Arith:
             zero = self.const_tile(0.0, to, t.shape)
             return TileV(b.select(t.v, one.v, zero.v))
         if (src.is_int or src.is_bool) and to.is_float:
-            return TileV(b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even"))
+            return TileV(
+                b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even")
+            )
         if src.is_float and to.is_int:
             return TileV(b.convert("ftoi", t.v, to, signedness="signed", rounding_mode="zero"))
         if src.is_float and to.is_bool:

@@ -27,8 +27,8 @@ PADDINGS = ("zero", "neg_zero", "nan", "pos_inf", "neg_inf")
 REDUCE_IDENTITY: dict[str, Callable[[DType], Any]] = {
     "sum": lambda d: 0,
     "prod": lambda d: 1,
-    "max": lambda d: -np.inf if d.is_float else int(np.iinfo(d.numpy).min),
-    "min": lambda d: np.inf if d.is_float else int(np.iinfo(d.numpy).max),
+    "max": lambda d: -np.inf if d.is_float else -(2 ** (d.bits - 1)),
+    "min": lambda d: np.inf if d.is_float else 2 ** (d.bits - 1) - 1,
 }
 
 
@@ -386,7 +386,7 @@ class DslOps:
     def m_tensor_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
                        span: K.Span) -> LVal:
         raise self.err("CT1001", f"`{t.param}` is shared and read-only", span, "write here",
-                       help=f"declare it `Mut[Tensor[...]]` to write its tiles")
+                       help="declare it `Mut[Tensor[...]]` to write its tiles")
 
     # ------------------------------------------------------------------ creation
 
@@ -542,7 +542,8 @@ class DslOps:
         a = self.tile_arg(self._arg(args, kwargs, 0, "a"), span)
         b = self.tile_arg(self._arg(args, kwargs, 1, "b"), span)
         acc = self.tile_arg(self._arg(args, kwargs, 2, "acc"), span)
-        if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape) or acc.shape[:-2] != a.shape[:-2]:
+        rank = len(a.shape)
+        if rank not in (2, 3) or len(b.shape) != rank or acc.shape[:-2] != a.shape[:-2]:
             raise self.err("CT3047", "mma takes [M, K] x [K, N] + [M, N] tiles (optionally "
                            "batched)", span, "mma shapes")
         m, k = a.shape[-2:]

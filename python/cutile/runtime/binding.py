@@ -147,7 +147,7 @@ def bind(entry: K.Function, args: Sequence[Any], kwargs: dict[str, Any]) -> Bind
                 index_bits = 64
         ordered.append(v)
 
-    for cname, p in const_params.items():
+    for cname in const_params:
         if cname not in consts:
             raise LaunchError(
                 f"no value for `{cname}`: no partition or tensor shape determines it",

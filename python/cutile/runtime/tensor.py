@@ -90,10 +90,10 @@ class _Handle:
         """Lowest and one-past-highest byte this view touches, relative to the allocation."""
         if self.size == 0:
             return self._offset, self._offset
-        lo = self._offset + sum(min(0, s * (d - 1)) for s, d in zip(self.strides, self.shape, strict=True)) * self.dtype.itemsize
-        hi = self._offset + (
-            sum(max(0, s * (d - 1)) for s, d in zip(self.strides, self.shape, strict=True)) + 1
-        ) * self.dtype.itemsize
+        pairs = list(zip(self.strides, self.shape, strict=True))
+        item = self.dtype.itemsize
+        lo = self._offset + sum(min(0, s * (d - 1)) for s, d in pairs) * item
+        hi = self._offset + (sum(max(0, s * (d - 1)) for s, d in pairs) + 1) * item
         return lo, hi
 
     def _to_numpy(self) -> np.ndarray:
