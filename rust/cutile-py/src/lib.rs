@@ -1,0 +1,386 @@
+//! `cutile._native`: the only PyO3 crate. It implements `python/cutile/_native.pyi` over
+//! the pure crates (`cutile-kast`, `cutile-diag`, `cutile-check`, `cutile-host`) and does
+//! nothing else: no rule lives here.
+//!
+//! Errors: a user mistake in a kernel comes back as diagnostics, never an exception;
+//! malformed input raises `ValueError`; host-rule violations raise `cutile.errors.BorrowError`
+//! / `LaunchError` (`errors.rs`, one exhaustive match); a Rust panic is caught at the
+//! boundary and raised as `cutile.errors.InternalCompilerError`.
+
+mod errors;
+
+use cutile_kast::SourceFile;
+use errors::{guard, host_err};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+/// A labelled source span.
+#[pyclass(module = "cutile._native", frozen, get_all)]
+#[derive(Clone)]
+pub struct Label {
+    file: String,
+    lo: u32,
+    hi: u32,
+    line: u32,
+    col: u32,
+    end_line: u32,
+    end_col: u32,
+    message: String,
+}
+
+#[pymethods]
+impl Label {
+    fn __repr__(&self) -> String {
+        format!("Label({}:{}:{}, {:?})", self.file, self.line, self.col + 1, self.message)
+    }
+}
+
+fn label(files: &[SourceFile], l: &cutile_diag::Label) -> Label {
+    let s = l.span;
+    Label {
+        file: files.get(s.file as usize).map(|f| f.path.clone()).unwrap_or_default(),
+        lo: s.lo,
+        hi: s.hi,
+        line: s.line,
+        col: s.col,
+        end_line: s.end_line,
+        end_col: s.end_col,
+        message: l.message.clone(),
+    }
+}
+
+#[pyclass(module = "cutile._native", frozen)]
+pub struct Diagnostic {
+    inner: cutile_diag::Diagnostic,
+    files: Arc<Vec<SourceFile>>,
+}
+
+#[pymethods]
+impl Diagnostic {
+    #[getter]
+    fn code(&self) -> &str {
+        &self.inner.code
+    }
+    #[getter]
+    fn severity(&self) -> &str {
+        self.inner.severity.as_str()
+    }
+    #[getter]
+    fn message(&self) -> &str {
+        &self.inner.message
+    }
+    #[getter]
+    fn primary(&self) -> Label {
+        label(&self.files, &self.inner.primary)
+    }
+    #[getter]
+    fn secondary(&self) -> Vec<Label> {
+        self.inner.secondary.iter().map(|l| label(&self.files, l)).collect()
+    }
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes.clone()
+    }
+    #[getter]
+    fn help(&self) -> Option<String> {
+        self.inner.help.clone()
+    }
+    #[pyo3(signature = (color = false))]
+    fn render(&self, color: bool) -> PyResult<String> {
+        guard(|| Ok(cutile_diag::render_one(&self.files, &self.inner, color)))
+    }
+    fn __repr__(&self) -> String {
+        format!("Diagnostic({}, {:?})", self.inner.code, self.inner.message)
+    }
+}
+
+/// One safety obligation of a kernel and how it was discharged.
+#[pyclass(module = "cutile._native", frozen, get_all)]
+#[derive(Clone)]
+pub struct Obligation {
+    kind: String,
+    description: String,
+    discharged: String,
+    predicate: Option<String>,
+    span: Label,
+}
+
+#[pymethods]
+impl Obligation {
+    fn __repr__(&self) -> String {
+        match &self.predicate {
+            Some(p) => format!("Obligation({}, {}, {p:?})", self.kind, self.discharged),
+            None => format!("Obligation({}, {})", self.kind, self.discharged),
+        }
+    }
+}
+
+#[pyclass(module = "cutile._native", frozen)]
+pub struct CheckResult {
+    ok: bool,
+    diagnostics: Vec<cutile_diag::Diagnostic>,
+    obligations: Vec<Obligation>,
+    files: Arc<Vec<SourceFile>>,
+}
+
+#[pymethods]
+impl CheckResult {
+    #[getter]
+    fn ok(&self) -> bool {
+        self.ok
+    }
+    #[getter]
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.diagnostics
+            .iter()
+            .map(|d| Diagnostic {
+                inner: d.clone(),
+                files: self.files.clone(),
+            })
+            .collect()
+    }
+    #[getter]
+    fn obligations(&self) -> Vec<Obligation> {
+        self.obligations.clone()
+    }
+    #[pyo3(signature = (color = false))]
+    fn rendered(&self, color: bool) -> PyResult<String> {
+        guard(|| Ok(cutile_diag::render(&self.files, &self.diagnostics, color)))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "CheckResult(ok={}, diagnostics={}, obligations={})",
+            self.ok,
+            self.diagnostics.len(),
+            self.obligations.len()
+        )
+    }
+}
+
+/// Run every kernel-level rule on a serialized kernel AST (docs/kernel-ast.md).
+#[pyfunction]
+fn check_kernel(py: Python<'_>, kast_json: &str) -> PyResult<CheckResult> {
+    let outcome = py.detach(|| {
+        std::panic::catch_unwind(|| cutile_check::check_json(kast_json)).map_err(errors::panic_message)
+    });
+    let (doc, out) = match outcome {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => return Err(PyValueError::new_err(e.to_string())),
+        Err(msg) => return Err(errors::internal(py, &msg)),
+    };
+    let files = Arc::new(doc.files);
+    let obligations = out
+        .obligations
+        .iter()
+        .map(|o| Obligation {
+            kind: o.kind.clone(),
+            description: o.description.clone(),
+            discharged: o.discharged.as_str().to_string(),
+            predicate: o.predicate.clone(),
+            span: label(&files, &cutile_diag::Label::new(o.span, "")),
+        })
+        .collect();
+    Ok(CheckResult {
+        ok: out.ok(),
+        diagnostics: out.diagnostics,
+        obligations,
+        files,
+    })
+}
+
+/// Render diagnostics made on the Python side (frontend, lowering) like the checker's.
+#[pyfunction]
+#[pyo3(signature = (diagnostics_json, color = false))]
+fn render_diagnostics(diagnostics_json: &str, color: bool) -> PyResult<String> {
+    let doc = cutile_diag::parse_diagnostics(diagnostics_json).map_err(PyValueError::new_err)?;
+    guard(|| Ok(cutile_diag::render(&doc.files, &doc.diagnostics, color)))
+}
+
+/// Every kernel-rule code with its one-line summary.
+#[pyfunction]
+fn list_error_codes() -> Vec<(String, String)> {
+    cutile_diag::CODES
+        .iter()
+        .filter(|c| c.kind == cutile_diag::CodeKind::Kernel)
+        .map(|c| (c.code.to_string(), c.summary.to_string()))
+        .collect()
+}
+
+/// Every code (kernel, host and launch) with its one-line summary. (Addition to the stubs.)
+#[pyfunction]
+fn list_all_error_codes() -> Vec<(String, String)> {
+    cutile_diag::CODES
+        .iter()
+        .map(|c| (c.code.to_string(), c.summary.to_string()))
+        .collect()
+}
+
+/// Host-side ownership of device memory (DESIGN.md §3, host rules).
+#[pyclass(module = "cutile._native")]
+pub struct HostRegistry {
+    inner: cutile_host::HostRegistry,
+}
+
+fn u64_of(v: i64, what: &str) -> PyResult<u64> {
+    u64::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} must be non-negative, got {v}")))
+}
+
+#[pymethods]
+impl HostRegistry {
+    #[new]
+    fn new() -> Self {
+        HostRegistry {
+            inner: cutile_host::HostRegistry::new(),
+        }
+    }
+
+    fn new_storage(&mut self, nbytes: i64) -> PyResult<u64> {
+        let n = u64_of(nbytes, "nbytes")?;
+        guard(|| Ok(self.inner.new_storage(n)))
+    }
+
+    fn new_handle(
+        &mut self,
+        py: Python<'_>,
+        storage: u64,
+        offset: i64,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        itemsize: i64,
+    ) -> PyResult<u64> {
+        let shape = shape
+            .into_iter()
+            .map(|d| u64_of(d, "shape"))
+            .collect::<PyResult<Vec<u64>>>()?;
+        let itemsize = u64_of(itemsize, "itemsize")?;
+        let region = cutile_host::Region::new(offset, shape, strides, itemsize);
+        guard(|| Ok(self.inner.new_handle(storage, region)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn release_handle(&mut self, py: Python<'_>, handle: u64) -> PyResult<()> {
+        guard(|| Ok(self.inner.release_handle(handle)))?
+            .map(|_| ())
+            .map_err(|e| host_err(py, e))
+    }
+
+    fn storage_live_handles(&self, py: Python<'_>, storage: u64) -> PyResult<u32> {
+        guard(|| Ok(self.inner.storage_live_handles(storage)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn check_live(&self, py: Python<'_>, handle: u64, what: &str) -> PyResult<()> {
+        guard(|| Ok(self.inner.check_live(handle, what)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn consume(&mut self, py: Python<'_>, handle: u64, by: &str, require_unique: bool) -> PyResult<u64> {
+        guard(|| Ok(self.inner.consume(handle, by, require_unique)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn move_in(&mut self, py: Python<'_>, op_id: u64, op_name: &str, args: Vec<(u64, bool)>) -> PyResult<()> {
+        guard(|| Ok(self.inner.move_in(op_id, op_name, &args)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn give_back(&mut self, op_id: u64) -> PyResult<()> {
+        guard(|| Ok(self.inner.give_back(op_id))).map(|_| ())
+    }
+
+    fn holder(&self, handle: u64) -> Option<String> {
+        self.inner.holder(handle)
+    }
+}
+
+/// The in-flight ledger (host rule 4): byte ranges per pending completion token.
+/// (Addition to the stubs.)
+#[pyclass(module = "cutile._native")]
+pub struct Ledger {
+    inner: cutile_host::Ledger,
+}
+
+#[pymethods]
+impl Ledger {
+    #[new]
+    fn new() -> Self {
+        Ledger {
+            inner: cutile_host::Ledger::new(),
+        }
+    }
+
+    /// Record `(storage, lo, hi, exclusive)` byte ranges for `token`, all or nothing;
+    /// raises BorrowError (CT5008) on a conflict with another pending token.
+    fn acquire(&mut self, py: Python<'_>, token: u64, accesses: Vec<(u64, u64, u64, bool)>) -> PyResult<()> {
+        let acc: Vec<cutile_host::Access> = accesses
+            .into_iter()
+            .map(|(storage, lo, hi, exclusive)| cutile_host::Access { storage, lo, hi, exclusive })
+            .collect();
+        guard(|| Ok(self.inner.acquire(token, &acc)))?.map_err(|e| host_err(py, e))
+    }
+
+    /// Drop every range of `token`; returns how many.
+    fn release(&mut self, token: u64) -> usize {
+        self.inner.release(token)
+    }
+
+    /// Tokens that must complete before this access may proceed.
+    #[pyo3(signature = (storage, lo, hi, exclusive))]
+    fn conflicts(&self, storage: u64, lo: u64, hi: u64, exclusive: bool) -> Vec<u64> {
+        self.inner.conflicts(&cutile_host::Access { storage, lo, hi, exclusive }, None)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// Host rule 6 (see the stubs).
+#[pyfunction]
+fn validate_launch(
+    py: Python<'_>,
+    kernel: &str,
+    grid: (u64, u64, u64),
+    partitions: Vec<(String, Vec<i64>, Vec<i64>, Vec<i64>)>,
+) -> PyResult<(u64, u64, u64)> {
+    let parts: Vec<cutile_host::PartitionArg> = partitions
+        .into_iter()
+        .map(|(name, tensor_shape, tile_shape, declared)| cutile_host::PartitionArg {
+            name,
+            tensor_shape,
+            tile_shape,
+            declared,
+        })
+        .collect();
+    let g = guard(|| Ok(cutile_host::validate_launch(kernel, [grid.0, grid.1, grid.2], &parts)))?
+        .map_err(|e| host_err(py, e))?;
+    Ok((g[0], g[1], g[2]))
+}
+
+/// The tiles each block of a mapped partition visits (`iter_indices()` schedule: grid
+/// stride over flat tile ids, grouped swizzle of the trailing two axes). (Addition.)
+#[pyfunction]
+#[pyo3(signature = (tile_grid, num_blocks, group = 1))]
+fn mapped_schedule(tile_grid: Vec<u64>, num_blocks: u64, group: u64) -> PyResult<Vec<Vec<Vec<u64>>>> {
+    let total: u128 = tile_grid.iter().map(|x| u128::from(*x)).product();
+    if total > 1 << 24 {
+        return Err(PyValueError::new_err("tile grid too large to enumerate"));
+    }
+    guard(|| Ok(cutile_check::schedule::schedule(&tile_grid, num_blocks, group)))?
+        .map_err(|e| PyValueError::new_err(e.0))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("KAST_SCHEMA", cutile_kast::SCHEMA)?;
+    m.add("KAST_VERSION", cutile_kast::VERSION)?;
+    m.add_class::<Label>()?;
+    m.add_class::<Diagnostic>()?;
+    m.add_class::<Obligation>()?;
+    m.add_class::<CheckResult>()?;
+    m.add_class::<HostRegistry>()?;
+    m.add_class::<Ledger>()?;
+    m.add_function(wrap_pyfunction!(check_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(render_diagnostics, m)?)?;
+    m.add_function(wrap_pyfunction!(list_error_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(list_all_error_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(mapped_schedule, m)?)?;
+    Ok(())
+}
