@@ -3,7 +3,8 @@
 Checks, in one walk:
 - entries take rank-0 tiles only (tensors travel as pointer, shapes, strides) and end with
   `return`;
-- every tile dimension (of any value, and of partition-view tiles) is a power of two;
+- every tile dimension (of any value, and of partition-view tiles) is a power of two, and a
+  tile holds at most 2**24 elements;
 - SSA: each value is defined once and used only where its definition dominates (earlier in
   the same block, or in an enclosing block before the op that holds the region);
 - regions end with the right terminator, whose operands match what the parent expects;
@@ -15,6 +16,7 @@ every problem with the op's Python location.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -65,6 +67,7 @@ def check_module(module: Module) -> list[Problem]:
 
 
 _LOOPS = ("for", "loop")
+MAX_TILE_ELEMENTS = 1 << 24  # the bytecode reader's limit ("tile would exceed the maximum")
 
 
 class _FunctionChecker:
@@ -108,6 +111,8 @@ class _FunctionChecker:
         bad = [d for d in shape if not is_power_of_two(d)]
         if bad:
             self.report(f"{ty}: tile dimensions must be powers of two (got {bad})", op)
+        elif math.prod(shape) > MAX_TILE_ELEMENTS:
+            self.report(f"{ty}: a tile holds at most {MAX_TILE_ELEMENTS} elements", op)
 
     def block(self, block: Block, visible: set[Value], parents: list[Op]) -> None:
         scope = set(visible)

@@ -1,0 +1,286 @@
+"""Finding and running `tileiras` (bytecode -> cubin) and `tileirdisasm` (bytecode -> text).
+
+Discovery order:
+1. the pip wheels `nvidia-cuda-tileiras`, `nvidia-cuda-nvcc` and `nvidia-nvvm`, when all
+   three are installed with one major.minor (tileiras runs the ptxas and libnvvm of the
+   other two; mixing releases fails). The child then runs without CUDA_HOME/CUDA_PATH,
+   which would make tileiras look for ptxas and libnvvm there instead;
+2. `$CUTILE_TILEIRAS` (a path to the binary);
+3. `tileiras` on `PATH`;
+4. `$CUDA_HOME/bin/tileiras`.
+
+Failures become `CompileError`s carrying the tool's log and, when tileiras names one, the
+Python source location (it prints the locations of our Debug section).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from ..errors import CompileError
+from .bytecode.version import BytecodeVersion, newest_common
+
+PIP_PACKAGES = ("nvidia-cuda-tileiras", "nvidia-cuda-nvcc", "nvidia-nvvm")
+INSTALL_HINT = "install the assembler with `pip install 'cutile[tileiras]'`"
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class Tileiras:
+    """One located assembler: where it is, how it was found, and the environment to run
+    it in."""
+
+    path: Path
+    source: str  # "pip" | "CUTILE_TILEIRAS" | "PATH" | "CUDA_HOME"
+    env: Mapping[str, str] = field(repr=False, compare=False)
+
+    @property
+    def disassembler(self) -> Path:
+        return self.path.with_name("tileirdisasm")
+
+    def run(
+        self, args: list[str], *, timeout: float = 60.0, cwd: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.path), *args],
+            env=dict(self.env),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
+def _child_env(environ: Mapping[str, str], drop_cuda_home: bool) -> dict[str, str]:
+    env = dict(environ)
+    if drop_cuda_home:
+        env.pop("CUDA_HOME", None)
+        env.pop("CUDA_PATH", None)
+    return env
+
+
+def _major_minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
+def find_pip_tileiras() -> Path | None:
+    """The wheel's tileiras, if the three wheels agree on major.minor."""
+    try:
+        versions = {name: metadata.version(name) for name in PIP_PACKAGES}
+    except metadata.PackageNotFoundError:
+        return None
+    if len({_major_minor(v) for v in versions.values()}) != 1:
+        return None  # e.g. tileiras 13.5 with nvcc 13.4: tileiras would fail inside ptxas
+    dist = metadata.distribution(PIP_PACKAGES[0])
+    for file in dist.files or ():
+        if file.name == "tileiras" and file.parent.name == "bin":
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
+    return None
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = True) -> Tileiras:
+    """Locate tileiras (see the module docstring for the order) or raise CompileError."""
+    env = dict(os.environ if environ is None else environ)
+    if use_pip:
+        pip = find_pip_tileiras()
+        if pip is not None:
+            return Tileiras(pip, "pip", _child_env(env, drop_cuda_home=True))
+    override = env.get("CUTILE_TILEIRAS")
+    if override:
+        path = Path(override)
+        if not _executable(path):
+            raise CompileError(
+                f"CUTILE_TILEIRAS={override} is not an executable file",
+                code="CT7002",
+                hint="point CUTILE_TILEIRAS at a tileiras binary, or unset it",
+            )
+        return Tileiras(path, "CUTILE_TILEIRAS", _child_env(env, drop_cuda_home=False))
+    on_path = shutil.which("tileiras", path=env.get("PATH", ""))
+    if on_path:
+        return Tileiras(Path(on_path), "PATH", _child_env(env, drop_cuda_home=False))
+    cuda_home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
+    if cuda_home and _executable(Path(cuda_home) / "bin" / "tileiras"):
+        path = Path(cuda_home) / "bin" / "tileiras"
+        return Tileiras(path, "CUDA_HOME", _child_env(env, drop_cuda_home=False))
+    raise CompileError(
+        "no `tileiras` found (looked for the pip wheels, $CUTILE_TILEIRAS, PATH and "
+        "$CUDA_HOME/bin)",
+        code="CT7001",
+        hint=INSTALL_HINT,
+    )
+
+
+_version_cache: dict[Path, str] = {}
+
+
+def tileiras_version(tool: Tileiras | None = None) -> str:
+    """The `tileiras --version` line naming the release, e.g.
+    `Cuda compilation tools, release 13.5, V13.5.37` (part of every cache key)."""
+    tool = tool or find_tileiras()
+    cached = _version_cache.get(tool.path)
+    if cached is not None:
+        return cached
+    proc = tool.run(["--version"])
+    if proc.returncode != 0:
+        raise CompileError(
+            f"`{tool.path} --version` failed", code="CT7003", log=proc.stdout + proc.stderr
+        )
+    lines = proc.stdout.strip().splitlines()
+    release = [ln for ln in lines if "release" in ln]
+    text = (release or lines or ["unknown"])[-1].strip()
+    _version_cache[tool.path] = text
+    return text
+
+
+def list_versions(tool: Tileiras | None = None) -> list[str]:
+    """Bytecode versions the assembler reads (`tileiras --list-versions`, 13.3+)."""
+    tool = tool or find_tileiras()
+    proc = tool.run(["--list-versions"])
+    if proc.returncode != 0:
+        raise CompileError(
+            f"`{tool.path} --list-versions` failed (tileiras older than 13.3?)",
+            code="CT7003",
+            hint=INSTALL_HINT,
+            log=proc.stdout + proc.stderr,
+        )
+    return [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+
+
+def max_supported_version(tool: Tileiras | None = None) -> BytecodeVersion:
+    """The newest bytecode version both this writer and the assembler know."""
+    try:
+        return newest_common(list_versions(tool))
+    except ValueError as exc:
+        raise CompileError(str(exc), code="CT7003", hint=INSTALL_HINT) from exc
+
+
+# -- running the assembler ---------------------------------------------------------------
+
+# `loc("file.py":12:5): error: msg` and `#cuda_tile.di_loc<loc("file.py":12:5) in ...>: error:`
+_LOC_ERROR = re.compile(
+    r'loc\("(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)\).*?error:\s*(?P<msg>.*)'
+)
+# rustc-style diagnostics: `error[...]: msg` then `  --> "file.py":12:5`
+_ARROW = re.compile(r'-->\s*"?(?P<file>[^":]+)"?:(?P<line>\d+):(?P<col>\d+)')
+_ERROR = re.compile(r"^\s*error(?:\[[^\]]*\])?:\s*(?P<msg>.*)")
+
+
+def parse_diagnostics(log: str) -> tuple[str, str | None]:
+    """(first error message, first Python location `file:line:col` near an error)."""
+    message: str | None = None
+    location: str | None = None
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        m = _LOC_ERROR.search(line)
+        if m:
+            message = message or m["msg"].strip()
+            location = location or f"{m['file']}:{m['line']}:{m['col']}"
+            continue
+        e = _ERROR.match(line)
+        if e:
+            message = message or e["msg"].strip()
+            # A rustc-style error names its location on one of the next lines.
+            for follow in lines[i + 1 : i + 4]:
+                a = _ARROW.search(follow)
+                if a:
+                    location = location or f"{a['file']}:{a['line']}:{a['col']}"
+                    break
+    return message or (lines[0] if lines else "tileiras failed"), location
+
+
+def _timeout_from_env(environ: Mapping[str, str]) -> float:
+    raw = environ.get("CUTILE_TILEIRAS_TIMEOUT")
+    try:
+        return float(raw) if raw else DEFAULT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+
+
+def assemble(
+    bytecode: bytes,
+    arch: str = "sm_90",
+    opt_level: int = 3,
+    *,
+    tool: Tileiras | None = None,
+    timeout: float | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> bytes:
+    """Run `tileiras --gpu-name ARCH -O N in.tilebc -o out.cubin` in a temporary
+    directory and return the cubin."""
+    tool = tool or find_tileiras()
+    timeout = _timeout_from_env(os.environ) if timeout is None else timeout
+    with tempfile.TemporaryDirectory(prefix="cutile-tileiras-") as tmp:
+        src = Path(tmp) / "kernel.tilebc"
+        out = Path(tmp) / "kernel.cubin"
+        src.write_bytes(bytecode)
+        args = ["--gpu-name", arch, f"-O{opt_level}", str(src), "-o", str(out), *extra_args]
+        try:
+            proc = tool.run(args, timeout=timeout, cwd=tmp)
+        except subprocess.TimeoutExpired as exc:
+            raise CompileError(
+                f"tileiras did not finish within {timeout:g} s",
+                code="CT7005",
+                hint="smaller tiles compile faster; CUTILE_TILEIRAS_TIMEOUT raises the limit",
+                log=_text(exc.stdout) + _text(exc.stderr),
+            ) from exc
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            message, location = parse_diagnostics(proc.stderr or proc.stdout)
+            raise CompileError(
+                f"tileiras rejected the kernel for {arch}: {message}",
+                code="CT7004",
+                location=location,
+                log=f"$ {tool.path.name} {' '.join(args)}\n{log}",
+            )
+        if not out.is_file() or out.stat().st_size == 0:
+            raise CompileError("tileiras exited 0 but wrote no cubin", code="CT7004", log=log)
+        return out.read_bytes()
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+def disassemble(bytecode: bytes, *, tool: Tileiras | None = None, debug_info: bool = False) -> str:
+    """`tileirdisasm` text of bytecode (ships with tileiras 13.4+)."""
+    tool = tool or find_tileiras()
+    disasm = tool.disassembler
+    if not _executable(disasm):
+        raise CompileError(
+            f"no tileirdisasm next to {tool.path}",
+            code="CT7006",
+            hint="tileirdisasm ships with nvidia-cuda-tileiras 13.4 and newer",
+        )
+    with tempfile.TemporaryDirectory(prefix="cutile-disasm-") as tmp:
+        src = Path(tmp) / "kernel.tilebc"
+        src.write_bytes(bytecode)
+        args = [str(disasm), *(["-g"] if debug_info else []), str(src)]
+        proc = subprocess.run(
+            args, env=dict(tool.env), capture_output=True, text=True, timeout=60, check=False
+        )
+    if proc.returncode != 0:
+        message, location = parse_diagnostics(proc.stderr)
+        raise CompileError(
+            f"tileirdisasm could not read the bytecode: {message}",
+            code="CT7004",
+            location=location,
+            log=proc.stderr,
+        )
+    return proc.stdout
