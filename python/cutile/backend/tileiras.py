@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -49,15 +50,32 @@ class Tileiras:
     def run(
         self, args: list[str], *, timeout: float = 60.0, cwd: str | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(self.path), *args],
-            env=dict(self.env),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return run_tool([str(self.path), *args], self.env, timeout=timeout, cwd=cwd)
+
+
+def run_tool(
+    argv: list[str], env: Mapping[str, str], *, timeout: float, cwd: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a tool in its own process group, so a timeout also ends the ptxas it started."""
+    with subprocess.Popen(
+        argv,
+        env=dict(env),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = proc.communicate()
+            raise subprocess.TimeoutExpired(argv, timeout, out, err) from exc
+        return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _child_env(environ: Mapping[str, str], drop_cuda_home: bool) -> dict[str, str]:
@@ -125,14 +143,17 @@ def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = T
     )
 
 
-_version_cache: dict[Path, str] = {}
+# Keyed by the binary's identity on disk, so an upgraded assembler is asked again.
+_version_cache: dict[tuple[Path, int, int], str] = {}
 
 
 def tileiras_version(tool: Tileiras | None = None) -> str:
     """The `tileiras --version` line naming the release, e.g.
     `Cuda compilation tools, release 13.5, V13.5.37` (part of every cache key)."""
     tool = tool or find_tileiras()
-    cached = _version_cache.get(tool.path)
+    st = tool.path.stat()
+    ident = (tool.path, st.st_mtime_ns, st.st_size)
+    cached = _version_cache.get(ident)
     if cached is not None:
         return cached
     proc = tool.run(["--version"])
@@ -143,7 +164,7 @@ def tileiras_version(tool: Tileiras | None = None) -> str:
     lines = proc.stdout.strip().splitlines()
     release = [ln for ln in lines if "release" in ln]
     text = (release or lines or ["unknown"])[-1].strip()
-    _version_cache[tool.path] = text
+    _version_cache[ident] = text
     return text
 
 
@@ -272,9 +293,7 @@ def disassemble(bytecode: bytes, *, tool: Tileiras | None = None, debug_info: bo
         src = Path(tmp) / "kernel.tilebc"
         src.write_bytes(bytecode)
         args = [str(disasm), *(["-g"] if debug_info else []), str(src)]
-        proc = subprocess.run(
-            args, env=dict(tool.env), capture_output=True, text=True, timeout=60, check=False
-        )
+        proc = run_tool(args, tool.env, timeout=60)
     if proc.returncode != 0:
         message, location = parse_diagnostics(proc.stderr)
         raise CompileError(

@@ -117,6 +117,8 @@ def read_table(data: bytes, pos: int, index_width: int) -> list[bytes]:
     """Inverse of `write_table` for a table that runs to the end of `data`; `pos` must be
     relative to an aligned section start."""
     count, pos = read_varint(data, pos)
+    if count == 0:
+        return []
     pos += -pos % index_width
     offsets = [
         int.from_bytes(data[pos + i * index_width : pos + (i + 1) * index_width], "little")
