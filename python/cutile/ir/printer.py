@@ -297,12 +297,25 @@ def _float_arith(p: _Printer, op: Op) -> None:
 
 
 @_prints(
-    "remf", "pow", "atan2", "fpowi", "andi", "ori", "xori", "mulhii", "log", "log2", "sin",
+    "remf", "pow", "atan2", "andi", "ori", "xori", "mulhii", "log", "log2", "sin",
     "cos", "tan", "sinh", "cosh", "floor", "ceil", "absf", "negf", "absi",
 )  # fmt: skip
 def _plain(p: _Printer, op: Op) -> None:
     name = "fpowf" if op.name == "pow" else op.name  # the 13.4+ dialect spells it fpowf
     p.emit(f"{p.bind(op.results, False)}{name} {p.names_of(op.operands)} : {_t(op.result)}")
+
+
+@_prints("fpowi")
+def _fpowi(p: _Printer, op: Op) -> None:
+    types = ", ".join(_t(v) for v in op.operands)
+    p.emit(f"{p.bind(op.results, False)}fpowi {p.names_of(op.operands)} : {types}")
+
+
+@_prints("insert")
+def _insert(p: _Printer, op: Op) -> None:
+    src, dst, *idx = op.operands
+    p.emit(f"{p.bind(op.results, False)}insert {p.name(src)}, {p.name(dst)}[{p.names_of(idx)}]"
+           f" : {_t(src)}, {_t(dst)}")  # fmt: skip
 
 
 @_prints("maxf", "minf", "exp2", "rsqrt")
