@@ -11,7 +11,7 @@ import pytest
 from cutile import dtypes as dt
 from cutile.backend.bytecode.constants import dense_bytes, element_bytes, float_bits
 from cutile.ir import Dense
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 f32s = st.floats(width=32, allow_nan=False, allow_infinity=False)
@@ -33,7 +33,9 @@ def _nearest_by_fractions(x: float, keep: int) -> int:
         wide = narrow << drop
         as_float = struct.unpack("<f", struct.pack("<I", wide & 0xFFFFFFFF))[0]
         # Past the largest finite value IEEE rounds as if the next value were 2**128.
-        return Fraction(as_float) if math.isfinite(as_float) else Fraction(2) ** 128
+        if math.isfinite(as_float):
+            return Fraction(as_float)
+        return Fraction(2) ** 128 * (1 if as_float > 0 else -1)
 
     exact = Fraction(x)
     d_low, d_high = abs(exact - value(low)), abs(value(high) - exact)
@@ -45,12 +47,18 @@ def _nearest_by_fractions(x: float, keep: int) -> int:
 
 
 @given(f32s)
+@example(1.00390625)  # halfway between 1 and the next bf16: stays at the even 1.0
+@example(1.01171875)  # halfway again, now rounds up to the even neighbour
+@example(3.39617752923046e38)  # rounds past the largest bf16 to +inf
+@example(-3.39617752923046e38)  # and to -inf
 def test_bf16_rounds_to_nearest_even(x: float) -> None:
     got = int.from_bytes(element_bytes(np.array([x], np.float32), dt.bf16), "little")
     assert got == _nearest_by_fractions(x, 7)
 
 
 @given(f32s)
+@example(3.401992901712019e38)  # rounds past the largest tf32 to +inf
+@example(1.0 + 2.0**-11)  # a tie between 1.0 and the next tf32
 def test_tf32_rounds_to_nearest_even_in_three_bytes(x: float) -> None:
     data = element_bytes(np.array([x], np.float32), dt.tf32)
     assert len(data) == 3
