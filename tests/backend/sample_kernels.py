@@ -183,6 +183,17 @@ def _i(b: Builder, *shape: int, e: dt.DType = dt.i32) -> Value:
     return b.constant(3, _t(*(shape or (16,)), e=e))
 
 
+Body = Callable[[Builder, list[Value]], object]
+
+
+def _binary(name: str, operand: Callable[[Builder], Value], **attrs: str) -> Body:
+    return lambda b, p: b.binary(name, operand(b), operand(b), **attrs)
+
+
+def _unary(name: str) -> Body:
+    return lambda b, p: b.unary(name, _f(b))
+
+
 def _cases() -> list[OpCase]:
     cases: list[OpCase] = []
 
@@ -192,7 +203,7 @@ def _cases() -> list[OpCase]:
         cases.append(OpCase(name, build, expect or (name,), **kw))  # type: ignore[arg-type]
 
     for n in ("addf", "subf", "mulf", "divf"):
-        add(n, lambda b, p, n=n: b.binary(n, _f(b), _f(b)), f"= {n} ")
+        add(n, _binary(n, _f), f"= {n} ")
     add("addf_rounding_ftz",
         lambda b, p: b.binary("addf", _f(b), _f(b), rounding_mode="zero", flush_to_zero=True),
         "addf", "rounding<zero>", "flush_to_zero")  # fmt: skip
@@ -204,19 +215,17 @@ def _cases() -> list[OpCase]:
     add("pow", lambda b, p: b.binary("pow", _f(b), _f(b)), "= fpowf ")  # 13.4+ spelling
     add("atan2", lambda b, p: b.binary("atan2", _f(b), _f(b)))
     for n in ("addi", "subi", "muli", "shli"):
-        add(n, lambda b, p, n=n: b.binary(n, _i(b), _i(b), overflow="no_signed_wrap"),
-            f"= {n} ", "overflow<no_signed_wrap>")  # fmt: skip
+        add(n, _binary(n, _i, overflow="no_signed_wrap"), f"= {n} ", "overflow<no_signed_wrap>")
     add("divi", lambda b, p: b.binary("divi", _i(b), _i(b), signedness="unsigned",
                                        rounding="positive_inf"),
         "divi", "unsigned", "rounding<positive_inf>")  # fmt: skip
     for n in ("remi", "maxi", "mini", "shri"):
-        add(n, lambda b, p, n=n: b.binary(n, _i(b), _i(b), signedness="unsigned"),
-            f"= {n} ", "unsigned")  # fmt: skip
+        add(n, _binary(n, _i, signedness="unsigned"), f"= {n} ", "unsigned")
     for n in ("andi", "ori", "xori", "mulhii"):
-        add(n, lambda b, p, n=n: b.binary(n, _i(b), _i(b)), f"= {n} ")
+        add(n, _binary(n, _i), f"= {n} ")
     for n in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh",
               "cosh", "tanh", "floor", "ceil", "absf", "negf"):  # fmt: skip
-        add(n, lambda b, p, n=n: b.unary(n, _f(b)), f"= {n} ")
+        add(n, _unary(n), f"= {n} ")
     add("exp_approx", lambda b, p: b.unary("exp", _f(b), rounding_mode="approx"),
         "exp", "rounding<approx>")  # fmt: skip
     add("sqrt_attrs", lambda b, p: b.unary("sqrt", _f(b), rounding_mode="approx",

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 from cutile import dtypes as dt
-from cutile.ir import Builder, TileType
+from cutile.ir import Block, Builder, TileType
 from cutile.ir.types import I32, TOKEN, PointerType, scalar
+
+
+def cur(b: Builder) -> Block:
+    assert b.block is not None
+    return b.block
 
 
 def new() -> Builder:
@@ -81,18 +86,18 @@ def test_shape_helpers() -> None:
     assert b.cat(a, a, 1).type == TileType((4, 32), dt.f32)
     i = b.scalar_const(0, dt.i32)
     assert b.extract(a, [i, i], [2, 8]).type == TileType((2, 8), dt.f32)
-    pv = b.make_partition_view(b.make_tensor_view(b.block.args[0], [64, 64], [64, 1]), [16, 32])
+    pv = b.make_partition_view(b.make_tensor_view(cur(b).args[0], [64, 64], [64, 1]), [16, 32])
     assert len(b.get_index_space_shape(pv)) == 2
 
 
 def test_pointer_helpers_record_optional_operands() -> None:
     b = new()
-    ptrs = b.broadcast(b.reshape(b.block.args[0], [1]), [16])
+    ptrs = b.broadcast(b.reshape(cur(b).args[0], [1]), [16])
     mask = b.cmp("cmpi", "less_than", b.iota(16, dt.i32), b.iota(16, dt.i32))
     tok = b.make_token()
     value, t = b.load_ptr(ptrs, mask=mask, token=tok)
     assert value.type == TileType((16,), dt.f32) and t.type == TOKEN
-    load = b.block.ops[-1]
+    load = cur(b).ops[-1]
     assert (load.attrs["has_mask"], load.attrs["has_padding_value"], load.attrs["has_token"]) == (
         True,
         False,
@@ -100,7 +105,7 @@ def test_pointer_helpers_record_optional_operands() -> None:
     )
     assert load.operands == [ptrs, mask, tok]
     old, _ = b.atomic_rmw(ptrs, value, "addf")
-    rmw = b.block.ops[-1]
+    rmw = cur(b).ops[-1]
     assert old.type == value.type
     assert (rmw.attrs["memory_ordering_semantics"], rmw.attrs["memory_scope"]) == (
         "relaxed",
@@ -117,4 +122,4 @@ def test_mma_results_take_the_accumulator_type() -> None:
     w = b.constant(0.0, TileType((16, 32), dt.f16))
     acc = b.constant(0.0, TileType((64, 32), dt.f32))
     out = b.mmaf(a, w, acc, fast_acc=True)
-    assert out.type == acc.type and b.block.ops[-1].attrs == {"fast_acc": True}
+    assert out.type == acc.type and cur(b).ops[-1].attrs == {"fast_acc": True}

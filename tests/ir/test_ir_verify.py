@@ -8,7 +8,7 @@ import pytest
 import sample_kernels as sk
 from cutile import dtypes as dt
 from cutile.errors import InternalCompilerError
-from cutile.ir import Builder, DivBy, Location, Module, TileType, Value
+from cutile.ir import Block, Builder, DivBy, Location, Module, TileType, Value
 from cutile.ir.types import I32, PointerType, TensorViewType, scalar
 from cutile.ir.verify import VerificationError, check_module, verify
 
@@ -30,6 +30,11 @@ def build(body: Callable[[Builder, list[Value]], object], params: tuple = ()) ->
         body(b, fn.params)
         b.return_()
     return b.module
+
+
+def cur(b: Builder) -> Block:
+    assert b.block is not None
+    return b.block
 
 
 def problems(module: Module) -> list[str]:
@@ -179,7 +184,7 @@ def test_use_before_definition() -> None:
     later = Value(TileType((), dt.i32))
     b.op("addi", [later, later], [later.type])
     b.op("constant", [], [later.type])
-    b.block.ops[-1].results = [later]  # defined after its use
+    cur(b).ops[-1].results = [later]  # defined after its use
     b.return_()
     assert any("does not dominate" in p for p in problems(b.module))
 
@@ -280,3 +285,34 @@ def test_verification_error_lists_problems_with_locations() -> None:
     e = err.value
     assert isinstance(e, InternalCompilerError) and e.code == "CT9002"
     assert e.problems and "/src/k.py:2:5" in str(e)
+
+
+@pytest.mark.parametrize(
+    ("hints", "expected"),
+    [
+        ({"sm_90": {"ocupancy": 2}}, "unknown optimization hint `ocupancy`"),
+        ({"hopper": {"occupancy": 2}}, "hint target `hopper`"),
+        ({"default": {"occupancy": True}}, "`occupancy` takes an integer"),
+    ],
+)
+def test_entry_hints_are_checked(hints: dict[str, dict[str, int]], expected: str) -> None:
+    module = build(lambda b, p: None)
+    module.functions[0].hints = hints
+    assert any(expected in p for p in problems(module))
+
+
+def test_known_hints_pass() -> None:
+    module = build(lambda b, p: None)
+    module.functions[0].hints = {"sm_90": {"num_worker_warps_per_cta": 2}, "default": {}}
+    assert problems(module) == []
+
+
+def test_memory_op_hints_are_checked() -> None:
+    def body(b: Builder, p: list[Value]) -> None:
+        pv = b.make_partition_view(b.make_tensor_view(p[0], [64], [1]), [16])
+        b.load_view(pv, [b.scalar_const(0, dt.i32)], None,
+                    optimization_hints={"sm_90": {"allow_tma": 1, "latncy": 2}})  # fmt: skip
+
+    found = problems(build(body, (scalar(PointerType(dt.f32)),)))
+    assert any("`allow_tma` takes a bool" in p for p in found)
+    assert any("unknown optimization hint `latncy`" in p for p in found)

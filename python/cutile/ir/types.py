@@ -97,7 +97,8 @@ class FunctionType:
 Type = TileType | TokenType | TensorViewType | PartitionViewType | FunctionType
 
 
-def scalar(dtype: DType) -> TileType:
+def scalar(dtype: Element) -> TileType:
+    """A rank-0 tile, e.g. an entry parameter (`tile<i32>`, `tile<ptr<f32>>`)."""
     return TileType((), dtype)
 
 

@@ -17,10 +17,13 @@ every problem with the op's Python location.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InternalCompilerError
+from .attrs import OptimizationHints
 from .core import Block, Function, Location, Module, Op, Value
 from .op_rules import check_op
 from .types import PartitionViewType, TileType, Type, is_power_of_two
@@ -91,6 +94,8 @@ class _FunctionChecker:
                 self.report(f"parameter {i} is {p.type}; entry parameters must be rank-0 tiles")
         if not fn.body.ops or fn.body.ops[-1].name != "return":
             self.report("the entry body must end with `return`")
+        for message in check_hints(fn.hints, ENTRY_HINTS):
+            self.report(message)
         self.block(fn.body, visible=set(), parents=[])
         return self.problems
 
@@ -124,6 +129,11 @@ class _FunctionChecker:
                     self.report(f"operand {v!r} does not dominate this use", op)
             for message in check_op(op):
                 self.report(message, op)
+            hints = op.attrs.get("optimization_hints")
+            if hints is not None:
+                by_arch = dict(hints.by_arch) if isinstance(hints, OptimizationHints) else hints
+                for message in check_hints(by_arch, MEMORY_HINTS):
+                    self.report(message, op)
             if op.name in TERMINATORS and i != len(block.ops) - 1:
                 self.report("a terminator must be the last op of its block", op)
             if op.name == "return" and parents:
@@ -193,6 +203,27 @@ class _FunctionChecker:
                 self.report(
                     f"`continue` passes ({passed}), loop carries ({_types(carried)})", exit_op
                 )
+
+
+# tileiras ignores hints it does not know, so a misspelt one would silently do nothing.
+ENTRY_HINTS = frozenset({"num_cta_in_cga", "occupancy", "num_worker_warps_per_cta"})
+MEMORY_HINTS = frozenset({"latency", "allow_tma"})
+_ARCH = re.compile(r"sm_\d+[a-z]?|default")
+
+
+def check_hints(hints: Mapping[str, Any], known: frozenset[str]) -> list[str]:
+    out = []
+    for arch, entries in hints.items():
+        if not _ARCH.fullmatch(arch):
+            out.append(f"hint target `{arch}` is neither `default` nor an `sm_XY` name")
+        for key, value in dict(entries).items():
+            if key not in known:
+                out.append(f"unknown optimization hint `{key}` (known: {', '.join(sorted(known))})")
+            elif key == "allow_tma" and not isinstance(value, bool):
+                out.append("`allow_tma` takes a bool")
+            elif key != "allow_tma" and (isinstance(value, bool) or not isinstance(value, int)):
+                out.append(f"`{key}` takes an integer")
+    return out
 
 
 def _types(values: Iterable[Value]) -> str:

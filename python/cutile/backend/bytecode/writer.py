@@ -14,7 +14,7 @@ from .attributes import encode_empty_array, encode_hints_tagged
 from .debug import DebugTable, FunctionDebugInfo, write_debug_section
 from .opwriter import EncodeError, ModuleTables, OpWriter
 from .tables import ConstantTable, StringTable, TypeTable
-from .version import DEFAULT_VERSION, V13_5, BytecodeVersion, check_supported
+from .version import V13_5, BytecodeVersion, check_supported
 from .wire import pad_to, varint, write_table
 
 MAGIC = b"\x7fTileIR\x00"
@@ -33,7 +33,7 @@ FLAG_HAS_HINTS = 0x04  # before 13.5 only; 13.5 always writes the hints
 
 def write_bytecode(
     module: Module,
-    version: str | BytecodeVersion = DEFAULT_VERSION,
+    version: str | BytecodeVersion = "13.3",
     *,
     producer: str | None = "cutile",
 ) -> bytes:
