@@ -90,7 +90,7 @@ impl Ranges {
     /// positive coefficients over atoms with non-negative lower bounds.
     fn poly_lb(&self, p: &Poly) -> Option<i128> {
         let mut total: i128 = 0;
-        for (m, c) in &p.terms {
+        for (m, c) in p.terms.iter() {
             if m.is_empty() {
                 total = total.saturating_add(*c);
                 continue;

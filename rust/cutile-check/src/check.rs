@@ -12,6 +12,7 @@ use cutile_kast::{
     Target,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 
 /// An entry `Mut` parameter.
 pub struct Root {
@@ -57,8 +58,12 @@ pub struct Checker<'d> {
     diag_keys: HashSet<(String, Span)>,
     pub obligations: Vec<Obligation>,
     obl_keys: HashMap<(String, Span, String), usize>,
-    opaque_ids: HashMap<(String, u32, u32), u32>,
+    opaque_ids: HashMap<(u32, u32, u32), u32>,
     next_opaque: u32,
+    var_ids: HashMap<String, u32>,
+    var_names: Vec<Rc<str>>,
+    /// `decide_index` results: loops re-evaluate their bodies and kernels repeat accesses.
+    bounds_cache: HashMap<(Poly, Poly), Rung>,
 }
 
 const MAX_INLINE_DEPTH: usize = 32;
@@ -156,7 +161,48 @@ impl<'d> Checker<'d> {
             obl_keys: HashMap::new(),
             opaque_ids: HashMap::new(),
             next_opaque: 0,
+            var_ids: HashMap::new(),
+            var_names: Vec::new(),
+            bounds_cache: HashMap::new(),
         })
+    }
+
+    /// Record the range of a loop variable; a changed range invalidates memoized bounds.
+    pub fn set_loop_range(&mut self, id: u32, range: (Poly, Poly)) {
+        if self.ranges.loops.get(&id) != Some(&range) {
+            if self.ranges.loops.contains_key(&id) {
+                self.bounds_cache.clear();
+            }
+            self.ranges.loops.insert(id, range);
+        }
+    }
+
+    /// `0 <= idx < count` on the ladder, memoized.
+    pub fn decide_index(&mut self, idx: &Poly, count: &Poly) -> Rung {
+        let key = (idx.clone(), count.clone());
+        if let Some(r) = self.bounds_cache.get(&key) {
+            return r.clone();
+        }
+        let r = self.ranges.decide_index(idx, count);
+        self.bounds_cache.insert(key, r.clone());
+        r
+    }
+
+    /// The id of a variable name (one table for every frame; states are per frame).
+    pub fn var(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.var_ids.get(name) {
+            return *id;
+        }
+        let id = self.var_names.len() as u32;
+        self.var_ids.insert(name.to_string(), id);
+        self.var_names.push(Rc::from(name));
+        id
+    }
+
+    pub fn bind_var(&mut self, st: &mut State, name: &str, v: Val) {
+        let id = self.var(name);
+        let n = self.var_names[id as usize].clone();
+        st.bind(id, &n, v);
     }
 
     pub fn run(&mut self) {
@@ -178,7 +224,7 @@ impl<'d> Checker<'d> {
                 }
                 _ => self.scalar_param(p),
             };
-            st.bind(&p.name, v);
+            self.bind_var(&mut st, &p.name, v);
         }
         self.run_function(entry, None, st);
     }
@@ -283,8 +329,8 @@ impl<'d> Checker<'d> {
     }
 
     /// A deterministic opaque value for `name` merged at `at` (so loop joins converge).
-    fn merged_opaque(&mut self, name: &str, at: Span) -> Val {
-        let key = (name.to_string(), at.file, at.lo);
+    fn merged_opaque(&mut self, var: u32, at: Span) -> Val {
+        let key = (var, at.file, at.lo);
         let id = match self.opaque_ids.get(&key) {
             Some(id) => *id,
             None => {
@@ -297,18 +343,17 @@ impl<'d> Checker<'d> {
     }
 
     fn join_at(&mut self, a: Option<State>, b: Option<State>, why: MoveWhy, at: Span) -> Option<State> {
-        let mut names: Vec<(String, Val)> = Vec::new();
-        let mut opaque = |n: &str| {
-            let v = Val::Int(Poly::atom(Atom::Opaque(u32::MAX)));
-            names.push((n.to_string(), v.clone()));
-            v
+        let mut names: Vec<u32> = Vec::new();
+        let mut opaque = |n: u32| {
+            names.push(n);
+            Val::Int(Poly::atom(Atom::Opaque(u32::MAX)))
         };
         let joined = join_opt(a, b, why, &mut opaque);
         // Replace the placeholder by a stable opaque per (name, merge point).
         joined.map(|mut st| {
-            for (n, _) in names {
-                let v = self.merged_opaque(&n, at);
-                if let Some(b) = st.vars.get_mut(&n) {
+            for n in names {
+                let v = self.merged_opaque(n, at);
+                if let Some(b) = st.get_mut(n) {
                     if b.val == Val::Int(Poly::atom(Atom::Opaque(u32::MAX))) {
                         b.val = v;
                     }
@@ -479,10 +524,11 @@ impl<'d> Checker<'d> {
         // Widen integers assigned in the body: their value at the head is unknown.
         let mut head = st;
         for n in &assigned {
-            if let Some(b) = head.vars.get(n) {
+            let id = self.var(n);
+            if let Some(b) = head.get(id) {
                 if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted(_)) {
-                    let v = self.merged_opaque(n, span);
-                    if let Some(b) = head.vars.get_mut(n) {
+                    let v = self.merged_opaque(id, span);
+                    if let Some(b) = head.get_mut(id) {
                         b.val = v;
                     }
                 }
@@ -531,7 +577,7 @@ impl<'d> Checker<'d> {
 
     pub fn bind_target(&mut self, t: &Target, v: Val, st: &mut State) {
         match t {
-            Target::Name { id, .. } => st.bind(id, v),
+            Target::Name { id, .. } => self.bind_var(st, id, v),
             Target::Tuple { elts, span } => match v {
                 Val::Tuple(vs) if vs.len() == elts.len() => {
                     for (t, v) in elts.iter().zip(vs) {
@@ -554,7 +600,8 @@ impl<'d> Checker<'d> {
     /// `w = z`: the name `z` no longer owns its tensor.
     pub fn move_out(&mut self, e: &Expr, v: &Val, st: &mut State) {
         if let (Expr::Name { id, span }, true) = (e, v.is_mut()) {
-            if let Some(b) = st.vars.get_mut(id) {
+            let var = self.var(id);
+            if let Some(b) = st.get_mut(var) {
                 b.moved = Some(Move { span: *span, why: MoveWhy::Assign });
             }
         }
@@ -582,7 +629,8 @@ impl<'d> Checker<'d> {
     // ---- names -------------------------------------------------------------------------
 
     pub fn read_name(&mut self, id: &str, span: Span, st: &mut State) -> Val {
-        let Some(Binding { val, moved }) = st.vars.get(id).cloned() else {
+        let var = self.var(id);
+        let Some(Binding { val, moved }) = st.get(var).cloned() else {
             return Val::Other;
         };
         if let (Some(m), true) = (moved, val.is_mut()) {
@@ -593,12 +641,12 @@ impl<'d> Checker<'d> {
             let conflicts: Vec<_> = st
                 .borrows
                 .iter()
-                .filter(|b| b.root == root && b.holder != id && st.borrow_held(b))
+                .filter(|b| b.root == root && b.holder != var && st.borrow_held(b))
                 .cloned()
                 .collect();
             for b in conflicts {
-                if let Some(later) = self.used_later(&b.holder, span, b.created) {
-                    self.report(errors::used_while_borrowed(id, &b.holder, span, b.created, Some(later)));
+                if let Some(later) = self.used_later(&b.holder_name, span, b.created) {
+                    self.report(errors::used_while_borrowed(id, &b.holder_name, span, b.created, Some(later)));
                     break;
                 }
             }
@@ -681,7 +729,7 @@ impl<'d> Checker<'d> {
                 (_, Some((v, _))) => v,
                 (_, None) => self.scalar_param(p),
             };
-            inner.bind(&p.name, v);
+            self.bind_var(&mut inner, &p.name, v);
         }
         if bad_arg {
             return Val::Other;

@@ -73,7 +73,7 @@ pub fn minted_components(c: &mut Checker<'_>, r: usize) -> Vec<Poly> {
         .map(|k| {
             let id = 0xF000_0000u32 + (r as u32) * 8 + k as u32;
             let hi = tiles_of(c, r, k).sub(&Poly::c(1));
-            c.ranges.loops.insert(id, (Poly::zero(), hi));
+            c.set_loop_range(id, (Poly::zero(), hi));
             Poly::atom(Atom::Loop(id))
         })
         .collect()
@@ -123,10 +123,10 @@ pub fn loop_binder<'d>(c: &mut Checker<'d>, target: &'d Target, iter: &'d Expr, 
                 };
                 match step {
                     Some(s) if s > 0 => {
-                        c.ranges.loops.insert(id, (lo, hi.sub(&Poly::c(1))));
+                        c.set_loop_range(id, (lo, hi.sub(&Poly::c(1))));
                     }
                     Some(s) if s < 0 => {
-                        c.ranges.loops.insert(id, (hi.add(&Poly::c(1)), lo));
+                        c.set_loop_range(id, (hi.add(&Poly::c(1)), lo));
                     }
                     _ => {}
                 }
@@ -339,7 +339,7 @@ fn refuted_detail(c: &Checker<'_>, idx: &Poly, text: &str, count: &Poly, what: &
 
 /// One axis of a tile access on the bounds ladder.
 fn bounds_obligation(c: &mut Checker<'_>, name: &str, axis: usize, idx: &Poly, text: &str, count: &Poly, span: Span, op: &str) {
-    let rung = c.ranges.decide_index(idx, count);
+    let rung = c.decide_index(idx, count);
     let device = format!("0 <= {text} && {text} < {count}");
     if rung == Rung::Refuted {
         let detail = refuted_detail(c, idx, text, count, "tiles");
@@ -583,7 +583,7 @@ fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, te
     let mut rung = Rung::Static;
     let mut device = Vec::new();
     for (k, (ix, g)) in comps.iter().zip(&grid).enumerate() {
-        let r = c.ranges.decide_index(ix, g);
+        let r = c.decide_index(ix, g);
         let t = texts.get(k).cloned().unwrap_or_else(|| ix.to_string());
         device.push(format!("0 <= {t} && {t} < {g}"));
         if r == Rung::Refuted {

@@ -37,7 +37,7 @@ pub enum StoreMapProof {
 pub fn affine_in(p: &Poly, a: &Atom) -> Option<(Poly, Poly)> {
     let mut coeff = Poly::zero();
     let mut rest = Poly::zero();
-    for (m, c) in &p.terms {
+    for (m, c) in p.terms.iter() {
         let n = m.iter().filter(|x| *x == a).count();
         if m.iter().any(|x| x != a && crate::sym::atom_contains(x, a)) {
             return None;

@@ -4,6 +4,7 @@ use crate::errors::MoveWhy;
 use crate::sym::Poly;
 use cutile_kast::Span;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// What the checker knows about a value: its provenance, not its type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,58 +54,79 @@ pub struct Binding {
     pub moved: Option<Move>,
 }
 
-/// A live mutable borrow of a root by a sub-partition bound to `holder`.
+/// A live mutable borrow of a root by a sub-partition bound to variable `holder`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Borrow {
-    pub holder: String,
+    pub holder: u32,
+    pub holder_name: Rc<str>,
     pub root: usize,
     pub created: Span,
 }
 
+/// Variables are interned to ids by the checker; a state is a vector indexed by id, so
+/// copying it at a branch costs a memcpy and a few reference counts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct State {
-    pub vars: BTreeMap<String, Binding>,
+    pub vars: Vec<Option<Binding>>,
     pub borrows: Vec<Borrow>,
 }
 
 impl State {
-    pub fn bind(&mut self, name: &str, val: Val) {
+    pub fn get(&self, id: u32) -> Option<&Binding> {
+        self.vars.get(id as usize).and_then(|b| b.as_ref())
+    }
+
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut Binding> {
+        self.vars.get_mut(id as usize).and_then(|b| b.as_mut())
+    }
+
+    pub fn bind(&mut self, id: u32, name: &Rc<str>, val: Val) {
         if let Val::Sub { root, created, .. } = &val {
             self.borrows.push(Borrow {
-                holder: name.to_string(),
+                holder: id,
+                holder_name: name.clone(),
                 root: *root,
                 created: *created,
             });
         }
-        self.vars.insert(name.to_string(), Binding { val, moved: None });
+        let i = id as usize;
+        if self.vars.len() <= i {
+            self.vars.resize(i + 1, None);
+        }
+        self.vars[i] = Some(Binding { val, moved: None });
     }
 
     /// Is the borrow still held (its holder still names that sub-partition, unmoved)?
     pub fn borrow_held(&self, b: &Borrow) -> bool {
-        matches!(self.vars.get(&b.holder), Some(Binding { val: Val::Sub { created, .. }, moved: None }) if *created == b.created)
+        matches!(self.get(b.holder), Some(Binding { val: Val::Sub { created, .. }, moved: None }) if *created == b.created)
     }
 }
 
-/// Join two states at a control-flow merge. `opaque` makes a fresh value for a name whose
-/// integer values differ; `why` tags moves that only one side made.
-pub fn join(
-    a: &State,
-    b: &State,
-    why: MoveWhy,
-    opaque: &mut dyn FnMut(&str) -> Val,
-) -> State {
-    let mut out = State::default();
-    for (name, ba) in &a.vars {
-        let merged = match b.vars.get(name) {
-            None => ba.clone(),
-            Some(bb) => {
+/// Join two states at a control-flow merge. `opaque` makes a fresh value for a variable
+/// whose integer values differ; `why` tags moves that only one side made.
+pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> Val) -> State {
+    if a == b {
+        return a.clone();
+    }
+    let n = a.vars.len().max(b.vars.len());
+    let mut out = State {
+        vars: Vec::with_capacity(n),
+        borrows: Vec::new(),
+    };
+    for i in 0..n {
+        let (ba, bb) = (a.vars.get(i).and_then(|x| x.as_ref()), b.vars.get(i).and_then(|x| x.as_ref()));
+        let merged = match (ba, bb) {
+            (None, None) => None,
+            (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+            (Some(ba), Some(bb)) if ba == bb => Some(ba.clone()),
+            (Some(ba), Some(bb)) => {
                 let val = if ba.val == bb.val {
                     ba.val.clone()
                 } else if ba.val.is_mut() || bb.val.is_mut() {
                     // Keep the mutable provenance; different roots are reported as moves.
                     if ba.val.is_mut() { ba.val.clone() } else { bb.val.clone() }
                 } else {
-                    opaque(name)
+                    opaque(i as u32)
                 };
                 let moved = match (ba.moved, bb.moved) {
                     (Some(m), Some(_)) => Some(m),
@@ -114,13 +136,10 @@ pub fn join(
                     }),
                     (None, None) => None,
                 };
-                Binding { val, moved }
+                Some(Binding { val, moved })
             }
         };
-        out.vars.insert(name.clone(), merged);
-    }
-    for (name, bb) in &b.vars {
-        out.vars.entry(name.clone()).or_insert_with(|| bb.clone());
+        out.vars.push(merged);
     }
     for br in a.borrows.iter().chain(b.borrows.iter()) {
         if !out.borrows.contains(br) {
@@ -131,12 +150,7 @@ pub fn join(
 }
 
 /// A join where either side may be unreachable.
-pub fn join_opt(
-    a: Option<State>,
-    b: Option<State>,
-    why: MoveWhy,
-    opaque: &mut dyn FnMut(&str) -> Val,
-) -> Option<State> {
+pub fn join_opt(a: Option<State>, b: Option<State>, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> Val) -> Option<State> {
     match (a, b) {
         (Some(x), Some(y)) => Some(join(&x, &y, why, opaque)),
         (x, None) => x,

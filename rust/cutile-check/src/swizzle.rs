@@ -140,7 +140,7 @@ mod tests {
     /// Evaluate a polynomial in `block_id(0)` by rebuilding every compound atom.
     fn eval(p: &Poly, pid: u64) -> Option<i128> {
         let mut total = 0i128;
-        for (m, c) in &p.terms {
+        for (m, c) in p.terms.iter() {
             let mut prod = *c;
             for a in m {
                 let v = match a {

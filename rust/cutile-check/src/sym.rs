@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::rc::Rc;
 
 /// An indivisible integer quantity.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,7 +45,9 @@ pub type Monomial = Vec<Atom>;
 /// the empty monomial is the constant term. Zero coefficients are never stored.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Poly {
-    pub terms: BTreeMap<Monomial, i128>,
+    /// Shared: cloning a value is a reference-count increment (the checker copies states
+    /// at every branch and loop).
+    pub terms: Rc<BTreeMap<Monomial, i128>>,
 }
 
 impl Poly {
@@ -55,14 +58,14 @@ impl Poly {
     pub fn c(v: i128) -> Poly {
         let mut p = Poly::zero();
         if v != 0 {
-            p.terms.insert(Vec::new(), v);
+            Rc::make_mut(&mut p.terms).insert(Vec::new(), v);
         }
         p
     }
 
     pub fn atom(a: Atom) -> Poly {
         let mut p = Poly::zero();
-        p.terms.insert(vec![a], 1);
+        Rc::make_mut(&mut p.terms).insert(vec![a], 1);
         p
     }
 
@@ -91,24 +94,24 @@ impl Poly {
     }
 
     fn add_term(&mut self, m: Monomial, c: i128) {
-        let e = self.terms.entry(m).or_insert(0);
+        let terms = Rc::make_mut(&mut self.terms);
+        let e = terms.entry(m).or_insert(0);
         *e = e.saturating_add(c);
         if *e == 0 {
-            let zero: Vec<Monomial> = self
-                .terms
+            let zero: Vec<Monomial> = terms
                 .iter()
                 .filter(|(_, v)| **v == 0)
                 .map(|(k, _)| k.clone())
                 .collect();
             for k in zero {
-                self.terms.remove(&k);
+                terms.remove(&k);
             }
         }
     }
 
     pub fn add(&self, o: &Poly) -> Poly {
         let mut r = self.clone();
-        for (m, c) in &o.terms {
+        for (m, c) in o.terms.iter() {
             r.add_term(m.clone(), *c);
         }
         r
@@ -117,8 +120,8 @@ impl Poly {
     pub fn scale(&self, k: i128) -> Poly {
         let mut r = Poly::zero();
         if k != 0 {
-            for (m, c) in &self.terms {
-                r.terms.insert(m.clone(), c.saturating_mul(k));
+            for (m, c) in self.terms.iter() {
+                Rc::make_mut(&mut r.terms).insert(m.clone(), c.saturating_mul(k));
             }
         }
         r
@@ -130,8 +133,8 @@ impl Poly {
 
     pub fn mul(&self, o: &Poly) -> Poly {
         let mut r = Poly::zero();
-        for (m1, c1) in &self.terms {
-            for (m2, c2) in &o.terms {
+        for (m1, c1) in self.terms.iter() {
+            for (m2, c2) in o.terms.iter() {
                 let mut m = m1.clone();
                 m.extend(m2.iter().cloned());
                 m.sort();
@@ -154,8 +157,8 @@ impl Poly {
                 }
                 if d > 0 && self.terms.values().all(|c| c % d == 0) {
                     let mut r = Poly::zero();
-                    for (m, c) in &self.terms {
-                        r.terms.insert(m.clone(), c / d);
+                    for (m, c) in self.terms.iter() {
+                        Rc::make_mut(&mut r.terms).insert(m.clone(), c / d);
                     }
                     return r;
                 }
@@ -228,7 +231,7 @@ impl Poly {
     /// Replace every top-level occurrence of atom `a` by `by`.
     pub fn substitute(&self, a: &Atom, by: &Poly) -> Poly {
         let mut r = Poly::zero();
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             let mut term = Poly::c(*c);
             for x in m {
                 if x == a {
@@ -246,7 +249,7 @@ impl Poly {
     /// nowhere else (no `a*a`, no `a*b`, not inside compound atoms)? Then returns `k`.
     pub fn linear_coeff(&self, a: &Atom) -> Option<i128> {
         let mut k = 0;
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             if m.iter().any(|x| x == a) {
                 if m.len() != 1 {
                     return None;
@@ -369,14 +372,14 @@ pub fn le_text(lhs: &Poly, rhs: &Poly) -> String {
     let d = rhs.sub(lhs); // d >= 0
     let mut pos = Poly::zero();
     let mut neg = Poly::zero();
-    for (m, c) in &d.terms {
+    for (m, c) in d.terms.iter() {
         if m.is_empty() {
             continue;
         }
         if *c > 0 {
-            pos.terms.insert(m.clone(), *c);
+            Rc::make_mut(&mut pos.terms).insert(m.clone(), *c);
         } else {
-            neg.terms.insert(m.clone(), -*c);
+            Rc::make_mut(&mut neg.terms).insert(m.clone(), -*c);
         }
     }
     let k = d.constant_term();

@@ -8,6 +8,7 @@
 //! Testing: `cargo test -p cutile-kast`.
 
 mod model;
+mod stream;
 mod validate;
 
 pub use model::*;
@@ -41,6 +42,7 @@ impl fmt::Display for KastError {
 
 impl std::error::Error for KastError {}
 
+/// Only the two header fields; everything else is skipped without building values.
 #[derive(serde::Deserialize)]
 struct Header {
     schema: Option<serde_json::Value>,
@@ -49,29 +51,36 @@ struct Header {
 
 /// Parse and validate a kernel AST document.
 pub fn parse(json: &str) -> Result<Document, KastError> {
-    let header: Header = serde_json::from_str(json)
-        .map_err(|e| KastError::new(format!("not a JSON object: {e}")))?;
-    match header.schema.as_ref().and_then(|v| v.as_str()) {
-        Some(SCHEMA) => {}
-        Some(other) => {
-            return Err(KastError::new(format!(
-                "schema is `{other}`, expected `{SCHEMA}`"
-            )))
+    // One full pass; the header is looked at on its own only to explain a failure (a
+    // document of another schema or version need not parse as this one).
+    match serde_json::from_str::<Document>(json) {
+        Ok(doc) => {
+            check_header(Some(&serde_json::Value::from(doc.schema.as_str())), Some(&serde_json::Value::from(doc.version)))?;
+            validate::validate(&doc)?;
+            Ok(doc)
         }
+        Err(e) => {
+            let header: Header = serde_json::from_str(json)
+                .map_err(|e| KastError::new(format!("not a JSON object: {e}")))?;
+            check_header(header.schema.as_ref(), header.version.as_ref())?;
+            Err(KastError::new(e.to_string()))
+        }
+    }
+}
+
+fn check_header(schema: Option<&serde_json::Value>, version: Option<&serde_json::Value>) -> Result<(), KastError> {
+    match schema.and_then(|v| v.as_str()) {
+        Some(SCHEMA) => {}
+        Some(other) => return Err(KastError::new(format!("schema is `{other}`, expected `{SCHEMA}`"))),
         None => return Err(KastError::new(format!("missing `schema` (`{SCHEMA}`)"))),
     }
-    match header.version.as_ref().and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(VERSION) => {}
-        Some(v) => {
-            return Err(KastError::new(format!(
-                "schema version {v} is not supported (this reader knows version {VERSION})"
-            )))
-        }
-        None => return Err(KastError::new("missing or non-integer `version`")),
+    match version.and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => Ok(()),
+        Some(v) => Err(KastError::new(format!(
+            "schema version {v} is not supported (this reader knows version {VERSION})"
+        ))),
+        None => Err(KastError::new("missing or non-integer `version`")),
     }
-    let doc: Document = serde_json::from_str(json).map_err(|e| KastError::new(e.to_string()))?;
-    validate::validate(&doc)?;
-    Ok(doc)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+// `Target`, `Stmt` and `Expr` deserialize through the streaming visitors of `stream.rs`.
+
 /// The whole document: source files, the entry's name, and every function it reaches.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
@@ -108,7 +110,7 @@ pub struct Param {
 }
 
 /// An assignment target.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Target {
     Name { id: String, span: Span },
@@ -123,7 +125,7 @@ impl Target {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Stmt {
     Assign {
@@ -265,7 +267,7 @@ pub struct Kwarg {
     pub value: Expr,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Expr {
     Name {
