@@ -8,7 +8,7 @@ Checks, in one walk:
 - SSA: each value is defined once and used only where its definition dominates (earlier in
   the same block, or in an enclosing block before the op that holds the region);
 - regions end with the right terminator, whose operands match what the parent expects;
-- per-op operand and result types (`op_rules`).
+- per-op operand and result types (`rules`).
 
 A module that fails is a bug in whatever built it, so the error is an internal one; it lists
 every problem with the op's Python location.
@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import InternalCompilerError
 from .attrs import OptimizationHints
 from .core import Block, Function, Location, Module, Op, Value
-from .op_rules import check_op
+from .rules import check_op
 from .types import PartitionViewType, TileType, Type, is_power_of_two
 
 
