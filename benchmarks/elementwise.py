@@ -25,7 +25,7 @@ from timing import host_time, time_on_stream
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 

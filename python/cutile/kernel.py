@@ -157,7 +157,8 @@ class KernelOp(DeviceOp):
         self.name = f"`{kernel.name}` (op #{self.op_id})"
         self._holding = False
         parts = [
-            (p.name, list(v.shape), list(v.tile_shape), list(v.tile_shape))
+            (p.name, list(v.shape), list(v.tile_shape),
+             [int(binding.consts[d]) if isinstance(d, str) else d for d in (p.shape or [])])
             for p, v in zip(binding.params, binding.values, strict=True)
             if isinstance(v, Partition)
         ]

@@ -18,7 +18,7 @@ def twice(t):
 
 def test_document_has_resolved_params_and_schema() -> None:
     @cutile.entry
-    def k(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1, 128]], a: f32, B: Const[int]):
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1, 128]], a: f32, B: Const[int]):
         z.store(load_tile_like(x, z) * a)
 
     doc = json.loads(k.kast_json())
@@ -36,7 +36,7 @@ def test_document_has_resolved_params_and_schema() -> None:
 
 def test_spans_point_at_the_real_source_of_a_nested_function() -> None:
     @cutile.entry
-    def k(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], B: Const[int]):
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
         z.store(exp(load_tile_like(x, z)))
 
     doc = k.document()
@@ -54,7 +54,7 @@ def test_spans_point_at_the_real_source_of_a_nested_function() -> None:
 
 def test_globals_fold_and_device_functions_are_collected() -> None:
     @cutile.entry
-    def k(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], B: Const[int]):
+    def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
         z.store(twice(load_tile_like(x, z)) + SCALE)
 
     doc = k.document()
@@ -66,7 +66,7 @@ def test_globals_fold_and_device_functions_are_collected() -> None:
 
 def test_builtins_are_prefixed_and_dtypes_resolved() -> None:
     @cutile.entry
-    def k(z: Mut[Tensor[f16, [B]]], x: Tensor[f32, [-1]], B: Const[int]):
+    def k(z: Mut[Tensor[f16, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
         for _i in range(2):
             pass
         z.store(load_tile_like(x, z).astype(f16))
@@ -127,7 +127,7 @@ def test_missing_annotation_and_unknown_const_name() -> None:
         cutile.entry(f1).check()
     assert info.value.codes == ["CT0003"]
 
-    def f2(z: Mut[Tensor[f32, [Q]]]):  # type: ignore[no-untyped-def]
+    def f2(z: Mut[Tensor[f32, ["Q"]]]):  # type: ignore[no-untyped-def]
         pass
 
     with pytest.raises(cutile.KernelCheckError) as info:

@@ -25,17 +25,17 @@ rng = np.random.default_rng(1234)
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
 @cutile.entry
-def saxpy(y: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
+def saxpy(y: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
     y.store(a * load_tile_like(x, y) + y.load())
 
 
 @cutile.entry
-def exp2d(z: Mut[Tensor[f32, [BM, BN]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
+def exp2d(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
           BN: Const[int]):
     z.store(exp(load_tile_like(x, z)))
 

@@ -11,7 +11,7 @@ from cutile.core import Const, Mut, Tensor, f16, f32, load_tile_like
 
 
 @cutile.entry
-def add(z: Mut[Tensor[f32, [B]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
