@@ -5,6 +5,7 @@ interpreter (`cutile.interpreter`) both consume the same verified `Module`."""
 from .attrs import Bounded, Dense, DivBy, OptimizationHints, SameElements
 from .builder import Builder
 from .core import Block, Function, Location, Module, Op, Value
+from .printer import print_module
 from .types import (
     TOKEN,
     FunctionType,
@@ -17,6 +18,7 @@ from .types import (
     scalar,
     tile,
 )
+from .verify import VerificationError, verify
 
 __all__ = [
     "TOKEN",
@@ -39,6 +41,9 @@ __all__ = [
     "TokenType",
     "Type",
     "Value",
+    "VerificationError",
+    "print_module",
     "scalar",
     "tile",
+    "verify",
 ]
