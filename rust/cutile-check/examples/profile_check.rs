@@ -11,16 +11,25 @@ fn main() {
         let r = cutile_check::check_json(&json).expect("valid kernel AST");
         std::hint::black_box(r);
     }
-    println!("{:.3} ms per parse + check", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+    println!(
+        "{:.3} ms per parse + check",
+        t.elapsed().as_secs_f64() * 1e3 / n as f64
+    );
     let doc = cutile_kast::parse(&json).expect("valid");
     let t = std::time::Instant::now();
     for _ in 0..n {
         std::hint::black_box(cutile_kast::parse(&json).expect("valid"));
     }
-    println!("{:.3} ms per parse", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+    println!(
+        "{:.3} ms per parse",
+        t.elapsed().as_secs_f64() * 1e3 / n as f64
+    );
     let t = std::time::Instant::now();
     for _ in 0..n {
         std::hint::black_box(cutile_check::check(&doc));
     }
-    println!("{:.3} ms per check", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+    println!(
+        "{:.3} ms per check",
+        t.elapsed().as_secs_f64() * 1e3 / n as f64
+    );
 }

@@ -202,16 +202,23 @@ mod tests {
     fn block_id_against_own_grid_is_static() {
         let r = ranges();
         let b0 = Poly::atom(Atom::BlockId(0));
-        assert_eq!(r.decide_index(&b0, &Poly::atom(Atom::Grid(0))), Rung::Static);
+        assert_eq!(
+            r.decide_index(&b0, &Poly::atom(Atom::Grid(0))),
+            Rung::Static
+        );
         let plus1 = b0.add(&Poly::c(1));
-        assert_eq!(r.decide_index(&plus1, &Poly::atom(Atom::Grid(0))), Rung::Refuted);
+        assert_eq!(
+            r.decide_index(&plus1, &Poly::atom(Atom::Grid(0))),
+            Rung::Refuted
+        );
     }
 
     #[test]
     fn cross_tensor_tie_goes_to_launch() {
         let r = ranges();
         let b0 = Poly::atom(Atom::BlockId(0));
-        let count = Poly::atom(Atom::Dim("x".into(), 0)).cdiv(&Poly::atom(Atom::Const("BM".into())));
+        let count =
+            Poly::atom(Atom::Dim("x".into(), 0)).cdiv(&Poly::atom(Atom::Const("BM".into())));
         assert_eq!(
             r.decide_index(&b0, &count),
             Rung::Launch("grid(0) <= cdiv(dim(x, 0), BM)".into())
@@ -221,9 +228,16 @@ mod tests {
     #[test]
     fn loop_over_the_same_count_is_static() {
         let mut r = ranges();
-        let count = Poly::atom(Atom::Dim("x".into(), 1)).cdiv(&Poly::atom(Atom::Const("BM".into())));
+        let count =
+            Poly::atom(Atom::Dim("x".into(), 1)).cdiv(&Poly::atom(Atom::Const("BM".into())));
         r.loops.insert(7, (Poly::zero(), count.sub(&Poly::c(1))));
-        assert_eq!(r.decide_index(&Poly::atom(Atom::Loop(7)), &count), Rung::Static);
-        assert_eq!(r.decide_index(&Poly::atom(Atom::Opaque(1)), &count), Rung::Device);
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(7)), &count),
+            Rung::Static
+        );
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Opaque(1)), &count),
+            Rung::Device
+        );
     }
 }

@@ -248,7 +248,10 @@ impl<'d> Checker<'d> {
             for e in stmt_exprs(s) {
                 e.walk(&mut |e| {
                     if let Expr::Name { id, span } = e {
-                        uses.reads.entry(id.clone()).or_default().push((span.lo, *span));
+                        uses.reads
+                            .entry(id.clone())
+                            .or_default()
+                            .push((span.lo, *span));
                     }
                 });
             }
@@ -264,7 +267,12 @@ impl<'d> Checker<'d> {
         });
         for p in &func.params {
             if p.kind == ParamKind::Ptr && !func.is_unsafe {
-                let d = errors::ptr_param(&p.name, p.span, &func.name, func.kind == FunctionKind::Entry);
+                let d = errors::ptr_param(
+                    &p.name,
+                    p.span,
+                    &func.name,
+                    func.kind == FunctionKind::Entry,
+                );
                 self.report(d);
             }
         }
@@ -287,20 +295,36 @@ impl<'d> Checker<'d> {
         }
         // Inside an inlined device function: point at the outermost call too.
         if let Some(site) = self.frames.get(1).and_then(|f| f.call_site) {
-            let callee = self.frames.get(1).map(|f| f.func.name.clone()).unwrap_or_default();
-            d.secondary.push(Label::new(site, format!("in this call to `{callee}`")));
+            let callee = self
+                .frames
+                .get(1)
+                .map(|f| f.func.name.clone())
+                .unwrap_or_default();
+            d.secondary
+                .push(Label::new(site, format!("in this call to `{callee}`")));
         }
         self.diags.push(d);
     }
 
     /// Record an obligation; on a repeated visit (loops) the last outcome wins. A device
     /// check under `deny_in_kernel_checks` becomes CT2008.
-    pub fn oblige(&mut self, kind: &str, description: String, rung: Rung, device_pred: String, span: Span) {
+    pub fn oblige(
+        &mut self,
+        kind: &str,
+        description: String,
+        rung: Rung,
+        device_pred: String,
+        span: Span,
+    ) {
         let (discharged, predicate) = match rung {
             Rung::Static => (Discharge::Static, None),
             Rung::Launch(p) => (Discharge::Launch, Some(p)),
             Rung::Device if self.deny => {
-                self.report(errors::denied_device_check(&description, span, &device_pred));
+                self.report(errors::denied_device_check(
+                    &description,
+                    span,
+                    &device_pred,
+                ));
                 (Discharge::Failed, Some(device_pred))
             }
             Rung::Device => (Discharge::Device, Some(device_pred)),
@@ -342,7 +366,13 @@ impl<'d> Checker<'d> {
         Val::Int(Poly::atom(Atom::Opaque(id)))
     }
 
-    fn join_at(&mut self, a: Option<State>, b: Option<State>, why: MoveWhy, at: Span) -> Option<State> {
+    fn join_at(
+        &mut self,
+        a: Option<State>,
+        b: Option<State>,
+        why: MoveWhy,
+        at: Span,
+    ) -> Option<State> {
         let mut names: Vec<u32> = Vec::new();
         let mut opaque = |n: u32| {
             names.push(n);
@@ -374,7 +404,10 @@ impl<'d> Checker<'d> {
     }
 
     pub fn root_name(&self, r: usize) -> String {
-        self.roots.get(r).map(|x| x.name.clone()).unwrap_or_default()
+        self.roots
+            .get(r)
+            .map(|x| x.name.clone())
+            .unwrap_or_default()
     }
 
     // ---- statements ------------------------------------------------------------------
@@ -397,7 +430,11 @@ impl<'d> Checker<'d> {
             f.stmt_hi = header_hi;
         }
         match s {
-            Stmt::Assign { targets, value, span } => {
+            Stmt::Assign {
+                targets,
+                value,
+                span,
+            } => {
                 if let ([Target::Tuple { elts, .. }], Expr::Tuple { elts: vals, .. }) =
                     (targets.as_slice(), value)
                 {
@@ -416,7 +453,11 @@ impl<'d> Checker<'d> {
                 let v = self.eval(value, &mut st);
                 if v.is_mut() && targets.len() > 1 {
                     let name = self.describe(value);
-                    self.report(errors::untracked_mut(&name, *span, "bound to two names at once"));
+                    self.report(errors::untracked_mut(
+                        &name,
+                        *span,
+                        "bound to two names at once",
+                    ));
                 }
                 self.move_out(value, &v, &mut st);
                 for t in targets {
@@ -424,7 +465,9 @@ impl<'d> Checker<'d> {
                 }
                 Some(st)
             }
-            Stmt::AugAssign { target, op, value, .. } => {
+            Stmt::AugAssign {
+                target, op, value, ..
+            } => {
                 let cur = match target {
                     Target::Name { id, span } => self.read_name(id, *span, &mut st),
                     Target::Tuple { .. } => Val::Other,
@@ -434,7 +477,11 @@ impl<'d> Checker<'d> {
                         Target::Name { id, .. } => id.clone(),
                         Target::Tuple { .. } => String::new(),
                     };
-                    self.report(errors::untracked_mut(&name, target.span(), "updated in place"));
+                    self.report(errors::untracked_mut(
+                        &name,
+                        target.span(),
+                        "updated in place",
+                    ));
                 }
                 let rhs = self.eval(value, &mut st);
                 let v = crate::effects::arith(self, *op, &cur, &rhs);
@@ -452,7 +499,12 @@ impl<'d> Checker<'d> {
                 Some(st)
             }
             Stmt::Pass { .. } => Some(st),
-            Stmt::If { test, body, orelse, span } => {
+            Stmt::If {
+                test,
+                body,
+                orelse,
+                span,
+            } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
                 let a = self.exec_block(body, st.clone());
@@ -497,11 +549,18 @@ impl<'d> Checker<'d> {
                 }
                 None
             }
-            Stmt::For { target, iter, body, span } => {
+            Stmt::For {
+                target,
+                iter,
+                body,
+                span,
+            } => {
                 let binder = crate::effects::loop_binder(self, target, iter, &mut st);
                 Some(self.exec_loop(*span, st, body, Some((target, binder)), None))
             }
-            Stmt::While { test, body, span } => Some(self.exec_loop(*span, st, body, None, Some(test))),
+            Stmt::While { test, body, span } => {
+                Some(self.exec_loop(*span, st, body, None, Some(test)))
+            }
         }
     }
 
@@ -517,8 +576,12 @@ impl<'d> Checker<'d> {
     ) -> State {
         let mut assigned = BTreeSet::new();
         walk_stmts(body, &mut |s| match s {
-            Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, &mut assigned)),
-            Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => target_names(target, &mut assigned),
+            Stmt::Assign { targets, .. } => {
+                targets.iter().for_each(|t| target_names(t, &mut assigned))
+            }
+            Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => {
+                target_names(target, &mut assigned)
+            }
             _ => {}
         });
         // Widen integers assigned in the body: their value at the head is unknown.
@@ -547,7 +610,11 @@ impl<'d> Checker<'d> {
                 self.bind_target(t, v.clone(), &mut s);
             }
             if let Some(f) = self.frame() {
-                f.loops.push(LoopCtx { span, breaks: Vec::new(), continues: Vec::new() });
+                f.loops.push(LoopCtx {
+                    span,
+                    breaks: Vec::new(),
+                    continues: Vec::new(),
+                });
             }
             let out = self.exec_block(body, s);
             let ctx = self.frame().and_then(|f| f.loops.pop());
@@ -602,7 +669,10 @@ impl<'d> Checker<'d> {
         if let (Expr::Name { id, span }, true) = (e, v.is_mut()) {
             let var = self.var(id);
             if let Some(b) = st.get_mut(var) {
-                b.moved = Some(Move { span: *span, why: MoveWhy::Assign });
+                b.moved = Some(Move {
+                    span: *span,
+                    why: MoveWhy::Assign,
+                });
             }
         }
     }
@@ -611,7 +681,11 @@ impl<'d> Checker<'d> {
     pub fn no_mut(&mut self, v: &Val, e: &Expr) {
         if v.is_mut() {
             let name = self.describe(e);
-            self.report(errors::untracked_mut(&name, e.span(), "used as a plain value"));
+            self.report(errors::untracked_mut(
+                &name,
+                e.span(),
+                "used as a plain value",
+            ));
         }
     }
 
@@ -646,7 +720,13 @@ impl<'d> Checker<'d> {
                 .collect();
             for b in conflicts {
                 if let Some(later) = self.used_later(&b.holder_name, span, b.created) {
-                    self.report(errors::used_while_borrowed(id, &b.holder_name, span, b.created, Some(later)));
+                    self.report(errors::used_while_borrowed(
+                        id,
+                        &b.holder_name,
+                        span,
+                        b.created,
+                        Some(later),
+                    ));
                     break;
                 }
             }
@@ -660,7 +740,10 @@ impl<'d> Checker<'d> {
         let f = self.frames.last()?;
         let reads = f.uses.reads.get(holder)?;
         let after = at.hi.max(f.stmt_hi);
-        if let Some((_, s)) = reads.iter().find(|(lo, s)| *lo >= after && s.file == at.file) {
+        if let Some((_, s)) = reads
+            .iter()
+            .find(|(lo, s)| *lo >= after && s.file == at.file)
+        {
             return Some(*s);
         }
         for l in &f.loops {
@@ -691,7 +774,11 @@ impl<'d> Checker<'d> {
             .collect();
         // Reborrow: the same root may be passed once.
         let mut seen: Vec<(usize, Span)> = Vec::new();
-        for (v, e) in vals.iter().map(|(v, e)| (v, *e)).chain(kvals.iter().map(|(_, v, e)| (v, *e))) {
+        for (v, e) in vals
+            .iter()
+            .map(|(v, e)| (v, *e))
+            .chain(kvals.iter().map(|(_, v, e)| (v, *e)))
+        {
             if let Some(r) = v.mut_root() {
                 if let Some((_, first)) = seen.iter().find(|(x, _)| *x == r) {
                     let root = self.root_name(r);
@@ -714,10 +801,12 @@ impl<'d> Checker<'d> {
         let mut inner = State::default();
         let mut bad_arg = false;
         for (i, p) in callee.params.iter().enumerate() {
-            let arg = vals
-                .get(i)
-                .map(|(v, e)| (v.clone(), e.span()))
-                .or_else(|| kvals.iter().find(|(n, _, _)| *n == p.name).map(|(_, v, e)| (v.clone(), e.span())));
+            let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span())).or_else(|| {
+                kvals
+                    .iter()
+                    .find(|(n, _, _)| *n == p.name)
+                    .map(|(_, v, e)| (v.clone(), e.span()))
+            });
             let v = match (p.kind, arg) {
                 (ParamKind::MutTensor, Some((v, at))) => {
                     if !v.is_mut() {
@@ -734,7 +823,11 @@ impl<'d> Checker<'d> {
         if bad_arg {
             return Val::Other;
         }
-        let site = if self.frames.len() == 1 { Some(span) } else { self.frames.get(1).and_then(|f| f.call_site) };
+        let site = if self.frames.len() == 1 {
+            Some(span)
+        } else {
+            self.frames.get(1).and_then(|f| f.call_site)
+        };
         let ret = self.run_function(callee, site, inner);
         if ret.is_mut() {
             Val::Other
@@ -764,7 +857,9 @@ impl<'d> Checker<'d> {
                 }
                 Val::Tuple(vs)
             }
-            Expr::Binop { op, left, right, .. } => {
+            Expr::Binop {
+                op, left, right, ..
+            } => {
                 let l = self.eval(left, st);
                 let r = self.eval(right, st);
                 self.no_mut(&l, left);
@@ -794,7 +889,9 @@ impl<'d> Checker<'d> {
                 }
                 self.fresh_opaque()
             }
-            Expr::Ifexp { test, body, orelse, .. } => {
+            Expr::Ifexp {
+                test, body, orelse, ..
+            } => {
                 let t = self.eval(test, st);
                 self.no_mut(&t, test);
                 let a = self.eval(body, st);
@@ -802,7 +899,11 @@ impl<'d> Checker<'d> {
                 if a.is_mut() || b.is_mut() {
                     let which = if a.is_mut() { body } else { orelse };
                     let name = self.describe(which);
-                    self.report(errors::untracked_mut(&name, which.span(), "chosen by a conditional expression"));
+                    self.report(errors::untracked_mut(
+                        &name,
+                        which.span(),
+                        "chosen by a conditional expression",
+                    ));
                     return if a.is_mut() { a } else { b };
                 }
                 if a == b {
@@ -811,11 +912,25 @@ impl<'d> Checker<'d> {
                     self.fresh_opaque()
                 }
             }
-            Expr::Call { func, args, kwargs, span } => crate::effects::call(self, func, args, kwargs, *span, st),
-            Expr::CallDevice { func, args, kwargs, span } => self.call_device(func, args, kwargs, *span, st),
-            Expr::Method { receiver, method, args, kwargs, span } => {
-                crate::effects::method(self, receiver, method, args, kwargs, *span, st)
-            }
+            Expr::Call {
+                func,
+                args,
+                kwargs,
+                span,
+            } => crate::effects::call(self, func, args, kwargs, *span, st),
+            Expr::CallDevice {
+                func,
+                args,
+                kwargs,
+                span,
+            } => self.call_device(func, args, kwargs, *span, st),
+            Expr::Method {
+                receiver,
+                method,
+                args,
+                kwargs,
+                span,
+            } => crate::effects::method(self, receiver, method, args, kwargs, *span, st),
             Expr::Attribute { value, attr, .. } => {
                 let v = self.eval(value, st);
                 crate::effects::attribute(self, &v, attr)
@@ -827,7 +942,9 @@ impl<'d> Checker<'d> {
                 match (v, i) {
                     (Val::Tuple(vs), Val::Int(p)) => match p.as_const() {
                         Some(k) if k >= 0 && (k as usize) < vs.len() => vs[k as usize].clone(),
-                        Some(k) if k < 0 && ((-k) as usize) <= vs.len() => vs[vs.len() - (-k) as usize].clone(),
+                        Some(k) if k < 0 && ((-k) as usize) <= vs.len() => {
+                            vs[vs.len() - (-k) as usize].clone()
+                        }
                         _ => self.fresh_opaque(),
                     },
                     _ => self.fresh_opaque(),

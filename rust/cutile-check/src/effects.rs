@@ -102,9 +102,16 @@ pub fn tiles_of(c: &Checker<'_>, r: usize, axis: usize) -> Poly {
 }
 
 /// The value a `for` loop binds each iteration; registers loop ranges.
-pub fn loop_binder<'d>(c: &mut Checker<'d>, target: &'d Target, iter: &'d Expr, st: &mut State) -> Val {
+pub fn loop_binder<'d>(
+    c: &mut Checker<'d>,
+    target: &'d Target,
+    iter: &'d Expr,
+    st: &mut State,
+) -> Val {
     match iter {
-        Expr::Call { func, args, kwargs, .. } if func == "range" && kwargs.is_empty() && !args.is_empty() && args.len() <= 3 => {
+        Expr::Call {
+            func, args, kwargs, ..
+        } if func == "range" && kwargs.is_empty() && !args.is_empty() && args.len() <= 3 => {
             let vs: Vec<Val> = args.iter().map(|a| c.eval(a, st)).collect();
             let ps: Option<Vec<Poly>> = vs
                 .iter()
@@ -133,7 +140,12 @@ pub fn loop_binder<'d>(c: &mut Checker<'d>, target: &'d Target, iter: &'d Expr, 
             }
             Val::Int(Poly::atom(Atom::Loop(id)))
         }
-        Expr::Method { receiver, method, args, .. } if method == "iter_indices" => {
+        Expr::Method {
+            receiver,
+            method,
+            args,
+            ..
+        } if method == "iter_indices" => {
             let v = c.eval(receiver, st);
             for a in args {
                 c.eval(a, st);
@@ -170,9 +182,15 @@ pub fn attribute(c: &mut Checker<'_>, v: &Val, attr: &str) -> Val {
                 .map(|x| x.tile.iter().cloned().map(Val::Int).collect())
                 .unwrap_or_default(),
         ),
-        (Val::Sub { shape, .. }, "shape") => Val::Tuple(shape.iter().cloned().map(Val::Int).collect()),
-        (Val::Shared(i), "ndim") => Val::Int(Poly::c(c.shared.get(*i).map(|s| s.shape.len()).unwrap_or(0) as i128)),
-        (Val::Mut(r), "ndim") => Val::Int(Poly::c(c.roots.get(*r).map(|s| s.tile.len()).unwrap_or(0) as i128)),
+        (Val::Sub { shape, .. }, "shape") => {
+            Val::Tuple(shape.iter().cloned().map(Val::Int).collect())
+        }
+        (Val::Shared(i), "ndim") => Val::Int(Poly::c(
+            c.shared.get(*i).map(|s| s.shape.len()).unwrap_or(0) as i128,
+        )),
+        (Val::Mut(r), "ndim") => Val::Int(Poly::c(
+            c.roots.get(*r).map(|s| s.tile.len()).unwrap_or(0) as i128,
+        )),
         _ => c.fresh_opaque(),
     }
 }
@@ -186,7 +204,14 @@ fn unsafe_check(c: &mut Checker<'_>, op: &str, span: Span) {
 }
 
 /// A free DSL function or Python builtin.
-pub fn call<'d>(c: &mut Checker<'d>, func: &str, args: &'d [Expr], kwargs: &'d [Kwarg], span: Span, st: &mut State) -> Val {
+pub fn call<'d>(
+    c: &mut Checker<'d>,
+    func: &str,
+    args: &'d [Expr],
+    kwargs: &'d [Kwarg],
+    span: Span,
+    st: &mut State,
+) -> Val {
     unsafe_check(c, func, span);
     if func == "load_tile_like" {
         return load_tile_like(c, args, kwargs, span, st);
@@ -210,14 +235,22 @@ pub fn call<'d>(c: &mut Checker<'d>, func: &str, args: &'d [Expr], kwargs: &'d [
             }
             _ if args.is_empty() => Val::Tuple(
                 (0..3u8)
-                    .map(|k| Val::Int(if (k as usize) < c.grid_rank { Poly::atom(Atom::BlockId(k)) } else { Poly::zero() }))
+                    .map(|k| {
+                        Val::Int(if (k as usize) < c.grid_rank {
+                            Poly::atom(Atom::BlockId(k))
+                        } else {
+                            Poly::zero()
+                        })
+                    })
                     .collect(),
             ),
             _ => c.fresh_opaque(),
         },
         "num_blocks" => match int(0).and_then(|p| p.as_const()) {
             Some(k) if (0..3).contains(&k) => Val::Int(c.ranges.grid[k as usize].clone()),
-            _ if args.is_empty() => Val::Tuple(c.ranges.grid.iter().cloned().map(Val::Int).collect()),
+            _ if args.is_empty() => {
+                Val::Tuple(c.ranges.grid.iter().cloned().map(Val::Int).collect())
+            }
             _ => c.fresh_opaque(),
         },
         "num_tiles" => num_tiles(c, &vs),
@@ -226,7 +259,11 @@ pub fn call<'d>(c: &mut Checker<'d>, func: &str, args: &'d [Expr], kwargs: &'d [
             _ => c.fresh_opaque(),
         },
         "min" | "max" if vs.len() == 2 => match (int(0), int(1)) {
-            (Some(a), Some(b)) => Val::Int(if func == "min" { a.pmin(&b) } else { a.pmax(&b) }),
+            (Some(a), Some(b)) => Val::Int(if func == "min" {
+                a.pmin(&b)
+            } else {
+                a.pmax(&b)
+            }),
             _ => c.fresh_opaque(),
         },
         "int" if vs.len() == 1 => match int(0) {
@@ -271,7 +308,13 @@ fn num_tiles(c: &mut Checker<'_>, vs: &[Val]) -> Val {
     }
 }
 
-fn load_tile_like<'d>(c: &mut Checker<'d>, args: &'d [Expr], kwargs: &'d [Kwarg], span: Span, st: &mut State) -> Val {
+fn load_tile_like<'d>(
+    c: &mut Checker<'d>,
+    args: &'d [Expr],
+    kwargs: &'d [Kwarg],
+    span: Span,
+    st: &mut State,
+) -> Val {
     let src = arg(args, kwargs, 0, "x");
     let pos = arg(args, kwargs, 1, "like");
     let sv = src.map(|e| c.eval(e, st)).unwrap_or(Val::Other);
@@ -297,7 +340,11 @@ fn load_tile_like<'d>(c: &mut Checker<'d>, args: &'d [Expr], kwargs: &'d [Kwarg]
             c.report(errors::load_like_foreign_mut(&s, &p, span));
         }
         Val::Shared(i) => {
-            let tile = c.roots.get(root).map(|r| r.tile.clone()).unwrap_or_default();
+            let tile = c
+                .roots
+                .get(root)
+                .map(|r| r.tile.clone())
+                .unwrap_or_default();
             let name = c.shared.get(i).map(|s| s.name.clone()).unwrap_or_default();
             let shape = c.shared.get(i).map(|s| s.shape.clone()).unwrap_or_default();
             for (k, t) in tile.iter().enumerate() {
@@ -311,8 +358,23 @@ fn load_tile_like<'d>(c: &mut Checker<'d>, args: &'d [Expr], kwargs: &'d [Kwarg]
                     Poly::zero()
                 };
                 let count = d.cdiv(t);
-                let text = if k < c.grid_rank && !c.mapped { format!("block_id({k})") } else { idx.to_string() };
-                bounds_obligation(c, &name, k, &idx, &text, &count, span, "load_tile_like");
+                let text = if k < c.grid_rank && !c.mapped {
+                    format!("block_id({k})")
+                } else {
+                    idx.to_string()
+                };
+                bounds_obligation(
+                    c,
+                    &Site {
+                        name: &name,
+                        op: "load_tile_like",
+                        span,
+                    },
+                    k,
+                    &idx,
+                    &text,
+                    &count,
+                );
             }
         }
         _ => {}
@@ -338,14 +400,35 @@ fn refuted_detail(c: &Checker<'_>, idx: &Poly, text: &str, count: &Poly, what: &
 }
 
 /// One axis of a tile access on the bounds ladder.
-fn bounds_obligation(c: &mut Checker<'_>, name: &str, axis: usize, idx: &Poly, text: &str, count: &Poly, span: Span, op: &str) {
+/// Where a tile access happens: the tensor's name, the operation and its span.
+struct Site<'a> {
+    name: &'a str,
+    op: &'a str,
+    span: Span,
+}
+
+fn bounds_obligation(
+    c: &mut Checker<'_>,
+    site: &Site<'_>,
+    axis: usize,
+    idx: &Poly,
+    text: &str,
+    count: &Poly,
+) {
+    let (name, op, span) = (site.name, site.op, site.span);
     let rung = c.decide_index(idx, count);
     let device = format!("0 <= {text} && {text} < {count}");
     if rung == Rung::Refuted {
         let detail = refuted_detail(c, idx, text, count, "tiles");
         c.report(errors::index_out_of_bounds(name, span, axis, &detail));
     }
-    c.oblige("bounds", format!("the tile index of `{name}` on axis {axis} in `{op}` is in bounds"), rung, device, span);
+    c.oblige(
+        "bounds",
+        format!("the tile index of `{name}` on axis {axis} in `{op}` is in bounds"),
+        rung,
+        device,
+        span,
+    );
 }
 
 pub fn method<'d>(
@@ -391,7 +474,10 @@ pub fn method<'d>(
                         v => components(v).is_some_and(|cs| !c.mapped && own_index(c, *r, &cs)),
                     };
                     if !own {
-                        c.report(errors::load_not_own(&name, idx_e.map(|e| e.span()).unwrap_or(span)));
+                        c.report(errors::load_not_own(
+                            &name,
+                            idx_e.map(|e| e.span()).unwrap_or(span),
+                        ));
                     }
                 }
                 (Val::Sub { grid, .. }, Some(v)) => {
@@ -409,7 +495,11 @@ pub fn method<'d>(
             match &recv {
                 Val::Mut(_) | Val::Sub { .. } => c.report(errors::load_tile_on_mut(&name, span)),
                 Val::Shared(i) => {
-                    let dims = c.shared.get(*i).map(|s| s.shape.clone()).unwrap_or_default();
+                    let dims = c
+                        .shared
+                        .get(*i)
+                        .map(|s| s.shape.clone())
+                        .unwrap_or_default();
                     let shape = shape.as_ref().and_then(components);
                     let comps = match &idx {
                         Some(Val::Minted(r)) => Some(minted_components(c, *r)),
@@ -420,18 +510,40 @@ pub fn method<'d>(
                     match (shape, comps) {
                         (Some(shape), Some(comps)) => {
                             let texts = match &idx {
-                                Some(Val::Minted(_)) => comps.iter().enumerate().map(|(k, _)| format!("{}[{k}]", idx_e.map(|e| c.describe(e)).unwrap_or_default())).collect(),
+                                Some(Val::Minted(_)) => comps
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, _)| {
+                                        format!(
+                                            "{}[{k}]",
+                                            idx_e.map(|e| c.describe(e)).unwrap_or_default()
+                                        )
+                                    })
+                                    .collect(),
                                 _ => component_texts(c, idx_e, comps.len()),
                             };
-                            for (k, ((d, t), ix)) in dims.iter().zip(&shape).zip(&comps).enumerate() {
+                            for (k, ((d, t), ix)) in dims.iter().zip(&shape).zip(&comps).enumerate()
+                            {
                                 let text = texts.get(k).cloned().unwrap_or_default();
-                                bounds_obligation(c, &pname, k, ix, &text, &d.cdiv(t), span, "load_tile");
+                                let site = Site {
+                                    name: &pname,
+                                    op: "load_tile",
+                                    span,
+                                };
+                                bounds_obligation(c, &site, k, ix, &text, &d.cdiv(t));
                             }
                         }
                         _ => {
-                            let desc = format!("the tile index of `{pname}` in `load_tile` is in bounds");
+                            let desc =
+                                format!("the tile index of `{pname}` in `load_tile` is in bounds");
                             let text = idx_e.map(|e| c.describe(e)).unwrap_or_default();
-                            c.oblige("bounds", desc, Rung::Device, format!("{text} in bounds"), span);
+                            c.oblige(
+                                "bounds",
+                                desc,
+                                Rung::Device,
+                                format!("{text} in bounds"),
+                                span,
+                            );
                         }
                     }
                 }
@@ -458,7 +570,12 @@ pub fn method<'d>(
             for k in kwargs {
                 c.eval(&k.value, st);
             }
-            if recv.is_mut() && matches!(method, "astype" | "reshape" | "permute" | "transpose" | "sum" | "max" | "min") {
+            if recv.is_mut()
+                && matches!(
+                    method,
+                    "astype" | "reshape" | "permute" | "transpose" | "sum" | "max" | "min"
+                )
+            {
                 c.no_mut(&recv, receiver);
             }
             c.fresh_opaque()
@@ -479,7 +596,14 @@ fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
         })
 }
 
-fn store(c: &mut Checker<'_>, recv: &Val, name: &str, idx: Option<(Val, Span)>, idx_e: Option<&Expr>, span: Span) {
+fn store(
+    c: &mut Checker<'_>,
+    recv: &Val,
+    name: &str,
+    idx: Option<(Val, Span)>,
+    idx_e: Option<&Expr>,
+    span: Span,
+) {
     match recv {
         Val::Mut(r) => {
             let Some((iv, ispan)) = idx else {
@@ -499,7 +623,12 @@ fn store(c: &mut Checker<'_>, recv: &Val, name: &str, idx: Option<(Val, Span)>, 
                 let texts = component_texts(c, idx_e, grid.len());
                 subtile_bounds(c, name, grid.clone(), &iv, &texts, span, "store")
             }
-            None => c.report(errors::subtile_out_of_bounds(name, span, 0, "a sub-partition store needs a sub-tile index")),
+            None => c.report(errors::subtile_out_of_bounds(
+                name,
+                span,
+                0,
+                "a sub-partition store needs a sub-tile index",
+            )),
         },
         Val::Shared(i) => {
             let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
@@ -523,20 +652,42 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
         } else {
             let other = c.root_name(*m);
             c.report(errors::minted_by_other(&root, &other, ispan));
-            c.oblige("store-mapped-index", format!("`{name}.store` index is minted by `{root}.iter_indices()`"), Rung::Refuted, String::new(), span);
+            c.oblige(
+                "store-mapped-index",
+                format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
         }
         return;
     }
     let desc = format!("`{name}.store` index is injective in the block id and in bounds");
     let Some(comps) = components(iv) else {
-        c.report(errors::store_unprovable(&root, ispan, "the index is not a tuple of integers the checker can follow"));
-        c.oblige("store-index-injective", desc, Rung::Refuted, String::new(), span);
+        c.report(errors::store_unprovable(
+            &root,
+            ispan,
+            "the index is not a tuple of integers the checker can follow",
+        ));
+        c.oblige(
+            "store-index-injective",
+            desc,
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
         return;
     };
     let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
     if comps.len() != rank {
         c.report(errors::store_rank_mismatch(&root, ispan, comps.len(), rank));
-        c.oblige("store-index-injective", desc, Rung::Refuted, String::new(), span);
+        c.oblige(
+            "store-index-injective",
+            desc,
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
         return;
     }
     let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
@@ -549,33 +700,85 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
         .join(" && ");
     match proof {
         StoreMapProof::Proved(rung) => c.oblige("store-index-injective", desc, rung, device, span),
-        StoreMapProof::Collision { a, b, tile, min_grid } => {
+        StoreMapProof::Collision {
+            a,
+            b,
+            tile,
+            min_grid,
+        } => {
             let t = |v: &[i128]| {
                 let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-                if s.len() == 1 { format!("({},)", s[0]) } else { format!("({})", s.join(", ")) }
+                if s.len() == 1 {
+                    format!("({},)", s[0])
+                } else {
+                    format!("({})", s.join(", "))
+                }
             };
-            c.report(errors::store_collision(&root, ispan, &t(&a), &t(&b), &tile, &t(&min_grid)));
-            c.oblige("store-index-injective", desc, Rung::Refuted, String::new(), span);
+            c.report(errors::store_collision(
+                &root,
+                ispan,
+                &t(&a),
+                &t(&b),
+                &tile,
+                &t(&min_grid),
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
         }
         StoreMapProof::OutOfBounds { axis, block, tile } => {
             c.report(errors::store_out_of_grid(&root, ispan, axis, &block, &tile));
-            c.oblige("store-index-injective", desc, Rung::Refuted, String::new(), span);
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
         }
         StoreMapProof::Unprovable(reason) => {
             c.report(errors::store_unprovable(&root, ispan, &reason));
-            c.oblige("store-index-injective", desc, Rung::Refuted, String::new(), span);
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
         }
     }
 }
 
-fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, texts: &[String], span: Span, op: &str) {
+fn subtile_bounds(
+    c: &mut Checker<'_>,
+    name: &str,
+    grid: Vec<Poly>,
+    iv: &Val,
+    texts: &[String],
+    span: Span,
+    op: &str,
+) {
     let desc = format!("`{name}.{op}` sub-tile index is inside the own tile");
     let Some(comps) = components(iv) else {
-        c.oblige("subtile-bounds", desc, Rung::Device, "sub-tile index in bounds".into(), span);
+        c.oblige(
+            "subtile-bounds",
+            desc,
+            Rung::Device,
+            "sub-tile index in bounds".into(),
+            span,
+        );
         return;
     };
     if comps.len() != grid.len() {
-        let d = format!("{} components for a rank-{} sub-partition", comps.len(), grid.len());
+        let d = format!(
+            "{} components for a rank-{} sub-partition",
+            comps.len(),
+            grid.len()
+        );
         c.report(errors::subtile_out_of_bounds(name, span, 0, &d));
         c.oblige("subtile-bounds", desc, Rung::Refuted, String::new(), span);
         return;
@@ -595,9 +798,18 @@ fn subtile_bounds(c: &mut Checker<'_>, name: &str, grid: Vec<Poly>, iv: &Val, te
     c.oblige("subtile-bounds", desc, rung, device.join(" && "), span);
 }
 
-fn partition_mut(c: &mut Checker<'_>, recv: &Val, name: &str, shape: Option<Vec<Poly>>, span: Span) -> Val {
+fn partition_mut(
+    c: &mut Checker<'_>,
+    recv: &Val,
+    name: &str,
+    shape: Option<Vec<Poly>>,
+    span: Span,
+) -> Val {
     let (root, parent) = match recv {
-        Val::Mut(r) => (*r, c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default()),
+        Val::Mut(r) => (
+            *r,
+            c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default(),
+        ),
         Val::Sub { root, shape, .. } => (*root, shape.clone()),
         Val::Shared(i) => {
             let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
@@ -610,7 +822,13 @@ fn partition_mut(c: &mut Checker<'_>, recv: &Val, name: &str, shape: Option<Vec<
         }
     };
     let Some(shape) = shape else {
-        c.oblige("subpartition-shape", format!("`{name}.partition_mut` shape divides the tile"), Rung::Refuted, String::new(), span);
+        c.oblige(
+            "subpartition-shape",
+            format!("`{name}.partition_mut` shape divides the tile"),
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
         c.report(errors::subpartition_rank(span, 0, parent.len()));
         return Val::Other;
     };
@@ -624,7 +842,12 @@ fn partition_mut(c: &mut Checker<'_>, recv: &Val, name: &str, shape: Option<Vec<
         let r = match (p.as_const(), s.as_const()) {
             (Some(a), Some(b)) if b >= 1 && a % b == 0 => Rung::Static,
             (Some(_), Some(_)) => {
-                c.report(errors::subpartition_shape(span, k, &p.to_string(), &s.to_string()));
+                c.report(errors::subpartition_shape(
+                    span,
+                    k,
+                    &p.to_string(),
+                    &s.to_string(),
+                ));
                 Rung::Refuted
             }
             _ => {
@@ -643,10 +866,18 @@ fn partition_mut(c: &mut Checker<'_>, recv: &Val, name: &str, shape: Option<Vec<
     }
     c.oblige(
         "subpartition-shape",
-        format!("`{name}.partition_mut` shape {} divides the tile", tuple_text(&shape)),
+        format!(
+            "`{name}.partition_mut` shape {} divides the tile",
+            tuple_text(&shape)
+        ),
         rung,
         String::new(),
         span,
     );
-    Val::Sub { root, shape, grid, created: span }
+    Val::Sub {
+        root,
+        shape,
+        grid,
+        created: span,
+    }
 }

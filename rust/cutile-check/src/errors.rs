@@ -78,7 +78,9 @@ pub fn used_while_borrowed(
     if let Some(l) = later {
         d = d.with_secondary(l, "borrow later used here");
     }
-    d.with_help(format!("finish every use of `{holder}` before using `{name}` again"))
+    d.with_help(format!(
+        "finish every use of `{holder}` before using `{name}` again"
+    ))
 }
 
 pub fn load_tile_on_mut(name: &str, at: Span) -> Diagnostic {
@@ -95,7 +97,10 @@ pub fn load_like_foreign_mut(src: &str, pos: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT1006",
         format!("cannot read mutable tensor `{src}` at the tile position of `{pos}`"),
-        Label::new(at, format!("`{src}` is mutable and `{pos}` is another tensor")),
+        Label::new(
+            at,
+            format!("`{src}` is mutable and `{pos}` is another tensor"),
+        ),
     )
     .with_note(format!(
         "the tile of `{src}` at `{pos}`'s position is owned by whichever block writes it"
@@ -131,7 +136,9 @@ pub fn load_like_needs_mut(what: &str, at: Span) -> Diagnostic {
         Label::new(at, "not a `Mut` tensor"),
     )
     .with_note("the position of a `Mut` partition's tile is the block's own tile")
-    .with_help("pass the output partition, `load_tile_like(x, z)`, or use `x.load_tile(shape, index)`")
+    .with_help(
+        "pass the output partition, `load_tile_like(x, z)`, or use `x.load_tile(shape, index)`",
+    )
 }
 
 pub fn untracked_mut(name: &str, at: Span, what: &str) -> Diagnostic {
@@ -140,7 +147,9 @@ pub fn untracked_mut(name: &str, at: Span, what: &str) -> Diagnostic {
         format!("mutable tensor `{name}` cannot be {what}"),
         Label::new(at, "the checker cannot follow the owner of this tensor"),
     )
-    .with_note("a `Mut` tensor may be bound to a name, passed to a device function, or used as a receiver")
+    .with_note(
+        "a `Mut` tensor may be bound to a name, passed to a device function, or used as a receiver",
+    )
     .with_help(format!("use `{name}` directly where it is needed"))
 }
 
@@ -164,7 +173,14 @@ pub fn recursive_call(callee: &str, at: Span) -> Diagnostic {
     .with_help("rewrite the recursion as a loop")
 }
 
-pub fn store_collision(name: &str, at: Span, a: &str, b: &str, tile: &str, grid: &str) -> Diagnostic {
+pub fn store_collision(
+    name: &str,
+    at: Span,
+    a: &str,
+    b: &str,
+    tile: &str,
+    grid: &str,
+) -> Diagnostic {
     Diagnostic::error(
         "CT2001",
         format!("blocks {a} and {b} both store to tile {tile} of `{name}`"),
@@ -178,9 +194,14 @@ pub fn store_out_of_grid(name: &str, at: Span, axis: usize, block: &str, tile: &
     Diagnostic::error(
         "CT2002",
         format!("store index of `{name}` leaves the partition grid on axis {axis}"),
-        Label::new(at, format!("block {block} stores to tile index {tile} on axis {axis}")),
+        Label::new(
+            at,
+            format!("block {block} stores to tile index {tile} on axis {axis}"),
+        ),
     )
-    .with_note("with the launch grid equal to the partition grid, a map into the grid is also onto it")
+    .with_note(
+        "with the launch grid equal to the partition grid, a map into the grid is also onto it",
+    )
     .with_help("keep every component in `0 <= i < num_tiles(z, axis)`")
 }
 
@@ -214,7 +235,9 @@ pub fn minted_by_other(name: &str, other: &str, at: Span) -> Diagnostic {
         Label::new(at, format!("this index belongs to `{other}`'s schedule")),
     )
     .with_note("a minted index is unique per block only within the partition that minted it")
-    .with_help(format!("iterate `{name}.iter_indices()` to store to `{name}`"))
+    .with_help(format!(
+        "iterate `{name}.iter_indices()` to store to `{name}`"
+    ))
 }
 
 pub fn subpartition_shape(at: Span, axis: usize, tile: &str, sub: &str) -> Diagnostic {
@@ -229,7 +252,10 @@ pub fn subpartition_shape(at: Span, axis: usize, tile: &str, sub: &str) -> Diagn
 pub fn subpartition_rank(at: Span, got: usize, rank: usize) -> Diagnostic {
     Diagnostic::error(
         "CT2005",
-        format!("sub-partition shape has {got} item{}, but the tile has rank {rank}", plural(got)),
+        format!(
+            "sub-partition shape has {got} item{}, but the tile has rank {rank}",
+            plural(got)
+        ),
         Label::new(at, format!("expected {rank} items")),
     )
     .with_help("give one sub-tile extent per tile axis")
@@ -295,13 +321,19 @@ pub fn unsafe_op(op: &str, at: Span) -> Option<Diagnostic> {
             format!("call to unsafe {family} `{op}` outside `unsafe`"),
             Label::new(at, format!("{family} outside `unsafe`")),
         )
-        .with_note("the checker cannot prove this operation free of races or out-of-bounds accesses")
+        .with_note(
+            "the checker cannot prove this operation free of races or out-of-bounds accesses",
+        )
         .with_help("wrap it in `with cutile.unsafe():` and state why it is safe in a comment"),
     )
 }
 
 pub fn ptr_param(name: &str, at: Span, func: &str, entry: bool) -> Diagnostic {
-    let decorator = if entry { "@cutile.entry(unsafe=True)" } else { "@cutile.device(unsafe=True)" };
+    let decorator = if entry {
+        "@cutile.entry(unsafe=True)"
+    } else {
+        "@cutile.device(unsafe=True)"
+    };
     Diagnostic::error(
         "CT4006",
         format!("pointer parameter `{name}` in safe function `{func}`"),

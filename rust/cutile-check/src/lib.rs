@@ -83,7 +83,10 @@ pub struct CheckOutput {
 impl CheckOutput {
     /// No error diagnostics.
     pub fn ok(&self) -> bool {
-        !self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        !self
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
     }
 
     /// The error codes, in report order.

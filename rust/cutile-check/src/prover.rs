@@ -27,7 +27,11 @@ pub enum StoreMapProof {
         min_grid: Vec<i128>,
     },
     /// Some block stores outside the partition grid on `axis`, for every launch.
-    OutOfBounds { axis: usize, block: String, tile: String },
+    OutOfBounds {
+        axis: usize,
+        block: String,
+        tile: String,
+    },
     /// The map is outside what the prover decides.
     Unprovable(String),
 }
@@ -151,14 +155,18 @@ pub fn prove_store_map(
             }
             Some(_) => Rung::Static,
             None if det.launch_known() => Rung::Launch(format!("{det} != 0")),
-            None => return StoreMapProof::Unprovable("the determinant is not known at launch".into()),
+            None => {
+                return StoreMapProof::Unprovable("the determinant is not known at launch".into())
+            }
         }
     };
     // Bounds of each component over the box.
     let mut bounds = Rung::Static;
     for (i, row) in a.iter().enumerate() {
         let Some(t) = tiles.get(i) else {
-            return StoreMapProof::Unprovable("the index has more components than the partition".into());
+            return StoreMapProof::Unprovable(
+                "the index has more components than the partition".into(),
+            );
         };
         let mut lo = rest[i].clone();
         let mut hi = rest[i].clone();
@@ -175,7 +183,10 @@ pub fn prove_store_map(
             }
         }
         let low = degenerate(ranges.decide_le(&Poly::zero(), &lo), &lo);
-        let high = degenerate(ranges.decide_le(&hi, &t.sub(&Poly::c(1))), &t.sub(&Poly::c(1)).sub(&hi));
+        let high = degenerate(
+            ranges.decide_le(&hi, &t.sub(&Poly::c(1))),
+            &t.sub(&Poly::c(1)).sub(&hi),
+        );
         if low == Rung::Refuted || high == Rung::Refuted {
             let at_max = high == Rung::Refuted;
             let block: Vec<String> = row
@@ -193,7 +204,11 @@ pub fn prove_store_map(
             return StoreMapProof::OutOfBounds {
                 axis: i,
                 block: tuple_text(&block),
-                tile: if at_max { hi.to_string() } else { lo.to_string() },
+                tile: if at_max {
+                    hi.to_string()
+                } else {
+                    lo.to_string()
+                },
             };
         }
         let low = match low {
@@ -252,7 +267,10 @@ fn gcd(a: i128, b: i128) -> i128 {
 /// A nonzero primitive integer vector `v` with `m * v == 0` (columns `n`), if `m` has
 /// rank `< n`. Fraction-free elimination on small integer matrices.
 pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
-    let mut rows: Vec<Vec<i128>> = m.iter().map(|r| r.iter().take(n).copied().collect()).collect();
+    let mut rows: Vec<Vec<i128>> = m
+        .iter()
+        .map(|r| r.iter().take(n).copied().collect())
+        .collect();
     for r in rows.iter_mut() {
         r.resize(n, 0);
     }
@@ -263,15 +281,16 @@ pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
             continue;
         };
         rows.swap(row, p);
-        for r in 0..rows.len() {
-            if r != row && rows[r][col] != 0 {
-                let (x, y) = (rows[row][col], rows[r][col]);
-                for c in 0..n {
-                    rows[r][c] = rows[r][c] * x - rows[row][c] * y;
+        let pivot = rows[row].clone();
+        for (r, cur) in rows.iter_mut().enumerate() {
+            if r != row && cur[col] != 0 {
+                let (x, y) = (pivot[col], cur[col]);
+                for (v, p) in cur.iter_mut().zip(&pivot) {
+                    *v = *v * x - p * y;
                 }
-                let g = rows[r].iter().fold(0, |g, v| gcd(g, *v));
+                let g = cur.iter().fold(0, |g, v| gcd(g, *v));
                 if g > 1 {
-                    rows[r].iter_mut().for_each(|v| *v /= g);
+                    cur.iter_mut().for_each(|v| *v /= g);
                 }
             }
         }
@@ -322,7 +341,11 @@ pub fn det_poly(a: &[Vec<Poly>]) -> Poly {
                     })
                     .collect();
                 let term = a[0][j].mul(&det_poly(&minor));
-                total = if j % 2 == 0 { total.add(&term) } else { total.sub(&term) };
+                total = if j % 2 == 0 {
+                    total.add(&term)
+                } else {
+                    total.sub(&term)
+                };
             }
             total
         }

@@ -32,15 +32,26 @@ pub fn tile_of(flat: u64, grid: &[u64], group: u64) -> Vec<u64> {
 pub struct ScheduleError(pub String);
 
 /// The tiles each block visits, in order.
-pub fn schedule(grid: &[u64], num_blocks: u64, group: u64) -> Result<Vec<Vec<Vec<u64>>>, ScheduleError> {
+pub fn schedule(
+    grid: &[u64],
+    num_blocks: u64,
+    group: u64,
+) -> Result<Vec<Vec<Vec<u64>>>, ScheduleError> {
     if grid.is_empty() || grid.len() > 3 {
-        return Err(ScheduleError(format!("a mapped partition has rank 1 to 3, not {}", grid.len())));
+        return Err(ScheduleError(format!(
+            "a mapped partition has rank 1 to 3, not {}",
+            grid.len()
+        )));
     }
     if grid.contains(&0) {
-        return Err(ScheduleError("every tile grid extent must be at least 1".into()));
+        return Err(ScheduleError(
+            "every tile grid extent must be at least 1".into(),
+        ));
     }
     if num_blocks == 0 || group == 0 {
-        return Err(ScheduleError("`num_blocks` and `group` must be at least 1".into()));
+        return Err(ScheduleError(
+            "`num_blocks` and `group` must be at least 1".into(),
+        ));
     }
     let total: u64 = grid.iter().product();
     if num_blocks > total {
@@ -70,7 +81,10 @@ mod tests {
         for tiles in &s {
             for t in tiles {
                 assert!(t.iter().zip(grid).all(|(i, g)| i < g), "{grid:?} {t:?}");
-                assert!(seen.insert(t.clone()), "tile {t:?} twice for grid {grid:?} nb={nb} g={group}");
+                assert!(
+                    seen.insert(t.clone()),
+                    "tile {t:?} twice for grid {grid:?} nb={nb} g={group}"
+                );
             }
         }
         assert_eq!(seen.len() as u64, total);

@@ -114,7 +114,10 @@ pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> V
         borrows: Vec::new(),
     };
     for i in 0..n {
-        let (ba, bb) = (a.vars.get(i).and_then(|x| x.as_ref()), b.vars.get(i).and_then(|x| x.as_ref()));
+        let (ba, bb) = (
+            a.vars.get(i).and_then(|x| x.as_ref()),
+            b.vars.get(i).and_then(|x| x.as_ref()),
+        );
         let merged = match (ba, bb) {
             (None, None) => None,
             (Some(x), None) | (None, Some(x)) => Some(x.clone()),
@@ -124,7 +127,11 @@ pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> V
                     ba.val.clone()
                 } else if ba.val.is_mut() || bb.val.is_mut() {
                     // Keep the mutable provenance; different roots are reported as moves.
-                    if ba.val.is_mut() { ba.val.clone() } else { bb.val.clone() }
+                    if ba.val.is_mut() {
+                        ba.val.clone()
+                    } else {
+                        bb.val.clone()
+                    }
                 } else {
                     opaque(i as u32)
                 };
@@ -150,7 +157,12 @@ pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> V
 }
 
 /// A join where either side may be unreachable.
-pub fn join_opt(a: Option<State>, b: Option<State>, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> Val) -> Option<State> {
+pub fn join_opt(
+    a: Option<State>,
+    b: Option<State>,
+    why: MoveWhy,
+    opaque: &mut dyn FnMut(u32) -> Val,
+) -> Option<State> {
     match (a, b) {
         (Some(x), Some(y)) => Some(join(&x, &y, why, opaque)),
         (x, None) => x,

@@ -45,7 +45,12 @@ pub fn template(pid: &Poly, m: &Poly, n: &Poly, g: &Poly) -> (Poly, Poly) {
 
 /// Recognize `comps` as a grouped swizzle of a 2-D grid; the proof then rests on the
 /// bijection above plus `g >= 1`.
-pub fn recognize(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize) -> Option<StoreMapProof> {
+pub fn recognize(
+    comps: &[Poly],
+    tiles: &[Poly],
+    ranges: &Ranges,
+    nb: usize,
+) -> Option<StoreMapProof> {
     if comps.len() != 2 || nb != 2 || tiles.len() != 2 {
         return None;
     }

@@ -285,9 +285,7 @@ pub fn atom_contains(outer: &Atom, a: &Atom) -> bool {
         | Atom::Mod(x, y)
         | Atom::Cdiv(x, y)
         | Atom::Min(x, y)
-        | Atom::Max(x, y) => {
-            x.any_atom(&|b| b == a) || y.any_atom(&|b| b == a)
-        }
+        | Atom::Max(x, y) => x.any_atom(&|b| b == a) || y.any_atom(&|b| b == a),
         _ => false,
     }
 }
@@ -410,7 +408,10 @@ mod tests {
         assert_eq!(Poly::c(7).modulo(&Poly::c(-2)).as_const(), Some(-1));
         assert_eq!(Poly::c(7).cdiv(&Poly::c(2)).as_const(), Some(4));
         assert_eq!(b.scale(4).floordiv(&Poly::c(2)), b.scale(2));
-        assert!(matches!(b.floordiv(&Poly::c(2)).as_atom(), Some(Atom::FloorDiv(..))));
+        assert!(matches!(
+            b.floordiv(&Poly::c(2)).as_atom(),
+            Some(Atom::FloorDiv(..))
+        ));
         assert_eq!(a("B").mul(&a("S")), a("S").mul(&a("B")));
     }
 
@@ -431,7 +432,10 @@ mod tests {
         let g = Poly::atom(Atom::Grid(0));
         assert_eq!(g.sub(&Poly::c(1)).to_string(), "grid(0) - 1");
         let x = Poly::atom(Atom::Dim("x".into(), 0)).cdiv(&a("BM"));
-        assert_eq!(le_text(&g.sub(&Poly::c(1)), &x.sub(&Poly::c(1))), "grid(0) <= cdiv(dim(x, 0), BM)");
+        assert_eq!(
+            le_text(&g.sub(&Poly::c(1)), &x.sub(&Poly::c(1))),
+            "grid(0) <= cdiv(dim(x, 0), BM)"
+        );
         assert_eq!(le_text(&g, &Poly::c(8)), "grid(0) <= 8");
         assert_eq!(le_text(&Poly::c(0), &g.sub(&Poly::c(1))), "1 <= grid(0)");
     }

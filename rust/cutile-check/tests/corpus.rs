@@ -63,7 +63,10 @@ fn render_obligations(doc: &Document, out: &CheckOutput) -> String {
             o.span.col + 1,
             o.kind,
             o.discharged.as_str(),
-            o.predicate.as_ref().map(|p| format!(" [{p}]")).unwrap_or_default(),
+            o.predicate
+                .as_ref()
+                .map(|p| format!(" [{p}]"))
+                .unwrap_or_default(),
             o.description
         ));
     }
@@ -112,7 +115,12 @@ fn corpus() {
         } else {
             cutile_diag::render(&doc.files, &out.diagnostics, false)
         };
-        compare(&json.with_extension("stderr"), &stderr, bless, &mut failures);
+        compare(
+            &json.with_extension("stderr"),
+            &stderr,
+            bless,
+            &mut failures,
+        );
         compare(
             &json.with_extension("obligations"),
             &render_obligations(&doc, &out),
@@ -120,7 +128,12 @@ fn corpus() {
             &mut failures,
         );
     }
-    assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} corpus failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// Every kernel-rule code of the registry is exercised by some rejected corpus kernel.
@@ -152,7 +165,11 @@ fn messages_do_not_leak_internals() {
         for w in ["loop", "value"] {
             for (i, _) in text.match_indices(w) {
                 let next = text[i + w.len()..].chars().next();
-                assert!(!next.is_some_and(|c| c.is_ascii_digit()), "{}: internal name in\n{text}", json.display());
+                assert!(
+                    !next.is_some_and(|c| c.is_ascii_digit()),
+                    "{}: internal name in\n{text}",
+                    json.display()
+                );
             }
         }
     }

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 #[test]
 fn checking_a_200_line_kernel_takes_under_5_ms() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/ok_long_kernel.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/ok_long_kernel.json");
     let json = std::fs::read_to_string(&path).expect("read");
     let src = std::fs::read_to_string(path.with_extension("py")).expect("read py");
     assert!(src.lines().count() >= 200);
@@ -22,13 +23,17 @@ fn checking_a_200_line_kernel_takes_under_5_ms() {
         best = best.min(t.elapsed().as_secs_f64() * 1e3);
     }
     let budget = if cfg!(debug_assertions) { 50.0 } else { 5.0 };
-    println!("check of a {}-line kernel: {best:.3} ms (budget {budget} ms)", src.lines().count());
+    println!(
+        "check of a {}-line kernel: {best:.3} ms (budget {budget} ms)",
+        src.lines().count()
+    );
     assert!(best <= budget, "took {best:.3} ms");
 }
 
 #[test]
 fn parse_and_check_split() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/ok_long_kernel.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/ok_long_kernel.json");
     let json = std::fs::read_to_string(&path).expect("read");
     let mut parse = f64::MAX;
     let mut check = f64::MAX;

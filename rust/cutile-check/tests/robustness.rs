@@ -10,10 +10,15 @@ fn corpus() -> Vec<String> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("corpus")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("ok_long_kernel.json"))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json") && !p.ends_with("ok_long_kernel.json")
+        })
         .collect();
     paths.sort();
-    paths.iter().map(|p| std::fs::read_to_string(p).expect("read")).collect()
+    paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("read"))
+        .collect()
 }
 
 /// Paths (as index lists into objects/arrays) of every object with a `kind`.
@@ -53,9 +58,27 @@ fn at<'a>(v: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
 }
 
 const NAMES: &[&str] = &[
-    "store", "load", "load_tile", "partition_mut", "iter_indices", "block_id", "num_blocks",
-    "atomic_add", "load_tile_like", "z", "x", "w", "p", "range", "num_tiles", "cdiv", "min",
-    "store_unchecked", "int_to_ptr", "idx", "i",
+    "store",
+    "load",
+    "load_tile",
+    "partition_mut",
+    "iter_indices",
+    "block_id",
+    "num_blocks",
+    "atomic_add",
+    "load_tile_like",
+    "z",
+    "x",
+    "w",
+    "p",
+    "range",
+    "num_tiles",
+    "cdiv",
+    "min",
+    "store_unchecked",
+    "int_to_ptr",
+    "idx",
+    "i",
 ];
 
 fn run(json: &str) {

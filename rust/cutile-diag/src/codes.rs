@@ -48,26 +48,68 @@ pub const CODES: &[CodeInfo] = &[
     // CT1xxx: ownership and borrowing inside a kernel.
     k("CT1001", "store through a shared, read-only tensor"),
     k("CT1002", "use of a mutable tensor after it was moved"),
-    k("CT1003", "one mutable tensor passed twice to a device function call"),
-    k("CT1004", "mutable tensor used while a sub-partition of it is live"),
-    k("CT1005", "`load_tile` on a mutable tensor reads another block's tile"),
-    k("CT1006", "`load_tile_like` reads a mutable tensor at another tensor's tile"),
-    k("CT1007", "`load(index=...)` of a mutable tensor not provably the block's own tile"),
-    k("CT1008", "store through a value that is not a mutable tensor"),
-    k("CT1009", "`load_tile_like` needs a mutable tensor as its position source"),
-    k("CT1010", "mutable tensor in a position whose provenance cannot be tracked"),
-    k("CT1011", "non-mutable argument for a mutable device function parameter"),
+    k(
+        "CT1003",
+        "one mutable tensor passed twice to a device function call",
+    ),
+    k(
+        "CT1004",
+        "mutable tensor used while a sub-partition of it is live",
+    ),
+    k(
+        "CT1005",
+        "`load_tile` on a mutable tensor reads another block's tile",
+    ),
+    k(
+        "CT1006",
+        "`load_tile_like` reads a mutable tensor at another tensor's tile",
+    ),
+    k(
+        "CT1007",
+        "`load(index=...)` of a mutable tensor not provably the block's own tile",
+    ),
+    k(
+        "CT1008",
+        "store through a value that is not a mutable tensor",
+    ),
+    k(
+        "CT1009",
+        "`load_tile_like` needs a mutable tensor as its position source",
+    ),
+    k(
+        "CT1010",
+        "mutable tensor in a position whose provenance cannot be tracked",
+    ),
+    k(
+        "CT1011",
+        "non-mutable argument for a mutable device function parameter",
+    ),
     k("CT1012", "recursive device function call"),
     // CT2xxx: disjointness, index and bounds proofs.
-    k("CT2001", "store index map sends two blocks to the same tile"),
+    k(
+        "CT2001",
+        "store index map sends two blocks to the same tile",
+    ),
     k("CT2002", "store index map leaves the partition grid"),
     k("CT2003", "store index map cannot be proved injective"),
-    k("CT2004", "store with an index minted by another tensor's `iter_indices()`"),
-    k("CT2005", "sub-partition shape does not divide the tile shape"),
+    k(
+        "CT2004",
+        "store with an index minted by another tensor's `iter_indices()`",
+    ),
+    k(
+        "CT2005",
+        "sub-partition shape does not divide the tile shape",
+    ),
     k("CT2006", "sub-partition store index out of bounds"),
     k("CT2007", "tile index out of bounds"),
-    k("CT2008", "check needs a device assert but `deny_in_kernel_checks` is set"),
-    k("CT2009", "`iter_indices()` of a value that is not a mutable tensor"),
+    k(
+        "CT2008",
+        "check needs a device assert but `deny_in_kernel_checks` is set",
+    ),
+    k(
+        "CT2009",
+        "`iter_indices()` of a value that is not a mutable tensor",
+    ),
     // CT4xxx: unsafe operations outside `unsafe`.
     k("CT4001", "pointer operation outside `unsafe`"),
     k("CT4002", "atomic operation outside `unsafe`"),
@@ -77,17 +119,35 @@ pub const CODES: &[CodeInfo] = &[
     k("CT4006", "pointer parameter in a safe kernel"),
     // CT5xxx: host ownership (`BorrowError`).
     h("CT5001", "tensor used while a pending operation holds it"),
-    h("CT5002", "tensor used after it was consumed by `partition`/`unpartition`"),
+    h(
+        "CT5002",
+        "tensor used after it was consumed by `partition`/`unpartition`",
+    ),
     h("CT5003", "tensor handle used after it was released"),
-    h("CT5004", "partition of a tensor whose storage has other live views"),
-    h("CT5005", "one tensor passed twice to a launch with a mutable use"),
-    h("CT5006", "mutable launch argument overlaps another argument in memory"),
+    h(
+        "CT5004",
+        "partition of a tensor whose storage has other live views",
+    ),
+    h(
+        "CT5005",
+        "one tensor passed twice to a launch with a mutable use",
+    ),
+    h(
+        "CT5006",
+        "mutable launch argument overlaps another argument in memory",
+    ),
     h("CT5007", "unknown tensor handle or storage"),
     h("CT5008", "byte range in use by a pending operation"),
     // CT6xxx: launch configuration (`LaunchError`).
     l("CT6001", "launch grid differs from the partition grid"),
-    l("CT6002", "partition tile shape differs from the kernel's declared tile shape"),
-    l("CT6003", "output partitions of one launch have different tile grids"),
+    l(
+        "CT6002",
+        "partition tile shape differs from the kernel's declared tile shape",
+    ),
+    l(
+        "CT6003",
+        "output partitions of one launch have different tile grids",
+    ),
     l("CT6004", "partition rank or shape is invalid"),
 ];
 

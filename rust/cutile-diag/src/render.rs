@@ -62,7 +62,10 @@ pub fn render_one(files: &[SourceFile], d: &Diagnostic, color: bool) -> String {
     for fid in order {
         let Some(file) = files.get(fid as usize) else {
             if fid == d.primary.span.file {
-                unplaced.push(format!("at line {}: {}", d.primary.span.line, d.primary.message));
+                unplaced.push(format!(
+                    "at line {}: {}",
+                    d.primary.span.line, d.primary.message
+                ));
             }
             continue;
         };

@@ -85,7 +85,11 @@ fn registry_codes_are_unique_sorted_and_styled() {
         prev = c.code;
         assert!(c.code.len() == 6 && c.code.starts_with("CT"));
         let first = c.summary.chars().next().unwrap();
-        assert!(!first.is_uppercase() && !c.summary.ends_with('.'), "{}", c.summary);
+        assert!(
+            !first.is_uppercase() && !c.summary.ends_with('.'),
+            "{}",
+            c.summary
+        );
     }
     assert_eq!(lookup("CT1002").unwrap().kind, CodeKind::Kernel);
     assert!(lookup("CT0000").is_none());
@@ -101,7 +105,10 @@ fn parses_python_side_document() {
     );
     let doc = parse_diagnostics(&json).unwrap();
     let text = render(&doc.files, &doc.diagnostics, false);
-    assert!(text.contains("error[CT0001]: unsupported syntax `lambda`"), "{text}");
+    assert!(
+        text.contains("error[CT0001]: unsupported syntax `lambda`"),
+        "{text}"
+    );
     assert!(text.contains("a.py:3:5"), "{text}");
     assert!(parse_diagnostics("{}").is_err());
 }

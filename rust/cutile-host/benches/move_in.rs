@@ -10,7 +10,11 @@ fn bench(label: &str, same_storage: bool) {
     let shared = r.new_storage(1 << 24);
     let mut args = Vec::new();
     for i in 0..8u64 {
-        let s = if same_storage { shared } else { r.new_storage(1 << 20) };
+        let s = if same_storage {
+            shared
+        } else {
+            r.new_storage(1 << 20)
+        };
         let off = if same_storage { (i * 4096) as i64 } else { 0 };
         let h = r
             .new_handle(s, Region::new(off, vec![32, 32], vec![32, 1], 4))
@@ -25,7 +29,8 @@ fn bench(label: &str, same_storage: bool) {
     }
     let t = Instant::now();
     for op in 0..n {
-        r.move_in(black_box(op), "kernel", black_box(&args)).expect("move_in");
+        r.move_in(black_box(op), "kernel", black_box(&args))
+            .expect("move_in");
         r.give_back(op);
     }
     // An upper bound for move_in alone: give_back is part of the timed loop.

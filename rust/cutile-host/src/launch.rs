@@ -13,12 +13,22 @@ pub struct PartitionArg {
 }
 
 fn shape(s: &[i64]) -> String {
-    format!("[{}]", s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        s.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The tile grid (x = dim 0) of every partition, checked to agree with each other, with
 /// the declared tile shapes, and with `grid` unless `grid` is `(0, 0, 0)` (infer).
-pub fn validate_launch(kernel: &str, grid: [u64; 3], parts: &[PartitionArg]) -> Result<[u64; 3], HostError> {
+pub fn validate_launch(
+    kernel: &str,
+    grid: [u64; 3],
+    parts: &[PartitionArg],
+) -> Result<[u64; 3], HostError> {
     let mut inferred: Option<([u64; 3], &str)> = None;
     for p in parts {
         let rank = p.tile_shape.len();
@@ -59,9 +69,8 @@ pub fn validate_launch(kernel: &str, grid: [u64; 3], parts: &[PartitionArg]) -> 
             ));
         }
         let mut g = [1u64; 3];
-        for k in 0..rank {
-            let (d, t) = (p.tensor_shape[k] as u64, p.tile_shape[k] as u64);
-            g[k] = d.div_ceil(t);
+        for (gk, (d, t)) in g.iter_mut().zip(p.tensor_shape.iter().zip(&p.tile_shape)) {
+            *gk = (*d as u64).div_ceil(*t as u64);
         }
         match inferred {
             None => inferred = Some((g, &p.name)),
@@ -72,7 +81,9 @@ pub fn validate_launch(kernel: &str, grid: [u64; 3], parts: &[PartitionArg]) -> 
                         "`{kernel}`: partition `{first}` has tile grid {g0:?} but `{}` has {g:?}",
                         p.name
                     ),
-                    Some("every output partition of one launch must have the same tile grid".into()),
+                    Some(
+                        "every output partition of one launch must have the same tile grid".into(),
+                    ),
                 ))
             }
             Some(_) => {}
@@ -109,18 +120,48 @@ mod tests {
 
     #[test]
     fn infers_and_checks_the_grid() {
-        assert_eq!(validate_launch("add", [0, 0, 0], &[p("z", &[1024], &[128], &[128])]).unwrap(), [8, 1, 1]);
-        assert_eq!(validate_launch("add", [0, 0, 0], &[p("z", &[1000], &[128], &[128])]).unwrap(), [8, 1, 1]);
-        assert_eq!(validate_launch("mm", [4, 2, 1], &[p("z", &[512, 256], &[128, 128], &[128, 128])]).unwrap(), [4, 2, 1]);
+        assert_eq!(
+            validate_launch("add", [0, 0, 0], &[p("z", &[1024], &[128], &[128])]).unwrap(),
+            [8, 1, 1]
+        );
+        assert_eq!(
+            validate_launch("add", [0, 0, 0], &[p("z", &[1000], &[128], &[128])]).unwrap(),
+            [8, 1, 1]
+        );
+        assert_eq!(
+            validate_launch(
+                "mm",
+                [4, 2, 1],
+                &[p("z", &[512, 256], &[128, 128], &[128, 128])]
+            )
+            .unwrap(),
+            [4, 2, 1]
+        );
         let e = validate_launch("add", [4, 1, 1], &[p("z", &[1024], &[128], &[128])]).unwrap_err();
         assert_eq!(e.code, "CT6001");
         let e = validate_launch("add", [0, 0, 0], &[p("z", &[1024], &[64], &[128])]).unwrap_err();
         assert_eq!(e.code, "CT6002");
-        let e = validate_launch("k", [0, 0, 0], &[p("z", &[1024], &[128], &[128]), p("w", &[512], &[128], &[128])]).unwrap_err();
+        let e = validate_launch(
+            "k",
+            [0, 0, 0],
+            &[
+                p("z", &[1024], &[128], &[128]),
+                p("w", &[512], &[128], &[128]),
+            ],
+        )
+        .unwrap_err();
         assert_eq!(e.code, "CT6003");
-        let e = validate_launch("k", [0, 0, 0], &[p("z", &[1, 2, 3, 4], &[1, 1, 1, 1], &[1, 1, 1, 1])]).unwrap_err();
+        let e = validate_launch(
+            "k",
+            [0, 0, 0],
+            &[p("z", &[1, 2, 3, 4], &[1, 1, 1, 1], &[1, 1, 1, 1])],
+        )
+        .unwrap_err();
         assert_eq!(e.code, "CT6004");
         assert_eq!(validate_launch("k", [3, 1, 1], &[]).unwrap(), [3, 1, 1]);
-        assert_eq!(validate_launch("k", [0, 0, 0], &[]).unwrap_err().code, "CT6001");
+        assert_eq!(
+            validate_launch("k", [0, 0, 0], &[]).unwrap_err().code,
+            "CT6001"
+        );
     }
 }

@@ -26,7 +26,12 @@ pub struct Ledger {
 }
 
 fn clash(a: &Access, b: &Access) -> bool {
-    a.storage == b.storage && a.lo < b.hi && b.lo < a.hi && a.hi > a.lo && b.hi > b.lo && (a.exclusive || b.exclusive)
+    a.storage == b.storage
+        && a.lo < b.hi
+        && b.lo < a.hi
+        && a.hi > a.lo
+        && b.hi > b.lo
+        && (a.exclusive || b.exclusive)
 }
 
 impl Ledger {
@@ -59,9 +64,15 @@ impl Ledger {
                         a.lo,
                         a.hi,
                         a.storage,
-                        if a.exclusive { "in use" } else { "being written" }
+                        if a.exclusive {
+                            "in use"
+                        } else {
+                            "being written"
+                        }
                     ),
-                    Some("wait for that operation (`.sync()` or `await`) before this access".into()),
+                    Some(
+                        "wait for that operation (`.sync()` or `await`) before this access".into(),
+                    ),
                 ));
             }
         }
@@ -94,7 +105,12 @@ mod tests {
     use super::*;
 
     fn acc(storage: u64, lo: u64, hi: u64, exclusive: bool) -> Access {
-        Access { storage, lo, hi, exclusive }
+        Access {
+            storage,
+            lo,
+            hi,
+            exclusive,
+        }
     }
 
     #[test]
@@ -115,7 +131,9 @@ mod tests {
     fn acquire_is_all_or_nothing() {
         let mut l = Ledger::new();
         l.acquire(1, &[acc(1, 0, 10, true)]).unwrap();
-        assert!(l.acquire(2, &[acc(2, 0, 10, true), acc(1, 5, 6, false)]).is_err());
+        assert!(l
+            .acquire(2, &[acc(2, 0, 10, true), acc(1, 5, 6, false)])
+            .is_err());
         assert_eq!(l.len(), 1);
         assert!(l.conflicts(&acc(2, 0, 10, true), None).is_empty());
     }

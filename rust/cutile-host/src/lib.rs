@@ -92,8 +92,12 @@ type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 pub enum HandleState {
     Live,
     /// Held by pending operation `op` (its name is in the op table).
-    Moved { op: u64 },
-    Consumed { by: Arc<str> },
+    Moved {
+        op: u64,
+    },
+    Consumed {
+        by: Arc<str>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -139,14 +143,19 @@ impl HostRegistry {
 
     pub fn new_storage(&mut self, nbytes: u64) -> u64 {
         self.next_storage += 1;
-        self.storages.insert(self.next_storage, Storage { nbytes, handles: 0 });
+        self.storages
+            .insert(self.next_storage, Storage { nbytes, handles: 0 });
         self.next_storage
     }
 
     /// A new live handle viewing `region` of `storage`. The region must lie inside it.
     pub fn new_handle(&mut self, storage: u64, region: Region) -> Result<u64, HostError> {
         let Some(st) = self.storages.get_mut(&storage) else {
-            return Err(HostError::borrow("CT5007", format!("unknown storage {storage}"), None));
+            return Err(HostError::borrow(
+                "CT5007",
+                format!("unknown storage {storage}"),
+                None,
+            ));
         };
         if region.shape.len() != region.strides.len() {
             return Err(HostError::borrow(
@@ -221,7 +230,10 @@ impl HostRegistry {
     }
 
     fn op_name(&self, op: u64) -> String {
-        self.ops.get(&op).map(|o| o.name.to_string()).unwrap_or_else(|| "?".into())
+        self.ops
+            .get(&op)
+            .map(|o| o.name.to_string())
+            .unwrap_or_else(|| "?".into())
     }
 
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
@@ -245,7 +257,10 @@ impl HostRegistry {
 
     /// Raise unless `handle` is live; `what` names the attempted use.
     pub fn check_live(&self, handle: u64, what: &str) -> Result<(), HostError> {
-        let h = self.handles.get(&handle).ok_or_else(|| self.missing(handle))?;
+        let h = self
+            .handles
+            .get(&handle)
+            .ok_or_else(|| self.missing(handle))?;
         match &h.state {
             HandleState::Live => Ok(()),
             s => Err(self.not_live(handle, s, what)),
@@ -255,10 +270,18 @@ impl HostRegistry {
     /// Consume a live handle and return a new live one on the same region (`partition`,
     /// `unpartition`). With `require_unique`, no other handle of the storage may be live
     /// or moved (host rule 1).
-    pub fn consume(&mut self, handle: u64, by: &str, require_unique: bool) -> Result<u64, HostError> {
+    pub fn consume(
+        &mut self,
+        handle: u64,
+        by: &str,
+        require_unique: bool,
+    ) -> Result<u64, HostError> {
         self.check_live(handle, by)?;
         let (storage, region) = {
-            let h = self.handles.get(&handle).ok_or_else(|| self.missing(handle))?;
+            let h = self
+                .handles
+                .get(&handle)
+                .ok_or_else(|| self.missing(handle))?;
             (h.storage, h.region.clone())
         };
         if require_unique {
@@ -270,7 +293,10 @@ impl HostRegistry {
                         "cannot `{by}`: the tensor's storage has {others} other live view{}",
                         if others == 1 { "" } else { "s" }
                     ),
-                    Some("drop the other views (or `.copy()` the tensor) before partitioning it".into()),
+                    Some(
+                        "drop the other views (or `.copy()` the tensor) before partitioning it"
+                            .into(),
+                    ),
                 ));
             }
         }
@@ -285,7 +311,12 @@ impl HostRegistry {
 
     /// Move handles into pending operation `op` (host rule 3), all or nothing. `args` are
     /// `(handle, mutable)`.
-    pub fn move_in(&mut self, op: u64, op_name: &str, args: &[(u64, bool)]) -> Result<(), HostError> {
+    pub fn move_in(
+        &mut self,
+        op: u64,
+        op_name: &str,
+        args: &[(u64, bool)],
+    ) -> Result<(), HostError> {
         const INLINE: usize = 16;
         let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
         let mut spill: Vec<&Handle> = Vec::new();
@@ -300,7 +331,13 @@ impl HostRegistry {
                 spill.push(h);
             }
         }
-        let get = |i: usize| if i < INLINE { inline[i] } else { spill.get(i - INLINE).copied() };
+        let get = |i: usize| {
+            if i < INLINE {
+                inline[i]
+            } else {
+                spill.get(i - INLINE).copied()
+            }
+        };
         for i in 0..args.len() {
             for j in i + 1..args.len() {
                 let ((a, ma), (b, mb)) = (args[i], args[j]);
@@ -314,7 +351,9 @@ impl HostRegistry {
                         Some("pass distinct tensors, or copy one of them".into()),
                     ));
                 }
-                let (Some(x), Some(y)) = (get(i), get(j)) else { continue };
+                let (Some(x), Some(y)) = (get(i), get(j)) else {
+                    continue;
+                };
                 if x.storage != y.storage {
                     continue;
                 }

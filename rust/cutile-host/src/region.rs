@@ -277,8 +277,8 @@ mod tests {
         let mut idx = vec![0u64; n];
         loop {
             let mut addr = r.offset as i128;
-            for k in 0..n {
-                addr += idx[k] as i128 * r.strides[k] as i128 * r.itemsize as i128;
+            for (i, s) in idx.iter().zip(&r.strides) {
+                addr += *i as i128 * *s as i128 * r.itemsize as i128;
             }
             for b in 0..r.itemsize as i128 {
                 out.insert(addr + b);

@@ -35,17 +35,35 @@ fn duplicates_and_overlaps() {
     // Same handle twice, read-only: fine.
     r.move_in(1, "k", &[(a, false), (a, false)]).unwrap();
     r.give_back(1);
-    assert_eq!(r.move_in(2, "k", &[(a, true), (a, false)]).unwrap_err().code, "CT5005");
+    assert_eq!(
+        r.move_in(2, "k", &[(a, true), (a, false)])
+            .unwrap_err()
+            .code,
+        "CT5005"
+    );
     // Two views of one storage: first half and second half are disjoint.
-    let lo = r.new_handle(s, Region::new(0, vec![512], vec![1], 4)).unwrap();
-    let hi = r.new_handle(s, Region::new(2048, vec![512], vec![1], 4)).unwrap();
+    let lo = r
+        .new_handle(s, Region::new(0, vec![512], vec![1], 4))
+        .unwrap();
+    let hi = r
+        .new_handle(s, Region::new(2048, vec![512], vec![1], 4))
+        .unwrap();
     r.move_in(3, "k", &[(lo, true), (hi, false)]).unwrap();
     r.give_back(3);
     // The whole and a half overlap.
-    assert_eq!(r.move_in(4, "k", &[(a, false), (hi, true)]).unwrap_err().code, "CT5006");
+    assert_eq!(
+        r.move_in(4, "k", &[(a, false), (hi, true)])
+            .unwrap_err()
+            .code,
+        "CT5006"
+    );
     // Interleaved even/odd elements are disjoint.
-    let even = r.new_handle(s, Region::new(0, vec![512], vec![2], 4)).unwrap();
-    let odd = r.new_handle(s, Region::new(4, vec![512], vec![2], 4)).unwrap();
+    let even = r
+        .new_handle(s, Region::new(0, vec![512], vec![2], 4))
+        .unwrap();
+    let odd = r
+        .new_handle(s, Region::new(4, vec![512], vec![2], 4))
+        .unwrap();
     r.move_in(5, "k", &[(even, true), (odd, true)]).unwrap();
     assert_eq!(r.state(a), Some(&HandleState::Live));
 }
@@ -66,7 +84,10 @@ fn consume_requires_unique_storage() {
     // A moved handle also blocks partitioning of its storage.
     let other = r.new_handle(s, contiguous(4, 4)).unwrap();
     r.move_in(9, "k", &[(other, false)]).unwrap();
-    assert_eq!(r.consume(p, "unpartition", true).unwrap_err().code, "CT5004");
+    assert_eq!(
+        r.consume(p, "unpartition", true).unwrap_err().code,
+        "CT5004"
+    );
     let q = r.consume(p, "unpartition", false).unwrap();
     r.check_live(q, "use it").unwrap();
 }
@@ -79,8 +100,14 @@ fn released_and_unknown_handles() {
     assert_eq!(r.release_handle(h).unwrap(), 0);
     assert_eq!(r.check_live(h, "x").unwrap_err().code, "CT5003");
     assert_eq!(r.check_live(99, "x").unwrap_err().code, "CT5007");
-    assert_eq!(r.new_handle(77, contiguous(1, 1)).unwrap_err().code, "CT5007");
-    assert_eq!(r.new_handle(s, contiguous(100, 4)).unwrap_err().code, "CT5007");
+    assert_eq!(
+        r.new_handle(77, contiguous(1, 1)).unwrap_err().code,
+        "CT5007"
+    );
+    assert_eq!(
+        r.new_handle(s, contiguous(100, 4)).unwrap_err().code,
+        "CT5007"
+    );
     assert_eq!(r.move_in(1, "k", &[(h, true)]).unwrap_err().code, "CT5003");
 }
 
@@ -102,6 +129,10 @@ fn move_in_cost_is_under_a_microsecond() {
         r.give_back(op);
     }
     let per = t.elapsed().as_nanos() as f64 / n as f64;
-    let limit = if cfg!(debug_assertions) { 50_000.0 } else { 2_000.0 };
+    let limit = if cfg!(debug_assertions) {
+        50_000.0
+    } else {
+        2_000.0
+    };
     assert!(per < limit, "move_in + give_back took {per} ns");
 }

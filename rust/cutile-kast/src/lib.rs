@@ -55,7 +55,10 @@ pub fn parse(json: &str) -> Result<Document, KastError> {
     // document of another schema or version need not parse as this one).
     match serde_json::from_str::<Document>(json) {
         Ok(doc) => {
-            check_header(Some(&serde_json::Value::from(doc.schema.as_str())), Some(&serde_json::Value::from(doc.version)))?;
+            check_header(
+                Some(&serde_json::Value::from(doc.schema.as_str())),
+                Some(&serde_json::Value::from(doc.version)),
+            )?;
             validate::validate(&doc)?;
             Ok(doc)
         }
@@ -68,10 +71,17 @@ pub fn parse(json: &str) -> Result<Document, KastError> {
     }
 }
 
-fn check_header(schema: Option<&serde_json::Value>, version: Option<&serde_json::Value>) -> Result<(), KastError> {
+fn check_header(
+    schema: Option<&serde_json::Value>,
+    version: Option<&serde_json::Value>,
+) -> Result<(), KastError> {
     match schema.and_then(|v| v.as_str()) {
         Some(SCHEMA) => {}
-        Some(other) => return Err(KastError::new(format!("schema is `{other}`, expected `{SCHEMA}`"))),
+        Some(other) => {
+            return Err(KastError::new(format!(
+                "schema is `{other}`, expected `{SCHEMA}`"
+            )))
+        }
         None => return Err(KastError::new(format!("missing `schema` (`{SCHEMA}`)"))),
     }
     match version.and_then(|v| v.as_u64()) {

@@ -113,10 +113,16 @@ impl<'de> Visitor<'de> for ExprVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Expr, A::Error> {
-        let (mut kind, mut span, mut id, mut name, mut value, mut ty): (Option<String>, Option<Span>, Option<String>, Option<String>, Option<ValueField>, Option<String>) =
+        let mut kind: Option<String> = None;
+        let mut span: Option<Span> = None;
+        let mut id: Option<String> = None;
+        let mut name: Option<String> = None;
+        let mut value: Option<ValueField> = None;
+        let mut ty: Option<String> = None;
+        let (mut elts, mut op_s, mut left, mut right, mut operand, mut values) =
             (None, None, None, None, None, None);
-        let (mut elts, mut op_s, mut left, mut right, mut operand, mut values) = (None, None, None, None, None, None);
-        let (mut test, mut body, mut orelse, mut func, mut args, mut kwargs) = (None, None, None, None, None, None);
+        let (mut test, mut body, mut orelse, mut func, mut args, mut kwargs) =
+            (None, None, None, None, None, None);
         let (mut receiver, mut method, mut attr, mut index) = (None, None, None, None);
         while let Some(k) = m.next_key::<Key>()? {
             match k {
@@ -150,23 +156,64 @@ impl<'de> Visitor<'de> for ExprVisitor {
         let kind = need::<String, A::Error>(kind, "kind")?;
         let span = need::<Span, A::Error>(span, "span")?;
         Ok(match kind.as_str() {
-            "name" => Expr::Name { id: need(id, "id")?, span },
+            "name" => Expr::Name {
+                id: need(id, "id")?,
+                span,
+            },
             "const" => Expr::Const {
                 value: match value {
                     Some(ValueField::Lit(v)) => v,
-                    _ => return Err(de::Error::custom("const: `value` must be an int, float or bool")),
+                    _ => {
+                        return Err(de::Error::custom(
+                            "const: `value` must be an int, float or bool",
+                        ))
+                    }
                 },
                 ty,
                 span,
             },
-            "dtype" => Expr::Dtype { name: need(name, "name")?, span },
-            "tuple" => Expr::Tuple { elts: elts.unwrap_or_default(), span },
-            "binop" => Expr::Binop { op: op(op_s)?, left: need(left, "left")?, right: need(right, "right")?, span },
-            "unary" => Expr::Unary { op: op(op_s)?, operand: need(operand, "operand")?, span },
-            "compare" => Expr::Compare { op: op(op_s)?, left: need(left, "left")?, right: need(right, "right")?, span },
-            "boolop" => Expr::Boolop { op: op(op_s)?, values: values.unwrap_or_default(), span },
-            "ifexp" => Expr::Ifexp { test: need(test, "test")?, body: need(body, "body")?, orelse: need(orelse, "orelse")?, span },
-            "call" => Expr::Call { func: need(func, "func")?, args: args.unwrap_or_default(), kwargs: kwargs.unwrap_or_default(), span },
+            "dtype" => Expr::Dtype {
+                name: need(name, "name")?,
+                span,
+            },
+            "tuple" => Expr::Tuple {
+                elts: elts.unwrap_or_default(),
+                span,
+            },
+            "binop" => Expr::Binop {
+                op: op(op_s)?,
+                left: need(left, "left")?,
+                right: need(right, "right")?,
+                span,
+            },
+            "unary" => Expr::Unary {
+                op: op(op_s)?,
+                operand: need(operand, "operand")?,
+                span,
+            },
+            "compare" => Expr::Compare {
+                op: op(op_s)?,
+                left: need(left, "left")?,
+                right: need(right, "right")?,
+                span,
+            },
+            "boolop" => Expr::Boolop {
+                op: op(op_s)?,
+                values: values.unwrap_or_default(),
+                span,
+            },
+            "ifexp" => Expr::Ifexp {
+                test: need(test, "test")?,
+                body: need(body, "body")?,
+                orelse: need(orelse, "orelse")?,
+                span,
+            },
+            "call" => Expr::Call {
+                func: need(func, "func")?,
+                args: args.unwrap_or_default(),
+                kwargs: kwargs.unwrap_or_default(),
+                span,
+            },
             "call_device" => Expr::CallDevice {
                 func: need(func, "func")?,
                 args: args.unwrap_or_default(),
@@ -180,8 +227,16 @@ impl<'de> Visitor<'de> for ExprVisitor {
                 kwargs: kwargs.unwrap_or_default(),
                 span,
             },
-            "attribute" => Expr::Attribute { value: Box::new(expr_of(value)?), attr: need(attr, "attr")?, span },
-            "subscript" => Expr::Subscript { value: Box::new(expr_of(value)?), index: need(index, "index")?, span },
+            "attribute" => Expr::Attribute {
+                value: Box::new(expr_of(value)?),
+                attr: need(attr, "attr")?,
+                span,
+            },
+            "subscript" => Expr::Subscript {
+                value: Box::new(expr_of(value)?),
+                index: need(index, "index")?,
+                span,
+            },
             k => return Err(de::Error::custom(format!("unknown expression kind `{k}`"))),
         })
     }
@@ -202,9 +257,13 @@ impl<'de> Visitor<'de> for StmtVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Stmt, A::Error> {
-        let (mut kind, mut span, mut targets, mut target, mut value): (Option<String>, Option<Span>, Option<Vec<Target>>, Option<Target>, Option<Option<Expr>>) =
-            (None, None, None, None, None);
-        let (mut op_s, mut test, mut body, mut orelse, mut iter, mut msg) = (None, None, None, None, None, None);
+        let mut kind: Option<String> = None;
+        let mut span: Option<Span> = None;
+        let mut targets: Option<Vec<Target>> = None;
+        let mut target: Option<Target> = None;
+        let mut value: Option<Option<Expr>> = None;
+        let (mut op_s, mut test, mut body, mut orelse, mut iter, mut msg) =
+            (None, None, None, None, None, None);
         while let Some(k) = m.next_key::<Key>()? {
             match k {
                 Key::Kind => kind = Some(m.next_value::<String>()?),
@@ -232,18 +291,54 @@ impl<'de> Visitor<'de> for StmtVisitor {
             }
         };
         Ok(match kind.as_str() {
-            "assign" => Stmt::Assign { targets: need(targets, "targets")?, value: value_expr(value)?, span },
-            "augassign" => Stmt::AugAssign { target: need(target, "target")?, op: op(op_s)?, value: value_expr(value)?, span },
-            "expr" => Stmt::Expr { value: value_expr(value)?, span },
-            "if" => Stmt::If { test: need(test, "test")?, body: need(body, "body")?, orelse: orelse.unwrap_or_default(), span },
-            "for" => Stmt::For { target: need(target, "target")?, iter: need(iter, "iter")?, body: need(body, "body")?, span },
-            "while" => Stmt::While { test: need(test, "test")?, body: need(body, "body")?, span },
+            "assign" => Stmt::Assign {
+                targets: need(targets, "targets")?,
+                value: value_expr(value)?,
+                span,
+            },
+            "augassign" => Stmt::AugAssign {
+                target: need(target, "target")?,
+                op: op(op_s)?,
+                value: value_expr(value)?,
+                span,
+            },
+            "expr" => Stmt::Expr {
+                value: value_expr(value)?,
+                span,
+            },
+            "if" => Stmt::If {
+                test: need(test, "test")?,
+                body: need(body, "body")?,
+                orelse: orelse.unwrap_or_default(),
+                span,
+            },
+            "for" => Stmt::For {
+                target: need(target, "target")?,
+                iter: need(iter, "iter")?,
+                body: need(body, "body")?,
+                span,
+            },
+            "while" => Stmt::While {
+                test: need(test, "test")?,
+                body: need(body, "body")?,
+                span,
+            },
             "break" => Stmt::Break { span },
             "continue" => Stmt::Continue { span },
             "pass" => Stmt::Pass { span },
-            "return" => Stmt::Return { value: value.flatten(), span },
-            "unsafe" => Stmt::Unsafe { body: need(body, "body")?, span },
-            "assert" => Stmt::Assert { test: need(test, "test")?, msg, span },
+            "return" => Stmt::Return {
+                value: value.flatten(),
+                span,
+            },
+            "unsafe" => Stmt::Unsafe {
+                body: need(body, "body")?,
+                span,
+            },
+            "assert" => Stmt::Assert {
+                test: need(test, "test")?,
+                msg,
+                span,
+            },
             k => return Err(de::Error::custom(format!("unknown statement kind `{k}`"))),
         })
     }
@@ -264,7 +359,10 @@ impl<'de> Visitor<'de> for TargetVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Target, A::Error> {
-        let (mut kind, mut span, mut id, mut elts): (Option<String>, Option<Span>, Option<String>, Option<Vec<Target>>) = (None, None, None, None);
+        let mut kind: Option<String> = None;
+        let mut span: Option<Span> = None;
+        let mut id: Option<String> = None;
+        let mut elts: Option<Vec<Target>> = None;
         while let Some(k) = m.next_key::<Key>()? {
             match k {
                 Key::Kind => kind = Some(m.next_value()?),
@@ -278,8 +376,14 @@ impl<'de> Visitor<'de> for TargetVisitor {
         }
         let span = need::<Span, A::Error>(span, "span")?;
         match need::<String, A::Error>(kind, "kind")?.as_str() {
-            "name" => Ok(Target::Name { id: need(id, "id")?, span }),
-            "tuple" => Ok(Target::Tuple { elts: need(elts, "elts")?, span }),
+            "name" => Ok(Target::Name {
+                id: need(id, "id")?,
+                span,
+            }),
+            "tuple" => Ok(Target::Tuple {
+                elts: need(elts, "elts")?,
+                span,
+            }),
             k => Err(de::Error::custom(format!("unknown target kind `{k}`"))),
         }
     }

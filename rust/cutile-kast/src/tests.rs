@@ -34,7 +34,10 @@ fn parses_minimal_document() {
         &vec![Dim::Name("B".into()), Dim::Int(4), Dim::Int(-1)]
     );
     match &f.body[0] {
-        Stmt::Expr { value: Expr::Method { method, args, .. }, .. } => {
+        Stmt::Expr {
+            value: Expr::Method { method, args, .. },
+            ..
+        } => {
             assert_eq!(method, "store");
             assert!(matches!(args[0], Expr::Const { value: ConstValue::Float(v), .. } if v == 1.5));
         }
@@ -45,11 +48,20 @@ fn parses_minimal_document() {
 #[test]
 fn rejects_wrong_schema_and_version() {
     let bad_schema = minimal().replace("cutile.kast", "other.ast");
-    assert!(parse(&bad_schema).unwrap_err().message.contains("schema is `other.ast`"));
+    assert!(parse(&bad_schema)
+        .unwrap_err()
+        .message
+        .contains("schema is `other.ast`"));
     let bad_version = minimal().replace(r#""version":1"#, r#""version":2"#);
-    assert!(parse(&bad_version).unwrap_err().message.contains("version 2"));
+    assert!(parse(&bad_version)
+        .unwrap_err()
+        .message
+        .contains("version 2"));
     assert!(parse("[]").is_err());
-    assert!(parse("{}").unwrap_err().message.contains("missing `schema`"));
+    assert!(parse("{}")
+        .unwrap_err()
+        .message
+        .contains("missing `schema`"));
 }
 
 #[test]
@@ -84,7 +96,9 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         e = format!(r#"{{"kind":"unary","op":"neg","operand":{e},"span":SPAN}}"#);
     }
     let doc = minimal().replace(
-        r#"{"kind":"const","value":1.5,"type":"float","span":SPAN}"#.replace("SPAN", &span(4, 7)).as_str(),
+        r#"{"kind":"const","value":1.5,"type":"float","span":SPAN}"#
+            .replace("SPAN", &span(4, 7))
+            .as_str(),
         &e.replace("SPAN", &span(4, 7)),
     );
     assert!(parse(&doc).is_err());

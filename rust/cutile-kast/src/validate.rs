@@ -1,6 +1,8 @@
 //! Structural checks after deserialization: everything later stages index by must exist.
 
-use crate::model::{stmt_exprs, target_spans, walk_stmts, Document, Expr, FunctionKind, Span, Stmt};
+use crate::model::{
+    stmt_exprs, target_spans, walk_stmts, Document, Expr, FunctionKind, Span, Stmt,
+};
 use crate::KastError;
 use std::collections::HashSet;
 
@@ -11,7 +13,10 @@ pub(crate) fn validate(doc: &Document) -> Result<(), KastError> {
     let mut names = HashSet::new();
     for f in &doc.functions {
         if !names.insert(f.name.as_str()) {
-            return Err(KastError::new(format!("function `{}` appears twice", f.name)));
+            return Err(KastError::new(format!(
+                "function `{}` appears twice",
+                f.name
+            )));
         }
     }
     match doc.entry_function() {
@@ -47,8 +52,12 @@ pub(crate) fn validate(doc: &Document) -> Result<(), KastError> {
         walk_stmts(&f.body, &mut |s: &Stmt| {
             spans.push(s.span());
             match s {
-                Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_spans(t, &mut spans)),
-                Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => target_spans(target, &mut spans),
+                Stmt::Assign { targets, .. } => {
+                    targets.iter().for_each(|t| target_spans(t, &mut spans))
+                }
+                Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => {
+                    target_spans(target, &mut spans)
+                }
                 _ => {}
             }
             for e in stmt_exprs(s) {

@@ -15,7 +15,14 @@ static INTERNAL_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// Build `cls(message, code=code, hint=hint)` from `cutile.errors`, imported once. If the
 /// package cannot be imported, fall back to `RuntimeError("[code] message")` chained to
 /// the import error, so no error is ever lost.
-fn make(py: Python<'_>, cell: &'static PyOnceLock<Py<PyType>>, class: &str, code: &str, message: &str, hint: Option<&str>) -> PyErr {
+fn make(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    class: &str,
+    code: &str,
+    message: &str,
+    hint: Option<&str>,
+) -> PyErr {
     let built = (|| -> PyResult<PyErr> {
         let cls = cell.import(py, "cutile.errors", class)?;
         let kwargs = PyDict::new(py);

@@ -32,14 +32,23 @@ pub struct Label {
 #[pymethods]
 impl Label {
     fn __repr__(&self) -> String {
-        format!("Label({}:{}:{}, {:?})", self.file, self.line, self.col + 1, self.message)
+        format!(
+            "Label({}:{}:{}, {:?})",
+            self.file,
+            self.line,
+            self.col + 1,
+            self.message
+        )
     }
 }
 
 fn label(files: &[SourceFile], l: &cutile_diag::Label) -> Label {
     let s = l.span;
     Label {
-        file: files.get(s.file as usize).map(|f| f.path.clone()).unwrap_or_default(),
+        file: files
+            .get(s.file as usize)
+            .map(|f| f.path.clone())
+            .unwrap_or_default(),
         lo: s.lo,
         hi: s.hi,
         line: s.line,
@@ -76,7 +85,11 @@ impl Diagnostic {
     }
     #[getter]
     fn secondary(&self) -> Vec<Label> {
-        self.inner.secondary.iter().map(|l| label(&self.files, l)).collect()
+        self.inner
+            .secondary
+            .iter()
+            .map(|l| label(&self.files, l))
+            .collect()
     }
     #[getter]
     fn notes(&self) -> Vec<String> {
@@ -162,7 +175,8 @@ impl CheckResult {
 #[pyfunction]
 fn check_kernel(py: Python<'_>, kast_json: &str) -> PyResult<CheckResult> {
     let outcome = py.detach(|| {
-        std::panic::catch_unwind(|| cutile_check::check_json(kast_json)).map_err(errors::panic_message)
+        std::panic::catch_unwind(|| cutile_check::check_json(kast_json))
+            .map_err(errors::panic_message)
     });
     let (doc, out) = match outcome {
         Ok(Ok(x)) => x,
@@ -223,7 +237,8 @@ pub struct HostRegistry {
 }
 
 fn u64_of(v: i64, what: &str) -> PyResult<u64> {
-    u64::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} must be non-negative, got {v}")))
+    u64::try_from(v)
+        .map_err(|_| PyValueError::new_err(format!("{what} must be non-negative, got {v}")))
 }
 
 #[pymethods]
@@ -272,11 +287,23 @@ impl HostRegistry {
         guard(|| Ok(self.inner.check_live(handle, what)))?.map_err(|e| host_err(py, e))
     }
 
-    fn consume(&mut self, py: Python<'_>, handle: u64, by: &str, require_unique: bool) -> PyResult<u64> {
+    fn consume(
+        &mut self,
+        py: Python<'_>,
+        handle: u64,
+        by: &str,
+        require_unique: bool,
+    ) -> PyResult<u64> {
         guard(|| Ok(self.inner.consume(handle, by, require_unique)))?.map_err(|e| host_err(py, e))
     }
 
-    fn move_in(&mut self, py: Python<'_>, op_id: u64, op_name: &str, args: Vec<(u64, bool)>) -> PyResult<()> {
+    fn move_in(
+        &mut self,
+        py: Python<'_>,
+        op_id: u64,
+        op_name: &str,
+        args: Vec<(u64, bool)>,
+    ) -> PyResult<()> {
         guard(|| Ok(self.inner.move_in(op_id, op_name, &args)))?.map_err(|e| host_err(py, e))
     }
 
@@ -307,10 +334,20 @@ impl Ledger {
 
     /// Record `(storage, lo, hi, exclusive)` byte ranges for `token`, all or nothing;
     /// raises BorrowError (CT5008) on a conflict with another pending token.
-    fn acquire(&mut self, py: Python<'_>, token: u64, accesses: Vec<(u64, u64, u64, bool)>) -> PyResult<()> {
+    fn acquire(
+        &mut self,
+        py: Python<'_>,
+        token: u64,
+        accesses: Vec<(u64, u64, u64, bool)>,
+    ) -> PyResult<()> {
         let acc: Vec<cutile_host::Access> = accesses
             .into_iter()
-            .map(|(storage, lo, hi, exclusive)| cutile_host::Access { storage, lo, hi, exclusive })
+            .map(|(storage, lo, hi, exclusive)| cutile_host::Access {
+                storage,
+                lo,
+                hi,
+                exclusive,
+            })
             .collect();
         guard(|| Ok(self.inner.acquire(token, &acc)))?.map_err(|e| host_err(py, e))
     }
@@ -323,7 +360,15 @@ impl Ledger {
     /// Tokens that must complete before this access may proceed.
     #[pyo3(signature = (storage, lo, hi, exclusive))]
     fn conflicts(&self, storage: u64, lo: u64, hi: u64, exclusive: bool) -> Vec<u64> {
-        self.inner.conflicts(&cutile_host::Access { storage, lo, hi, exclusive }, None)
+        self.inner.conflicts(
+            &cutile_host::Access {
+                storage,
+                lo,
+                hi,
+                exclusive,
+            },
+            None,
+        )
     }
 
     fn __len__(&self) -> usize {
@@ -331,25 +376,36 @@ impl Ledger {
     }
 }
 
+/// `(param name, tensor shape, tile shape, declared tile shape)`.
+type PartitionTuple = (String, Vec<i64>, Vec<i64>, Vec<i64>);
+
 /// Host rule 6 (see the stubs).
 #[pyfunction]
 fn validate_launch(
     py: Python<'_>,
     kernel: &str,
     grid: (u64, u64, u64),
-    partitions: Vec<(String, Vec<i64>, Vec<i64>, Vec<i64>)>,
+    partitions: Vec<PartitionTuple>,
 ) -> PyResult<(u64, u64, u64)> {
     let parts: Vec<cutile_host::PartitionArg> = partitions
         .into_iter()
-        .map(|(name, tensor_shape, tile_shape, declared)| cutile_host::PartitionArg {
-            name,
-            tensor_shape,
-            tile_shape,
-            declared,
-        })
+        .map(
+            |(name, tensor_shape, tile_shape, declared)| cutile_host::PartitionArg {
+                name,
+                tensor_shape,
+                tile_shape,
+                declared,
+            },
+        )
         .collect();
-    let g = guard(|| Ok(cutile_host::validate_launch(kernel, [grid.0, grid.1, grid.2], &parts)))?
-        .map_err(|e| host_err(py, e))?;
+    let g = guard(|| {
+        Ok(cutile_host::validate_launch(
+            kernel,
+            [grid.0, grid.1, grid.2],
+            &parts,
+        ))
+    })?
+    .map_err(|e| host_err(py, e))?;
     Ok((g[0], g[1], g[2]))
 }
 
@@ -357,13 +413,21 @@ fn validate_launch(
 /// stride over flat tile ids, grouped swizzle of the trailing two axes). (Addition.)
 #[pyfunction]
 #[pyo3(signature = (tile_grid, num_blocks, group = 1))]
-fn mapped_schedule(tile_grid: Vec<u64>, num_blocks: u64, group: u64) -> PyResult<Vec<Vec<Vec<u64>>>> {
+fn mapped_schedule(
+    tile_grid: Vec<u64>,
+    num_blocks: u64,
+    group: u64,
+) -> PyResult<Vec<Vec<Vec<u64>>>> {
     let total: u128 = tile_grid.iter().map(|x| u128::from(*x)).product();
     if total > 1 << 24 {
         return Err(PyValueError::new_err("tile grid too large to enumerate"));
     }
-    guard(|| Ok(cutile_check::schedule::schedule(&tile_grid, num_blocks, group)))?
-        .map_err(|e| PyValueError::new_err(e.0))
+    guard(|| {
+        Ok(cutile_check::schedule::schedule(
+            &tile_grid, num_blocks, group,
+        ))
+    })?
+    .map_err(|e| PyValueError::new_err(e.0))
 }
 
 #[pymodule]

@@ -3,7 +3,13 @@ use proptest::prelude::*;
 
 fn ranges(rank: usize) -> Ranges {
     Ranges {
-        grid: std::array::from_fn(|k| if k < rank { Poly::atom(Atom::Grid(k as u8)) } else { Poly::c(1) }),
+        grid: std::array::from_fn(|k| {
+            if k < rank {
+                Poly::atom(Atom::Grid(k as u8))
+            } else {
+                Poly::c(1)
+            }
+        }),
         ..Default::default()
     }
 }
@@ -20,9 +26,15 @@ fn g(k: u8) -> Poly {
 fn identity_and_reversal_are_static() {
     let r = ranges(2);
     let tiles = [g(0), g(1)];
-    assert_eq!(prove_store_map(&[b(0), b(1)], &tiles, &r, 2), StoreMapProof::Proved(Rung::Static));
+    assert_eq!(
+        prove_store_map(&[b(0), b(1)], &tiles, &r, 2),
+        StoreMapProof::Proved(Rung::Static)
+    );
     let rev = g(0).sub(&Poly::c(1)).sub(&b(0));
-    assert_eq!(prove_store_map(&[rev, b(1)], &tiles, &r, 2), StoreMapProof::Proved(Rung::Static));
+    assert_eq!(
+        prove_store_map(&[rev, b(1)], &tiles, &r, 2),
+        StoreMapProof::Proved(Rung::Static)
+    );
 }
 
 #[test]
@@ -31,7 +43,10 @@ fn axis_permutation_needs_square_grid_at_launch() {
     let p = prove_store_map(&[b(1), b(0)], &[g(0), g(1)], &r, 2);
     match p {
         StoreMapProof::Proved(Rung::Launch(pred)) => {
-            assert!(pred.contains("grid(1) <= grid(0)") && pred.contains("grid(0) <= grid(1)"), "{pred}")
+            assert!(
+                pred.contains("grid(1) <= grid(0)") && pred.contains("grid(0) <= grid(1)"),
+                "{pred}"
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -54,7 +69,10 @@ fn collision_gives_a_counterexample() {
 fn off_by_one_is_out_of_bounds() {
     let r = ranges(1);
     let p = prove_store_map(&[b(0).add(&Poly::c(1))], &[g(0)], &r, 1);
-    assert!(matches!(p, StoreMapProof::OutOfBounds { axis: 0, .. }), "{p:?}");
+    assert!(
+        matches!(p, StoreMapProof::OutOfBounds { axis: 0, .. }),
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -72,7 +90,10 @@ fn symbolic_coefficient_needs_determinant_at_launch() {
 fn kernel_vectors() {
     assert_eq!(kernel_vector(&[vec![1, 0], vec![0, 1]], 2), None);
     assert_eq!(kernel_vector(&[vec![1, 1]], 2), Some(vec![1, -1]));
-    assert_eq!(kernel_vector(&[vec![2, 4], vec![1, 2]], 2), Some(vec![2, -1]));
+    assert_eq!(
+        kernel_vector(&[vec![2, 4], vec![1, 2]], 2),
+        Some(vec![2, -1])
+    );
     assert_eq!(kernel_vector(&[vec![0, 0]], 2), Some(vec![1, 0]));
     let v = kernel_vector(&[vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]], 3).unwrap();
     assert_eq!(v[0] + 2 * v[1] + 3 * v[2], 0);
@@ -146,7 +167,11 @@ fn eval_expr(s: &str, grid: &[i128]) -> i128 {
                     }
                 })
                 .product();
-            if neg { -v } else { v }
+            if neg {
+                -v
+            } else {
+                v
+            }
         })
         .sum()
 }
@@ -169,7 +194,7 @@ proptest! {
         let comps: Vec<Poly> = (0..n).map(|i| {
             let mut p = Poly::c(offs[i]);
             if use_grid_offset[i] { p = p.add(&g(i as u8)).sub(&Poly::c(1)); }
-            for j in 0..n { p = p.add(&b(j as u8).scale(a[i][j])); }
+            for (j, aij) in a[i].iter().enumerate() { p = p.add(&b(j as u8).scale(*aij)); }
             p
         }).collect();
         let tiles: Vec<Poly> = (0..n).map(|k| g(k as u8)).collect();
