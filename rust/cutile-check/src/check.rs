@@ -64,6 +64,8 @@ pub struct Checker<'d> {
     var_names: Vec<Rc<str>>,
     /// `decide_index` results: loops re-evaluate their bodies and kernels repeat accesses.
     bounds_cache: HashMap<(Poly, Poly), Rung>,
+    /// The first store map seen for each root, and where.
+    store_maps: HashMap<usize, (crate::effects::StoreMap, Span)>,
 }
 
 const MAX_INLINE_DEPTH: usize = 32;
@@ -164,7 +166,23 @@ impl<'d> Checker<'d> {
             var_ids: HashMap::new(),
             var_names: Vec::new(),
             bounds_cache: HashMap::new(),
+            store_maps: HashMap::new(),
         })
+    }
+
+    /// Every store to one root must use the same map (CT2010).
+    pub fn record_store_map(&mut self, root: usize, map: crate::effects::StoreMap, at: Span) {
+        match self.store_maps.get(&root) {
+            None => {
+                self.store_maps.insert(root, (map, at));
+            }
+            Some((first, first_at)) if *first != map => {
+                let first_at = *first_at;
+                let name = self.root_name(root);
+                self.report(errors::mixed_store_maps(&name, at, first_at));
+            }
+            Some(_) => {}
+        }
     }
 
     /// Record the range of a loop variable; a changed range invalidates memoized bounds.

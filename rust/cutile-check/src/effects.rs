@@ -467,6 +467,11 @@ pub fn method<'d>(
             let idx_e = arg(args, kwargs, 0, "index");
             let idx = idx_e.map(|e| c.eval(e, st));
             match (&recv, idx) {
+                (Val::Mut(_), None) if c.mapped => {
+                    // In a persistent kernel the tile at the block id belongs to whichever
+                    // block the schedule minted it for.
+                    c.report(errors::load_not_own(&name, span));
+                }
                 (Val::Mut(_), None) => {}
                 (Val::Mut(r), Some(v)) => {
                     let own = match &v {
@@ -583,6 +588,17 @@ pub fn method<'d>(
     }
 }
 
+/// Which tile of its partition a store writes, as a function of the block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreMap {
+    /// The block's own tile (`store(tile)`, sub-partitions, `index=block_id(...)`).
+    Own,
+    /// An index minted by `iter_indices()`.
+    Minted,
+    /// A computed index.
+    Computed(Vec<Poly>),
+}
+
 /// Is `comps` exactly `block_id(k)` on each axis of root `r`?
 fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
     let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
@@ -604,6 +620,23 @@ fn store(
     idx_e: Option<&Expr>,
     span: Span,
 ) {
+    // One store map per tensor: the own tile under one map is another block's tile under
+    // another (an own-tile store next to a transposed one races).
+    let map = match (recv, &idx) {
+        (Val::Mut(r), None) | (Val::Sub { root: r, .. }, _) => Some((*r, StoreMap::Own)),
+        (Val::Mut(r), Some((Val::Minted(m), _))) if m == r => Some((*r, StoreMap::Minted)),
+        (Val::Mut(r), Some((iv, _))) => components(iv).map(|cs| {
+            if !c.mapped && own_index(c, *r, &cs) {
+                (*r, StoreMap::Own)
+            } else {
+                (*r, StoreMap::Computed(cs))
+            }
+        }),
+        _ => None,
+    };
+    if let Some((r, m)) = map {
+        c.record_store_map(r, m, span);
+    }
     match recv {
         Val::Mut(r) => {
             let Some((iv, ispan)) = idx else {

@@ -290,6 +290,17 @@ pub fn denied_device_check(what: &str, at: Span, predicate: &str) -> Diagnostic 
     .with_help("derive the index from `block_id`, a `range(...)` over a launch-known count, or `iter_indices()`")
 }
 
+pub fn mixed_store_maps(name: &str, at: Span, first: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT2010",
+        format!("`{name}` is stored through two different index maps"),
+        Label::new(at, "this store writes a different tile than the first one"),
+    )
+    .with_secondary(first, "first store, through another map")
+    .with_note("each map alone is injective, but the tile one block writes under one map can be another block's tile under the other")
+    .with_help("store every tile of a tensor through the same index: the own tile, one computed index, or the minted index")
+}
+
 pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT2009",
