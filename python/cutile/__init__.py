@@ -25,7 +25,7 @@ from .errors import (
 )
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
-from .runtime.device_op import zip_ops as zip  # noqa: A001 - the public name is cutile.zip
+from .runtime.device_op import zip_ops as zip
 
 __version__ = "0.1.0"
 

@@ -219,23 +219,23 @@ def minimum(a: Any, b: Any) -> Any:
 
 
 @_op("pow")
-def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the DSL name
+def pow(a: Any, b: Any) -> Any:
     """Elementwise power."""
 
 
 # ---------------------------------------------------------------------------- reductions
 @_op("sum")
-def sum(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def sum(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     """Sum along `axis` (all axes when None)."""
 
 
 @_op("max")
-def max(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def max(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     """Maximum along `axis`."""
 
 
 @_op("min")
-def min(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def min(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     """Minimum along `axis`."""
 
 
