@@ -92,7 +92,7 @@ impl Ranges {
         let mut total: i128 = 0;
         for (m, c) in p.terms.iter() {
             if m.is_empty() {
-                total = total.saturating_add(*c);
+                total = total.checked_add(*c)?;
                 continue;
             }
             if *c < 0 {
@@ -104,9 +104,9 @@ impl Ranges {
                 if lb < 0 {
                     return None;
                 }
-                prod = prod.saturating_mul(lb);
+                prod = prod.checked_mul(lb)?;
             }
-            total = total.saturating_add(c.saturating_mul(prod));
+            total = total.checked_add(c.checked_mul(prod)?)?;
         }
         Some(total)
     }

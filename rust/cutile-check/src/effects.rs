@@ -21,7 +21,10 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val) -> Val {
         BinOp::Floordiv => a.floordiv(b),
         BinOp::Mod => a.modulo(b),
         BinOp::Pow => match (a.as_const(), b.as_const()) {
-            (Some(x), Some(y)) if (0..=62).contains(&y) => Poly::c(x.saturating_pow(y as u32)),
+            (Some(x), Some(y)) if (0..=62).contains(&y) => match x.checked_pow(y as u32) {
+                Some(v) => Poly::c(v),
+                None => return c.fresh_opaque(),
+            },
             _ => return c.fresh_opaque(),
         },
         BinOp::Lshift => match b.as_const() {
@@ -334,6 +337,11 @@ fn load_tile_like<'d>(
         }
     };
     match sv {
+        Val::Mut(r) if r == root && c.mapped => {
+            // `load_tile_like(z, z)` is `z.load()`: in a persistent kernel not the own tile.
+            let s = c.describe(src);
+            c.report(errors::load_not_own(&s, span));
+        }
         Val::Mut(r) if r == root => {}
         Val::Mut(_) | Val::Sub { .. } => {
             let (s, p) = (c.describe(src), c.describe(pos));

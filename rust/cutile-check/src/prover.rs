@@ -122,6 +122,14 @@ pub fn prove_store_map(
         a.push(row);
         rest.push(r);
     }
+    if a.iter()
+        .flatten()
+        .any(|k| k.as_const().is_some_and(|v| v.abs() > 1 << 20))
+    {
+        return StoreMapProof::Unprovable(
+            "the index map has coefficients too large to reason about".into(),
+        );
+    }
     let injective = if a.iter().flatten().all(|k| k.as_const().is_some()) {
         let m: Vec<Vec<i128>> = a
             .iter()

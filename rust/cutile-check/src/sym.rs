@@ -50,6 +50,17 @@ pub struct Poly {
     pub terms: Rc<BTreeMap<Monomial, i128>>,
 }
 
+/// The value of an arithmetic result that overflowed 128 bits: unknown, decided (if at
+/// all) on the device. Never a wrong constant.
+pub const OVERFLOW: u32 = u32::MAX - 1;
+
+fn overflow() -> Poly {
+    Poly::atom(Atom::Opaque(OVERFLOW))
+}
+
+/// Coefficients past this are treated as overflow (keeps every product in range).
+const LIMIT: i128 = 1 << 62;
+
 impl Poly {
     pub fn zero() -> Poly {
         Poly::default()
@@ -109,12 +120,20 @@ impl Poly {
         }
     }
 
+    fn in_range(&self) -> bool {
+        self.terms.values().all(|c| c.abs() < LIMIT)
+    }
+
     pub fn add(&self, o: &Poly) -> Poly {
         let mut r = self.clone();
         for (m, c) in o.terms.iter() {
             r.add_term(m.clone(), *c);
         }
-        r
+        if r.in_range() {
+            r
+        } else {
+            overflow()
+        }
     }
 
     pub fn scale(&self, k: i128) -> Poly {
@@ -124,7 +143,11 @@ impl Poly {
                 Rc::make_mut(&mut r.terms).insert(m.clone(), c.saturating_mul(k));
             }
         }
-        r
+        if r.in_range() {
+            r
+        } else {
+            overflow()
+        }
     }
 
     pub fn sub(&self, o: &Poly) -> Poly {
@@ -141,7 +164,11 @@ impl Poly {
                 r.add_term(m, c1.saturating_mul(*c2));
             }
         }
-        r
+        if r.in_range() {
+            r
+        } else {
+            overflow()
+        }
     }
 
     /// Python floor division, folded when both sides are constants or the divisor is a

@@ -40,14 +40,20 @@ impl Region {
         let mut lo = self.offset as i128;
         let mut hi = self.offset as i128;
         for (n, s) in self.shape.iter().zip(&self.strides) {
-            let span = (*n as i128 - 1) * (*s as i128) * isz;
+            // A view whose extent does not fit in 128 bits spans everything.
+            let span = (*n as i128 - 1)
+                .checked_mul(*s as i128)
+                .and_then(|x| x.checked_mul(isz));
+            let Some(span) = span else {
+                return Some((i128::MIN / 2, i128::MAX / 2));
+            };
             if span < 0 {
-                lo += span;
+                lo = lo.saturating_add(span);
             } else {
-                hi += span;
+                hi = hi.saturating_add(span);
             }
         }
-        Some((lo, hi + isz))
+        Some((lo, hi.saturating_add(isz)))
     }
 
     /// The view as one arithmetic progression of element starts `(first, step, count)` in
@@ -173,7 +179,10 @@ fn solvable(da: i128, na: i128, db: i128, nb: i128, rhs: i128) -> bool {
                 return false;
             }
             let k = rhs / g;
-            let (i0, j0) = (x * k, y * k);
+            // Overflow: answer "may overlap" (sound).
+            let (Some(i0), Some(j0)) = (x.checked_mul(k), y.checked_mul(k)) else {
+                return true;
+            };
             // i = i0 + m * (-db/g), j = j0 - m * (da/g)
             let (si, sj) = (-db / g, -(da / g));
             let mut lo = i128::MIN;
