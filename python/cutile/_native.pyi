@@ -61,6 +61,9 @@ def render_diagnostics(diagnostics_json: str, color: bool = False) -> str:
 def list_error_codes() -> list[tuple[str, str]]:
     """Every kernel-rule code with its one-line summary."""
 
+def list_all_error_codes() -> list[tuple[str, str]]:
+    """Every code (kernel CT1/2/4xxx, host CT5xxx, launch CT6xxx) with its summary."""
+
 class HostRegistry:
     """Host-side ownership of device memory (DESIGN.md §3, host rules).
 
@@ -106,6 +109,29 @@ class HostRegistry:
 
     def holder(self, handle: int) -> str | None:
         """Name of the op holding a moved handle, else None."""
+
+class Ledger:
+    """In-flight ledger (host rule 4): byte ranges of pending operations per completion token."""
+
+    def __init__(self) -> None: ...
+    def acquire(self, token: int, accesses: Sequence[tuple[int, int, int, bool]]) -> None:
+        """Record (storage, lo, hi, exclusive) byte ranges for `token`, all or nothing.
+        Raises BorrowError (CT5008) if one conflicts with another pending token."""
+
+    def release(self, token: int) -> int:
+        """The op completed: drop its ranges; returns how many."""
+
+    def conflicts(self, storage: int, lo: int, hi: int, exclusive: bool) -> list[int]:
+        """Tokens that must complete before this access may proceed."""
+
+    def __len__(self) -> int: ...
+
+def mapped_schedule(
+    tile_grid: Sequence[int], num_blocks: int, group: int = 1
+) -> list[list[list[int]]]:
+    """The tiles each block visits under `iter_indices()`: a grid-stride loop over flat tile
+    ids, each mapped by the grouped swizzle of the trailing two axes (a bijection). Raises
+    ValueError for rank outside 1..3, empty extents, or more blocks than tiles."""
 
 def validate_launch(
     kernel: str,
