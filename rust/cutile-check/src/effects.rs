@@ -114,7 +114,11 @@ pub fn loop_binder<'d>(
     match iter {
         Expr::Call {
             func, args, kwargs, ..
-        } if func == "range" && kwargs.is_empty() && !args.is_empty() && args.len() <= 3 => {
+        } if base_name(func) == "range"
+            && kwargs.is_empty()
+            && !args.is_empty()
+            && args.len() <= 3 =>
+        {
             let vs: Vec<Val> = args.iter().map(|a| c.eval(a, st)).collect();
             let ps: Option<Vec<Poly>> = vs
                 .iter()
@@ -207,6 +211,12 @@ fn unsafe_check(c: &mut Checker<'_>, op: &str, span: Span) {
 }
 
 /// A free DSL function or Python builtin.
+/// The DSL or builtin name of a call: `builtins.range` (as some frontends qualify Python
+/// builtins) is `range`.
+pub fn base_name(func: &str) -> &str {
+    func.strip_prefix("builtins.").unwrap_or(func)
+}
+
 pub fn call<'d>(
     c: &mut Checker<'d>,
     func: &str,
@@ -215,6 +225,7 @@ pub fn call<'d>(
     span: Span,
     st: &mut State,
 ) -> Val {
+    let func = base_name(func);
     unsafe_check(c, func, span);
     if func == "load_tile_like" {
         return load_tile_like(c, args, kwargs, span, st);
