@@ -13,7 +13,7 @@ from .frontend.to_kast import build_document
 from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver
-from .runtime.binding import Binding, bind
+from .runtime.binding import Binder, Binding
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import next_op_id, registry
 from .runtime.tensor import Partition, _Handle
@@ -52,6 +52,7 @@ class EntryKernel:
         self._doc: K.Document | None = None
         self._check: Any = None
         self._lock = threading.Lock()
+        self._binder: Binder | None = None
         self._lowered: dict[Specialization, Any] = {}
         self._loaded: dict[Specialization, Any] = {}
 
@@ -141,9 +142,11 @@ class EntryKernel:
     # -- launching -------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> KernelOp:
-        self.check()
-        binding = bind(self.entry, args, kwargs)
-        return KernelOp(self, binding)
+        binder = self._binder
+        if binder is None:
+            self.check()
+            binder = self._binder = Binder(self.entry)
+        return KernelOp(self, binder.bind(args, kwargs))
 
 
 class KernelOp(DeviceOp):

@@ -10,7 +10,7 @@ on every launch; a kernel is only ever run with arguments that satisfy its facts
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..dtypes import DType
 
@@ -55,6 +55,14 @@ class Specialization:
     consts: tuple[tuple[str, int | float | bool], ...]
     tensors: tuple[tuple[str, TensorFacts], ...]
     index_bits: int = 32
+    # computed once: launches look kernels up by specialization on every call
+    _hash: int = field(init=False, compare=False, repr=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.consts, self.tensors, self.index_bits)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def const_dict(self) -> dict[str, int | float | bool]:
         return dict(self.consts)
