@@ -212,19 +212,19 @@ class Binder:
                 cls = Partition if kind == "mut_tensor" else Tensor
                 if v.__class__ is not cls or v.dtype is not dtype or len(v.shape) != rank:
                     return None
-                shape = v.tile_shape if kind == "mut_tensor" else v.shape
+                shape = v.tile_shape if isinstance(v, Partition) else v.shape
                 for axis, d in dims:
                     actual = shape[axis]
                     if d.__class__ is str:
-                        have = consts.get(d)  # type: ignore[call-overload]
+                        have = consts.get(str(d))
                         if have is None:
-                            consts[d] = actual  # type: ignore[index]
+                            consts[str(d)] = actual
                         elif have != actual:
                             return None
                     elif d != actual:
                         return None
-                key = (dtype, v.shape, v.strides, v.address & 15)
-                f = self._facts.get(key)
+                fkey = (dtype, v.shape, v.strides, v.address & 15)
+                f = self._facts.get(fkey)
                 if f is None:
                     assert dtype is not None
                     f = TensorFacts.of(dtype, v.shape, v.strides, v.address)
@@ -232,7 +232,7 @@ class Binder:
                                                                          strict=True))
                     if extent > INT32_LIMIT or any(n > INT32_LIMIT for n in v.shape):
                         return None  # rare: let the full path pick the 64-bit index type
-                    self._facts[key] = f
+                    self._facts[fkey] = f
                 facts.append((name, f))
                 values.append(v)
             elif kind == "scalar":
