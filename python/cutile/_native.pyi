@@ -126,6 +126,14 @@ class Ledger:
 
     def __len__(self) -> int: ...
 
+def eval_predicate(predicate: str, values: dict[str, int]) -> bool:
+    """Evaluate a launch predicate with the values of its atoms ("grid(0)", "dim(x, 1)",
+    "tiles(z, 0)", Const/scalar names). Raises ValueError when undecidable (unknown atom,
+    division by zero, overflow): fail closed and refuse the launch."""
+
+def predicate_atoms(predicate: str) -> list[str]:
+    """The atoms `eval_predicate` needs values for, in order of appearance."""
+
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
 ) -> list[list[list[int]]]:

@@ -31,6 +31,7 @@ pub mod bounds;
 mod check;
 mod effects;
 pub mod errors;
+pub mod predicate;
 pub mod prover;
 pub mod schedule;
 mod state;

@@ -151,6 +151,31 @@ fn corpus_covers_every_kernel_code() {
     assert!(missing.is_empty(), "no corpus kernel for {missing:?}");
 }
 
+/// Every launch predicate the checker emits is in the predicate language (it parses, and
+/// names only launch-known atoms).
+#[test]
+fn launch_predicates_parse() {
+    for json in kernels() {
+        let doc = load(&json);
+        for o in check(&doc).obligations {
+            if o.discharged == cutile_check::Discharge::Launch {
+                let p = o.predicate.expect("launch obligations carry a predicate");
+                let atoms = cutile_check::predicate::atoms(&p)
+                    .unwrap_or_else(|e| panic!("{}: `{p}`: {e}", json.display()));
+                for a in atoms {
+                    assert!(
+                        !a.starts_with("block_id")
+                            && !a.starts_with("loop")
+                            && !a.starts_with("value"),
+                        "{}: `{p}` needs `{a}`, not known at launch",
+                        json.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Rendered messages never leak internal names of the checker.
 #[test]
 fn messages_do_not_leak_internals() {

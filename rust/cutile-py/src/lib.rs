@@ -409,6 +409,29 @@ fn validate_launch(
     Ok((g[0], g[1], g[2]))
 }
 
+/// Evaluate a launch predicate (`Obligation.predicate` with `discharged == "launch"`)
+/// with the values of its atoms, e.g. `{"grid(0)": 8, "dim(x, 0)": 1024, "BM": 128}`.
+/// Raises ValueError when it cannot be decided (unknown atom, division by zero,
+/// overflow): the caller must then refuse the launch. (Addition to the stubs.)
+#[pyfunction]
+fn eval_predicate(
+    predicate: &str,
+    values: std::collections::HashMap<String, i64>,
+) -> PyResult<bool> {
+    let env = values
+        .into_iter()
+        .map(|(k, v)| (k, i128::from(v)))
+        .collect();
+    guard(|| Ok(cutile_check::predicate::eval(predicate, &env)))?.map_err(PyValueError::new_err)
+}
+
+/// The atom names a launch predicate needs values for (`"grid(0)"`, `"dim(x, 1)"`, ...).
+/// (Addition to the stubs.)
+#[pyfunction]
+fn predicate_atoms(predicate: &str) -> PyResult<Vec<String>> {
+    guard(|| Ok(cutile_check::predicate::atoms(predicate)))?.map_err(PyValueError::new_err)
+}
+
 /// The tiles each block of a mapped partition visits (`iter_indices()` schedule: grid
 /// stride over flat tile ids, grouped swizzle of the trailing two axes). (Addition.)
 #[pyfunction]
@@ -446,5 +469,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(validate_launch, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_predicate, m)?)?;
+    m.add_function(wrap_pyfunction!(predicate_atoms, m)?)?;
     Ok(())
 }

@@ -127,53 +127,15 @@ fn brute(a: &[Vec<i128>], c: &[i128], grid: &[i128]) -> (bool, bool) {
     (injective, inside)
 }
 
-/// Evaluate a launch predicate produced by the prover on a concrete grid.
+/// Evaluate a launch predicate produced by the prover on a concrete grid, with the
+/// evaluator the host uses.
 fn eval_pred(pred: &str, grid: &[i128]) -> bool {
-    pred.split(" && ").all(|clause| {
-        let (op, parts): (&str, Vec<&str>) = if clause.contains(" != ") {
-            ("!=", clause.split(" != ").collect())
-        } else if clause.contains(" <= ") {
-            ("<=", clause.split(" <= ").collect())
-        } else {
-            ("<", clause.split(" < ").collect())
-        };
-        let ev = |s: &str| -> i128 { eval_expr(s, grid) };
-        let (l, r) = (ev(parts[0]), ev(parts[1]));
-        match op {
-            "!=" => l != r,
-            "<=" => l <= r,
-            _ => l < r,
-        }
-    })
-}
-
-/// Tiny evaluator for sums of `k * grid(i)` terms and integers.
-fn eval_expr(s: &str, grid: &[i128]) -> i128 {
-    let s = s.replace(" - ", " + -");
-    s.split(" + ")
-        .map(|t| {
-            let t = t.trim();
-            let (neg, t) = match t.strip_prefix('-') {
-                Some(r) => (true, r),
-                None => (false, t),
-            };
-            let v: i128 = t
-                .split(" * ")
-                .map(|f| {
-                    if let Some(k) = f.strip_prefix("grid(").and_then(|x| x.strip_suffix(')')) {
-                        grid[k.parse::<usize>().unwrap()]
-                    } else {
-                        f.parse::<i128>().unwrap()
-                    }
-                })
-                .product();
-            if neg {
-                -v
-            } else {
-                v
-            }
-        })
-        .sum()
+    let env: std::collections::HashMap<String, i128> = grid
+        .iter()
+        .enumerate()
+        .map(|(k, g)| (format!("grid({k})"), *g))
+        .collect();
+    crate::predicate::eval(pred, &env).unwrap_or_else(|e| panic!("`{pred}`: {e}"))
 }
 
 proptest! {
