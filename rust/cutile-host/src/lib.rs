@@ -132,6 +132,9 @@ pub struct HostRegistry {
     names: HashMap<Box<str>, Arc<str>>,
     /// Recycled handle lists of completed ops.
     pool: Vec<Vec<u64>>,
+    /// Handles released while a pending op held them: they keep their storage alive
+    /// until the op gives them back (the GPU may still be using the memory).
+    zombies: IdMap<()>,
     next_storage: u64,
     next_handle: u64,
 }
@@ -198,6 +201,19 @@ impl HostRegistry {
     /// The Python object died. Returns the storage's remaining handle count (0: it may be
     /// freed once no pending operation holds it).
     pub fn release_handle(&mut self, handle: u64) -> Result<u32, HostError> {
+        if self.zombies.contains_key(&handle) {
+            return Err(self.missing(handle));
+        }
+        if let Some(Handle {
+            state: HandleState::Moved { .. },
+            storage,
+            ..
+        }) = self.handles.get(&handle)
+        {
+            let storage = *storage;
+            self.zombies.insert(handle, ());
+            return self.storage_live_handles(storage);
+        }
         let Some(h) = self.handles.remove(&handle) else {
             return Err(self.missing(handle));
         };
@@ -403,6 +419,15 @@ impl HostRegistry {
         };
         let mut n = 0;
         for id in entry.handles.drain(..) {
+            if self.zombies.remove(&id).is_some() {
+                // Released while in flight: now the storage may really lose it.
+                if let Some(h) = self.handles.remove(&id) {
+                    if let Some(st) = self.storages.get_mut(&h.storage) {
+                        st.handles = st.handles.saturating_sub(1);
+                    }
+                }
+                continue;
+            }
             if let Some(h) = self.handles.get_mut(&id) {
                 if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
                     h.state = HandleState::Live;

@@ -136,3 +136,18 @@ fn move_in_cost_is_under_a_microsecond() {
     };
     assert!(per < limit, "move_in + give_back took {per} ns");
 }
+
+#[test]
+fn releasing_a_moved_handle_keeps_its_storage_until_give_back() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(1024);
+    let h = r.new_handle(s, contiguous(256, 4)).unwrap();
+    r.move_in(1, "k", &[(h, true)]).unwrap();
+    // The Python object died while the kernel runs: the storage must not be freed yet.
+    assert_eq!(r.release_handle(h).unwrap(), 1);
+    assert_eq!(r.storage_live_handles(s).unwrap(), 1);
+    assert_eq!(r.release_handle(h).unwrap_err().code, "CT5003");
+    r.give_back(1);
+    assert_eq!(r.storage_live_handles(s).unwrap(), 0);
+    assert_eq!(r.check_live(h, "x").unwrap_err().code, "CT5003");
+}
