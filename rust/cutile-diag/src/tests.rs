@@ -112,3 +112,30 @@ fn parses_python_side_document() {
     assert!(text.contains("a.py:3:5"), "{text}");
     assert!(parse_diagnostics("{}").is_err());
 }
+
+#[test]
+fn labels_in_two_files_render_as_two_snippets() {
+    let helper = "@cutile.device\ndef bump(c):\n    atomic_add(c, 0, 1)\n";
+    let files = vec![
+        SourceFile {
+            path: "main.py".into(),
+            source: SRC.into(),
+        },
+        SourceFile {
+            path: "helpers.py".into(),
+            source: helper.into(),
+        },
+    ];
+    let mut primary = span_of(helper, "atomic_add(c, 0, 1)", 0);
+    primary.file = 1;
+    let d = Diagnostic::error(
+        "CT4002",
+        "call to unsafe atomic operation `atomic_add` outside `unsafe`",
+        Label::new(primary, "atomic operation outside `unsafe`"),
+    )
+    .with_secondary(span_of(SRC, "w = z", 0), "in this call to `bump`");
+    let text = render_one(&files, &d, false);
+    assert!(text.contains("--> helpers.py:3:5"), "{text}");
+    assert!(text.contains("::: main.py:3:5"), "{text}");
+    assert!(text.find("helpers.py").unwrap() < text.find("main.py").unwrap());
+}
