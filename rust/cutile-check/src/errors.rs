@@ -352,3 +352,23 @@ pub fn ptr_param(name: &str, at: Span, func: &str, entry: bool) -> Diagnostic {
     )
     .with_help(format!("declare the function with `{decorator}`"))
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every code a constructor here can report is in the registry, as a kernel code.
+    #[test]
+    fn every_code_is_registered() {
+        let src = include_str!("errors.rs");
+        let mut n = 0;
+        for (i, _) in src.match_indices("\"CT") {
+            let code = &src[i + 1..i + 7];
+            if code.len() == 6 && code[2..].chars().all(|c| c.is_ascii_digit()) {
+                let info =
+                    cutile_diag::lookup(code).unwrap_or_else(|| panic!("{code} is not registered"));
+                assert_eq!(info.kind, cutile_diag::CodeKind::Kernel, "{code}");
+                n += 1;
+            }
+        }
+        assert!(n >= 28, "found only {n} codes");
+    }
+}

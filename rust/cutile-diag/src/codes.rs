@@ -110,6 +110,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT2009",
         "`iter_indices()` of a value that is not a mutable tensor",
     ),
+    k(
+        "CT2010",
+        "one mutable tensor stored through two different index maps",
+    ),
     // CT4xxx: unsafe operations outside `unsafe`.
     k("CT4001", "pointer operation outside `unsafe`"),
     k("CT4002", "atomic operation outside `unsafe`"),

@@ -151,3 +151,23 @@ fn releasing_a_moved_handle_keeps_its_storage_until_give_back() {
     assert_eq!(r.storage_live_handles(s).unwrap(), 0);
     assert_eq!(r.check_live(h, "x").unwrap_err().code, "CT5003");
 }
+
+/// Every code the host crate reports has a registry entry of the right kind.
+#[test]
+fn host_codes_are_documented() {
+    for src in [
+        include_str!("lib.rs"),
+        include_str!("launch.rs"),
+        include_str!("ledger.rs"),
+    ] {
+        for (i, _) in src.match_indices("\"CT") {
+            let code = &src[i + 1..i + 7];
+            if code[2..].chars().all(|c| c.is_ascii_digit()) && code != "CT0000" {
+                assert!(
+                    code.starts_with("CT5") || code.starts_with("CT6"),
+                    "{code} is not a host or launch code"
+                );
+            }
+        }
+    }
+}
