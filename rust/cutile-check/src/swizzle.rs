@@ -77,6 +77,11 @@ pub fn recognize(
         });
     }
     for (g, swapped) in candidates {
+        // The group size must be one number for the whole launch (a group size that
+        // varies with the block is no longer a bijection).
+        if !g.launch_known() {
+            continue;
+        }
         for pid in &linearizations {
             let (m, n) = if swapped { (&g1, &g0) } else { (&g0, &g1) };
             let (pm, pn) = template(pid, m, n, &g);
