@@ -7,9 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from cutile import _native
-from cutile import errors
+from cutile import _native, errors
 
 CORPUS = Path(__file__).resolve().parents[2] / "rust" / "cutile-check" / "tests" / "corpus"
 KERNELS = sorted(CORPUS.glob("*.json"))
@@ -17,7 +15,7 @@ KERNELS = sorted(CORPUS.glob("*.json"))
 
 def expected_codes(json_path: Path) -> list[str]:
     text = json_path.with_suffix(".py").read_text()
-    line = next(l for l in text.splitlines() if l.startswith("# expect:"))
+    line = next(ln for ln in text.splitlines() if ln.startswith("# expect:"))
     return [c for c in line.split(":", 1)[1].split() if c != "ok"]
 
 
@@ -46,12 +44,15 @@ def test_corpus_kernel(path: Path) -> None:
         assert f"error[{d.code}]" in text and f":{d.primary.line}:{d.primary.col + 1}" in text
     for o in result.obligations:
         assert o.discharged in {"static", "launch", "device", "failed"}
-        assert (o.predicate is not None) == (o.discharged in {"launch", "device"}) or o.discharged == "failed"
+        assert (o.predicate is not None) == (
+            o.discharged in {"launch", "device"}
+        ) or o.discharged == "failed"
     if codes:
         # The rendering matches the blessed .stderr up to the file path.
         stderr = path.with_suffix(".stderr").read_text()
-        rendered = result.rendered().replace(str(json.loads(path.read_text())["files"][0]["path"]),
-                                             f"$DIR/{path.stem}.py")
+        rendered = result.rendered().replace(
+            str(json.loads(path.read_text())["files"][0]["path"]), f"$DIR/{path.stem}.py"
+        )
         assert rendered == stderr
 
 
@@ -61,7 +62,7 @@ def test_use_after_move_labels() -> None:
     assert d.code == "CT1002"
     assert d.message == "use of moved mutable tensor `z`"
     assert d.primary.message == "value used here after move"
-    assert [l.message for l in d.secondary] == ["value moved here"]
+    assert [lab.message for lab in d.secondary] == ["value moved here"]
     assert d.help and "`" not in d.help[:1]
     assert "\x1b[" in d.render(color=True)
     assert "\x1b[" not in d.render()
@@ -122,12 +123,28 @@ def test_render_diagnostics_from_python() -> None:
     lo = src.index("lambda")
     doc = {
         "files": [{"path": "k.py", "source": src}],
-        "diagnostics": [{
-            "code": "CT0001", "severity": "error", "message": "unsupported syntax `lambda`",
-            "primary": {"span": {"file": 0, "lo": lo, "hi": lo + 6, "line": 3, "col": 4,
-                                 "end_line": 3, "end_col": 10}, "message": "not supported in a kernel"},
-            "secondary": [], "notes": ["kernels are a subset of Python"], "help": "use a device function",
-        }],
+        "diagnostics": [
+            {
+                "code": "CT0001",
+                "severity": "error",
+                "message": "unsupported syntax `lambda`",
+                "primary": {
+                    "span": {
+                        "file": 0,
+                        "lo": lo,
+                        "hi": lo + 6,
+                        "line": 3,
+                        "col": 4,
+                        "end_line": 3,
+                        "end_col": 10,
+                    },
+                    "message": "not supported in a kernel",
+                },
+                "secondary": [],
+                "notes": ["kernels are a subset of Python"],
+                "help": "use a device function",
+            }
+        ],
     }
     text = _native.render_diagnostics(json.dumps(doc))
     assert text.splitlines()[:6] == [
@@ -150,7 +167,7 @@ def test_list_error_codes() -> None:
     names = [c for c, _ in codes]
     assert names == sorted(names) and len(set(names)) == len(names)
     assert all(c[:3] in {"CT1", "CT2", "CT4"} for c in names)
-    for code, summary in codes:
+    for _code, summary in codes:
         assert summary and not summary.endswith(".")
     # Every kernel code is exercised by the corpus.
     used = {c for p in KERNELS for c in expected_codes(p)}
@@ -178,9 +195,22 @@ def test_launch_predicates_evaluate_fail_closed() -> None:
     r = _native.check_kernel((CORPUS / "ok_gemm.json").read_text())
     preds = [o.predicate for o in r.obligations if o.discharged == "launch"]
     assert "grid(0) <= cdiv(dim(x, 0), BM)" in preds
-    assert _native.predicate_atoms("grid(0) <= cdiv(dim(x, 0), BM)") == ["grid(0)", "dim(x, 0)", "BM"]
-    env = {"grid(0)": 8, "grid(1)": 4, "dim(x, 0)": 1024, "dim(x, 1)": 512, "dim(y, 0)": 512,
-           "dim(y, 1)": 512, "BM": 128, "BN": 128, "BK": 64}
+    assert _native.predicate_atoms("grid(0) <= cdiv(dim(x, 0), BM)") == [
+        "grid(0)",
+        "dim(x, 0)",
+        "BM",
+    ]
+    env = {
+        "grid(0)": 8,
+        "grid(1)": 4,
+        "dim(x, 0)": 1024,
+        "dim(x, 1)": 512,
+        "dim(y, 0)": 512,
+        "dim(y, 1)": 512,
+        "BM": 128,
+        "BN": 128,
+        "BK": 64,
+    }
     assert all(_native.eval_predicate(p, env) for p in preds)
     assert not _native.eval_predicate("grid(0) <= cdiv(dim(x, 0), BM)", {**env, "grid(0)": 9})
     with pytest.raises(ValueError):

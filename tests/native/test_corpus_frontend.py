@@ -11,13 +11,20 @@ import re
 from pathlib import Path
 
 import pytest
-
 from cutile import _native
 
 CORPUS = Path(__file__).resolve().parents[2] / "rust" / "cutile-check" / "tests" / "corpus"
 KERNELS = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("gen_"))
-UNSAFE_ONLY = ("load_ptr", "store_ptr", "atomic_", "scatter", "gather", "int_to_ptr",
-               "ptr_offset", "assume_")
+UNSAFE_ONLY = (
+    "load_ptr",
+    "store_ptr",
+    "atomic_",
+    "scatter",
+    "gather",
+    "int_to_ptr",
+    "ptr_offset",
+    "assume_",
+)
 
 
 def frontend_json(py: Path) -> str:
@@ -38,10 +45,13 @@ def test_frontend_and_checker_agree(py: Path) -> None:
     except Exception as e:  # the frontend refuses some unsafe-only DSL names for now
         text = str(e)
         if "CT0002" in text and any(name in text for name in UNSAFE_ONLY):
-            pytest.skip(f"frontend does not resolve this unsafe-only op yet: {text.splitlines()[0]}")
+            pytest.skip(
+                f"frontend does not resolve this unsafe-only op yet: {text.splitlines()[0]}"
+            )
         raise
-    want = [c for c in re.search(r"^# expect:(.*)$", py.read_text(), re.M).group(1).split()
-            if c != "ok"]
+    want = [
+        c for c in re.search(r"^# expect:(.*)$", py.read_text(), re.M).group(1).split() if c != "ok"
+    ]
     result = _native.check_kernel(js)
     assert [d.code for d in result.diagnostics] == want
     if want:

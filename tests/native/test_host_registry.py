@@ -5,13 +5,18 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from cutile import _native
 from cutile.errors import BorrowError, LaunchError
 
 
-def handle(reg: _native.HostRegistry, storage: int, n: int = 256, offset: int = 0,
-           stride: int = 1, itemsize: int = 4) -> int:
+def handle(
+    reg: _native.HostRegistry,
+    storage: int,
+    n: int = 256,
+    offset: int = 0,
+    stride: int = 1,
+    itemsize: int = 4,
+) -> int:
     return reg.new_handle(storage, offset, [n], [stride], itemsize)
 
 
@@ -54,8 +59,8 @@ def test_duplicate_mutable_argument() -> None:
 def test_interleaved_views_are_disjoint() -> None:
     reg = _native.HostRegistry()
     s = reg.new_storage(4 * 4 * 8)
-    even = reg.new_handle(s, 0, [4, 4], [8, 2], 4)   # x[:, 0::2] of a (4, 8) f32 matrix
-    odd = reg.new_handle(s, 4, [4, 4], [8, 2], 4)    # x[:, 1::2]
+    even = reg.new_handle(s, 0, [4, 4], [8, 2], 4)  # x[:, 0::2] of a (4, 8) f32 matrix
+    odd = reg.new_handle(s, 4, [4, 4], [8, 2], 4)  # x[:, 1::2]
     reg.move_in(1, "k", [(even, True), (odd, True)])
 
 
@@ -109,7 +114,9 @@ def test_ledger() -> None:
 
 def test_validate_launch() -> None:
     assert _native.validate_launch("add", (0, 0, 0), [("z", [1024], [128], [128])]) == (8, 1, 1)
-    assert _native.validate_launch("mm", (4, 2, 1), [("z", [512, 256], [128, 128], [128, 128])]) == (4, 2, 1)
+    assert _native.validate_launch(
+        "mm", (4, 2, 1), [("z", [512, 256], [128, 128], [128, 128])]
+    ) == (4, 2, 1)
     cases = [
         ((4, 1, 1), [("z", [1024], [128], [128])], "CT6001"),
         ((0, 0, 0), [("z", [1024], [64], [128])], "CT6002"),

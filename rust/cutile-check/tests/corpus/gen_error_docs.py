@@ -17,36 +17,69 @@ OUT = REPO / "docs" / "errors"
 CODES_RS = REPO / "rust" / "cutile-diag" / "src" / "codes.rs"
 
 HOST = {
-    "CT5001": ("reg.move_in(1, 'add', [(z, True)])\nreg.check_live(z, 'read it')",
-               "the tensor was moved into `add` (operation 1), which has not completed",
-               "Use the tensors that `.sync()` (or `await`) returns."),
-    "CT5002": ("p = reg.consume(t, 'partition', True)\nreg.check_live(t, 'read it')",
-               "the tensor was consumed by `partition`", "Use the partition that was returned."),
-    "CT5003": ("reg.release_handle(h)\nreg.check_live(h, 'read it')", "tensor handle was released",
-               "Keep a reference to the tensor while it is used."),
-    "CT5004": ("view = reg.new_handle(s, 0, [16], [1], 4)\nreg.consume(t, 'partition', True)",
-               "the tensor's storage has 1 other live view", "Drop the other views, or copy the tensor, before partitioning."),
-    "CT5005": ("reg.move_in(1, 'k', [(a, True), (a, False)])",
-               "the same tensor is passed to `k` as arguments 0 and 1, and one of them is mutable",
-               "Pass distinct tensors."),
-    "CT5006": ("whole = reg.new_handle(s, 0, [256], [1], 4)\nhalf = reg.new_handle(s, 512, [128], [1], 4)\nreg.move_in(1, 'k', [(whole, False), (half, True)])",
-               "arguments 0 and 1 of `k` may overlap in memory, and one of them is mutable",
-               "Pass views that share no element (interleaved strided views are fine)."),
-    "CT5007": ("reg.check_live(12345, 'read it')", "unknown tensor handle 12345", "A bug in the caller: handles come from `new_handle`."),
-    "CT5008": ("led.acquire(1, [(7, 0, 100, False)])\nled.acquire(2, [(7, 50, 60, True)])",
-               "bytes 50..60 of storage 7 are in use by pending operation 1",
-               "Wait for the pending operation before the access."),
-    "CT6001": ("validate_launch('add', (4, 1, 1), [('z', [1024], [128], [128])])",
-               "`add` launched with grid [4, 1, 1], but partition `z` has tile grid [8, 1, 1]",
-               "Omit the grid to infer it from the partitions."),
-    "CT6002": ("validate_launch('add', (0, 0, 0), [('z', [1024], [64], [128])])",
-               "`add` declares `z` with tile shape [128], but the partition has tile shape [64]",
-               "Partition with the declared tile shape."),
-    "CT6003": ("validate_launch('k', (0, 0, 0), [('z', [1024], [128], [128]), ('w', [512], [128], [128])])",
-               "partition `z` has tile grid [8, 1, 1] but `w` has [4, 1, 1]",
-               "Every output partition of one launch has the same tile grid."),
-    "CT6004": ("validate_launch('k', (0, 0, 0), [('z', [8, 8], [8], [8])])",
-               "ranks must match and be 1 to 3", "Give one tile extent per tensor axis, rank 1 to 3."),
+    "CT5001": (
+        "reg.move_in(1, 'add', [(z, True)])\nreg.check_live(z, 'read it')",
+        "the tensor was moved into `add` (operation 1), which has not completed",
+        "Use the tensors that `.sync()` (or `await`) returns.",
+    ),
+    "CT5002": (
+        "p = reg.consume(t, 'partition', True)\nreg.check_live(t, 'read it')",
+        "the tensor was consumed by `partition`",
+        "Use the partition that was returned.",
+    ),
+    "CT5003": (
+        "reg.release_handle(h)\nreg.check_live(h, 'read it')",
+        "tensor handle was released",
+        "Keep a reference to the tensor while it is used.",
+    ),
+    "CT5004": (
+        "view = reg.new_handle(s, 0, [16], [1], 4)\nreg.consume(t, 'partition', True)",
+        "the tensor's storage has 1 other live view",
+        "Drop the other views, or copy the tensor, before partitioning.",
+    ),
+    "CT5005": (
+        "reg.move_in(1, 'k', [(a, True), (a, False)])",
+        "the same tensor is passed to `k` as arguments 0 and 1, and one of them is mutable",
+        "Pass distinct tensors.",
+    ),
+    "CT5006": (
+        "whole = reg.new_handle(s, 0, [256], [1], 4)\n"
+        "half = reg.new_handle(s, 512, [128], [1], 4)\n"
+        "reg.move_in(1, 'k', [(whole, False), (half, True)])",
+        "arguments 0 and 1 of `k` may overlap in memory, and one of them is mutable",
+        "Pass views that share no element (interleaved strided views are fine).",
+    ),
+    "CT5007": (
+        "reg.check_live(12345, 'read it')",
+        "unknown tensor handle 12345",
+        "A bug in the caller: handles come from `new_handle`.",
+    ),
+    "CT5008": (
+        "led.acquire(1, [(7, 0, 100, False)])\nled.acquire(2, [(7, 50, 60, True)])",
+        "bytes 50..60 of storage 7 are in use by pending operation 1",
+        "Wait for the pending operation before the access.",
+    ),
+    "CT6001": (
+        "validate_launch('add', (4, 1, 1), [('z', [1024], [128], [128])])",
+        "`add` launched with grid [4, 1, 1], but partition `z` has tile grid [8, 1, 1]",
+        "Omit the grid to infer it from the partitions.",
+    ),
+    "CT6002": (
+        "validate_launch('add', (0, 0, 0), [('z', [1024], [64], [128])])",
+        "`add` declares `z` with tile shape [128], but the partition has tile shape [64]",
+        "Partition with the declared tile shape.",
+    ),
+    "CT6003": (
+        "validate_launch('k', (0, 0, 0),\n"
+        "                [('z', [1024], [128], [128]), ('w', [512], [128], [128])])",
+        "partition `z` has tile grid [8, 1, 1] but `w` has [4, 1, 1]",
+        "Every output partition of one launch has the same tile grid.",
+    ),
+    "CT6004": (
+        "validate_launch('k', (0, 0, 0), [('z', [8, 8], [8], [8])])",
+        "ranks must match and be 1 to 3",
+        "Give one tile extent per tensor axis, rank 1 to 3.",
+    ),
 }
 
 
@@ -56,28 +89,60 @@ def codes() -> list[tuple[str, str]]:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    index = ["# Error codes", "", "Generated by `rust/cutile-check/tests/corpus/gen_error_docs.py`; "
-             "each kernel example is a corpus test.", "", "| code | meaning |", "| --- | --- |"]
+    index = [
+        "# Error codes",
+        "",
+        "Generated by `rust/cutile-check/tests/corpus/gen_error_docs.py`; "
+        "each kernel example is a corpus test.",
+        "",
+        "| code | meaning |",
+        "| --- | --- |",
+    ]
     for code, summary in codes():
         index.append(f"| [{code}]({code}.md) | {summary} |")
         page = [f"# {code}: {summary}", ""]
         if code in HOST:
             snippet, msg, fix = HOST[code]
             kind = "BorrowError" if code.startswith("CT5") else "LaunchError"
-            page += [f"Raised as `cutile.errors.{kind}` by the host runtime (`cutile._native`).", "",
-                     "```python", snippet, "```", "", f"raises `{kind}`: `[{code}] ... {msg}`", "",
-                     f"**Fix:** {fix}", ""]
+            page += [
+                f"Raised as `cutile.errors.{kind}` by the host runtime (`cutile._native`).",
+                "",
+                "```python",
+                snippet,
+                "```",
+                "",
+                f"raises `{kind}`: `[{code}] ... {msg}`",
+                "",
+                f"**Fix:** {fix}",
+                "",
+            ]
         else:
-            examples = sorted(p for p in HERE.glob("err_*.py")
-                              if re.search(rf"^# expect: {code}$", p.read_text(), re.M))
+            examples = sorted(
+                p
+                for p in HERE.glob("err_*.py")
+                if re.search(rf"^# expect: {code}$", p.read_text(), re.M)
+            )
             if not examples:
                 continue
             ex = examples[0]
             text = ex.read_text()
             why = text.splitlines()[1].lstrip("# ")
-            page += [f"{why[0].upper() + why[1:]}.", "", f"Example (`rust/cutile-check/tests/corpus/{ex.name}`):",
-                     "", "```python", text.split("\n", 2)[2].rstrip(), "```", "", "The checker reports:", "",
-                     "```text", ex.with_suffix(".stderr").read_text().rstrip(), "```", ""]
+            page += [
+                f"{why[0].upper() + why[1:]}.",
+                "",
+                f"Example (`rust/cutile-check/tests/corpus/{ex.name}`):",
+                "",
+                "```python",
+                text.split("\n", 2)[2].rstrip(),
+                "```",
+                "",
+                "The checker reports:",
+                "",
+                "```text",
+                ex.with_suffix(".stderr").read_text().rstrip(),
+                "```",
+                "",
+            ]
             if len(examples) > 1:
                 page += ["More examples: " + ", ".join(f"`{p.name}`" for p in examples[1:]), ""]
         (OUT / f"{code}.md").write_text("\n".join(page))

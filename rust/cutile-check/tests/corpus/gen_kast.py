@@ -22,16 +22,42 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[3]
-DTYPES = {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-          "bool_", "f8e4m3", "f8e5m2", "tf32"}
+DTYPES = {
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "bool_",
+    "f8e4m3",
+    "f8e5m2",
+    "tf32",
+}
 MODULES = {"cutile", "ct", "core", "api"}
-BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
-          ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
-          ast.RShift: "rshift", ast.BitAnd: "bitand", ast.BitOr: "bitor",
-          ast.BitXor: "bitxor", ast.MatMult: "matmul"}
+BINOPS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "div",
+    ast.FloorDiv: "floordiv",
+    ast.Mod: "mod",
+    ast.Pow: "pow",
+    ast.LShift: "lshift",
+    ast.RShift: "rshift",
+    ast.BitAnd: "bitand",
+    ast.BitOr: "bitor",
+    ast.BitXor: "bitxor",
+    ast.MatMult: "matmul",
+}
 UNOPS = {ast.USub: "neg", ast.UAdd: "pos", ast.Not: "not", ast.Invert: "invert"}
-CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt",
-          ast.GtE: "ge"}
+CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
 class Writer:
@@ -48,9 +74,15 @@ class Writer:
     def span(self, node: ast.AST) -> dict:
         line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
         end_line, end_col = node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
-        return {"file": 0, "lo": self.line_starts[line - 1] + col,
-                "hi": self.line_starts[end_line - 1] + end_col,
-                "line": line, "col": col, "end_line": end_line, "end_col": end_col}
+        return {
+            "file": 0,
+            "lo": self.line_starts[line - 1] + col,
+            "hi": self.line_starts[end_line - 1] + end_col,
+            "line": line,
+            "col": col,
+            "end_line": end_line,
+            "end_col": end_col,
+        }
 
     # ---- functions and parameters ----------------------------------------------------
 
@@ -60,8 +92,11 @@ class Writer:
             target = call.func if call else d
             name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
             if name in ("entry", "device"):
-                kw = {k.arg: k.value.value for k in (call.keywords if call else [])
-                      if isinstance(k.value, ast.Constant)}
+                kw = {
+                    k.arg: k.value.value
+                    for k in (call.keywords if call else [])
+                    if isinstance(k.value, ast.Constant)
+                }
                 return name, kw
         return None
 
@@ -81,7 +116,11 @@ class Writer:
         ann = a.annotation
         if ann is None:
             return p
-        head = ann.value.id if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) else None
+        head = (
+            ann.value.id
+            if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name)
+            else None
+        )
         if head == "Mut":
             inner = ann.slice  # Tensor[dtype, shape]
             dt, sh = inner.slice.elts  # type: ignore[attr-defined]
@@ -99,13 +138,22 @@ class Writer:
 
     def function(self, fn: ast.FunctionDef, kind: str, kw: dict) -> dict:
         name_lo = self.line_starts[fn.lineno - 1] + fn.col_offset + len("def ")
-        name_span = {"file": 0, "lo": name_lo, "hi": name_lo + len(fn.name), "line": fn.lineno,
-                     "col": fn.col_offset + 4, "end_line": fn.lineno,
-                     "end_col": fn.col_offset + 4 + len(fn.name)}
+        name_span = {
+            "file": 0,
+            "lo": name_lo,
+            "hi": name_lo + len(fn.name),
+            "line": fn.lineno,
+            "col": fn.col_offset + 4,
+            "end_line": fn.lineno,
+            "end_col": fn.col_offset + 4 + len(fn.name),
+        }
         return {
-            "name": fn.name, "kind": kind, "unsafe": bool(kw.get("unsafe", False)),
+            "name": fn.name,
+            "kind": kind,
+            "unsafe": bool(kw.get("unsafe", False)),
             "options": {"deny_in_kernel_checks": bool(kw.get("deny_in_kernel_checks", False))},
-            "span": self.span(fn), "name_span": name_span,
+            "span": self.span(fn),
+            "name_span": name_span,
             "params": [self.param(a) for a in fn.args.args],
             "body": [s for st in fn.body for s in self.stmt(st)],
         }
@@ -121,25 +169,57 @@ class Writer:
 
     def stmt(self, s: ast.stmt) -> list[dict]:
         sp = self.span(s)
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+        if (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Constant)
+            and isinstance(s.value.value, str)
+        ):
             return []  # docstring
         if isinstance(s, ast.Assign):
-            return [{"kind": "assign", "targets": [self.target(t) for t in s.targets],
-                     "value": self.expr(s.value), "span": sp}]
+            return [
+                {
+                    "kind": "assign",
+                    "targets": [self.target(t) for t in s.targets],
+                    "value": self.expr(s.value),
+                    "span": sp,
+                }
+            ]
         if isinstance(s, ast.AugAssign):
-            return [{"kind": "augassign", "target": self.target(s.target),
-                     "op": BINOPS[type(s.op)], "value": self.expr(s.value), "span": sp}]
+            return [
+                {
+                    "kind": "augassign",
+                    "target": self.target(s.target),
+                    "op": BINOPS[type(s.op)],
+                    "value": self.expr(s.value),
+                    "span": sp,
+                }
+            ]
         if isinstance(s, ast.Expr):
             return [{"kind": "expr", "value": self.expr(s.value), "span": sp}]
         if isinstance(s, ast.If):
-            return [{"kind": "if", "test": self.expr(s.test), "body": self.body(s.body),
-                     "orelse": self.body(s.orelse), "span": sp}]
+            return [
+                {
+                    "kind": "if",
+                    "test": self.expr(s.test),
+                    "body": self.body(s.body),
+                    "orelse": self.body(s.orelse),
+                    "span": sp,
+                }
+            ]
         if isinstance(s, ast.For):
-            return [{"kind": "for", "target": self.target(s.target), "iter": self.expr(s.iter),
-                     "body": self.body(s.body), "span": sp}]
+            return [
+                {
+                    "kind": "for",
+                    "target": self.target(s.target),
+                    "iter": self.expr(s.iter),
+                    "body": self.body(s.body),
+                    "span": sp,
+                }
+            ]
         if isinstance(s, ast.While):
-            return [{"kind": "while", "test": self.expr(s.test), "body": self.body(s.body),
-                     "span": sp}]
+            return [
+                {"kind": "while", "test": self.expr(s.test), "body": self.body(s.body), "span": sp}
+            ]
         if isinstance(s, ast.Break):
             return [{"kind": "break", "span": sp}]
         if isinstance(s, ast.Continue):
@@ -147,8 +227,9 @@ class Writer:
         if isinstance(s, ast.Pass):
             return [{"kind": "pass", "span": sp}]
         if isinstance(s, ast.Return):
-            return [{"kind": "return", "value": self.expr(s.value) if s.value else None,
-                     "span": sp}]
+            return [
+                {"kind": "return", "value": self.expr(s.value) if s.value else None, "span": sp}
+            ]
         if isinstance(s, ast.With):
             return [{"kind": "unsafe", "body": self.body(s.body), "span": sp}]
         if isinstance(s, ast.Assert):
@@ -162,8 +243,10 @@ class Writer:
     # ---- expressions -------------------------------------------------------------------
 
     def args(self, call: ast.Call) -> tuple[list, list]:
-        return ([self.expr(a) for a in call.args],
-                [{"name": k.arg, "value": self.expr(k.value)} for k in call.keywords])
+        return (
+            [self.expr(a) for a in call.args],
+            [{"name": k.arg, "value": self.expr(k.value)} for k in call.keywords],
+        )
 
     def expr(self, e: ast.expr) -> dict:
         sp = self.span(e)
@@ -181,26 +264,54 @@ class Writer:
         if isinstance(e, (ast.Tuple, ast.List)):
             return {"kind": "tuple", "elts": [self.expr(x) for x in e.elts], "span": sp}
         if isinstance(e, ast.BinOp):
-            return {"kind": "binop", "op": BINOPS[type(e.op)], "left": self.expr(e.left),
-                    "right": self.expr(e.right), "span": sp}
+            return {
+                "kind": "binop",
+                "op": BINOPS[type(e.op)],
+                "left": self.expr(e.left),
+                "right": self.expr(e.right),
+                "span": sp,
+            }
         if isinstance(e, ast.UnaryOp):
-            return {"kind": "unary", "op": UNOPS[type(e.op)], "operand": self.expr(e.operand),
-                    "span": sp}
+            return {
+                "kind": "unary",
+                "op": UNOPS[type(e.op)],
+                "operand": self.expr(e.operand),
+                "span": sp,
+            }
         if isinstance(e, ast.Compare):
             parts = []
             left = e.left
-            for op, right in zip(e.ops, e.comparators):
-                parts.append({"kind": "compare", "op": CMPOPS[type(op)], "left": self.expr(left),
-                              "right": self.expr(right), "span": sp})
+            for op, right in zip(e.ops, e.comparators, strict=True):
+                parts.append(
+                    {
+                        "kind": "compare",
+                        "op": CMPOPS[type(op)],
+                        "left": self.expr(left),
+                        "right": self.expr(right),
+                        "span": sp,
+                    }
+                )
                 left = right
-            return parts[0] if len(parts) == 1 else {"kind": "boolop", "op": "and",
-                                                     "values": parts, "span": sp}
+            return (
+                parts[0]
+                if len(parts) == 1
+                else {"kind": "boolop", "op": "and", "values": parts, "span": sp}
+            )
         if isinstance(e, ast.BoolOp):
-            return {"kind": "boolop", "op": "and" if isinstance(e.op, ast.And) else "or",
-                    "values": [self.expr(v) for v in e.values], "span": sp}
+            return {
+                "kind": "boolop",
+                "op": "and" if isinstance(e.op, ast.And) else "or",
+                "values": [self.expr(v) for v in e.values],
+                "span": sp,
+            }
         if isinstance(e, ast.IfExp):
-            return {"kind": "ifexp", "test": self.expr(e.test), "body": self.expr(e.body),
-                    "orelse": self.expr(e.orelse), "span": sp}
+            return {
+                "kind": "ifexp",
+                "test": self.expr(e.test),
+                "body": self.expr(e.body),
+                "orelse": self.expr(e.orelse),
+                "span": sp,
+            }
         if isinstance(e, ast.Call):
             args, kwargs = self.args(e)
             f = e.func
@@ -209,15 +320,30 @@ class Writer:
                 return {"kind": kind, "func": f.id, "args": args, "kwargs": kwargs, "span": sp}
             if isinstance(f, ast.Attribute):
                 if isinstance(f.value, ast.Name) and f.value.id in MODULES:
-                    return {"kind": "call", "func": f.attr, "args": args, "kwargs": kwargs,
-                            "span": sp}
-                return {"kind": "method", "receiver": self.expr(f.value), "method": f.attr,
-                        "args": args, "kwargs": kwargs, "span": sp}
+                    return {
+                        "kind": "call",
+                        "func": f.attr,
+                        "args": args,
+                        "kwargs": kwargs,
+                        "span": sp,
+                    }
+                return {
+                    "kind": "method",
+                    "receiver": self.expr(f.value),
+                    "method": f.attr,
+                    "args": args,
+                    "kwargs": kwargs,
+                    "span": sp,
+                }
         if isinstance(e, ast.Attribute):
             return {"kind": "attribute", "value": self.expr(e.value), "attr": e.attr, "span": sp}
         if isinstance(e, ast.Subscript):
-            return {"kind": "subscript", "value": self.expr(e.value), "index": self.expr(e.slice),
-                    "span": sp}
+            return {
+                "kind": "subscript",
+                "value": self.expr(e.value),
+                "index": self.expr(e.slice),
+                "span": sp,
+            }
         raise ValueError(f"unsupported expression at line {e.lineno}: {ast.dump(e)}")
 
 
@@ -243,14 +369,19 @@ def document(path: Path) -> dict:
         rel = str(path.resolve().relative_to(REPO))
     except ValueError:
         rel = path.name
-    return {"schema": "cutile.kast", "version": 1, "files": [{"path": rel, "source": source}],
-            "entry": entries[0], "functions": functions}
+    return {
+        "schema": "cutile.kast",
+        "version": 1,
+        "files": [{"path": rel, "source": source}],
+        "entry": entries[0],
+        "functions": functions,
+    }
 
 
 def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or sorted(HERE.glob("*.py"))
     for p in paths:
-        if p.name == Path(__file__).name:
+        if p.name.startswith("gen_"):
             continue
         doc = document(p)
         p.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
