@@ -136,6 +136,17 @@ fn corpus() {
     );
 }
 
+/// Each `NAME.json` was generated from the current `NAME.py` (regenerate with
+/// `python gen_kast.py NAME.py` after editing a kernel).
+#[test]
+fn json_is_in_sync_with_its_source() {
+    for json in kernels() {
+        let doc = load(&json);
+        let py = fs::read_to_string(json.with_extension("py")).expect("read py");
+        assert_eq!(doc.files[0].source, py, "{} is stale", json.display());
+    }
+}
+
 /// Every kernel-rule code of the registry is exercised by some rejected corpus kernel.
 #[test]
 fn corpus_covers_every_kernel_code() {
