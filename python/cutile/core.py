@@ -286,6 +286,52 @@ def assume_bounds(x: Any, lo: int | None, hi: int | None) -> Any:
     """Promise the compiler that lo <= x <= hi (unchecked)."""
 
 
+@_op("load_ptr", unsafe=True)
+def load_ptr(ptrs: Any, mask: Any = None, padding: Any = None) -> Any:
+    """Gather through a tile of pointers (unchecked)."""
+
+
+@_op("store_ptr", unsafe=True)
+def store_ptr(ptrs: Any, value: Any, mask: Any = None) -> Any:
+    """Scatter through a tile of pointers (unchecked, may race)."""
+
+
+@_op("ptr_offset", unsafe=True)
+def ptr_offset(ptr: Any, offsets: Any) -> Any:
+    """Pointer arithmetic in elements."""
+
+
+@_op("int_to_ptr", unsafe=True)
+def int_to_ptr(value: Any, dtype: DType) -> Any:
+    """Forge a pointer from an integer."""
+
+
+@_op("gather", unsafe=True)
+def gather(tensor: Any, indices: Any) -> Any:
+    """Load elements at arbitrary indices."""
+
+
+@_op("scatter", unsafe=True)
+def scatter(tensor: Any, indices: Any, value: Any) -> Any:
+    """Store elements at arbitrary indices (may race)."""
+
+
+def _atomic(name: str) -> Callable[..., Any]:
+    def fn(tensor: Any, index: Any, value: Any) -> Any:
+        raise AssertionError  # replaced by the stub
+
+    fn.__name__ = name
+    fn.__doc__ = f"Atomic `{name}` on tensor elements (returns the old values)."
+    return _op(name, unsafe=True)(fn)
+
+
+atomic_add = _atomic("atomic_add")
+atomic_max = _atomic("atomic_max")
+atomic_min = _atomic("atomic_min")
+atomic_xchg = _atomic("atomic_xchg")
+atomic_cas = _atomic("atomic_cas")
+
+
 __all__ = [
     "OPS",
     "Const",
@@ -299,7 +345,14 @@ __all__ = [
     "Tile",
     "TileSpec",
     "arange",
+    "assume_bounds",
+    "assume_div_by",
     "astype",
+    "atomic_add",
+    "atomic_cas",
+    "atomic_max",
+    "atomic_min",
+    "atomic_xchg",
     "bf16",
     "block_id",
     "bool_",
@@ -315,10 +368,13 @@ __all__ = [
     "f64",
     "floor",
     "full",
+    "gather",
     "i8",
     "i16",
     "i32",
     "i64",
+    "int_to_ptr",
+    "load_ptr",
     "load_tile_like",
     "log",
     "log2",
@@ -333,11 +389,14 @@ __all__ = [
     "permute",
     "pow",
     "prod",
+    "ptr_offset",
     "reshape",
     "rsqrt",
+    "scatter",
     "sin",
     "sinh",
     "sqrt",
+    "store_ptr",
     "sum",
     "tan",
     "tanh",
