@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, overload
@@ -53,6 +54,8 @@ class EntryKernel:
         self._check: Any = None
         self._lock = threading.Lock()
         self._binder: Binder | None = None
+        self._launch_checks: LaunchChecks | None = None
+        self._mapped: frozenset[str] = frozenset()
         self._lowered: dict[Specialization, Any] = {}
         self._loaded: dict[Specialization, Any] = {}
 
@@ -111,7 +114,7 @@ class EntryKernel:
         got = self._lowered.get(spec)
         if got is None:
             self.check()
-            got = pipeline.lower(self.document(), spec)
+            got = pipeline.lower(self.document(), spec, pipeline.device_checks(self.check()))
             self._lowered[spec] = got
         return got
 
@@ -146,6 +149,8 @@ class EntryKernel:
         if binder is None:
             self.check()
             binder = self._binder = Binder(self.entry)
+            self._launch_checks = LaunchChecks(self.name, self.check().obligations)
+            self._mapped = mapped_params(self.entry)
         return KernelOp(self, binder.bind(args, kwargs))
 
 
@@ -159,20 +164,9 @@ class KernelOp(DeviceOp):
         self.op_id = next_op_id()
         self.name = f"`{kernel.name}` (op #{self.op_id})"
         self._holding = False
-        parts = [
-            (p.name, list(v.shape), list(v.tile_shape),
-             [int(binding.consts[d]) if isinstance(d, str) else d for d in (p.shape or [])])
-            for p, v in zip(binding.params, binding.values, strict=True)
-            if isinstance(v, Partition)
-        ]
-        if not parts:
-            raise LaunchError(
-                f"`{kernel.name}` has no `Mut` output, so no partition determines its grid",
-                code="CT6007",
-            )
-        from . import _native
-
-        binding.grid = _native.validate_launch(kernel.name, (0, 0, 0), parts)
+        binding.grid = launch_grid(kernel.name, binding, kernel._mapped)
+        assert kernel._launch_checks is not None
+        kernel._launch_checks.verify(binding)
         moves = [
             (v._handle, p.kind == "mut_tensor")
             for p, v in zip(binding.params, binding.values, strict=True)
@@ -235,6 +229,137 @@ class KernelOp(DeviceOp):
                 self._give_back()
         except Exception:
             pass
+
+
+def mapped_params(entry: K.Function) -> frozenset[str]:
+    """`Mut` parameters the entry walks with `for idx in z.iter_indices()`."""
+    muts = {p.name for p in entry.params if p.kind == "mut_tensor"}
+    found: set[str] = set()
+
+    def walk(stmts: list[K.Stmt]) -> None:
+        for s in stmts:
+            if isinstance(s, K.For):
+                it = s.iter
+                if (isinstance(it, K.Method) and it.method == "iter_indices"
+                        and isinstance(it.receiver, K.Name) and it.receiver.id in muts):
+                    found.add(it.receiver.id)
+                walk(s.body)
+            elif isinstance(s, K.If):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (K.While, K.Unsafe)):
+                walk(s.body)
+
+    walk(entry.body)
+    return frozenset(found)
+
+
+def launch_grid(name: str, b: Binding, mapped: frozenset[str]) -> tuple[int, int, int]:
+    """Host rule 6: the grid is the partitions' tile grid; a persistent kernel launches
+    `num_blocks` blocks that share its mapped partitions' tiles by the checked schedule."""
+    from . import _native
+
+    regular = []
+    persistent: list[tuple[str, Partition, list[int]]] = []
+    for p, v in zip(b.params, b.values, strict=True):
+        if not isinstance(v, Partition):
+            continue
+        declared = [int(b.consts[d]) if isinstance(d, str) else d for d in (p.shape or [])]
+        if p.name in mapped:
+            persistent.append((p.name, v, declared))
+        else:
+            regular.append((p.name, list(v.shape), list(v.tile_shape), declared))
+    if not regular and not persistent:
+        raise LaunchError(
+            f"`{name}` has no `Mut` output, so no partition determines its grid", code="CT6107",
+        )
+    if not persistent:
+        grid: tuple[int, int, int] = _native.validate_launch(name, (0, 0, 0), regular)
+        return grid
+    asked = {v.num_blocks for _, v, _ in persistent if v.num_blocks is not None}
+    if len(asked) > 1:
+        raise LaunchError(f"`{name}`: mapped partitions ask for different block counts "
+                          f"{sorted(asked)}", code="CT6108")
+    for pname, v, declared in persistent:
+        _native.validate_launch(name, (0, 0, 0),
+                                [(pname, list(v.shape), list(v.tile_shape), declared)])
+    fewest = min(v.num_tiles for _, v, _ in persistent)
+    if asked:
+        nb = asked.pop()
+    else:
+        sms = driver.state().sm_count or 132
+        nb = max(1, min(fewest, sms))
+    grid = (nb, 1, 1)
+    if regular:
+        _native.validate_launch(name, grid, regular)
+    return grid
+
+
+class LaunchChecks:
+    """The checker's launch predicates, evaluated on the host before every launch; a false
+    or undecidable predicate refuses the launch (fail closed)."""
+
+    ATOM = re.compile(r"^(grid|dim|tiles)\((\w+)(?:,\s*(\d+))?\)$")
+
+    def __init__(self, kernel: str, obligations: Any) -> None:
+        from . import _native
+
+        self.kernel = kernel
+        self.checks = []
+        for o in obligations:
+            if o.discharged == "launch" and o.predicate:
+                atoms = list(_native.predicate_atoms(o.predicate))
+                self.checks.append((o, atoms))
+        self._passed: set[tuple[Any, ...]] = set()
+
+    def _value(self, atom: str, b: Binding, by_name: dict[str, Any]) -> int:
+        m = self.ATOM.match(atom)
+        if m:
+            fn, a, axis = m.group(1), m.group(2), m.group(3)
+            if fn == "grid":
+                return b.grid[int(a)]
+            v = by_name[a]
+            i = int(axis)
+            if fn == "dim":
+                return int(v.shape[i])
+            return -(-int(v.shape[i]) // int(v.tile_shape[i]))
+        if atom in b.consts:
+            return int(b.consts[atom])
+        return int(by_name[atom])
+
+    def verify(self, b: Binding) -> None:
+        if not self.checks:
+            return
+        from . import _native
+
+        by_name = {p.name: v for p, v in zip(b.params, b.values, strict=True)}
+        for o, atoms in self.checks:
+            try:
+                values = {a: self._value(a, b, by_name) for a in atoms}
+            except (KeyError, IndexError, AttributeError, TypeError, ValueError) as exc:
+                raise LaunchError(
+                    f"`{self.kernel}`: cannot evaluate launch check `{o.predicate}` ({exc})",
+                    code="CT6201",
+                ) from None
+            key = (o.predicate, *values.values())
+            if key in self._passed:
+                continue
+            try:
+                ok = _native.eval_predicate(o.predicate, values)
+            except ValueError as exc:
+                ok, why = False, f" (undecidable: {exc})"
+            else:
+                why = ""
+            if not ok:
+                shown = ", ".join(f"{k} = {v}" for k, v in values.items())
+                raise LaunchError(
+                    f"`{self.kernel}`: launch check `{o.predicate}` failed{why} with {shown}: "
+                    f"{o.description} ({o.span.file}:{o.span.line})",
+                    code="CT6200",
+                    hint="the arguments' shapes do not fit the kernel's index arithmetic; "
+                    "`kernel.check_report()` lists every check",
+                )
+            self._passed.add(key)
 
 
 @overload

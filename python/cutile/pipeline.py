@@ -30,13 +30,26 @@ def run_checker(doc: K.Document) -> Any:
     return result
 
 
-def lower(doc: K.Document, spec: Specialization) -> LoweredKernel:
+def lower(
+    doc: K.Document,
+    spec: Specialization,
+    device_checks: frozenset[tuple[str, int, int]] = frozenset(),
+) -> LoweredKernel:
     try:
-        lowered = lower_kernel(doc, spec)
+        lowered = lower_kernel(doc, spec, device_checks)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
     _verify(lowered)
     return lowered
+
+
+def device_checks(check_result: Any) -> frozenset[tuple[str, int, int]]:
+    """Where the checker left a bounds obligation to a device assert."""
+    return frozenset(
+        (o.span.file, o.span.line, o.span.col)
+        for o in check_result.obligations
+        if o.discharged == "device"
+    )
 
 
 def _verify(lowered: LoweredKernel) -> None:

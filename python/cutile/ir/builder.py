@@ -40,7 +40,9 @@ class Builder:
 
     # -- structure -------------------------------------------------------------------------
 
-    def entry(self, name: str, param_types: Sequence[Type], loc: Location | None = None) -> Function:
+    def entry(
+        self, name: str, param_types: Sequence[Type], loc: Location | None = None
+    ) -> Function:
         params = [Value(t, f"arg{i}") for i, t in enumerate(param_types)]
         fn = Function(name, params, Block(args=list(params)), is_entry=True, loc=loc)
         self.module.functions.append(fn)

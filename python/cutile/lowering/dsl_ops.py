@@ -12,7 +12,17 @@ from ..dtypes import DType
 from ..frontend import kast as K
 from ..ir import Block, TileType, Value, scalar
 from .arith import broadcast_shapes
-from .values import ConstV, DTypeV, LVal, RangeV, SubPartitionV, TensorV, TileV, TupleV
+from .values import (
+    ConstV,
+    DTypeV,
+    LVal,
+    MappedRangeV,
+    RangeV,
+    SubPartitionV,
+    TensorV,
+    TileV,
+    TupleV,
+)
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -262,9 +272,12 @@ class DslOps:
     def f_num_tiles(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
         t = self._arg(args, kwargs, 0, "tensor")
         axis = self.int_const(self._arg(args, kwargs, 1, "axis"), span, "the axis")
-        shape = self.shape_const(self._arg(args, kwargs, 2, "shape"), span)
         if not isinstance(t, TensorV):
             raise self.err("CT3041", "num_tiles needs a tensor parameter", span, "tensor")
+        if len(args) < 3 and "shape" not in kwargs and t.tile_shape is not None:
+            shape = t.tile_shape  # a `Mut` output: its own partition's tiles
+        else:
+            shape = self.shape_const(self._arg(args, kwargs, 2, "shape"), span)
         if not 0 <= axis < t.rank or len(shape) != t.rank:
             raise self.err("CT3041", "axis or shape does not match the tensor's rank", span,
                            "num_tiles")
@@ -288,6 +301,20 @@ class DslOps:
                            f"has rank {like.rank}", span, "ranks differ")
         pv = self.low.partition(src, like.tile_shape, padding, span)
         return self._load(src, pv, self.low.own_index(like, span), span)
+
+    def bounds_check(self, pv: Value, index: list[Value], span: K.Span, what: str) -> None:
+        """A device assert for an index whose bounds the checker could neither prove nor
+        hoist to a launch predicate (`check_report()` lists it as `device`)."""
+        path = self.low.doc.files[span.file].path
+        if (path, span.line, span.col) not in self.low.device_checks:
+            return
+        counts = self.b.get_index_space_shape(pv)
+        zero = self.b.constant(0, scalar(dt.i32))
+        for axis, (i, n) in enumerate(zip(index, counts, strict=True)):
+            ok = self.b.binary("andi", self.b.cmp("cmpi", "greater_than_or_equal", i, zero),
+                               self.b.cmp("cmpi", "less_than", i, n))
+            self.b.assert_(ok, f"{path}:{span.line}: tile index of {what} on axis {axis} is "
+                               "out of bounds")
 
     def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span) -> TileV:
         token = self.low.tokens.get(t.param) if t.mutable else None
@@ -325,8 +352,11 @@ class DslOps:
         index = kwargs.get("index") or (args[1] if len(args) > 1 else None)
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, None, span)
-        idx = (self.low.own_index(t, span) if index is None
-               else self.index_values(index, t.rank, span))
+        if index is None:
+            idx = self.low.own_index(t, span)
+        else:
+            idx = self.index_values(index, t.rank, span)
+            self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._store(t, pv, idx, value, t.tile_shape, span)
 
     def m_mut_load(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
@@ -334,8 +364,11 @@ class DslOps:
         index = kwargs.get("index") or (args[0] if args else None)
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, "zero", span)
-        idx = (self.low.own_index(t, span) if index is None
-               else self.index_values(index, t.rank, span))
+        if index is None:
+            idx = self.low.own_index(t, span)
+        else:
+            idx = self.index_values(index, t.rank, span)
+            self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._load(t, pv, idx, span)
 
     def m_mut_partition_mut(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
@@ -353,6 +386,17 @@ class DslOps:
         sub = self.index_values(index, p.parent.rank, span)
         own = self.low.own_index(p.parent, span)
         assert p.parent.tile_shape is not None
+        path = self.low.doc.files[span.file].path
+        if (path, span.line, span.col) in self.low.device_checks:
+            zero = self.b.constant(0, scalar(dt.i32))
+            for axis, (s, full, part) in enumerate(
+                zip(sub, p.parent.tile_shape, p.tile_shape, strict=True)
+            ):
+                n = self.b.constant(full // part, scalar(dt.i32))
+                ok = self.b.binary("andi", self.b.cmp("cmpi", "greater_than_or_equal", s, zero),
+                                   self.b.cmp("cmpi", "less_than", s, n))
+                self.b.assert_(ok, f"{path}:{span.line}: sub-tile index on axis {axis} is "
+                                   "outside the block's own tile")
         out = []
         for o, s, full, part in zip(own, sub, p.parent.tile_shape, p.tile_shape, strict=True):
             ratio = self.b.constant(full // part, scalar(dt.i32))
@@ -379,9 +423,22 @@ class DslOps:
         index = self._arg(args, kwargs, 1, "index")
         padding = self.padding_arg(kwargs.get("padding"), span)
         pv = self.low.partition(t, shape, padding, span)
-        return self._load(t, pv, self.index_values(index, t.rank, span), span)
+        idx = self.index_values(index, t.rank, span)
+        self.bounds_check(pv, idx, span, f"`{t.param}`")
+        return self._load(t, pv, idx, span)
 
     m_mut_load_tile = m_tensor_load_tile
+
+    def m_mut_iter_indices(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
+                           span: K.Span) -> LVal:
+        group = self.int_const(self._arg(args, kwargs, 0, "group", ConstV(1)), span,
+                               "the group size")
+        if group < 1:
+            raise self.err("CT3050", f"group size must be >= 1, got {group}", span, "group")
+        if t.rank > 3:
+            raise self.err("CT3021", "a mapped partition has at most 3 dimensions", span,
+                           "rank")
+        return MappedRangeV(t, group)
 
     def m_tensor_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
                        span: K.Span) -> LVal:

@@ -32,7 +32,7 @@ from ..ir import (
 )
 from .arith import Arith
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
-from .values import ConstV, DTypeV, LVal, RangeV, TensorV, TileV, TupleV
+from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, TensorV, TileV, TupleV
 
 
 @dataclass
@@ -57,9 +57,16 @@ class _Frame:
 
 
 class Lowerer:
-    def __init__(self, doc: K.Document, spec: Specialization) -> None:
+    def __init__(
+        self,
+        doc: K.Document,
+        spec: Specialization,
+        device_checks: frozenset[tuple[str, int, int]] = frozenset(),
+    ) -> None:
         self.doc = doc
         self.spec = spec
+        # (file, line, col) of the loads/stores whose bounds the checker left to the device
+        self.device_checks = device_checks
         self.consts = spec.const_dict()
         self.b = Builder(Module(doc.entry))
         self.arith = Arith(self)
@@ -411,14 +418,15 @@ class Lowerer:
     def lower_for(self, s: K.For) -> None:
         assert self.frame is not None
         it = self.expr(s.iter)
-        if not isinstance(it, RangeV):
+        if not isinstance(it, (RangeV, MappedRangeV)):
             raise self.error(
-                "CT0001", "a kernel `for` loop must iterate over `range(...)`", s.iter.span,
-                "not a range",
+                "CT0001", "a kernel `for` loop must iterate over `range(...)` or "
+                "`z.iter_indices()`", s.iter.span, "not a range",
             )
-        if not isinstance(s.target, K.NameTarget):
+        if isinstance(it, RangeV) and not isinstance(s.target, K.NameTarget):
             raise self.error("CT0001", "the loop variable must be a single name", s.target.span)
-        assigned = _assigned_in(s.body) - {s.target.id}
+        target_names = _target_names(s.target)
+        assigned = _assigned_in(s.body) - target_names
         before = self._snapshot()
         carried = [n for n in before.env if n in assigned]
         token_keys = list(before.tokens)
@@ -438,7 +446,7 @@ class Lowerer:
             scratch = Block()
             with self.b.at(scratch):
                 self._restore(before)
-                self.frame.env[s.target.id] = TileV(Value(idx_ty, "iv"))
+                self._bind_loop_target(s.target, it, Value(idx_ty, "iv"))
                 for n in carried:
                     self.frame.env[n] = TileV(Value(init_types[n], n))
                 for k in token_keys:
@@ -454,15 +462,17 @@ class Lowerer:
                 break
         self._restore(before)
         # Materialize the loop: bounds, initial values, body with block arguments.
-        lo = self._index_value(it.start, s.iter.span)
-        hi = self._index_value(it.stop, s.iter.span)
-        step = self._index_value(it.step, s.iter.span)
+        if isinstance(it, MappedRangeV):
+            lo, hi, step = self._mapped_bounds(it)
+        else:
+            lo = self._index_value(it.start, s.iter.span)
+            hi = self._index_value(it.stop, s.iter.span)
+            step = self._index_value(it.step, s.iter.span)
         inits = [self._as_type(before.env[n], init_types[n], n, s.span) for n in carried]
         inits += [before.tokens[k] for k in token_keys]
         body = Block()
-        iv = Value(idx_ty, s.target.id)
+        iv = Value(idx_ty, "iv")
         body.args.append(iv)
-        self.frame.env[s.target.id] = TileV(iv)
         for n in carried:
             a = Value(init_types[n], n)
             body.args.append(a)
@@ -472,6 +482,7 @@ class Lowerer:
             body.args.append(a)
             self.tokens[k] = a
         with self.b.at(body):
+            self._bind_loop_target(s.target, it, iv)
             self.lower_block(s.body)
             outs = [self._as_type(self.frame.env[n], init_types[n], n, s.span) for n in carried]
             outs += [self.tokens[k] for k in token_keys]
@@ -483,6 +494,61 @@ class Lowerer:
             self.frame.env[n] = TileV(r)
         for k, r in zip(token_keys, op.results[len(carried):], strict=True):
             self.tokens[k] = r
+
+    def _bind_loop_target(self, target: K.Target, it: LVal, iv: Value) -> None:
+        """Bind the loop variable: the counter of a range, or the tile index that a mapped
+        partition's schedule assigns to flat tile id `iv`."""
+        if isinstance(it, MappedRangeV):
+            coords = self._tile_of(iv, it)
+            self.assign(target, TupleV(tuple(TileV(c) for c in coords)))
+        else:
+            self.assign(target, TileV(iv))
+
+    def _tile_counts(self, it: MappedRangeV) -> list[Value]:
+        t = it.tensor
+        assert t.tile_shape is not None
+        pv = self.partition(t, t.tile_shape, None, K.Span(0, 0, 0, 0, 0, 0, 0))
+        return self.b.get_index_space_shape(pv)
+
+    def _mapped_bounds(self, it: MappedRangeV) -> tuple[Value, Value, Value]:
+        """Grid-stride loop over flat tile ids: block b visits b, b + nb, ... < total."""
+        assert self.block_ids is not None
+        counts = self._tile_counts(it)
+        total = counts[0]
+        for c in counts[1:]:
+            total = self.b.binary("muli", total, c)
+        nb = self.b.num_blocks()[0]
+        return self.block_ids[0], total, nb
+
+    def _tile_of(self, flat: Value, it: MappedRangeV) -> list[Value]:
+        """The schedule's map from flat tile id to tile coordinate (the same bijection the
+        checker proves: rank 1 direct; rank 2 the grouped swizzle; rank 3 the leading axis
+        linear and the trailing two swizzled)."""
+        b = self.b
+        counts = self._tile_counts(it)
+
+        def div(x: Value, y: Value) -> Value:
+            return b.op("divi", [x, y], [x.type], {"signedness": "signed",
+                                                    "rounding": "zero"}).result
+
+        def rem(x: Value, y: Value) -> Value:
+            return b.op("remi", [x, y], [x.type], {"signedness": "signed"}).result
+
+        def grouped(pid: Value, m: Value, n: Value) -> list[Value]:
+            g = b.constant(it.group, scalar(dt.i32))
+            per_group = b.binary("muli", g, n)
+            first = b.binary("muli", div(pid, per_group), g)
+            rest = b.binary("subi", m, first)
+            size = b.op("mini", [rest, g], [g.type], {"signedness": "signed"}).result
+            local = rem(pid, per_group)
+            return [b.binary("addi", first, rem(local, size)), div(local, size)]
+
+        if len(counts) == 1:
+            return [flat]
+        if len(counts) == 2:
+            return grouped(flat, counts[0], counts[1])
+        plane = b.binary("muli", counts[1], counts[2])
+        return [div(flat, plane), *grouped(rem(flat, plane), counts[1], counts[2])]
 
     def _index_value(self, v: LVal, span: K.Span) -> Value:
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -639,6 +705,15 @@ class Lowerer:
         return pv
 
 
+def _target_names(t: K.Target) -> set[str]:
+    if isinstance(t, K.NameTarget):
+        return {t.id}
+    out: set[str] = set()
+    for x in t.elts:
+        out |= _target_names(x)
+    return out
+
+
 def _target_expr(t: K.Target) -> K.Expr:
     if isinstance(t, K.NameTarget):
         return K.Name(t.id, t.span)
@@ -675,8 +750,12 @@ def _assigned_in(stmts: list[K.Stmt]) -> set[str]:
     return out
 
 
-def lower_kernel(doc: K.Document, spec: Specialization) -> LoweredKernel:
-    return Lowerer(doc, spec).lower()
+def lower_kernel(
+    doc: K.Document,
+    spec: Specialization,
+    device_checks: frozenset[tuple[str, int, int]] = frozenset(),
+) -> LoweredKernel:
+    return Lowerer(doc, spec, device_checks).lower()
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

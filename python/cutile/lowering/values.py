@@ -80,6 +80,14 @@ class SubPartitionV(LVal):
 
 
 @dataclass
+class MappedRangeV(LVal):
+    """`z.iter_indices(group=G)`: the persistent schedule over `z`'s tiles."""
+
+    tensor: TensorV
+    group: int
+
+
+@dataclass
 class RangeV(LVal):
     start: LVal
     stop: LVal

@@ -204,7 +204,7 @@ class Partition(_Handle):
     """A tensor cut into tiles; a kernel's `Mut` parameter takes one. Block (i, j, k) of the
     launch owns tile (i, j, k)."""
 
-    __slots__ = ("tile_shape",)
+    __slots__ = ("num_blocks", "tile_shape")
 
     def __init__(
         self,
@@ -216,9 +216,11 @@ class Partition(_Handle):
         dtype: DType,
         tile_shape: tuple[int, ...],
         handle: int | None = None,
+        num_blocks: int | None = None,
     ) -> None:
         super().__init__(alloc, storage, offset, shape, strides, dtype, handle)
         self.tile_shape = tile_shape
+        self.num_blocks = num_blocks
 
     def __repr__(self) -> str:
         return (f"cutile.Partition(shape={list(self.shape)}, tile={list(self.tile_shape)}, "
@@ -229,6 +231,20 @@ class Partition(_Handle):
         g = [-(-d // t) for d, t in zip(self.shape, self.tile_shape, strict=True)]
         g += [1] * (3 - len(g))
         return (g[0], g[1], g[2])
+
+    @property
+    def num_tiles(self) -> int:
+        return math.prod(self.grid)
+
+    def persistent(self, num_blocks: int | None = None) -> Partition:
+        """For kernels that walk this partition with `for idx in z.iter_indices()`: launch
+        `num_blocks` blocks (default: one per multiprocessor, at most one per tile) that
+        share the tiles by the checked schedule. Consumes this partition."""
+        if num_blocks is not None and num_blocks < 1:
+            raise BorrowError(f"num_blocks must be >= 1, got {num_blocks}", code="CT5012")
+        new = registry().consume(self._handle, "persistent", False)
+        return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,
+                         self.dtype, self.tile_shape, handle=new, num_blocks=num_blocks)
 
     def unpartition(self) -> Tensor:
         """Give the whole tensor back (consumes the partition)."""
