@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import host_time, time_on_stream
+
 import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
-from timing import host_time, time_on_stream
 
 try:  # the peer; cuTile resolves `ct.Constant` in this module's globals
     import cuda.tile as ct

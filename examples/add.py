@@ -4,8 +4,9 @@ Runs on the GPU when there is one, else on the CPU interpreter:
     python examples/add.py
 """
 
-import cutile
 import numpy as np
+
+import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
 

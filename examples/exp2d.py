@@ -4,8 +4,9 @@ against a float64 reference.
     python examples/exp2d.py
 """
 
-import cutile
 import numpy as np
+
+import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, exp, f32, load_tile_like
 

@@ -3,8 +3,9 @@
     python examples/saxpy.py
 """
 
-import cutile
 import numpy as np
+
+import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
 

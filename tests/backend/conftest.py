@@ -4,6 +4,7 @@ assembler is installed; the `tool` fixture hands the located one to a test."""
 from __future__ import annotations
 
 import pytest
+
 from cutile.backend.tileiras import Tileiras, find_tileiras
 from cutile.errors import CompileError
 

@@ -8,11 +8,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
 from cutile import dtypes as dt
 from cutile.backend.bytecode.constants import dense_bytes, element_bytes, float_bits
 from cutile.ir import Dense
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
 
 f32s = st.floats(width=32, allow_nan=False, allow_infinity=False)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import sample_kernels as sk
+
 from cutile.backend.bytecode import ENCODERS, SUPPORTED_VERSIONS, BytecodeVersion, write_bytecode
 from cutile.backend.tileiras import Tileiras, assemble, disassemble
 from cutile.ir.verify import check_module

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cutile.backend.bytecode.wire import (
     PAD_BYTE,
     Table,
@@ -15,8 +18,6 @@ from cutile.backend.bytecode.wire import (
     varint,
     write_table,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 u64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
 i64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)

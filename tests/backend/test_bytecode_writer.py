@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import sample_kernels as sk
+
 from cutile import dtypes as dt
 from cutile.backend.bytecode import (
     DEFAULT_VERSION,

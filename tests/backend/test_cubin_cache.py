@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 import sample_kernels as sk
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cutile.backend.bytecode import write_bytecode
 from cutile.backend.cache import (
     MEMORY,
@@ -19,8 +22,6 @@ from cutile.backend.cache import (
     encode_entry,
 )
 from cutile.backend.tileiras import Tileiras
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import sample_kernels as sk
+
 from cutile.backend.bytecode import SUPPORTED_VERSIONS, BytecodeVersion, write_bytecode
 from cutile.backend.tileiras import Tileiras, assemble
 

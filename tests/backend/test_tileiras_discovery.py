@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from cutile.backend.bytecode import BytecodeVersion
 from cutile.backend.tileiras import (
     find_pip_tileiras,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import sample_kernels as sk
+
 from cutile import dtypes as dt
 from cutile.backend.bytecode import write_bytecode
 from cutile.backend.tileiras import Tileiras, assemble, disassemble, parse_diagnostics

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-import cutile
 import pytest
+
+import cutile
 from cutile.core import Const, Mut, Tensor, exp, f16, f32, i32, load_tile_like
 
 SCALE = 3

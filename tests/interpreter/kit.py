@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
 from cutile import dtypes as dt
 from cutile.dtypes import DType
 from cutile.ir import Block, Builder, Location, Op, PointerType, TileType, Value, scalar

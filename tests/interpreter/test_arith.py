@@ -6,9 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from cutile.ir import TileType
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cutile.ir import TileType
 
 from .kit import dt, elementwise
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from cutile.interpreter import InterpreterError, Pointer, run
 from cutile.ir import Bounded, DivBy, scalar
 from cutile.ir.core import Op

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from cutile.interpreter import InterpreterError, Pointer, poison, run
 from cutile.ir import TileType, scalar
 

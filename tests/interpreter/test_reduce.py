@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from cutile.dtypes import DType
 from cutile.interpreter import Pointer, run
 from cutile.ir import TileType

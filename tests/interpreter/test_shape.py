@@ -4,6 +4,7 @@ mmaf on bf16 / tf32 inputs."""
 from __future__ import annotations
 
 import numpy as np
+
 from cutile.interpreter import Pointer, run
 from cutile.ir import TileType
 

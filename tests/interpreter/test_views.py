@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from cutile.interpreter import InterpreterError, Pointer, poison, run
-from cutile.ir import scalar
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cutile.interpreter import InterpreterError, Pointer, poison, run
+from cutile.ir import scalar
 
 from .kit import (
     POISON_BYTE,

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from cutile.backend.tileiras import Tileiras, find_tileiras
 from cutile.errors import CompileError
 

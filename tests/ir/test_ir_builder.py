@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cutile import dtypes as dt
 from cutile.ir import Block, Builder, TileType
 from cutile.ir.types import I32, TOKEN, PointerType, scalar

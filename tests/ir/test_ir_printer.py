@@ -9,6 +9,7 @@ import re
 
 import pytest
 import sample_kernels as sk
+
 from cutile import dtypes as dt
 from cutile.backend.bytecode import write_bytecode
 from cutile.backend.tileiras import Tileiras, disassemble

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 import sample_kernels as sk
+
 from cutile import dtypes as dt
 from cutile.errors import InternalCompilerError
 from cutile.ir import Block, Builder, DivBy, Location, Module, TileType, Value

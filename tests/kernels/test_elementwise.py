@@ -3,9 +3,10 @@ without a GPU), checked against numpy float64 references on random inputs."""
 
 from __future__ import annotations
 
-import cutile
 import numpy as np
 import pytest
+
+import cutile
 from cutile import api
 from cutile.core import (
     Const,

@@ -9,8 +9,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import cutile
 import pytest
+
+import cutile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -3,9 +3,10 @@ closed) or on the device (asserts); persistent kernels share tiles by the checke
 
 from __future__ import annotations
 
-import cutile
 import numpy as np
 import pytest
+
+import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, block_id, f16, f32, i32, mma, num_tiles, sum, zeros
 

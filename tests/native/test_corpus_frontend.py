@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from cutile import _native
 
 CORPUS = Path(__file__).resolve().parents[2] / "rust" / "cutile-check" / "tests" / "corpus"

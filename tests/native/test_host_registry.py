@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from cutile import _native
 from cutile.errors import BorrowError, LaunchError
 

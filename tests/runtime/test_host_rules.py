@@ -3,9 +3,10 @@ mutable arguments, launch shape checks. Each misuse is a typed error with a code
 
 from __future__ import annotations
 
-import cutile
 import numpy as np
 import pytest
+
+import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f16, f32, load_tile_like
 
