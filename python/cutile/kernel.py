@@ -16,7 +16,7 @@ from .pipeline import CompiledKernel
 from .runtime import driver
 from .runtime.binding import Binder, Binding
 from .runtime.device_op import DeviceOp
-from .runtime.ownership import next_op_id, registry
+from .runtime.ownership import ledger, next_op_id, registry
 from .runtime.tensor import Partition, _Handle
 
 
@@ -164,6 +164,7 @@ class KernelOp(DeviceOp):
         self.op_id = next_op_id()
         self.name = f"`{kernel.name}` (op #{self.op_id})"
         self._holding = False
+        self._in_ledger = False
         binding.grid = launch_grid(kernel.name, binding, kernel._mapped)
         assert kernel._launch_checks is not None
         kernel._launch_checks.verify(binding)
@@ -176,15 +177,28 @@ class KernelOp(DeviceOp):
         self._holding = True
 
     def _give_back(self) -> None:
+        if self._in_ledger:
+            self._in_ledger = False
+            ledger().release(self.op_id)
         if self._holding:
             self._holding = False
             registry().give_back(self.op_id)
+
+    def _record_in_ledger(self) -> None:
+        accesses = [
+            (*v._ledger_range(), p.kind == "mut_tensor")
+            for p, v in zip(self.binding.params, self.binding.values, strict=True)
+            if isinstance(v, _Handle)
+        ]
+        ledger().acquire(self.op_id, accesses)
+        self._in_ledger = True
 
     def _start(self) -> Callable[[], None]:
         b = self.binding
         names = [p.name for p in b.params]
         try:
             runnable = self.kernel._runnable(b.spec)
+            self._record_in_ledger()
             if driver.backend() == "gpu":
                 from .runtime.launch import flatten_args
 

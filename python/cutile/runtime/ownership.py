@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 _registry: Any = None
+_ledger: Any = None
 _lock = threading.Lock()
 _next_op = 0
 
@@ -20,6 +21,19 @@ def registry() -> Any:
 
                 _registry = _native.HostRegistry()
     return _registry
+
+
+def ledger() -> Any:
+    """The in-flight ledger: byte ranges each pending op reads (shared) or writes
+    (exclusive), released when the op completes (host rule 4)."""
+    global _ledger
+    if _ledger is None:
+        with _lock:
+            if _ledger is None:
+                from .. import _native
+
+                _ledger = _native.Ledger()
+    return _ledger
 
 
 def next_op_id() -> int:

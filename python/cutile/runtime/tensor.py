@@ -18,7 +18,7 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import BorrowError
 from .memory import Allocation
-from .ownership import registry
+from .ownership import ledger, registry
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -86,6 +86,22 @@ class _Handle:
     def _ensure_live(self, what: str) -> None:
         registry().check_live(self._handle, what)
 
+    def _ledger_range(self) -> tuple[int, int, int]:
+        lo, hi = self._span_bytes()
+        return self._storage, lo, hi
+
+    def _ensure_no_pending_writer(self) -> None:
+        """A host read must not observe bytes a pending op may still be writing."""
+        storage, lo, hi = self._ledger_range()
+        pending = ledger().conflicts(storage, lo, hi, False)
+        if pending:
+            raise BorrowError(
+                f"bytes of this tensor are being written by pending op(s) "
+                f"{', '.join(f'#{t}' for t in pending)}",
+                code="CT5008",
+                hint="`.sync()` (or await) the operation first",
+            )
+
     def _span_bytes(self) -> tuple[int, int]:
         """Lowest and one-past-highest byte this view touches, relative to the allocation."""
         if self.size == 0:
@@ -121,6 +137,7 @@ class Tensor(_Handle):
     def to_numpy(self) -> np.ndarray:
         """Copy to a new numpy array (waits for nothing: a live handle has no pending writer)."""
         self._ensure_live("read")
+        self._ensure_no_pending_writer()
         return self._to_numpy()
 
     def numpy(self) -> np.ndarray:
@@ -254,4 +271,5 @@ class Partition(_Handle):
 
     def to_numpy(self) -> np.ndarray:
         self._ensure_live("read")
+        self._ensure_no_pending_writer()
         return self._to_numpy()
