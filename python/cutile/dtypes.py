@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per dtype: identity is equality, hashing is cheap
 class DType:
     """An element type. `name` is the Tile IR scalar name (`f32`, `bf16`, `i1`, ...)."""
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, overload
 
-from . import pipeline
+from . import _native, pipeline
 from .errors import CutileError, LaunchError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
@@ -149,7 +149,7 @@ class EntryKernel:
         if binder is None:
             self.check()
             binder = self._binder = Binder(self.entry)
-            self._launch_checks = LaunchChecks(self.name, self.check().obligations)
+            self._launch_checks = LaunchChecks(self.name, self.entry, self.check().obligations)
             self._mapped = mapped_params(self.entry)
         return KernelOp(self, binder.bind(args, kwargs))
 
@@ -268,11 +268,12 @@ def mapped_params(entry: K.Function) -> frozenset[str]:
     return frozenset(found)
 
 
+_GRIDS: dict[tuple[Any, ...], tuple[int, int, int]] = {}
+
+
 def launch_grid(name: str, b: Binding, mapped: frozenset[str]) -> tuple[int, int, int]:
     """Host rule 6: the grid is the partitions' tile grid; a persistent kernel launches
     `num_blocks` blocks that share its mapped partitions' tiles by the checked schedule."""
-    from . import _native
-
     regular = []
     persistent: list[tuple[str, Partition, list[int]]] = []
     for p, v in zip(b.params, b.values, strict=True):
@@ -288,8 +289,13 @@ def launch_grid(name: str, b: Binding, mapped: frozenset[str]) -> tuple[int, int
             f"`{name}` has no `Mut` output, so no partition determines its grid", code="CT6107",
         )
     if not persistent:
-        grid: tuple[int, int, int] = _native.validate_launch(name, (0, 0, 0), regular)
-        return grid
+        key = tuple((n, tuple(s), tuple(t), tuple(d)) for n, s, t, d in regular)
+        cached = _GRIDS.get(key)
+        if cached is None:  # a pure function of the shapes: each distinct set is checked once
+            cached = _native.validate_launch(name, (0, 0, 0), regular)
+            if len(_GRIDS) < 4096:
+                _GRIDS[key] = cached
+        return cached
     asked = {v.num_blocks for _, v, _ in persistent if v.num_blocks is not None}
     if len(asked) > 1:
         raise LaunchError(f"`{name}`: mapped partitions ask for different block counts "
@@ -303,61 +309,64 @@ def launch_grid(name: str, b: Binding, mapped: frozenset[str]) -> tuple[int, int
     else:
         sms = driver.state().sm_count or 132
         nb = max(1, min(fewest, sms))
-    grid = (nb, 1, 1)
+    grid: tuple[int, int, int] = (nb, 1, 1)
     if regular:
         _native.validate_launch(name, grid, regular)
     return grid
 
 
+Getter = Callable[[Binding], int]
+
+
 class LaunchChecks:
     """The checker's launch predicates, evaluated on the host before every launch; a false
-    or undecidable predicate refuses the launch (fail closed)."""
+    or undecidable predicate refuses the launch (fail closed). Each predicate's atoms are
+    compiled once into getters; a predicate that held for the same atom values is not
+    evaluated again."""
 
     ATOM = re.compile(r"^(grid|dim|tiles)\((\w+)(?:,\s*(\d+))?\)$")
 
-    def __init__(self, kernel: str, obligations: Any) -> None:
-        from . import _native
-
+    def __init__(self, kernel: str, entry: K.Function, obligations: Any) -> None:
         self.kernel = kernel
-        self.checks = []
+        position = {p.name: i for i, p in enumerate(p for p in entry.params
+                                                    if p.kind != "const")}
+        self.checks: list[tuple[Any, list[str], list[Getter]]] = []
         for o in obligations:
             if o.discharged == "launch" and o.predicate:
                 atoms = list(_native.predicate_atoms(o.predicate))
-                self.checks.append((o, atoms))
+                getters = [self._getter(a, position) for a in atoms]
+                self.checks.append((o, atoms, getters))
         self._passed: set[tuple[Any, ...]] = set()
 
-    def _value(self, atom: str, b: Binding, by_name: dict[str, Any]) -> int:
+    def _getter(self, atom: str, position: dict[str, int]) -> Getter:
         m = self.ATOM.match(atom)
         if m:
-            fn, a, axis = m.group(1), m.group(2), m.group(3)
+            fn, a, axis_s = m.group(1), m.group(2), m.group(3)
             if fn == "grid":
-                return b.grid[int(a)]
-            v = by_name[a]
-            i = int(axis)
+                g = int(a)
+                return lambda b: b.grid[g]
+            i, axis = position[a], int(axis_s)
             if fn == "dim":
-                return int(v.shape[i])
-            return -(-int(v.shape[i]) // int(v.tile_shape[i]))
-        if atom in b.consts:
-            return int(b.consts[atom])
-        return int(by_name[atom])
+                return lambda b: int(b.values[i].shape[axis])
+            return lambda b: -(-int(b.values[i].shape[axis]) // int(b.values[i].tile_shape[axis]))
+        if atom in position:
+            i = position[atom]
+            return lambda b: int(b.values[i])
+        return lambda b: int(b.consts[atom])
 
     def verify(self, b: Binding) -> None:
-        if not self.checks:
-            return
-        from . import _native
-
-        by_name = {p.name: v for p, v in zip(b.params, b.values, strict=True)}
-        for o, atoms in self.checks:
+        for n, (o, atoms, getters) in enumerate(self.checks):
             try:
-                values = {a: self._value(a, b, by_name) for a in atoms}
+                vals = tuple(g(b) for g in getters)
             except (KeyError, IndexError, AttributeError, TypeError, ValueError) as exc:
                 raise LaunchError(
                     f"`{self.kernel}`: cannot evaluate launch check `{o.predicate}` ({exc})",
                     code="CT6201",
                 ) from None
-            key = (o.predicate, *values.values())
+            key = (n, *vals)
             if key in self._passed:
                 continue
+            values = dict(zip(atoms, vals, strict=True))
             try:
                 ok = _native.eval_predicate(o.predicate, values)
             except ValueError as exc:

@@ -35,6 +35,15 @@ class TensorFacts:
     last_stride_one: bool
     shape_div: tuple[int, ...]
     stride_div: tuple[int, ...]
+    _hash: int = field(init=False, compare=False, repr=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.dtype, self.rank, self.base_align16,
+                                                self.last_stride_one, self.shape_div,
+                                                self.stride_div)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @staticmethod
     def of(

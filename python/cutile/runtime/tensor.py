@@ -33,8 +33,8 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 class _Handle:
     """Shared state of Tensor and Partition: where the bytes are and how they are laid out."""
 
-    __slots__ = ("__weakref__", "_alloc", "_handle", "_offset", "_storage", "dtype", "shape",
-                 "strides")
+    __slots__ = ("__weakref__", "_alloc", "_handle", "_offset", "_span", "_storage", "dtype",
+                 "shape", "strides")
 
     def __init__(
         self,
@@ -52,6 +52,7 @@ class _Handle:
         self.shape = shape
         self.strides = strides
         self.dtype = dtype
+        self._span: tuple[int, int] | None = None
         self._handle = (
             handle
             if handle is not None
@@ -104,6 +105,11 @@ class _Handle:
 
     def _span_bytes(self) -> tuple[int, int]:
         """Lowest and one-past-highest byte this view touches, relative to the allocation."""
+        if self._span is None:
+            self._span = self._compute_span()
+        return self._span
+
+    def _compute_span(self) -> tuple[int, int]:
         if self.size == 0:
             return self._offset, self._offset
         pairs = list(zip(self.strides, self.shape, strict=True))
