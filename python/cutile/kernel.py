@@ -90,7 +90,9 @@ class EntryKernel:
     # -- compilation -----------------------------------------------------------------------
 
     def specialization(self, consts: dict[str, Any]) -> Specialization:
-        """Facts for an ahead-of-time build: tensors 16-byte aligned with unit last stride."""
+        """Facts for an ahead-of-time build, those of typical launches: tensors 16-byte
+        aligned, unit last stride, extents and strides multiples of 16. (A launch always
+        builds from its own arguments' facts; this only shapes what `compile()` shows.)"""
         entry = self.entry
         values = dict(consts)
         facts = []
@@ -98,8 +100,8 @@ class EntryKernel:
             if p.kind in ("tensor", "mut_tensor"):
                 rank = len(p.shape or [])
                 assert p.dtype is not None
-                facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (1,) * rank,
-                                                  (1,) * rank)))
+                facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (16,) * rank,
+                                                  (16,) * (rank - 1) + (1,))))
         for p in entry.params:
             if p.kind == "const" and p.name not in values:
                 raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6004",
