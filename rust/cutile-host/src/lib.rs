@@ -13,6 +13,7 @@
 //! Testing: `cargo test -p cutile-host`; `cargo bench -p cutile-host` times `move_in`.
 
 mod launch;
+pub mod launch_plan;
 mod ledger;
 mod region;
 
@@ -109,9 +110,23 @@ struct Handle {
     state: HandleState,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
+enum OpName {
+    /// Given whole to [`HostRegistry::move_in`] (interned).
+    Given(Arc<str>),
+    /// A kernel launch ([`HostRegistry::move_in_launch`]), shown as "`kernel` (op #id)":
+    /// formatted only when an error or `holder` needs it.
+    Launch(Arc<str>),
+}
+
+/// How a kernel launch names its operation in errors: "`add` (op #7)".
+pub fn launch_op_name(kernel: &str, op: u64) -> String {
+    format!("`{kernel}` (op #{op})")
+}
+
+#[derive(Debug)]
 struct Op {
-    name: Arc<str>,
+    name: OpName,
     handles: Vec<u64>,
 }
 
@@ -246,10 +261,11 @@ impl HostRegistry {
     }
 
     fn op_name(&self, op: u64) -> String {
-        self.ops
-            .get(&op)
-            .map(|o| o.name.to_string())
-            .unwrap_or_else(|| "?".into())
+        match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n)) => n.to_string(),
+            Some(OpName::Launch(k)) => launch_op_name(k, op),
+            None => "?".into(),
+        }
     }
 
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
@@ -333,13 +349,45 @@ impl HostRegistry {
         op_name: &str,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
+        self.check_moves(args, &|| op_name.to_string())?;
+        let name = match self.names.get(op_name) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(op_name);
+                self.names.insert(op_name.into(), n.clone());
+                n
+            }
+        };
+        self.record_moves(op, OpName::Given(name), args);
+        Ok(())
+    }
+
+    /// [`HostRegistry::move_in`] for a kernel launch: the operation is named
+    /// "`kernel` (op #op)" (see [`launch_op_name`]), formatted only when shown.
+    pub fn move_in_launch(
+        &mut self,
+        op: u64,
+        kernel: &Arc<str>,
+        args: &[(u64, bool)],
+    ) -> Result<(), HostError> {
+        self.check_moves(args, &|| launch_op_name(kernel, op))?;
+        self.record_moves(op, OpName::Launch(kernel.clone()), args);
+        Ok(())
+    }
+
+    /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
+    fn check_moves(
+        &self,
+        args: &[(u64, bool)],
+        op_name: &dyn Fn() -> String,
+    ) -> Result<(), HostError> {
         const INLINE: usize = 16;
         let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
         let mut spill: Vec<&Handle> = Vec::new();
         for (i, &(id, _)) in args.iter().enumerate() {
             let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
             if h.state != HandleState::Live {
-                return Err(self.not_live(id, &h.state, &format!("pass it to `{op_name}`")));
+                return Err(self.not_live(id, &h.state, &format!("pass it to `{}`", op_name())));
             }
             if i < INLINE {
                 inline[i] = Some(h);
@@ -363,7 +411,7 @@ impl HostRegistry {
                 if a == b {
                     return Err(HostError::borrow(
                         "CT5005",
-                        format!("the same tensor is passed to `{op_name}` as arguments {i} and {j}, and one of them is mutable"),
+                        format!("the same tensor is passed to `{}` as arguments {i} and {j}, and one of them is mutable", op_name()),
                         Some("pass distinct tensors, or copy one of them".into()),
                     ));
                 }
@@ -380,26 +428,27 @@ impl HostRegistry {
                 if !apart && may_overlap(&x.region, &y.region) {
                     return Err(HostError::borrow(
                         "CT5006",
-                        format!("arguments {i} and {j} of `{op_name}` may overlap in memory, and one of them is mutable"),
+                        format!("arguments {i} and {j} of `{}` may overlap in memory, and one of them is mutable", op_name()),
                         Some("pass views that do not share elements, or copy one of them".into()),
                     ));
                 }
             }
         }
-        let name = match self.names.get(op_name) {
-            Some(n) => n.clone(),
-            None => {
-                let n: Arc<str> = Arc::from(op_name);
-                self.names.insert(op_name.into(), n.clone());
-                n
+        Ok(())
+    }
+
+    fn record_moves(&mut self, op: u64, name: OpName, args: &[(u64, bool)]) {
+        let entry = match self.ops.entry(op) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let e = o.into_mut();
+                e.name = name;
+                e
             }
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Op {
+                name,
+                handles: self.pool.pop().unwrap_or_default(),
+            }),
         };
-        let pool = &mut self.pool;
-        let entry = self.ops.entry(op).or_insert_with(|| Op {
-            name: name.clone(),
-            handles: pool.pop().unwrap_or_default(),
-        });
-        entry.name = name;
         for &(id, _) in args {
             if let Some(h) = self.handles.get_mut(&id) {
                 if h.state == HandleState::Live {
@@ -408,7 +457,6 @@ impl HostRegistry {
                 }
             }
         }
-        Ok(())
     }
 
     /// Operation `op` completed (or failed before launch): its handles are live again.

@@ -171,3 +171,34 @@ fn host_codes_are_documented() {
         }
     }
 }
+
+#[test]
+fn launch_ops_are_named_when_shown() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let z = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    let kernel: Arc<str> = Arc::from("add");
+    r.move_in_launch(7, &kernel, &[(z, true)]).unwrap();
+    assert_eq!(r.holder(z).as_deref(), Some("`add` (op #7)"));
+    let e = r.check_live(z, "read").unwrap_err();
+    assert!(
+        e.message
+            .contains("moved into ``add` (op #7)` (operation 7)"),
+        "{}",
+        e.message
+    );
+    let e = r.move_in_launch(8, &kernel, &[(z, false)]).unwrap_err();
+    assert!(
+        e.message.contains("pass it to ``add` (op #8)`"),
+        "{}",
+        e.message
+    );
+    let y = r.new_handle(s, contiguous(16, 4)).unwrap();
+    r.give_back(7);
+    let e = r
+        .move_in_launch(9, &kernel, &[(z, true), (y, false)])
+        .unwrap_err();
+    assert_eq!(e.code, "CT5006");
+    assert!(e.message.contains("``add` (op #9)`"), "{}", e.message);
+    assert_eq!(r.state(z), Some(&HandleState::Live));
+}

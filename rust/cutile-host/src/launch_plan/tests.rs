@@ -1,0 +1,625 @@
+use super::*;
+use crate::{validate_launch, PartitionArg};
+use proptest::prelude::*;
+use std::cell::Cell;
+
+fn view(handle: u64, shape: &[i64], tile: Option<&[i64]>, dtype: &str) -> TensorDesc {
+    let mut strides = vec![1i64; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1].max(1);
+    }
+    TensorDesc::new(View {
+        storage: handle,
+        handle,
+        address: 4096 * handle,
+        offset: 0,
+        shape: shape.to_vec(),
+        strides,
+        dtype: dtype.into(),
+        itemsize: 4,
+        tile: tile.map(|t| t.to_vec()),
+        num_blocks: None,
+    })
+    .unwrap()
+}
+
+fn param(name: &str, kind: &str, dtype: &str, dims: &[DimSpec]) -> ParamSpec {
+    ParamSpec {
+        name: name.into(),
+        kind: kind.into(),
+        dtype: Some(dtype.into()),
+        dims: dims.to_vec(),
+    }
+}
+
+fn n(s: &str) -> DimSpec {
+    DimSpec::Name(s.into())
+}
+
+/// `add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B)`.
+fn add_plan() -> LaunchPlan {
+    LaunchPlan::new(
+        &[
+            param("z", "mut_tensor", "f32", &[n("B")]),
+            param("x", "tensor", "f32", &[DimSpec::Int(-1)]),
+            param("y", "tensor", "f32", &[DimSpec::Int(-1)]),
+        ],
+        &[("B".into(), ConstType::Int)],
+        &[],
+        &[
+            (
+                "grid(0) <= cdiv(dim(x, 0), B)".into(),
+                vec!["grid(0)".into(), "dim(x, 0)".into(), "B".into()],
+            ),
+            (
+                "grid(0) <= cdiv(dim(y, 0), B)".into(),
+                vec!["grid(0)".into(), "dim(y, 0)".into(), "B".into()],
+            ),
+        ],
+        132,
+    )
+}
+
+/// A stand-in for `cutile_check::predicate::eval` on the add kernel's predicates.
+fn eval_add(text: &str, env: &HashMap<String, i128>) -> Result<bool, String> {
+    let t = if text.contains("dim(x") { "x" } else { "y" };
+    let d = env[&format!("dim({t}, 0)")];
+    let b = env["B"];
+    if b == 0 {
+        return Err("division by zero".into());
+    }
+    Ok(env["grid(0)"] <= (d + b - 1) / b)
+}
+
+#[test]
+fn descriptor_facts_and_span() {
+    let d = view(1, &[1024], None, "f32");
+    assert_eq!(d.span, (0, 4096));
+    assert!(d.facts.align16 && d.facts.last_stride_one && !d.wide);
+    assert_eq!(d.facts.shape_div, vec![16]);
+    assert_eq!(d.facts.stride_div, vec![1]);
+    assert_eq!(d.dtype, dtype_code("f32"));
+    // a reversed, offset view: bytes 4..16 of its storage
+    let r = TensorDesc::new(View {
+        offset: 12,
+        strides: vec![-1],
+        shape: vec![3],
+        address: 12,
+        ..d.view.clone()
+    })
+    .unwrap();
+    assert_eq!(r.span, (4, 16));
+    assert!(!r.facts.align16 && !r.facts.last_stride_one);
+    let empty = TensorDesc::new(View {
+        shape: vec![0],
+        offset: 8,
+        ..d.view.clone()
+    })
+    .unwrap();
+    assert_eq!(empty.span, (8, 8));
+    let wide = TensorDesc::new(View {
+        shape: vec![2, 2],
+        strides: vec![1 << 31, 1],
+        ..d.view.clone()
+    })
+    .unwrap();
+    assert!(wide.wide);
+    assert!(TensorDesc::new(View {
+        strides: vec![],
+        ..d.view.clone()
+    })
+    .is_err());
+    assert_eq!(pow2_divisor(0), 16);
+    assert_eq!(pow2_divisor(-12), 4);
+    assert_eq!(pow2_divisor(96), 16);
+}
+
+#[test]
+fn binds_infers_and_keys() {
+    let plan = add_plan();
+    let (z, x, y) = (
+        view(1, &[1000], Some(&[128]), "f32"),
+        view(2, &[1000], None, "f32"),
+        view(3, &[1000], None, "f32"),
+    );
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&y)];
+    let b = plan.bind(&args, &[None]).unwrap();
+    assert_eq!(b.consts, vec![Value::Int(128)]);
+    assert_eq!(b.index_bits, 32);
+    assert_eq!(plan.grid(&args, &b.consts).unwrap(), [8, 1, 1]);
+    // the same call keys the same kernel; a keyword that agrees changes nothing
+    assert_eq!(plan.bind(&args, &[Some(Value::Int(128))]).unwrap(), b);
+    // slow: a contradicting keyword, the wrong keyword type, a tensor for the output,
+    // a partition for an input, a dtype, too few arguments
+    assert!(plan.bind(&args, &[Some(Value::Int(64))]).is_err());
+    assert!(plan.bind(&args, &[Some(Value::Float(128.0))]).is_err());
+    assert!(plan
+        .bind(
+            &[Arg::Handle(&x), Arg::Handle(&x), Arg::Handle(&y)],
+            &[None]
+        )
+        .is_err());
+    assert!(plan
+        .bind(
+            &[Arg::Handle(&z), Arg::Handle(&z), Arg::Handle(&y)],
+            &[None]
+        )
+        .is_err());
+    let h = view(4, &[1000], None, "f16");
+    assert!(plan
+        .bind(
+            &[Arg::Handle(&z), Arg::Handle(&h), Arg::Handle(&y)],
+            &[None]
+        )
+        .is_err());
+    assert!(plan.bind(&args[..2], &[None]).is_err());
+    // a different alignment is a different kernel
+    let x2 = TensorDesc::new(View {
+        address: 8196,
+        ..x.view.clone()
+    })
+    .unwrap();
+    let b2 = plan
+        .bind(
+            &[Arg::Handle(&z), Arg::Handle(&x2), Arg::Handle(&y)],
+            &[None],
+        )
+        .unwrap();
+    assert_ne!(b2.key, b.key);
+}
+
+#[test]
+fn scalars_and_consts() {
+    let plan = LaunchPlan::new(
+        &[
+            param("z", "mut_tensor", "f32", &[DimSpec::Int(16)]),
+            param("a", "scalar", "f32", &[]),
+            param("k", "scalar", "i8", &[]),
+            param("m", "scalar", "i1", &[]),
+        ],
+        &[("S".into(), ConstType::Float), ("K".into(), ConstType::Int)],
+        &[],
+        &[],
+        132,
+    );
+    assert_eq!(plan.consts[0].name, "K"); // sorted
+    let z = view(1, &[64], Some(&[16]), "f32");
+    let given = [Some(Value::Int(3)), Some(Value::Float(0.5))];
+    let b = plan
+        .bind(
+            &[
+                Arg::Handle(&z),
+                Arg::Int(2),
+                Arg::Int(-128),
+                Arg::Bool(true),
+            ],
+            &given,
+        )
+        .unwrap();
+    assert_eq!(
+        b.scalars,
+        vec![
+            None,
+            Some(Value::Float(2.0)),
+            Some(Value::Int(-128)),
+            Some(Value::Bool(true))
+        ]
+    );
+    for bad in [
+        [
+            Arg::Handle(&z),
+            Arg::Bool(true),
+            Arg::Int(1),
+            Arg::Bool(true),
+        ],
+        [
+            Arg::Handle(&z),
+            Arg::Float(1.0),
+            Arg::Int(128),
+            Arg::Bool(true),
+        ],
+        [
+            Arg::Handle(&z),
+            Arg::Float(1.0),
+            Arg::Float(1.0),
+            Arg::Bool(true),
+        ],
+        [Arg::Handle(&z), Arg::Float(1.0), Arg::Int(1), Arg::Int(1)],
+        [Arg::Handle(&z), Arg::Other, Arg::Int(1), Arg::Bool(false)],
+    ] {
+        assert!(plan.bind(&bad, &given).is_err(), "{bad:?}");
+    }
+    // a missing Const is slow (Python says which)
+    assert!(plan
+        .bind(
+            &[Arg::Handle(&z), Arg::Int(2), Arg::Int(1), Arg::Bool(true)],
+            &[None, Some(Value::Float(0.5))]
+        )
+        .is_err());
+}
+
+#[test]
+fn const_in_a_shape_must_be_positive() {
+    let plan = LaunchPlan::new(
+        &[
+            param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+            param("x", "tensor", "f32", &[n("K")]),
+        ],
+        &[("K".into(), ConstType::Int)],
+        &[],
+        &[],
+        132,
+    );
+    let z = view(1, &[4], Some(&[4]), "f32");
+    let x0 = view(2, &[0], None, "f32");
+    let x3 = view(3, &[3], None, "f32");
+    assert!(plan
+        .bind(&[Arg::Handle(&z), Arg::Handle(&x0)], &[None])
+        .is_err());
+    assert!(plan
+        .bind(&[Arg::Handle(&z), Arg::Handle(&x3)], &[None])
+        .is_ok());
+}
+
+#[test]
+fn predicates_fail_closed_and_cache() {
+    let plan = add_plan();
+    let (z, x, y) = (
+        view(1, &[1024], Some(&[128]), "f32"),
+        view(2, &[1024], None, "f32"),
+        view(3, &[512], None, "f32"),
+    );
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&y)];
+    let b = plan.bind(&args, &[None]).unwrap();
+    let g = plan.grid(&args, &b.consts).unwrap();
+    let calls = Cell::new(0);
+    let eval = |t: &str, e: &HashMap<String, i128>| {
+        calls.set(calls.get() + 1);
+        eval_add(t, e)
+    };
+    let mut cache = PredicateCache::default();
+    // y is too short for the grid: refused, and nothing is cached for it
+    assert!(plan
+        .check_predicates(&args, &b, g, &mut cache, &eval)
+        .is_err());
+    assert!(!cache.holds(1, &[8, 512, 128]));
+    let ok = view(3, &[1024], None, "f32");
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&ok)];
+    let b = plan.bind(&args, &[None]).unwrap();
+    calls.set(0);
+    plan.check_predicates(&args, &b, g, &mut cache, &eval)
+        .unwrap();
+    assert_eq!(calls.get(), 1); // x's predicate held before: cached
+    plan.check_predicates(&args, &b, g, &mut cache, &eval)
+        .unwrap();
+    assert_eq!(calls.get(), 1);
+    // an error from the evaluator refuses the launch
+    let err = |_: &str, _: &HashMap<String, i128>| Err::<bool, String>("overflow".into());
+    assert!(plan
+        .check_predicates(&args, &b, g, &mut PredicateCache::default(), &err)
+        .is_err());
+}
+
+#[test]
+fn atoms_resolve_like_the_python_getters() {
+    let plan = LaunchPlan::new(
+        &[
+            param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+            param("x", "tensor", "f32", &[DimSpec::Int(-1)]),
+            param("s", "scalar", "i32", &[]),
+        ],
+        &[("B".into(), ConstType::Int)],
+        &[],
+        &[],
+        132,
+    );
+    let p = |a: &str| parse_atom(a, &plan.params, &plan.consts);
+    assert_eq!(p("grid(2)"), Atom::Grid(2));
+    assert_eq!(p("grid(0, 1)"), Atom::Grid(0));
+    assert_eq!(p("dim(x, 0)"), Atom::Dim(1, 0));
+    assert_eq!(p("tiles(z, 1)"), Atom::Tiles(0, 1));
+    assert_eq!(p("s"), Atom::Param(2));
+    assert_eq!(p("x"), Atom::Param(1));
+    assert_eq!(p("B"), Atom::Const(0));
+    for bad in [
+        "dim(q, 0)",
+        "dim(x)",
+        "block_id(0)",
+        "C",
+        "grid(x)",
+        "dim(x, -1)",
+    ] {
+        assert_eq!(p(bad), Atom::Unknown, "{bad}");
+    }
+    // values: a tensor has no scalar value, a Tensor no tile count, grid(3) no extent
+    let z = view(1, &[10], Some(&[4]), "f32");
+    let x = view(2, &[10], None, "f32");
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Int(7)];
+    let b = plan.bind(&args, &[Some(Value::Int(5))]).unwrap();
+    let pred = |names: &[&str]| PredicatePlan {
+        text: String::new(),
+        names: names.iter().map(|s| s.to_string()).collect(),
+        atoms: names.iter().map(|a| p(a)).collect(),
+    };
+    let mut out = Vec::new();
+    plan.atom_values(
+        &pred(&["tiles(z, 0)", "dim(x, 0)", "s", "B", "grid(0)"]),
+        &args,
+        &b,
+        [3, 1, 1],
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, vec![3, 10, 7, 5, 3]);
+    for bad in ["x", "tiles(x, 0)", "grid(3)", "dim(x, 1)", "dim(s, 0)"] {
+        assert!(
+            plan.atom_values(&pred(&[bad]), &args, &b, [3, 1, 1], &mut out)
+                .is_err(),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn persistent_grids() {
+    let plan = LaunchPlan::new(
+        &[
+            param(
+                "z",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+            param(
+                "w",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+        ],
+        &[],
+        &["z".into(), "w".into()],
+        &[],
+        4,
+    );
+    let mk = |h: u64, nb: Option<u64>| {
+        let mut d = view(h, &[150, 300], Some(&[32, 64]), "f32");
+        d.view.num_blocks = nb;
+        d
+    };
+    let (a, b) = (mk(1, None), mk(2, None));
+    assert_eq!(
+        plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).unwrap(),
+        [4, 1, 1]
+    );
+    let (a, b) = (mk(1, Some(7)), mk(2, None));
+    assert_eq!(
+        plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).unwrap(),
+        [7, 1, 1]
+    );
+    let (a, b) = (mk(1, Some(7)), mk(2, Some(3)));
+    assert!(plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).is_err());
+    // a regular partition beside a mapped one must have the block grid
+    let mixed = LaunchPlan::new(
+        &[
+            param(
+                "z",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+            param("w", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+        ],
+        &[],
+        &["z".into()],
+        &[],
+        132,
+    );
+    let z = mk(1, Some(5));
+    let w5 = view(2, &[20], Some(&[4]), "f32");
+    let w6 = view(3, &[24], Some(&[4]), "f32");
+    assert_eq!(
+        mixed
+            .grid(&[Arg::Handle(&z), Arg::Handle(&w5)], &[])
+            .unwrap(),
+        [5, 1, 1]
+    );
+    assert!(mixed
+        .grid(&[Arg::Handle(&z), Arg::Handle(&w6)], &[])
+        .is_err());
+    // no partition at all: no grid
+    let none = LaunchPlan::new(
+        &[param("x", "tensor", "f32", &[DimSpec::Int(-1)])],
+        &[],
+        &[],
+        &[],
+        132,
+    );
+    let x = view(1, &[8], None, "f32");
+    assert!(none.grid(&[Arg::Handle(&x)], &[]).is_err());
+}
+
+#[test]
+fn moves_and_accesses() {
+    let plan = add_plan();
+    let (z, x) = (
+        view(1, &[1024], Some(&[128]), "f32"),
+        view(2, &[1024], None, "f32"),
+    );
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&x)];
+    assert_eq!(plan.moves(&args), vec![(1, true), (2, false), (2, false)]);
+    let acc = plan.accesses(&args);
+    assert_eq!(acc.len(), 3);
+    assert!(acc[0].exclusive && !acc[1].exclusive);
+    assert_eq!((acc[1].storage, acc[1].lo, acc[1].hi), (2, 0, 4096));
+}
+
+#[test]
+fn packs_like_struct() {
+    let x = view(2, &[3, 5], None, "f32");
+    let slots = [
+        SlotPlan {
+            kind: SlotKind::Ptr,
+            param: 0,
+            axis: 0,
+            fmt: b'Q',
+            offset: 0,
+        },
+        SlotPlan {
+            kind: SlotKind::Shape,
+            param: 0,
+            axis: 1,
+            fmt: b'i',
+            offset: 8,
+        },
+        SlotPlan {
+            kind: SlotKind::Stride,
+            param: 0,
+            axis: 0,
+            fmt: b'q',
+            offset: 16,
+        },
+        SlotPlan {
+            kind: SlotKind::Scalar,
+            param: 1,
+            axis: 0,
+            fmt: b'e',
+            offset: 24,
+        },
+        SlotPlan {
+            kind: SlotKind::Scalar,
+            param: 2,
+            axis: 0,
+            fmt: b'?',
+            offset: 26,
+        },
+        SlotPlan {
+            kind: SlotKind::Scalar,
+            param: 3,
+            axis: 0,
+            fmt: b'f',
+            offset: 28,
+        },
+    ];
+    let args = [
+        Arg::Handle(&x),
+        Arg::Float(1.0),
+        Arg::Bool(true),
+        Arg::Int(3),
+    ];
+    let scalars = [
+        None,
+        Some(Value::Float(1.0)),
+        Some(Value::Bool(true)),
+        Some(Value::Float(3.0)),
+    ];
+    let mut buf = [0u8; 32];
+    pack(&slots, &args, &scalars, &mut buf).unwrap();
+    assert_eq!(u64::from_ne_bytes(buf[0..8].try_into().unwrap()), 8192);
+    assert_eq!(i32::from_ne_bytes(buf[8..12].try_into().unwrap()), 5);
+    assert_eq!(i64::from_ne_bytes(buf[16..24].try_into().unwrap()), 5);
+    assert_eq!(u16::from_ne_bytes(buf[24..26].try_into().unwrap()), 0x3c00);
+    assert_eq!(buf[26], 1);
+    assert_eq!(f32::from_ne_bytes(buf[28..32].try_into().unwrap()), 3.0);
+    // struct refuses: an i32 past its range, an f32 or f16 overflow
+    let big = TensorDesc::new(View {
+        shape: vec![1],
+        strides: vec![1 << 40],
+        ..x.view.clone()
+    })
+    .unwrap();
+    let e = pack(
+        &slots[2..3]
+            .iter()
+            .map(|s| SlotPlan { fmt: b'i', ..*s })
+            .collect::<Vec<_>>(),
+        &[Arg::Handle(&big)],
+        &[None],
+        &mut buf,
+    )
+    .unwrap_err();
+    assert_eq!(e.fmt, b'i');
+    let huge = [None, None, None, Some(Value::Float(1e300))];
+    assert!(pack(&slots[5..], &args, &huge, &mut buf).is_err());
+    let over = [None, Some(Value::Float(70000.0))];
+    assert!(pack(&slots[3..4], &args, &over, &mut buf).is_err());
+}
+
+#[test]
+fn half_precision_rounding() {
+    let cases: [(f64, u16); 12] = [
+        (1.0, 0x3c00),
+        (-2.0, 0xc000),
+        (0.1, 0x2e66),
+        (65504.0, 0x7bff),
+        (65519.0, 0x7bff),
+        (2f64.powi(-14), 0x0400),
+        (2f64.powi(-24), 0x0001),
+        (2f64.powi(-25), 0x0000),
+        (1.5 * 2f64.powi(-25), 0x0001),
+        (1023.5 * 2f64.powi(-24), 0x0400),
+        (-0.0, 0x8000),
+        (f64::INFINITY, 0x7c00),
+    ];
+    for (x, want) in cases {
+        assert_eq!(f16_bits(x), Some(want), "{x}");
+    }
+    assert_eq!(f16_bits(65520.0), None);
+    assert_eq!(f16_bits(f64::NAN).map(|b| b & 0x7c00), Some(0x7c00));
+    // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even
+    assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), Some(0x3c00));
+    assert_eq!(f16_bits(1.0 + 3.0 * 2f64.powi(-11)), Some(0x3c02));
+}
+
+fn part_arg(shape: Vec<i64>, tile: Vec<i64>, decl: Vec<i64>, name: &str) -> PartitionArg {
+    PartitionArg {
+        name: name.into(),
+        tensor_shape: shape,
+        tile_shape: tile,
+        declared: decl,
+    }
+}
+
+proptest! {
+    /// The plan's grid agrees with `validate_launch` (the error messages' source) on
+    /// every mix of ranks, shapes, tiles and declarations.
+    #[test]
+    fn grid_agrees_with_validate_launch(
+        parts in proptest::collection::vec(
+            (1usize..=3).prop_flat_map(|r| (
+                proptest::collection::vec(0i64..300, r),
+                proptest::collection::vec(1i64..70, r),
+                proptest::collection::vec(prop_oneof![Just(0i64), 1i64..70], r),
+            )),
+            1..4,
+        )
+    ) {
+        let specs: Vec<ParamSpec> = parts.iter().enumerate().map(|(i, (_, t, d))| {
+            let dims = t.iter().zip(d).map(|(t, d)| DimSpec::Int(if *d == 0 { *t } else { *d }))
+                .collect::<Vec<_>>();
+            param(&format!("p{i}"), "mut_tensor", "f32", &dims)
+        }).collect();
+        let plan = LaunchPlan::new(&specs, &[], &[], &[], 132);
+        let descs: Vec<TensorDesc> = parts.iter().enumerate()
+            .map(|(i, (s, t, _))| view(i as u64 + 1, s, Some(t), "f32")).collect();
+        let args: Vec<Arg<'_>> = descs.iter().map(Arg::Handle).collect();
+        let pa: Vec<PartitionArg> = parts.iter().enumerate().map(|(i, (s, t, d))| {
+            let decl = t.iter().zip(d).map(|(t, d)| if *d == 0 { *t } else { *d }).collect();
+            part_arg(s.clone(), t.clone(), decl, &format!("p{i}"))
+        }).collect();
+        let ours = plan.grid(&args, &[]).ok();
+        let theirs = validate_launch("k", [0, 0, 0], &pa).ok();
+        prop_assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn half_matches_a_float_round_trip(bits in 0u16..0x7c00) {
+        // every finite half converts back to itself
+        let sign = bits & 0x8000;
+        let e = i32::from((bits >> 10) & 0x1f);
+        let m = f64::from(bits & 0x3ff);
+        let v = if e == 0 { m * 2f64.powi(-24) } else { (1.0 + m / 1024.0) * 2f64.powi(e - 15) };
+        let v = if sign != 0 { -v } else { v };
+        prop_assert_eq!(f16_bits(v), Some(bits));
+    }
+}
