@@ -22,6 +22,9 @@ pub struct Ranges {
     pub shape_consts: HashSet<String>,
     /// Grid extent along each axis (`grid(k)`, or `1` past the partition rank).
     pub grid: [Poly; 3],
+    /// Launch-known atoms taken as `>= 1` because a launch predicate says so (divisors of
+    /// `//` and `%` in a store index; `prover.rs`).
+    pub positive: HashSet<Atom>,
 }
 
 /// The outcome of a goal.
@@ -72,11 +75,12 @@ impl Ranges {
     }
 
     /// A lower bound of an atom known from facts, if any.
-    fn atom_lb(&self, a: &Atom) -> Option<i128> {
+    pub fn atom_lb(&self, a: &Atom) -> Option<i128> {
         match a {
             Atom::Grid(_) | Atom::Tiles(..) => Some(1),
             Atom::Dim(..) => Some(0),
             Atom::Const(n) if self.shape_consts.contains(n) => Some(1),
+            a if self.positive.contains(a) => Some(1),
             Atom::Cdiv(x, y) | Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
                 (self.poly_lb(x)? >= 0 && self.poly_lb(y)? >= 1).then_some(0)
             }

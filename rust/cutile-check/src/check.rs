@@ -152,6 +152,7 @@ impl<'d> Checker<'d> {
                 loops: HashMap::new(),
                 shape_consts: shape_consts.into_iter().collect(),
                 grid,
+                positive: HashSet::new(),
             },
             mapped,
             grid_rank,

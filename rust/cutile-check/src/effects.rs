@@ -782,6 +782,49 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
                 span,
             );
         }
+        StoreMapProof::CollisionAt { launch, a, b, tile } => {
+            use crate::search::tuple;
+            c.report(errors::store_collision_at(
+                &root,
+                ispan,
+                &launch.text(),
+                &tuple(&a),
+                &tuple(&b),
+                &tuple(&tile),
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        StoreMapProof::OutOfBoundsAt {
+            launch,
+            block,
+            tile,
+            axis,
+            count,
+        } => {
+            use crate::search::tuple;
+            c.report(errors::store_out_of_grid_at(
+                &root,
+                ispan,
+                &launch.text(),
+                &tuple(&block),
+                &tuple(&tile),
+                axis,
+                count,
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
         StoreMapProof::OutOfBounds { axis, block, tile } => {
             c.report(errors::store_out_of_grid(&root, ispan, axis, &block, &tile));
             c.oblige(
@@ -907,7 +950,9 @@ fn partition_mut(
                 if m.as_const() == Some(0) {
                     Rung::Static
                 } else if p.launch_known() && s.launch_known() {
-                    Rung::Launch(format!("{m} == 0"))
+                    // Printed as written (`modulo` may have normalized `p % s` away).
+                    let text = Poly::atom(Atom::Mod(Box::new(p.clone()), Box::new(s.clone())));
+                    Rung::Launch(format!("{text} == 0"))
                 } else {
                     Rung::Device
                 }

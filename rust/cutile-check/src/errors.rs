@@ -190,6 +190,49 @@ pub fn store_collision(
     .with_help("make the index an injective function of `block_id`, e.g. a permutation of its axes, or use `store(tile)`")
 }
 
+/// CT2001 with a concrete launch found by search (`launch` reads `H = 2 and grid (3, 1)`).
+pub fn store_collision_at(
+    name: &str,
+    at: Span,
+    launch: &str,
+    a: &str,
+    b: &str,
+    tile: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        "CT2001",
+        format!("with {launch}: blocks {a} and {b} both store to tile {tile} of `{name}`"),
+        Label::new(at, "this index is the same for two different blocks"),
+    )
+    .with_note("found by evaluating the index on small launches (every `Const` and grid extent at least 1): on this one the two blocks race")
+    .with_help("make the index an injective function of `block_id`: an invertible affine map, a grouped swizzle, or every digit (`b // d`, `b % d`) of a block id kept in its own place")
+}
+
+/// CT2002 with a concrete launch found by search.
+pub fn store_out_of_grid_at(
+    name: &str,
+    at: Span,
+    launch: &str,
+    block: &str,
+    tile: &str,
+    axis: usize,
+    count: i128,
+) -> Diagnostic {
+    Diagnostic::error(
+        "CT2002",
+        format!("store index of `{name}` leaves the partition grid on axis {axis}"),
+        Label::new(
+            at,
+            format!("with {launch}, block {block} stores to tile {tile}"),
+        ),
+    )
+    .with_note(format!(
+        "on that launch axis {axis} of `{name}` has {count} tile{}",
+        plural(count.unsigned_abs() as usize)
+    ))
+    .with_help("keep every component in `0 <= i < num_tiles(z, axis)`")
+}
+
 pub fn store_out_of_grid(name: &str, at: Span, axis: usize, block: &str, tile: &str) -> Diagnostic {
     Diagnostic::error(
         "CT2002",
@@ -225,7 +268,7 @@ pub fn store_unprovable(name: &str, at: Span, reason: &str) -> Diagnostic {
         Label::new(at, "no proof that this index is injective in the block id"),
     )
     .with_note(reason.to_string())
-    .with_help("use `store(tile)`, an affine map of `block_id` with an invertible matrix, a grouped swizzle, or `iter_indices()`")
+    .with_help("use `store(tile)`, an affine map of `block_id` with an invertible matrix, a grouped swizzle, the digits `b // d` and `b % d` of a block id each in its own place, or `iter_indices()`")
 }
 
 pub fn minted_by_other(name: &str, other: &str, at: Span) -> Diagnostic {

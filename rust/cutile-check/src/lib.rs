@@ -6,7 +6,9 @@
 //!                      │           semantics of `Mut`, no foreign-tile reads)
 //!                      ├─▶ effects.rs  memory effects of DSL ops (stores, loads, partitions)
 //!                      │     ├─▶ prover.rs   store-index maps: injective + in bounds (rule 5)
-//!                      │     │     └─▶ swizzle.rs  grouped swizzles
+//!                      │     │     ├─▶ swizzle.rs  grouped swizzles
+//!                      │     │     ├─▶ digits.rs   `//` and `%`: mixed-radix digits of block ids
+//!                      │     │     └─▶ search.rs   counterexamples on small launches
 //!                      │     └─▶ bounds.rs   the ladder: static → launch → device
 //!                      └─▶ errors.rs   one diagnostic constructor per violation
 //! schedule.rs: the mapped-partition schedule (`iter_indices()`) and its bijection
@@ -29,11 +31,13 @@
 
 pub mod bounds;
 mod check;
+pub mod digits;
 mod effects;
 pub mod errors;
 pub mod predicate;
 pub mod prover;
 pub mod schedule;
+pub mod search;
 mod state;
 pub mod swizzle;
 pub mod sym;

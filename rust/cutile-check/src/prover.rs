@@ -12,6 +12,8 @@
 //! the grouped-swizzle form recognized by `swizzle.rs`.
 
 use crate::bounds::{worse, Ranges, Rung};
+use crate::digits::Digits;
+use crate::search::{search, Found, Goal, Launch};
 use crate::sym::{Atom, Poly};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,11 +28,28 @@ pub enum StoreMapProof {
         tile: String,
         min_grid: Vec<i128>,
     },
+    /// Two blocks that store to the same tile on one legal launch, found by evaluating
+    /// the map on small launches (`search.rs`).
+    CollisionAt {
+        launch: Launch,
+        a: Vec<i128>,
+        b: Vec<i128>,
+        tile: Vec<i128>,
+    },
     /// Some block stores outside the partition grid on `axis`, for every launch.
     OutOfBounds {
         axis: usize,
         block: String,
         tile: String,
+    },
+    /// A block that stores outside the partition grid (axis `axis` has `count` tiles) on
+    /// one legal launch, found by search.
+    OutOfBoundsAt {
+        launch: Launch,
+        block: Vec<i128>,
+        tile: Vec<i128>,
+        axis: usize,
+        count: i128,
     },
     /// The map is outside what the prover decides.
     Unprovable(String),
@@ -61,6 +80,12 @@ pub fn affine_in(p: &Poly, a: &Atom) -> Option<(Poly, Poly)> {
 
 /// Prove the store map `comps` (one component per partition axis) for a partition with
 /// tile counts `tiles`, launched over a grid of rank `grid_rank`.
+///
+/// The ladder: affine maps (exact, by rank); the grouped swizzle (by template); maps built
+/// with `//` and `%` (normalized, then affine or mixed-radix digits: `digits.rs`). When
+/// none proves the map, a search of small launches (`search.rs`) looks for two blocks that
+/// store the same tile: found, the map is rejected with that pair; not found, it stays
+/// unprovable. Nothing is accepted without a proof.
 pub fn prove_store_map(
     comps: &[Poly],
     tiles: &[Poly],
@@ -96,10 +121,113 @@ pub fn prove_store_map(
             "the index depends on a value known only while the kernel runs".into(),
         );
     }
-    // Decompose into A * b + c.
+    // Collapsed axes: the index is the literal 0 on axis `k` and ignores `block_id(k)`, so
+    // the partition must have one tile there (`grid(k) <= 1` at launch); the rest of the
+    // proof holds on that axis's single block. A map that ignores every block axis is not
+    // collapsed: it only works on a one-block launch, and is a collision.
+    let fixed = collapsed_axes(&comps, nb);
+    let mut pre = Rung::Static;
+    let reduced;
+    let (comps, tiles, ranges) = if fixed.iter().any(|f| *f) {
+        let one = Poly::c(1);
+        let pin = |p: &Poly| {
+            let mut p = p.clone();
+            for (k, _) in fixed.iter().enumerate().filter(|(_, f)| **f) {
+                p = p.substitute(&Atom::Grid(k as u8), &one);
+            }
+            p
+        };
+        let mut r = ranges.clone();
+        for (k, f) in fixed.iter().enumerate() {
+            if *f {
+                r.grid[k] = one.clone();
+                pre = worse(pre, Rung::Launch(format!("grid({k}) <= 1")));
+            }
+        }
+        reduced = (
+            comps.iter().map(pin).collect::<Vec<_>>(),
+            tiles.iter().map(pin).collect::<Vec<_>>(),
+            r,
+        );
+        (&reduced.0[..], &reduced.1[..], &reduced.2)
+    } else {
+        (&comps[..], tiles, ranges)
+    };
+    let proof = match affine_proof(comps, tiles, ranges, nb, &fixed) {
+        Some(p) => p,
+        None => match crate::swizzle::recognize(comps, tiles, ranges, nb) {
+            Some(p) => p,
+            None => match crate::digits::prove(comps, tiles, ranges, nb, &fixed) {
+                Digits::Done(p) => p,
+                Digits::NotInjective(why) => StoreMapProof::Unprovable(why),
+                Digits::BoundsRefuted(why) => {
+                    return match search(comps, tiles, nb, &fixed, Goal::OutOfBounds) {
+                        Some(f) => found(f),
+                        None => StoreMapProof::Unprovable(why),
+                    }
+                }
+            },
+        },
+    };
+    match proof {
+        StoreMapProof::Proved(r) => StoreMapProof::Proved(worse(pre, r)),
+        StoreMapProof::Unprovable(why) => match search(comps, tiles, nb, &fixed, Goal::Collision) {
+            Some(f) => found(f),
+            None => StoreMapProof::Unprovable(why),
+        },
+        p => p,
+    }
+}
+
+fn found(f: Found) -> StoreMapProof {
+    match f {
+        Found::Collision { launch, a, b, tile } => {
+            StoreMapProof::CollisionAt { launch, a, b, tile }
+        }
+        Found::OutOfBounds {
+            launch,
+            block,
+            tile,
+            axis,
+            count,
+        } => StoreMapProof::OutOfBoundsAt {
+            launch,
+            block,
+            tile,
+            axis,
+            count,
+        },
+    }
+}
+
+/// Axes `k < nb` whose index component is the constant 0 while no component depends on
+/// `block_id(k)`; none when that would be every axis.
+pub fn collapsed_axes(comps: &[Poly], nb: usize) -> Vec<bool> {
+    let mut fixed: Vec<bool> = (0..nb)
+        .map(|k| {
+            let b = Atom::BlockId(k as u8);
+            comps.get(k).is_some_and(|c| c.terms.is_empty())
+                && !comps.iter().any(|c| c.any_atom(&|a| *a == b))
+        })
+        .collect();
+    if fixed.iter().all(|f| *f) {
+        fixed.iter_mut().for_each(|f| *f = false);
+    }
+    fixed
+}
+
+/// The proof of an affine map `A * b + c` (`None` when the map is not affine in the block
+/// ids). Columns of collapsed axes (`fixed`) are zero and left out of the rank test.
+pub fn affine_proof(
+    comps: &[Poly],
+    tiles: &[Poly],
+    ranges: &Ranges,
+    nb: usize,
+    fixed: &[bool],
+) -> Option<StoreMapProof> {
     let mut a: Vec<Vec<Poly>> = Vec::new();
     let mut rest: Vec<Poly> = Vec::new();
-    for c in &comps {
+    for c in comps {
         let mut row = Vec::new();
         let mut r = c.clone();
         for j in 0..nb {
@@ -108,16 +236,11 @@ pub fn prove_store_map(
                     row.push(k);
                     r = rr;
                 }
-                _ => {
-                    return match crate::swizzle::recognize(&comps, tiles, ranges, nb) {
-                        Some(p) => p,
-                        None => StoreMapProof::Unprovable(
-                            "the index is not an affine function of the block ids, nor a grouped swizzle"
-                                .into(),
-                        ),
-                    }
-                }
+                _ => return None,
             }
+        }
+        if r.any_atom(&|x| matches!(x, Atom::BlockId(_))) {
+            return None;
         }
         a.push(row);
         rest.push(r);
@@ -126,45 +249,66 @@ pub fn prove_store_map(
         .flatten()
         .any(|k| k.as_const().is_some_and(|v| v.abs() > 1 << 20))
     {
-        return StoreMapProof::Unprovable(
+        return Some(StoreMapProof::Unprovable(
             "the index map has coefficients too large to reason about".into(),
-        );
+        ));
     }
+    let active: Vec<usize> = (0..nb)
+        .filter(|j| !fixed.get(*j).copied().unwrap_or(false))
+        .collect();
     let injective = if a.iter().flatten().all(|k| k.as_const().is_some()) {
         let m: Vec<Vec<i128>> = a
             .iter()
-            .map(|row| row.iter().map(|k| k.as_const().unwrap_or(0)).collect())
+            .map(|row| {
+                active
+                    .iter()
+                    .map(|j| row[*j].as_const().unwrap_or(0))
+                    .collect()
+            })
             .collect();
-        if let Some(v) = kernel_vector(&m, nb) {
+        if let Some(va) = kernel_vector(&m, active.len()) {
+            let mut v = vec![0i128; nb];
+            for (x, j) in va.iter().zip(&active) {
+                v[*j] = *x;
+            }
             let b1: Vec<i128> = v.iter().map(|x| (-x).max(0)).collect();
             let b2: Vec<i128> = b1.iter().zip(&v).map(|(x, y)| x + y).collect();
             let min_grid: Vec<i128> = b1.iter().zip(&b2).map(|(x, y)| x.max(y) + 1).collect();
             let tile: Vec<String> = comps.iter().map(|c| eval_at(c, &b1).to_string()).collect();
-            return StoreMapProof::Collision {
+            return Some(StoreMapProof::Collision {
                 a: b1,
                 b: b2,
                 tile: tuple_text(&tile),
                 min_grid,
-            };
+            });
         }
         Rung::Static
     } else {
-        if comps.len() != nb {
-            return StoreMapProof::Unprovable(
+        // Square over the active axes: the rows of collapsed axes are the constant 0.
+        let rows: Vec<Vec<Poly>> = a
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !fixed.get(*i).copied().unwrap_or(false))
+            .map(|(_, row)| active.iter().map(|j| row[*j].clone()).collect())
+            .collect();
+        if rows.len() != active.len() {
+            return Some(StoreMapProof::Unprovable(
                 "the index has symbolic coefficients and a different rank than the grid".into(),
-            );
+            ));
         }
-        let det = det_poly(&a);
+        let det = det_poly(&rows);
         match det.as_const() {
             Some(0) => {
-                return StoreMapProof::Unprovable(
+                return Some(StoreMapProof::Unprovable(
                     "the index map has a zero determinant for every launch".into(),
-                )
+                ))
             }
             Some(_) => Rung::Static,
             None if det.launch_known() => Rung::Launch(format!("{det} != 0")),
             None => {
-                return StoreMapProof::Unprovable("the determinant is not known at launch".into())
+                return Some(StoreMapProof::Unprovable(
+                    "the determinant is not known at launch".into(),
+                ))
             }
         }
     };
@@ -172,9 +316,9 @@ pub fn prove_store_map(
     let mut bounds = Rung::Static;
     for (i, row) in a.iter().enumerate() {
         let Some(t) = tiles.get(i) else {
-            return StoreMapProof::Unprovable(
+            return Some(StoreMapProof::Unprovable(
                 "the index has more components than the partition".into(),
-            );
+            ));
         };
         let mut lo = rest[i].clone();
         let mut hi = rest[i].clone();
@@ -209,7 +353,7 @@ pub fn prove_store_map(
                     }
                 })
                 .collect();
-            return StoreMapProof::OutOfBounds {
+            return Some(StoreMapProof::OutOfBounds {
                 axis: i,
                 block: tuple_text(&block),
                 tile: if at_max {
@@ -217,7 +361,7 @@ pub fn prove_store_map(
                 } else {
                     lo.to_string()
                 },
-            };
+            });
         }
         let low = match low {
             Rung::Launch(_) => Rung::Launch(crate::sym::le_text(&Poly::zero(), &lo)),
@@ -229,12 +373,12 @@ pub fn prove_store_map(
         };
         bounds = worse(bounds, worse(low, high));
     }
-    StoreMapProof::Proved(worse(injective, bounds))
+    Some(StoreMapProof::Proved(worse(injective, bounds)))
 }
 
 /// A launch predicate over grid extents alone that already fails on a grid of 2 blocks
 /// per axis is refuted: such a kernel only works on degenerate one-block grids.
-fn degenerate(r: Rung, d: &Poly) -> Rung {
+pub fn degenerate(r: Rung, d: &Poly) -> Rung {
     if !matches!(r, Rung::Launch(_)) || d.any_atom(&|a| !matches!(a, Atom::Grid(_))) {
         return r;
     }

@@ -171,8 +171,11 @@ impl Poly {
         }
     }
 
-    /// Python floor division, folded when both sides are constants or the divisor is a
-    /// constant dividing every coefficient.
+    /// Python floor division, folded when both sides are constants. A positive constant
+    /// divisor is normalized at once (always sound): multiples of it are split off the
+    /// numerator (`(4 * x + 3) // 4 == x`), and `(x // a) // b == x // (a * b)` for
+    /// positive constants `a`, `b`. Symbolic divisors stay opaque here; see
+    /// [`Poly::normalize_divisions`], which needs every divisor to be `>= 1`.
     pub fn floordiv(&self, o: &Poly) -> Poly {
         if let Some(d) = o.as_const() {
             if d == 1 {
@@ -182,27 +185,25 @@ impl Poly {
                 if let Some(n) = self.as_const() {
                     return Poly::c(n.div_euclid(d) - i128::from(d < 0 && n.rem_euclid(d) != 0));
                 }
-                if d > 0 && self.terms.values().all(|c| c % d == 0) {
-                    let mut r = Poly::zero();
-                    for (m, c) in self.terms.iter() {
-                        Rc::make_mut(&mut r.terms).insert(m.clone(), c / d);
-                    }
-                    return r;
+                if d > 0 {
+                    return floordiv_pos(self, o, false);
                 }
             }
-        }
-        if self == o && !self.terms.is_empty() {
-            // x // x == 1 only for x != 0; leave it symbolic.
         }
         Poly::atom(Atom::FloorDiv(Box::new(self.clone()), Box::new(o.clone())))
     }
 
+    /// Python `%`. With a positive constant divisor it is eliminated at once:
+    /// `x % d == x - d * (x // d)` (floor semantics), so `(x // d) * d + x % d` folds to `x`.
     pub fn modulo(&self, o: &Poly) -> Poly {
         if let (Some(n), Some(d)) = (self.as_const(), o.as_const()) {
             if d != 0 {
                 let r = n.rem_euclid(d.abs());
                 return Poly::c(if d < 0 && r != 0 { r - d.abs() } else { r });
             }
+        }
+        if o.as_const().is_some_and(|d| d > 0) {
+            return self.sub(&o.mul(&self.floordiv(o)));
         }
         Poly::atom(Atom::Mod(Box::new(self.clone()), Box::new(o.clone())))
     }
@@ -288,6 +289,190 @@ impl Poly {
         }
         Some(k)
     }
+}
+
+impl Poly {
+    /// `k * m` when the polynomial is one term (a constant is `k * []`).
+    pub fn as_monomial(&self) -> Option<(i128, &Monomial)> {
+        if self.terms.len() == 1 {
+            let (m, c) = self.terms.iter().next()?;
+            return Some((*c, m));
+        }
+        None
+    }
+
+    /// The same value with every `//`, `%` and `cdiv` that is not known at launch (it
+    /// depends on a block id, a loop variable or a device value) in normal form, **assuming
+    /// every divisor is `>= 1`**; the divisors relied on are pushed to `used` (the caller
+    /// must discharge `1 <= d` for each, statically or at launch). The rules (floor
+    /// semantics, `d >= 1`, `y` any integer polynomial):
+    ///
+    /// - `x % d == x - d * (x // d)`, so `(x // d) * d + x % d == x`;
+    /// - `(d * y + z) // d == y + z // d` (multiples of a monomial divisor split off);
+    /// - `(x // a) // b == x // (a * b)` (nested quotients merge), hence
+    ///   `(x // a) % b == x // a - b * (x // (a * b))` and
+    ///   `(x % (a * b)) // a == x // a - b * (x // (a * b))` reach one normal form;
+    /// - `cdiv(x, d) == (x + d - 1) // d`.
+    pub fn normalize_divisions(&self, used: &mut Vec<Poly>) -> Poly {
+        if self.launch_known() {
+            return self.clone();
+        }
+        let mut r = Poly::zero();
+        for (m, c) in self.terms.iter() {
+            let mut t = Poly::c(*c);
+            for a in m {
+                t = t.mul(&normalize_atom(a, used));
+            }
+            r = r.add(&t);
+        }
+        r
+    }
+
+    /// The value under `env` (Python semantics: floor division, the remainder takes the
+    /// divisor's sign). `None` when an atom has no value, a divisor is 0, or an
+    /// intermediate leaves 64 bits.
+    pub fn eval(&self, env: &dyn Fn(&Atom) -> Option<i128>) -> Option<i128> {
+        let mut total: i128 = 0;
+        for (m, c) in self.terms.iter() {
+            let mut prod = *c;
+            for a in m {
+                prod = prod.checked_mul(eval_atom(a, env)?)?;
+            }
+            total = total.checked_add(prod)?;
+        }
+        (total.abs() < LIMIT).then_some(total)
+    }
+}
+
+/// Python's `a // b` and `a % b`; `None` for `b == 0`.
+pub fn py_divmod(a: i128, b: i128) -> Option<(i128, i128)> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    let r = a.checked_rem(b)?;
+    if r != 0 && ((r < 0) != (b < 0)) {
+        Some((q - 1, r + b))
+    } else {
+        Some((q, r))
+    }
+}
+
+fn eval_atom(a: &Atom, env: &dyn Fn(&Atom) -> Option<i128>) -> Option<i128> {
+    Some(match a {
+        Atom::FloorDiv(x, y) => py_divmod(x.eval(env)?, y.eval(env)?)?.0,
+        Atom::Mod(x, y) => py_divmod(x.eval(env)?, y.eval(env)?)?.1,
+        Atom::Cdiv(x, y) => {
+            let (q, r) = py_divmod(x.eval(env)?, y.eval(env)?)?;
+            q + i128::from(r != 0)
+        }
+        Atom::Min(x, y) => x.eval(env)?.min(y.eval(env)?),
+        Atom::Max(x, y) => x.eval(env)?.max(y.eval(env)?),
+        leaf => env(leaf)?,
+    })
+}
+
+fn normalize_atom(a: &Atom, used: &mut Vec<Poly>) -> Poly {
+    let atom = Poly::atom(a.clone());
+    if atom.launch_known() {
+        return atom;
+    }
+    let divisor = |d: &Poly, used: &mut Vec<Poly>| {
+        let d = d.normalize_divisions(used);
+        if d.as_const().is_none_or(|v| v < 1) && !used.contains(&d) {
+            used.push(d.clone());
+        }
+        d
+    };
+    match a {
+        Atom::FloorDiv(x, d) => {
+            let d = divisor(d, used);
+            floordiv_pos(&x.normalize_divisions(used), &d, true)
+        }
+        Atom::Mod(x, d) => {
+            let d = divisor(d, used);
+            let x = x.normalize_divisions(used);
+            x.sub(&d.mul(&floordiv_pos(&x, &d, true)))
+        }
+        Atom::Cdiv(x, d) => {
+            let d = divisor(d, used);
+            let x = x.normalize_divisions(used);
+            floordiv_pos(&x.add(&d).sub(&Poly::c(1)), &d, true)
+        }
+        Atom::Min(x, y) => x
+            .normalize_divisions(used)
+            .pmin(&y.normalize_divisions(used)),
+        Atom::Max(x, y) => x
+            .normalize_divisions(used)
+            .pmax(&y.normalize_divisions(used)),
+        _ => atom,
+    }
+}
+
+/// `m / by` for monomials (multisets of atoms): `None` unless `by` is contained in `m`.
+fn monomial_div(m: &Monomial, by: &Monomial) -> Option<Monomial> {
+    let mut rest = m.clone();
+    for a in by {
+        let i = rest.iter().position(|x| x == a)?;
+        rest.remove(i);
+    }
+    Some(rest)
+}
+
+/// `x // d` for `d = k * m` with `k >= 1`: multiples of `d` in `x` are split off
+/// (`(d * y + z) // d == y + z // d`), and a remainder that is exactly `y // a` merges
+/// into `y // (a * d)`. Without `assume` only positive constant divisors are rewritten
+/// (sound for every value); with it, symbolic monomial divisors too (the caller has
+/// `d >= 1` and every nested divisor `>= 1`).
+fn floordiv_pos(x: &Poly, d: &Poly, assume: bool) -> Poly {
+    let opaque = || Poly::atom(Atom::FloorDiv(Box::new(x.clone()), Box::new(d.clone())));
+    let Some((k, m)) = d.as_monomial() else {
+        return opaque();
+    };
+    if k < 1 || (!assume && !m.is_empty()) {
+        return opaque();
+    }
+    if k == 1 && m.is_empty() {
+        return x.clone();
+    }
+    let mut q = Poly::zero();
+    let mut rest = Poly::zero();
+    for (mono, c) in x.terms.iter() {
+        match monomial_div(mono, m) {
+            Some(left) => {
+                let mut t = Poly::c(c.div_euclid(k));
+                for a in &left {
+                    t = t.mul(&Poly::atom(a.clone()));
+                }
+                q = q.add(&t);
+                if c.rem_euclid(k) != 0 {
+                    rest.add_term(mono.clone(), c.rem_euclid(k));
+                }
+            }
+            None => rest.add_term(mono.clone(), *c),
+        }
+    }
+    if !rest.in_range() || !q.in_range() {
+        return overflow();
+    }
+    if m.is_empty() {
+        if let Some(r) = rest.as_const() {
+            return q.add(&Poly::c(r.div_euclid(k)));
+        }
+    }
+    if rest.terms.is_empty() {
+        return q;
+    }
+    if let Some(Atom::FloorDiv(y, a)) = rest.as_atom() {
+        if assume || a.as_const().is_some_and(|v| v >= 1) {
+            // `a * d >= 1` follows from `a >= 1` and `d >= 1`: no new assumption.
+            return q.add(&floordiv_pos(y, &a.mul(d), assume));
+        }
+    }
+    q.add(&Poly::atom(Atom::FloorDiv(
+        Box::new(rest),
+        Box::new(d.clone()),
+    )))
 }
 
 fn visit_atom(a: &Atom, f: &mut dyn FnMut(&Atom)) {

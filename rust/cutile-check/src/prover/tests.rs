@@ -184,6 +184,236 @@ proptest! {
                 let c2: Vec<i128> = (0..n).map(|i| offs[i] + if use_grid_offset[i] { 1 } else { 0 }).collect();
                 prop_assert!(!inside || !brute(&a, &c2, &twos).1);
             }
+            StoreMapProof::CollisionAt { launch, a: x, b: y, tile } => {
+                prop_assert!(x != y && x.iter().zip(&launch.grid).all(|(p, gg)| *p < *gg));
+                let env = |b: &[i128]| Env { blocks: b.to_vec(), grid: launch.grid.clone(), h: 1 };
+                prop_assert_eq!(eval_map(&comps, &env(&x)), Some(tile.clone()));
+                prop_assert_eq!(eval_map(&comps, &env(&y)), Some(tile));
+            }
+            StoreMapProof::OutOfBoundsAt { .. } => prop_assert!(false, "affine maps are decided symbolically"),
+            StoreMapProof::Unprovable(_) => {}
+        }
+    }
+}
+
+/// Values for evaluating a map: block ids, grid extents, and the `Const` `H`.
+struct Env {
+    blocks: Vec<i128>,
+    grid: Vec<i128>,
+    h: i128,
+}
+
+fn eval_map(comps: &[Poly], env: &Env) -> Option<Vec<i128>> {
+    let f = |a: &Atom| match a {
+        Atom::BlockId(k) => Some(env.blocks.get(*k as usize).copied().unwrap_or(0)),
+        Atom::Grid(k) => Some(env.grid.get(*k as usize).copied().unwrap_or(1)),
+        Atom::Const(n) if n == "H" => Some(env.h),
+        _ => None,
+    };
+    comps.iter().map(|c| c.eval(&f)).collect()
+}
+
+/// Brute force over every block of `grid`: (injective among in-bounds tiles, every tile in
+/// bounds).
+fn brute_map(comps: &[Poly], grid: &[i128], h: i128) -> (bool, bool) {
+    let total: i128 = grid.iter().product();
+    let mut seen = std::collections::HashSet::new();
+    let (mut injective, mut inside) = (true, true);
+    for flat in 0..total {
+        let mut bb = vec![0i128; grid.len()];
+        let mut f = flat;
+        for j in (0..grid.len()).rev() {
+            bb[j] = f % grid[j];
+            f /= grid[j];
+        }
+        let env = Env {
+            blocks: bb,
+            grid: grid.to_vec(),
+            h,
+        };
+        let Some(t) = eval_map(comps, &env) else {
+            return (false, false);
+        };
+        if t.iter().zip(grid).any(|(x, g)| *x < 0 || x >= g) {
+            inside = false;
+        } else if !seen.insert(t) {
+            injective = false;
+        }
+    }
+    (injective, inside)
+}
+
+fn eval_pred_h(pred: &str, grid: &[i128], h: i128) -> bool {
+    let mut env: std::collections::HashMap<String, i128> = grid
+        .iter()
+        .enumerate()
+        .map(|(k, g)| (format!("grid({k})"), *g))
+        .collect();
+    env.insert("H".into(), h);
+    crate::predicate::eval(pred, &env).unwrap_or_else(|e| panic!("`{pred}`: {e}"))
+}
+
+/// One term of a generated component: `coeff * f(block_id(axis))`.
+#[derive(Debug, Clone)]
+struct Term {
+    axis: usize,
+    /// 0: `b`, 1: `b // d`, 2: `b % d`.
+    form: u8,
+    /// -2..=2, or 3 for the axis's divisor `d` (so `d * (b // d)` appears often).
+    coeff: i8,
+}
+
+fn term_strategy() -> impl Strategy<Value = Term> {
+    (0usize..3, 0u8..3, -2i8..=3).prop_map(|(axis, form, coeff)| Term { axis, form, coeff })
+}
+
+fn build_map(n: usize, divisors: &[Poly], comps: &[Vec<Term>], offs: &[i128]) -> Vec<Poly> {
+    (0..n)
+        .map(|i| {
+            let mut p = Poly::c(offs[i]);
+            for t in comps[i].iter().filter(|t| t.axis < n) {
+                let x = b(t.axis as u8);
+                let d = &divisors[t.axis];
+                let f = match t.form {
+                    0 => x,
+                    1 => x.floordiv(d),
+                    _ => x.modulo(d),
+                };
+                let k = if t.coeff == 3 {
+                    d.clone()
+                } else {
+                    Poly::c(i128::from(t.coeff))
+                };
+                p = p.add(&f.mul(&k));
+            }
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn digits_of_the_head_permutation() {
+    // (b * H + h, m, 0) is the identity on its first two axes once normalized; axis 2 is
+    // collapsed.
+    let h = Poly::atom(Atom::Const("H".into()));
+    let comps = [
+        b(0).floordiv(&h).mul(&h).add(&b(0).modulo(&h)),
+        b(1),
+        Poly::zero(),
+    ];
+    let r = ranges(3);
+    let p = prove_store_map(&comps, &[g(0), g(1), g(2)], &r, 3);
+    assert_eq!(
+        p,
+        StoreMapProof::Proved(Rung::Launch("grid(2) <= 1 && 1 <= H".into()))
+    );
+    // The racy variant (b * H + m, h, 0) collides on a small launch.
+    let racy = [
+        b(0).floordiv(&h).mul(&h).add(&b(1)),
+        b(0).modulo(&h),
+        Poly::zero(),
+    ];
+    match prove_store_map(&racy, &[g(0), g(1), g(2)], &r, 3) {
+        StoreMapProof::CollisionAt { launch, a, b, tile } => {
+            assert_eq!(launch.text(), "H = 2 and grid (3, 3, 1)");
+            assert_eq!((a, b, tile), (vec![0, 2, 0], vec![2, 0, 0], vec![2, 0, 0]));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn three_level_digit_swap_is_injective() {
+    // a = x % A, b = (x // A) % B, c = x // A // B; index c * (A * B) + a * B + b.
+    let ca = Poly::atom(Atom::Const("A".into()));
+    let cb = Poly::atom(Atom::Const("B".into()));
+    let x = b(0);
+    let a = x.modulo(&ca);
+    let bb = x.floordiv(&ca).modulo(&cb);
+    let c = x.floordiv(&ca).floordiv(&cb);
+    let idx = c.mul(&ca.mul(&cb)).add(&a.mul(&cb)).add(&bb);
+    let p = prove_store_map(&[idx], &[g(0)], &ranges(1), 1);
+    assert_eq!(
+        p,
+        StoreMapProof::Proved(Rung::Launch(
+            "1 <= A && 1 <= B && A * B * cdiv(grid(0), A * B) <= grid(0)".into()
+        ))
+    );
+}
+
+#[test]
+fn quotient_alone_collides() {
+    let p = prove_store_map(&[b(0).floordiv(&Poly::c(2))], &[g(0)], &ranges(1), 1);
+    match p {
+        StoreMapProof::CollisionAt { launch, a, b, tile } => {
+            assert_eq!(launch.text(), "grid (2,)");
+            assert_eq!((a, b, tile), (vec![0], vec![1], vec![0]));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Maps built from block ids, `b // d` and `b % d` (constant or `Const` divisors): the
+    /// prover never accepts one that collides or leaves the grid on a small launch, and
+    /// every counterexample it reports is real.
+    #[test]
+    fn digit_maps_agree_with_brute_force(
+        n in 1usize..=3,
+        divs in proptest::collection::vec(0i128..=3, 3),
+        comps in proptest::collection::vec(proptest::collection::vec(term_strategy(), 0..=3), 3),
+        offs in proptest::collection::vec(-1i128..=1, 3),
+        grid in proptest::collection::vec(1i128..=5, 3),
+        h in 1i128..=3,
+    ) {
+        // Divisor 0 stands for the symbolic `H`.
+        let divisors: Vec<Poly> = divs
+            .iter()
+            .map(|d| if *d == 0 { Poly::atom(Atom::Const("H".into())) } else { Poly::c(*d) })
+            .collect();
+        let map = build_map(n, &divisors, &comps, &offs);
+        let tiles: Vec<Poly> = (0..n).map(|k| g(k as u8)).collect();
+        let grid = &grid[..n];
+        let (inj, inside) = brute_map(&map, grid, h);
+        match prove_store_map(&map, &tiles, &ranges(n), n) {
+            StoreMapProof::Proved(Rung::Static) => {
+                prop_assert!(inj && inside, "accepted {map:?} but fails on {grid:?}, H = {h}")
+            }
+            StoreMapProof::Proved(Rung::Launch(pred)) => {
+                if eval_pred_h(&pred, grid, h) {
+                    prop_assert!(inj && inside, "`{pred}` holds but {map:?} fails on {grid:?}, H = {h}");
+                }
+            }
+            StoreMapProof::Proved(rung) => prop_assert!(false, "unexpected {rung:?}"),
+            StoreMapProof::Collision { a: x, b: y, tile, .. } => {
+                if x.iter().zip(&y).zip(grid).all(|((p, q), gg)| p < gg && q < gg) {
+                    let env = |b: &[i128]| Env { blocks: b.to_vec(), grid: grid.to_vec(), h };
+                    let tx = eval_map(&map, &env(&x));
+                    prop_assert_eq!(&tx, &eval_map(&map, &env(&y)), "{} {:?}", tile, map);
+                }
+            }
+            StoreMapProof::CollisionAt { launch, a: x, b: y, tile } => {
+                let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
+                prop_assert!(x != y);
+                prop_assert!(x.iter().chain(&y).zip(launch.grid.iter().chain(&launch.grid)).all(|(p, gg)| *p < *gg));
+                prop_assert!(tile.iter().zip(&launch.grid).all(|(t, gg)| *t >= 0 && t < gg));
+                let env = |b: &[i128]| Env { blocks: b.to_vec(), grid: launch.grid.clone(), h: hv };
+                prop_assert_eq!(eval_map(&map, &env(&x)), Some(tile.clone()));
+                prop_assert_eq!(eval_map(&map, &env(&y)), Some(tile));
+            }
+            StoreMapProof::OutOfBounds { .. } => {
+                let twos = vec![2i128; n];
+                prop_assert!(!inside || !brute_map(&map, &twos, h).1, "{map:?}");
+            }
+            StoreMapProof::OutOfBoundsAt { launch, block, tile, axis, count } => {
+                let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
+                let env = Env { blocks: block, grid: launch.grid.clone(), h: hv };
+                prop_assert_eq!(eval_map(&map, &env), Some(tile.clone()));
+                prop_assert!(tile[axis] < 0 || tile[axis] >= count);
+                prop_assert_eq!(count, launch.grid[axis]);
+            }
             StoreMapProof::Unprovable(_) => {}
         }
     }

@@ -1,5 +1,5 @@
-# expect: CT2003
-# rule 5: b // 2 is not affine (and not injective)
+# expect: CT2001
+# rule 5: b // 2 sends blocks 0 and 1 to tile 0 (found on a small launch)
 import cutile
 from cutile.core import *
 

@@ -1,5 +1,5 @@
-# expect: CT2003
-# rule 5: a grouped swizzle whose group size depends on the block is not a bijection
+# expect: CT2001
+# rule 5: a grouped swizzle whose group size depends on the block is not a bijection: the search finds two blocks on one tile
 import cutile
 from cutile.core import *
 

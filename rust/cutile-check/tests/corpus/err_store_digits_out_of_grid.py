@@ -1,0 +1,11 @@
+# expect: CT2002
+# rule 5: an off-by-one in a 2-D digit map; without the + 1 it is a bijection when grid(0) ==
+# 2 * grid(1), with it block (0, 0) already stores past the last row of a 1 x 1 launch
+import cutile
+from cutile.core import *
+
+@cutile.entry
+def k(z: Mut[Tensor[f32, [64, 64]]]):
+    bx = block_id(0)
+    by = block_id(1)
+    z.store(zeros((64, 64), f32), index=(bx % 2 + 2 * by + 1, bx // 2))
