@@ -78,3 +78,10 @@ def test_info_always_answers() -> None:
     r = run("info")
     assert r.returncode == 0
     assert "tileiras" in r.stdout and "driver" in r.stdout
+
+
+def test_the_papers_race_is_rejected_with_a_colliding_pair() -> None:
+    r = run("check", str(EXAMPLES / "race" / "permute_heads_racy.py"))
+    assert r.returncode == 1
+    assert "error[CT2001]" in r.stderr
+    assert "both store to tile" in r.stderr and "permute_heads_racy.py:24" in r.stderr
