@@ -72,11 +72,32 @@ def test_data_dependent_index_gets_a_device_assert() -> None:
     z, _, _ = gather_rows(api.zeros([5, 16], f32).partition([1, 16]), api.from_numpy(xs),
                           api.from_numpy(ids)).sync()
     np.testing.assert_array_equal(z.unpartition().to_numpy(), xs[ids[:, 0]])
-    ids[2, 0] = 10  # one row past the end
-    with pytest.raises(cutile.CutileError) as info:
-        gather_rows(api.zeros([5, 16], f32).partition([1, 16]), api.from_numpy(xs),
-                    api.from_numpy(ids)).sync()
-    assert "out of bounds" in str(info.value)
+
+
+OOB_PROBE = """
+import numpy as np
+from cutile import api
+from cutile.core import f32
+from test_safety_at_launch import gather_rows
+ids = np.array([[3], [0], [10], [9], [2]], np.int32)   # row 10 is one past the end
+gather_rows(api.zeros([5, 16], f32).partition([1, 16]),
+            api.from_numpy(np.ones((10, 16), np.float32)), api.from_numpy(ids)).sync()
+print("NOT CAUGHT")
+"""
+
+
+def test_device_assert_stops_an_out_of_bounds_read() -> None:
+    # In a child process: on the GPU a failed device assert traps the kernel and leaves the
+    # CUDA context unusable for the rest of the process.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    r = subprocess.run([sys.executable, "-c", OOB_PROBE], cwd=Path(__file__).parent,
+                       capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "NOT CAUGHT" not in out, out
+    assert "out of bounds" in out or "device-side check" in out, out
 
 
 @pytest.mark.parametrize("num_blocks", [1, 2, 5, 17, None])
