@@ -150,3 +150,101 @@ def validate_launch(
     shape). All partitions must have the declared tile shape and the same tile grid; returns
     that grid (x = dim 0). With `grid` != (0, 0, 0), it must equal the partition grid. Raises
     LaunchError."""
+
+# -- the native launch path (rust/cutile-py/src/launch.rs over cutile_host::launch_plan) ------
+
+def next_op_id() -> int:
+    """A fresh operation id (also the op's ledger token), process-wide."""
+
+class HandleMeta:
+    """Native base class of `Tensor` and `Partition`: what the launcher reads of a handle,
+    given once by `_init_meta` when the Python object is made."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None: ...
+    def _init_meta(
+        self,
+        storage: int,
+        handle: int,
+        address: int,
+        offset: int,
+        shape: Sequence[int],
+        strides: Sequence[int],
+        dtype: str,
+        itemsize: int,
+        tile_shape: Sequence[int] | None = None,
+        num_blocks: int | None = None,
+    ) -> None:
+        """Set the metadata (once): registry storage and handle ids, the address of element
+        [0, ...] (device pointer on the GPU), byte offset in the storage, layout in
+        elements, dtype name, and for a partition its tile shape and `num_blocks`. Raises
+        ValueError for an inconsistent layout, RuntimeError when set twice."""
+
+    @property
+    def _meta(self) -> tuple[int, int, int, int, int, int] | None:
+        """(storage, handle, address, span_lo, span_hi, index_bits), None before init."""
+
+class PendingLaunch:
+    """One launch from `KernelLauncher.prepare` until it hands its arguments back. Dropped
+    unfinished, it waits for the device (if it launched) and gives everything back."""
+
+    @property
+    def op_id(self) -> int: ...
+    @property
+    def grid(self) -> tuple[int, int, int]: ...
+    @property
+    def values(self) -> tuple[object, ...]:
+        """The arguments in parameter order (scalars normalized to their parameter type)."""
+    @property
+    def consts(self) -> list[tuple[str, int | float | bool]]:
+        """Every Const (given or inferred), sorted by name."""
+    @property
+    def holding(self) -> bool:
+        """Whether the arguments are still moved in."""
+    def start(self) -> None:
+        """Compile on a miss, record the ledger ranges (BorrowError CT5008 on a conflict),
+        pack the parameters and cuLaunchKernel (GPU). On failure everything is given back."""
+    def wait(self) -> None:
+        """cuStreamSynchronize (GPU, without the GIL) or run the interpreter."""
+    def finish(self) -> tuple[object, ...]:
+        """Release the ledger ranges, hand the arguments back and return them."""
+    def give_back(self) -> None:
+        """Release and hand back without returning (idempotent)."""
+    def run(self) -> tuple[object, ...]:
+        """start + wait + finish; on failure everything is given back and the error raised."""
+
+class KernelLauncher:
+    """A kernel's launch plan, prepared once; `prepare` is the per-call fast path."""
+
+    def __init__(
+        self,
+        kernel: str,
+        params: Sequence[tuple[str, str, str | None, Sequence[int | str]]],
+        consts: Sequence[tuple[str, str]],
+        mapped: Sequence[str],
+        predicates: Sequence[tuple[str, Sequence[str]]],
+        sm_count: int,
+        registry: HostRegistry,
+        ledger: Ledger,
+        compile: object,
+        interpret: object,
+        cuda_error: object,
+        gpu: tuple[int, int, int] | None = None,
+    ) -> None:
+        """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
+        `consts`: (name, "int" | "float" | "bool"); `predicates`: (text, atoms) of each
+        launch check; `compile`: a WeakMethod to `(consts, facts, index_bits) -> (runnable,
+        CUfunction address, [(kind, param index, axis, struct format, offset)], size)`;
+        `interpret`: `(runnable, grid, names, values) -> None`; `cuda_error`: `(CUresult,
+        what) -> NoReturn`; `gpu`: addresses of cuLaunchKernel and cuStreamSynchronize and
+        the stream, or None on the interpreter."""
+
+    def prepare(
+        self, args: tuple[object, ...], kwargs: dict[str, object] | None = None
+    ) -> PendingLaunch | None:
+        """Match the arguments, infer Consts, key the specialization, check the grid (host
+        rule 6) and launch predicates (fail closed), and move the handles in (rule 3;
+        BorrowError as `HostRegistry.move_in`). None when the Python binder must decide:
+        it raises the exact error, or normalizes the arguments and calls again."""
+
+    def __len__(self) -> int:
+        """Compiled kernels registered so far."""

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import re
+import struct
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
 from . import _native, pipeline
-from .errors import CutileError, LaunchError
+from .errors import CutileError, InternalCompilerError, LaunchError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver
-from .runtime.binding import Binder, Binding
+from .runtime.binding import Binder, Binding, bind
 from .runtime.device_op import DeviceOp
-from .runtime.ownership import ledger, next_op_id, registry
-from .runtime.tensor import Partition, _Handle
+from .runtime.ownership import ledger, registry
+from .runtime.tensor import Partition
 
 
 class DeviceFunction:
@@ -55,6 +57,8 @@ class EntryKernel:
         self._lock = threading.Lock()
         self._binder: Binder | None = None
         self._launch_checks: LaunchChecks | None = None
+        self._launcher: Any = None
+        self._launcher_state: Any = None
         self._mapped: frozenset[str] = frozenset()
         self._lowered: dict[Specialization, Any] = {}
         self._loaded: dict[Specialization, Any] = {}
@@ -147,104 +151,131 @@ class EntryKernel:
     # -- launching -------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> KernelOp:
-        binder = self._binder
-        if binder is None:
-            self.check()
-            binder = self._binder = Binder(self.entry)
-            self._launch_checks = LaunchChecks(self.name, self.entry, self.check().obligations)
-            self._mapped = mapped_params(self.entry)
-        return KernelOp(self, binder.bind(args, kwargs))
+        launcher = self._launcher
+        if launcher is None or self._launcher_state is not driver._state:
+            launcher = self._make_launcher()
+        pending = launcher.prepare(args, kwargs)
+        if pending is None:
+            pending = self._prepare_checked(launcher, args, kwargs)
+        return KernelOp(self, pending)
+
+    def _make_launcher(self) -> Any:
+        """The native launcher: the parameter plan, launch predicates and mapped partitions,
+        prepared once (per backend)."""
+        self.check()
+        entry = self.entry
+        binder = self._binder = Binder(entry)
+        checks = self._launch_checks = LaunchChecks(self.name, entry, self.check().obligations)
+        self._mapped = mapped_params(entry)
+        state = driver.state()
+        gpu = None
+        if driver.backend() == "gpu":
+            gpu = (driver.proc_address("cuLaunchKernel"),
+                   driver.proc_address("cuStreamSynchronize"), int(state.stream))
+        launcher = _native.KernelLauncher(
+            self.name,
+            [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in binder.params],
+            [(p.name, p.dtype or "int") for p in entry.params if p.kind == "const"],
+            sorted(self._mapped),
+            [(o.predicate, atoms) for o, atoms, _ in checks.checks],
+            state.sm_count or 132,
+            registry(),
+            ledger(),
+            weakref.WeakMethod(self._native_kernel),
+            _interpret,
+            driver.raise_cuda_error,
+            gpu,
+        )
+        self._launcher, self._launcher_state = launcher, state
+        return launcher
+
+    def _prepare_checked(self, launcher: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                         ) -> Any:
+        """The call the native fast path did not take: the Python binder, grid check and
+        launch checks raise the exact error, or normalize the arguments for the launcher."""
+        assert self._binder is not None and self._launch_checks is not None
+        b = self._binder.bind(args, kwargs)
+        b.grid = launch_grid(self.name, b, self._mapped)
+        self._launch_checks.verify(b)
+        given = {k: b.consts[k] for k in kwargs if k in b.consts}
+        pending = launcher.prepare(tuple(b.values), given)
+        if pending is None:
+            raise InternalCompilerError(
+                f"`{self.name}`: the native launcher refused arguments the host checks "
+                f"accepted ({b.spec})",
+                code="CT9001",
+                hint="this is a bug in cutile; please report it with the call",
+            )
+        return pending
+
+    def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
+                       index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
+        """Compile (or find) the kernel for a specialization the native launcher has not
+        seen: `(runnable, CUfunction address, ABI slots with offsets, buffer size)`."""
+        spec = Specialization(
+            tuple(consts),
+            tuple((name, TensorFacts(dtype, rank, a16, last1, tuple(sd), tuple(std)))
+                  for name, dtype, rank, a16, last1, sd, std in facts),
+            index_bits,
+        )
+        runnable = self._runnable(spec)
+        if driver.backend() != "gpu":
+            return runnable, 0, [], 0
+        abi = runnable.abi
+        assert self._binder is not None
+        index = {p.name: i for i, p in enumerate(self._binder.params)}
+        slots = [(s.kind, index[s.param], s.axis, s.fmt, off)
+                 for s, off in zip(abi.slots, abi.offsets(), strict=True)]
+        return runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format)
+
+
+def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...],
+               values: tuple[Any, ...]) -> None:
+    """Run a launch on the CPU interpreter (the native launcher calls this from `wait`)."""
+    from .runtime import launch
+
+    launch.interpret(runnable.module, runnable.entry_name, runnable.abi, grid, names, values)
 
 
 class KernelOp(DeviceOp):
     """One launch of a kernel. Its tensors are moved in when it is created and handed back by
-    `.sync()` / `await`."""
+    `.sync()` / `await`. The native `PendingLaunch` holds the launch; dropping the op
+    unfinished hands the tensors back (after waiting for the device if it launched)."""
 
-    def __init__(self, kernel: EntryKernel, binding: Binding) -> None:
+    __slots__ = ("_p", "_ran", "kernel")
+
+    def __init__(self, kernel: EntryKernel, pending: Any) -> None:
         self.kernel = kernel
-        self.binding = binding
-        self.op_id = next_op_id()
-        self.name = f"`{kernel.name}` (op #{self.op_id})"
-        self._holding = False
-        self._in_ledger = False
-        binding.grid = launch_grid(kernel.name, binding, kernel._mapped)
-        assert kernel._launch_checks is not None
-        kernel._launch_checks.verify(binding)
-        moves = [
-            (v._handle, p.kind == "mut_tensor")
-            for p, v in zip(binding.params, binding.values, strict=True)
-            if isinstance(v, _Handle)
-        ]
-        registry().move_in(self.op_id, self.name, moves)
-        self._holding = True
+        self._p = pending
+        self._ran = False
 
-    def _give_back(self) -> None:
-        if self._in_ledger:
-            self._in_ledger = False
-            ledger().release(self.op_id)
-        if self._holding:
-            self._holding = False
-            registry().give_back(self.op_id)
+    @property
+    def op_id(self) -> int:
+        return int(self._p.op_id)
 
-    def _record_in_ledger(self) -> None:
-        accesses = [
-            (*v._ledger_range(), p.kind == "mut_tensor")
-            for p, v in zip(self.binding.params, self.binding.values, strict=True)
-            if isinstance(v, _Handle)
-        ]
-        ledger().acquire(self.op_id, accesses)
-        self._in_ledger = True
+    @property
+    def name(self) -> str:
+        return f"`{self.kernel.name}` (op #{self._p.op_id})"
+
+    @property
+    def binding(self) -> Binding:
+        """The launch as the Python binder sees it (params, values, consts, spec, grid)."""
+        p = self._p
+        b = bind(self.kernel.entry, list(p.values), dict(p.consts))
+        b.grid = p.grid
+        return b
 
     def _start(self) -> Callable[[], None]:
-        b = self.binding
-        names = [p.name for p in b.params]
-        try:
-            runnable = self.kernel._runnable(b.spec)
-            self._record_in_ledger()
-            if driver.backend() == "gpu":
-                from .runtime.launch import flatten_args
-
-                flat = flatten_args(runnable.abi, names, b.values)
-                stream = driver.state().stream
-                runnable.launch(b.grid, flat, stream)
-                d = driver._driver()
-
-                def wait() -> None:
-                    driver.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize")
-
-                return wait
-            from .runtime.launch import interpret
-
-            def run_interpreter() -> None:
-                interpret(runnable.module, runnable.entry_name, runnable.abi, b.grid, names,
-                          b.values)
-
-            return run_interpreter
-        except BaseException:
-            self._give_back()
-            raise
+        self._p.start()
+        wait: Callable[[], None] = self._p.wait
+        return wait
 
     def _finish(self) -> Any:
-        self._give_back()
-        return tuple(self.binding.values)
+        return self._p.finish()
 
     def sync(self) -> Any:
-        try:
-            return super().sync()
-        finally:
-            self._give_back()
-
-    def __del__(self) -> None:
-        # Dropped without running: nothing touched the tensors, so they come back. Dropped
-        # after starting: wait for the device first.
-        try:
-            if self._holding:
-                if self._ran and driver.state().backend == "gpu":
-                    d = driver._driver()
-                    d.cuStreamSynchronize(driver.state().stream)
-                self._give_back()
-        except Exception:
-            pass
+        self._claim()
+        return self._p.run()
 
 
 def mapped_params(entry: K.Function) -> frozenset[str]:

@@ -19,8 +19,13 @@ class DeviceOp:
     """Base class: `_start()` submits the work and returns a waiter; `_finish()` returns
     the results. An op runs at most once."""
 
-    name = "op"
+    _name = "op"
     _ran = False
+
+    @property
+    def name(self) -> str:
+        """How errors name this op."""
+        return self._name
 
     def _start(self) -> Callable[[], None]:
         raise NotImplementedError
@@ -68,7 +73,7 @@ class ThenOp(DeviceOp):
     def __init__(self, first: DeviceOp, fn: Callable[..., Any]) -> None:
         self.first = first
         self.fn = fn
-        self.name = f"{first.name}.then({getattr(fn, '__name__', 'fn')})"
+        self._name = f"{first.name}.then({getattr(fn, '__name__', 'fn')})"
         self._result: Any = None
 
     def _start(self) -> Callable[[], None]:
@@ -93,7 +98,7 @@ class ThenOp(DeviceOp):
 class ZipOp(DeviceOp):
     def __init__(self, ops: tuple[DeviceOp, ...]) -> None:
         self.ops = ops
-        self.name = "zip(" + ", ".join(o.name for o in ops) + ")"
+        self._name = "zip(" + ", ".join(o.name for o in ops) + ")"
 
     def _start(self) -> Callable[[], None]:
         waits = []

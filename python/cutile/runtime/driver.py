@@ -58,6 +58,29 @@ def check(result: Any, what: str) -> Any:
     return None
 
 
+def raise_cuda_error(code: int, what: str) -> None:
+    """Raise the DeviceError for a CUresult returned to native code."""
+    try:
+        result = _driver().CUresult(code)
+    except ValueError:
+        result = None
+    if result is not None:
+        check((result,), what)
+    raise DeviceError(f"{what} failed with CUresult {code}", code="CT6901")
+
+
+def proc_address(symbol: str) -> int:
+    """The address of a driver entry point (`cuGetProcAddress`), for native callers."""
+    d = _driver()
+    version = state().driver_version or 12000
+    flags = d.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT
+    err, pfn, found = d.cuGetProcAddress(symbol.encode(), version, flags)
+    check((err,), f"cuGetProcAddress({symbol})")
+    if not pfn or found != d.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS:
+        raise DeviceError(f"the CUDA driver has no `{symbol}` ({found})", code="CT6901")
+    return int(pfn)
+
+
 def _init() -> _DriverState:
     forced = os.environ.get("CUTILE_BACKEND", "").strip().lower()
     if forced in ("interpreter", "cpu"):

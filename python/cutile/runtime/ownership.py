@@ -9,7 +9,6 @@ from typing import Any
 _registry: Any = None
 _ledger: Any = None
 _lock = threading.Lock()
-_next_op = 0
 
 
 def registry() -> Any:
@@ -37,7 +36,8 @@ def ledger() -> Any:
 
 
 def next_op_id() -> int:
-    global _next_op
-    with _lock:
-        _next_op += 1
-        return _next_op
+    """A fresh operation id, also the op's ledger token (one counter, in Rust, shared with
+    the native launcher)."""
+    from .. import _native
+
+    return _native.next_op_id()

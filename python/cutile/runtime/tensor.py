@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native
 from ..dtypes import DType
 from ..errors import BorrowError
 from .memory import Allocation
@@ -30,8 +31,11 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class _Handle:
-    """Shared state of Tensor and Partition: where the bytes are and how they are laid out."""
+class _Handle(_native.HandleMeta):
+    """Shared state of Tensor and Partition: where the bytes are and how they are laid out.
+
+    The native base class holds the same facts (storage, handle, address, layout, dtype,
+    tiling), given once here, so the launcher reads them without attribute lookups."""
 
     __slots__ = ("__weakref__", "_alloc", "_handle", "_offset", "_span", "_storage", "dtype",
                  "shape", "strides")
@@ -45,6 +49,8 @@ class _Handle:
         strides: tuple[int, ...],
         dtype: DType,
         handle: int | None = None,
+        tile_shape: tuple[int, ...] | None = None,
+        num_blocks: int | None = None,
     ) -> None:
         self._alloc = alloc
         self._storage = storage
@@ -58,6 +64,8 @@ class _Handle:
             if handle is not None
             else registry().new_handle(storage, offset, list(shape), list(strides), dtype.itemsize)
         )
+        self._init_meta(storage, self._handle, alloc.address + offset, offset, shape, strides,
+                        dtype.name, dtype.itemsize, tile_shape, num_blocks)
 
     def __del__(self) -> None:
         try:
@@ -241,7 +249,8 @@ class Partition(_Handle):
         handle: int | None = None,
         num_blocks: int | None = None,
     ) -> None:
-        super().__init__(alloc, storage, offset, shape, strides, dtype, handle)
+        super().__init__(alloc, storage, offset, shape, strides, dtype, handle, tile_shape,
+                         num_blocks)
         self.tile_shape = tile_shape
         self.num_blocks = num_blocks
 

@@ -8,6 +8,7 @@
 //! boundary and raised as `cutile.errors.InternalCompilerError`.
 
 mod errors;
+mod launch;
 
 use cutile_kast::SourceFile;
 use errors::{guard, host_err};
@@ -463,6 +464,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CheckResult>()?;
     m.add_class::<HostRegistry>()?;
     m.add_class::<Ledger>()?;
+    m.add_class::<launch::HandleMeta>()?;
+    m.add_class::<launch::KernelLauncher>()?;
+    m.add_class::<launch::PendingLaunch>()?;
+    m.add_function(wrap_pyfunction!(launch::next_op_id, m)?)?;
     m.add_function(wrap_pyfunction!(check_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(render_diagnostics, m)?)?;
     m.add_function(wrap_pyfunction!(list_error_codes, m)?)?;

@@ -1,0 +1,748 @@
+//! The native launch path: [`HandleMeta`] (what a tensor or partition handle is, given once
+//! when the Python object is made), [`KernelLauncher`] (a kernel's launch plan, prepared
+//! once) and [`PendingLaunch`] (one launch's state, held by the Python `KernelOp`).
+//!
+//! Per call, `KernelLauncher.prepare` matches the arguments, infers `Const` values, keys the
+//! compiled kernel by its specialization facts, validates the grid (host rule 6), evaluates
+//! the launch predicates (fail closed) and moves the handles in (rule 3); on anything it
+//! does not handle it returns `None` and Python's binder produces the exact error.
+//! `PendingLaunch.start` compiles on a miss (through a Python callback), records the ledger
+//! ranges (rule 4), packs the parameters and calls `cuLaunchKernel` through the driver's
+//! function pointer (or, on the interpreter, leaves the run to `wait`); `finish` gives
+//! everything back. The rules themselves live in `cutile_host::launch_plan`.
+
+use crate::errors::{guard, host_err};
+use crate::{HostRegistry, Ledger};
+use cutile_host::launch_plan::{
+    fmt_size, pack, Arg, ConstType, DimSpec, LaunchPlan, ParamSpec, PredicateCache, SlotKind,
+    SlotPlan, TensorDesc, Value, View, DTYPES,
+};
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+static NEXT_OP: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh operation id (also the ledger's completion token).
+#[pyfunction]
+pub fn next_op_id() -> u64 {
+    NEXT_OP.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// The native half of a `Tensor` / `Partition` (their base class): storage, handle,
+/// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made.
+#[pyclass(module = "cutile._native", frozen, subclass)]
+pub struct HandleMeta {
+    desc: OnceLock<TensorDesc>,
+}
+
+#[pymethods]
+impl HandleMeta {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        HandleMeta {
+            desc: OnceLock::new(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
+                        tile_shape = None, num_blocks = None))]
+    fn _init_meta(
+        &self,
+        storage: u64,
+        handle: u64,
+        address: u64,
+        offset: i64,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        dtype: &str,
+        itemsize: u64,
+        tile_shape: Option<Vec<i64>>,
+        num_blocks: Option<u64>,
+    ) -> PyResult<()> {
+        let desc = TensorDesc::new(View {
+            storage,
+            handle,
+            address,
+            offset,
+            shape,
+            strides,
+            dtype: dtype.to_string(),
+            itemsize,
+            tile: tile_shape,
+            num_blocks,
+        })
+        .map_err(PyValueError::new_err)?;
+        self.desc
+            .set(desc)
+            .map_err(|_| PyRuntimeError::new_err("handle metadata is set once"))
+    }
+
+    /// `(storage, handle, address, span_lo, span_hi, index_bits)`, or `None` before
+    /// `_init_meta` (for tests).
+    #[getter]
+    fn _meta(&self) -> Option<(u64, u64, u64, u64, u64, u32)> {
+        self.desc.get().map(|d| {
+            let v = &d.view;
+            let bits = if d.wide { 64 } else { 32 };
+            (v.storage, v.handle, v.address, d.span.0, d.span.1, bits)
+        })
+    }
+}
+
+/// `CUresult cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)`.
+type LaunchFn = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> c_int;
+/// `CUresult cuStreamSynchronize(stream)`.
+type SyncFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+struct Gpu {
+    launch: LaunchFn,
+    sync: SyncFn,
+    stream: usize,
+}
+
+impl Gpu {
+    fn sync(&self, py: Python<'_>) -> c_int {
+        let (sync, stream) = (self.sync, self.stream);
+        // SAFETY: `sync` is the driver's cuStreamSynchronize (from cuGetProcAddress) and
+        // `stream` a live stream of the runtime; the call touches no Rust memory.
+        py.detach(move || unsafe { sync(stream as *mut c_void) })
+    }
+}
+
+/// A compiled kernel, ready to launch.
+struct KernelEntry {
+    /// `LoadedKernel` (GPU) or the lowered module (interpreter).
+    runnable: Py<PyAny>,
+    function: usize,
+    slots: Vec<SlotPlan>,
+    size: usize,
+}
+
+/// A kernel's launcher, prepared once from its parameters, launch predicates and mapped
+/// partitions (see the module docs).
+#[pyclass(module = "cutile._native", frozen)]
+pub struct KernelLauncher {
+    kernel: Arc<str>,
+    plan: LaunchPlan,
+    names: Py<PyTuple>,
+    registry: Py<HostRegistry>,
+    ledger: Py<Ledger>,
+    gpu: Option<Gpu>,
+    /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.
+    compile: Py<PyAny>,
+    /// `(runnable, grid, names, values) -> None`: runs the interpreter.
+    interpret: Py<PyAny>,
+    /// `(code, what) -> NoReturn`: raises the driver error.
+    cuda_error: Py<PyAny>,
+    kernels: Mutex<HashMap<Box<[u64]>, Arc<KernelEntry>>>,
+    passed: Mutex<PredicateCache>,
+}
+
+/// What the compile callback returns: `(runnable, CUfunction address, slots, buffer
+/// size)`, each slot `(kind, param index, axis, struct format, offset)`.
+type Compiled = (
+    Py<PyAny>,
+    usize,
+    Vec<(String, usize, usize, String, usize)>,
+    usize,
+);
+
+/// `(name, kind, dtype, dims)` of a non-`Const` parameter.
+type ParamTuple<'py> = (String, String, Option<String>, Vec<Bound<'py, PyAny>>);
+
+fn value_arg(o: &Bound<'_, PyAny>) -> Arg<'static> {
+    if o.is_exact_instance_of::<PyBool>() {
+        Arg::Bool(o.is_truthy().unwrap_or(false))
+    } else if o.is_exact_instance_of::<PyInt>() {
+        o.extract::<i64>().map_or(Arg::Other, Arg::Int)
+    } else if o.is_exact_instance_of::<PyFloat>() {
+        o.extract::<f64>().map_or(Arg::Other, Arg::Float)
+    } else {
+        Arg::Other
+    }
+}
+
+fn value_py<'py>(py: Python<'py>, v: Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any(),
+        Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+    })
+}
+
+/// The `HandleMeta` of each argument that has one.
+fn metas<'a, 'py>(items: &'a [Bound<'py, PyAny>]) -> Vec<Option<&'a HandleMeta>> {
+    items
+        .iter()
+        .map(|o| o.cast::<HandleMeta>().ok().map(|m| m.get()))
+        .collect()
+}
+
+fn args_of<'a>(items: &[Bound<'_, PyAny>], metas: &[Option<&'a HandleMeta>]) -> Vec<Arg<'a>> {
+    items
+        .iter()
+        .zip(metas)
+        .map(|(o, m)| match m {
+            Some(m) => m.desc.get().map_or(Arg::Other, Arg::Handle),
+            None => value_arg(o),
+        })
+        .collect()
+}
+
+fn eval_predicate(text: &str, env: &HashMap<String, i128>) -> Result<bool, String> {
+    cutile_check::predicate::eval(text, env)
+}
+
+fn poisoned<T>(_: T) -> PyErr {
+    PyRuntimeError::new_err("a launcher lock was poisoned by a panic")
+}
+
+#[pymethods]
+impl KernelLauncher {
+    /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
+    /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `predicates`: `(text,
+    /// atoms)` of each launch check; `gpu`: `(cuLaunchKernel, cuStreamSynchronize,
+    /// stream)` addresses, or `None` on the interpreter.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kernel, params, consts, mapped, predicates, sm_count, registry, ledger,
+                        compile, interpret, cuda_error, gpu = None))]
+    fn new(
+        py: Python<'_>,
+        kernel: &str,
+        params: Vec<ParamTuple<'_>>,
+        consts: Vec<(String, String)>,
+        mapped: Vec<String>,
+        predicates: Vec<(String, Vec<String>)>,
+        sm_count: u64,
+        registry: Py<HostRegistry>,
+        ledger: Py<Ledger>,
+        compile: Py<PyAny>,
+        interpret: Py<PyAny>,
+        cuda_error: Py<PyAny>,
+        gpu: Option<(usize, usize, usize)>,
+    ) -> PyResult<Self> {
+        let mut specs = Vec::with_capacity(params.len());
+        for (name, kind, dtype, dims) in params {
+            let dims = dims
+                .iter()
+                .map(|d| {
+                    if let Ok(s) = d.cast::<PyString>() {
+                        Ok(DimSpec::Name(s.to_str()?.to_string()))
+                    } else {
+                        Ok(DimSpec::Int(d.extract::<i64>()?))
+                    }
+                })
+                .collect::<PyResult<Vec<DimSpec>>>()?;
+            specs.push(ParamSpec {
+                name,
+                kind,
+                dtype,
+                dims,
+            });
+        }
+        let consts = consts
+            .into_iter()
+            .map(|(name, ty)| {
+                let t = match ty.as_str() {
+                    "int" => ConstType::Int,
+                    "float" => ConstType::Float,
+                    "bool" => ConstType::Bool,
+                    other => {
+                        return Err(PyValueError::new_err(format!("unknown Const type {other}")))
+                    }
+                };
+                Ok((name, t))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let gpu = match gpu {
+            Some((launch, sync, stream)) => {
+                if launch == 0 || sync == 0 {
+                    return Err(PyValueError::new_err("null driver function pointer"));
+                }
+                // SAFETY: the addresses come from cuGetProcAddress for exactly these
+                // symbols, whose C signatures `LaunchFn` / `SyncFn` spell out.
+                let (launch, sync) = unsafe {
+                    (
+                        std::mem::transmute::<usize, LaunchFn>(launch),
+                        std::mem::transmute::<usize, SyncFn>(sync),
+                    )
+                };
+                Some(Gpu {
+                    launch,
+                    sync,
+                    stream,
+                })
+            }
+            None => None,
+        };
+        let plan = LaunchPlan::new(&specs, &consts, &mapped, &predicates, sm_count);
+        let names = PyTuple::new(py, plan.params.iter().map(|p| p.name.as_str()))?.unbind();
+        Ok(KernelLauncher {
+            kernel: Arc::from(kernel),
+            plan,
+            names,
+            registry,
+            ledger,
+            gpu,
+            compile,
+            interpret,
+            cuda_error,
+            kernels: Mutex::new(HashMap::new()),
+            passed: Mutex::new(PredicateCache::default()),
+        })
+    }
+
+    /// Match, check and move in one call's arguments; `None` when the Python binder must
+    /// decide (it raises the error, or normalizes the arguments and calls again).
+    #[pyo3(signature = (args, kwargs = None))]
+    fn prepare(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Option<PendingLaunch>> {
+        let py = slf.py();
+        let this = slf.get();
+        let plan = &this.plan;
+        if args.len() != plan.params.len() {
+            return Ok(None);
+        }
+        let mut given: Vec<Option<Value>> = vec![None; plan.consts.len()];
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let Ok(k) = k.cast::<PyString>() else {
+                    return Ok(None);
+                };
+                let Some(i) = plan.const_index(k.to_str()?) else {
+                    return Ok(None);
+                };
+                given[i] = Some(match value_arg(&v) {
+                    Arg::Int(x) => Value::Int(x),
+                    Arg::Float(x) => Value::Float(x),
+                    Arg::Bool(x) => Value::Bool(x),
+                    _ => return Ok(None),
+                });
+            }
+        }
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let ms = metas(&items);
+        let argv = args_of(&items, &ms);
+        let checked = guard(|| {
+            let Ok(bound) = plan.bind(&argv, &given) else {
+                return Ok(None);
+            };
+            let Ok(grid) = plan.grid(&argv, &bound.consts) else {
+                return Ok(None);
+            };
+            let mut cache = this.passed.lock().map_err(poisoned)?;
+            if plan
+                .check_predicates(&argv, &bound, grid, &mut cache, &eval_predicate)
+                .is_err()
+            {
+                return Ok(None);
+            }
+            Ok(Some((bound, grid, plan.moves(&argv))))
+        })?;
+        let Some((bound, grid, moves)) = checked else {
+            return Ok(None);
+        };
+        let op = next_op_id();
+        let moved = {
+            let mut reg = this.registry.bind(py).try_borrow_mut()?;
+            reg.inner.move_in_launch(op, &this.kernel, &moves)
+        };
+        moved.map_err(|e| host_err(py, e))?;
+        // Scalars come back normalized (an int given for a float parameter is a float).
+        let converted = argv
+            .iter()
+            .zip(&bound.scalars)
+            .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
+        let values = if converted {
+            let mut out = Vec::with_capacity(items.len());
+            for (o, s) in items.iter().zip(&bound.scalars) {
+                out.push(match s {
+                    Some(v @ Value::Float(_)) => value_py(py, *v)?,
+                    _ => o.clone(),
+                });
+            }
+            PyTuple::new(py, out)?.unbind()
+        } else {
+            args.clone().unbind()
+        };
+        Ok(Some(PendingLaunch {
+            launcher: slf.clone().unbind(),
+            op,
+            values,
+            consts: bound.consts,
+            scalars: bound.scalars,
+            index_bits: bound.index_bits,
+            key: bound.key.into_boxed_slice(),
+            grid,
+            holding: AtomicBool::new(true),
+            in_ledger: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            launched: AtomicBool::new(false),
+            entry: OnceLock::new(),
+        }))
+    }
+
+    /// Compiled kernels registered so far.
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.kernels.lock().map_err(poisoned)?.len())
+    }
+}
+
+impl KernelLauncher {
+    /// The compiled kernel for `p`'s specialization, compiling it (in Python) on a miss.
+    fn kernel_for(
+        &self,
+        py: Python<'_>,
+        p: &PendingLaunch,
+        argv: &[Arg<'_>],
+    ) -> PyResult<Arc<KernelEntry>> {
+        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
+            return Ok(e.clone());
+        }
+        let consts = PyList::empty(py);
+        for (c, v) in self.plan.consts.iter().zip(&p.consts) {
+            consts.append((c.name.as_str(), value_py(py, *v)?))?;
+        }
+        let facts = PyList::empty(py);
+        for (param, a) in self.plan.params.iter().zip(argv) {
+            if let Arg::Handle(d) = a {
+                let f = &d.facts;
+                let dtype = d.dtype.map_or("?", |c| DTYPES[c as usize].name);
+                facts.append((
+                    param.name.as_str(),
+                    dtype,
+                    d.view.shape.len(),
+                    f.align16,
+                    f.last_stride_one,
+                    PyTuple::new(py, &f.shape_div)?,
+                    PyTuple::new(py, &f.stride_div)?,
+                ))?;
+            }
+        }
+        let method = self.compile.bind(py).call0()?;
+        if method.is_none() {
+            return Err(PyRuntimeError::new_err(format!(
+                "kernel `{}` is gone",
+                self.kernel
+            )));
+        }
+        let out = method.call1((consts, facts, p.index_bits))?;
+        let (runnable, function, slots, size): Compiled = out.extract()?;
+        let mut plan_slots = Vec::with_capacity(slots.len());
+        for (kind, param, axis, fmt, offset) in slots {
+            let kind = match kind.as_str() {
+                "ptr" => SlotKind::Ptr,
+                "shape" => SlotKind::Shape,
+                "stride" => SlotKind::Stride,
+                "scalar" => SlotKind::Scalar,
+                other => return Err(PyValueError::new_err(format!("unknown slot kind {other}"))),
+            };
+            let fmt = match fmt.as_bytes() {
+                [c] if fmt_size(*c).is_some_and(|n| offset + n <= size) => *c,
+                _ => return Err(PyValueError::new_err(format!("bad slot format {fmt:?}"))),
+            };
+            if param >= self.plan.params.len() {
+                return Err(PyValueError::new_err("slot names no parameter"));
+            }
+            plan_slots.push(SlotPlan {
+                kind,
+                param,
+                axis,
+                fmt,
+                offset,
+            });
+        }
+        let entry = Arc::new(KernelEntry {
+            runnable,
+            function,
+            slots: plan_slots,
+            size,
+        });
+        let mut kernels = self.kernels.lock().map_err(poisoned)?;
+        Ok(kernels.entry(p.key.clone()).or_insert(entry).clone())
+    }
+
+    fn cuda_error(&self, py: Python<'_>, code: c_int, what: &str) -> PyErr {
+        match self.cuda_error.bind(py).call1((code, what)) {
+            Err(e) => e,
+            Ok(_) => PyRuntimeError::new_err(format!("{what} failed with CUresult {code}")),
+        }
+    }
+}
+
+/// One launch: its arguments (moved in), grid and specialization, from `prepare` until
+/// `finish` (or until it is dropped: then it waits for the device if it launched and
+/// gives everything back).
+#[pyclass(module = "cutile._native", frozen)]
+pub struct PendingLaunch {
+    launcher: Py<KernelLauncher>,
+    op: u64,
+    values: Py<PyTuple>,
+    consts: Vec<Value>,
+    scalars: Vec<Option<Value>>,
+    index_bits: u32,
+    key: Box<[u64]>,
+    grid: [u64; 3],
+    holding: AtomicBool,
+    in_ledger: AtomicBool,
+    started: AtomicBool,
+    launched: AtomicBool,
+    entry: OnceLock<Arc<KernelEntry>>,
+}
+
+#[pymethods]
+impl PendingLaunch {
+    #[getter]
+    fn op_id(&self) -> u64 {
+        self.op
+    }
+
+    #[getter]
+    fn grid(&self) -> (u64, u64, u64) {
+        (self.grid[0], self.grid[1], self.grid[2])
+    }
+
+    /// The arguments in parameter order (scalars normalized).
+    #[getter]
+    fn values(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.values.clone_ref(py)
+    }
+
+    /// Every `Const` as `(name, value)`, sorted by name.
+    #[getter]
+    fn consts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        let l = self.launcher.get();
+        l.plan
+            .consts
+            .iter()
+            .zip(&self.consts)
+            .map(|(c, v)| Ok((c.name.clone(), value_py(py, *v)?)))
+            .collect()
+    }
+
+    /// Whether the arguments are still moved in.
+    #[getter]
+    fn holding(&self) -> bool {
+        self.holding.load(Ordering::Acquire)
+    }
+
+    /// Compile if needed, record the ledger ranges, and launch (GPU) or get ready to run
+    /// (interpreter). On failure everything is given back.
+    fn start(&self, py: Python<'_>) -> PyResult<()> {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return Err(PyRuntimeError::new_err("this launch already started"));
+        }
+        if !self.holding.load(Ordering::Acquire) {
+            return Err(PyRuntimeError::new_err(
+                "this launch gave its arguments back",
+            ));
+        }
+        let r = self.start_inner(py);
+        if r.is_err() {
+            self.release(py);
+        }
+        r
+    }
+
+    /// Wait for the device (GPU), or run the interpreter.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        let l = self.launcher.get();
+        let Some(entry) = self.entry.get() else {
+            return Err(PyRuntimeError::new_err("this launch has not started"));
+        };
+        match &l.gpu {
+            Some(gpu) => {
+                let code = gpu.sync(py);
+                if code != 0 {
+                    return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
+                }
+                Ok(())
+            }
+            None => {
+                let g = self.grid;
+                l.interpret
+                    .bind(py)
+                    .call1((
+                        entry.runnable.bind(py),
+                        (g[0], g[1], g[2]),
+                        l.names.bind(py),
+                        self.values.bind(py),
+                    ))
+                    .map(|_| ())
+            }
+        }
+    }
+
+    /// Give the arguments back and return them.
+    fn finish(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.release(py);
+        self.values.clone_ref(py)
+    }
+
+    /// Release the ledger ranges and hand the arguments back (idempotent).
+    fn give_back(&self, py: Python<'_>) {
+        self.release(py);
+    }
+
+    /// `start`, `wait`, `finish` in one call; on failure everything is given back.
+    fn run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        let r = self.start(py).and_then(|_| self.wait(py));
+        self.release(py);
+        r.map(|_| self.values.clone_ref(py))
+    }
+}
+
+impl PendingLaunch {
+    fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
+        let l = self.launcher.get();
+        let values = self.values.bind(py);
+        let items: Vec<Bound<'_, PyAny>> = values.iter().collect();
+        let ms = metas(&items);
+        let argv = args_of(&items, &ms);
+        let entry = l.kernel_for(py, self, &argv)?;
+        let accesses = l.plan.accesses(&argv);
+        let acquired = {
+            let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
+            ledger.inner.acquire(self.op, &accesses)
+        };
+        acquired.map_err(|e| host_err(py, e))?;
+        self.in_ledger.store(true, Ordering::Release);
+        let _ = self.entry.set(entry.clone());
+        let Some(gpu) = &l.gpu else {
+            return Ok(());
+        };
+        let words = entry.size.div_ceil(8).max(1);
+        let mut small = [0u64; 64];
+        let mut big = Vec::new();
+        let buf: &mut [u64] = if words <= small.len() {
+            &mut small[..words]
+        } else {
+            big.resize(words, 0u64);
+            &mut big
+        };
+        // SAFETY: a u64 buffer viewed as its bytes (u8 has alignment 1), borrowed
+        // exclusively for the packing below.
+        let bytes: &mut [u8] =
+            unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), words * 8) };
+        if let Err(e) = pack(&entry.slots, &argv, &self.scalars, bytes) {
+            return Err(struct_error(py, e.fmt, e.value));
+        }
+        let base = bytes.as_mut_ptr();
+        let mut ptrs: Vec<*mut c_void> = entry
+            .slots
+            .iter()
+            // SAFETY: every slot's offset + size lies inside the buffer (checked when the
+            // kernel was registered).
+            .map(|s| unsafe { base.add(s.offset) }.cast::<c_void>())
+            .collect();
+        let params = if ptrs.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            ptrs.as_mut_ptr()
+        };
+        let mut g = [0 as c_uint; 3];
+        for (k, x) in self.grid.iter().enumerate() {
+            g[k] = c_uint::try_from(*x).map_err(|_| {
+                PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
+            })?;
+        }
+        // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
+        // loaded module, `stream` the runtime's stream, `params` one pointer per kernel
+        // parameter into `bytes`, which outlive the call (the driver copies them).
+        let code = unsafe {
+            (gpu.launch)(
+                entry.function as *mut c_void,
+                g[0],
+                g[1],
+                g[2],
+                1,
+                1,
+                1,
+                0,
+                gpu.stream as *mut c_void,
+                params,
+                std::ptr::null_mut(),
+            )
+        };
+        if code != 0 {
+            return Err(l.cuda_error(py, code, "cuLaunchKernel"));
+        }
+        self.launched.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn release(&self, py: Python<'_>) {
+        let l = self.launcher.get();
+        if self.in_ledger.swap(false, Ordering::AcqRel) {
+            if let Ok(mut ledger) = l.ledger.bind(py).try_borrow_mut() {
+                ledger.inner.release(self.op);
+            }
+        }
+        if self.holding.swap(false, Ordering::AcqRel) {
+            if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
+                reg.inner.give_back(self.op);
+            }
+        }
+    }
+}
+
+impl Drop for PendingLaunch {
+    fn drop(&mut self) {
+        if !self.holding.load(Ordering::Acquire) && !self.in_ledger.load(Ordering::Acquire) {
+            return;
+        }
+        // Dropped without finishing: wait for the device if it launched (nothing may still
+        // be writing the memory), then give everything back.
+        let _ = Python::try_attach(|py| {
+            let l = self.launcher.get();
+            if self.launched.load(Ordering::Acquire) {
+                if let Some(gpu) = &l.gpu {
+                    gpu.sync(py);
+                }
+            }
+            self.release(py);
+        });
+    }
+}
+
+static STRUCT_PACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The error `struct.pack(fmt, value)` raises (the packing rules' one source of messages).
+fn struct_error(py: Python<'_>, fmt: u8, value: Value) -> PyErr {
+    let raised = (|| -> PyResult<PyErr> {
+        let f = STRUCT_PACK.import(py, "struct", "pack")?;
+        let v = value_py(py, value)?;
+        f.call1((char::from(fmt).to_string(), v))?;
+        Ok(PyValueError::new_err(format!(
+            "cannot pack {value:?} as `{}`",
+            char::from(fmt)
+        )))
+    })();
+    match raised {
+        Ok(e) | Err(e) => e,
+    }
+}
