@@ -15,6 +15,7 @@ Python source location (it prints the locations of our Debug section).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -156,6 +157,12 @@ def tileiras_version(tool: Tileiras | None = None) -> str:
     cached = _version_cache.get(ident)
     if cached is not None:
         return cached
+    memo = _version_memo_path()
+    key = f"{tool.path}|{st.st_mtime_ns}|{st.st_size}"
+    remembered = _read_memo(memo).get(key) if memo else None
+    if isinstance(remembered, str):  # a fresh process skips the subprocess (cached loads)
+        _version_cache[ident] = remembered
+        return remembered
     proc = tool.run(["--version"])
     if proc.returncode != 0:
         raise CompileError(
@@ -165,7 +172,37 @@ def tileiras_version(tool: Tileiras | None = None) -> str:
     release = [ln for ln in lines if "release" in ln]
     text = (release or lines or ["unknown"])[-1].strip()
     _version_cache[ident] = text
+    if memo:
+        _write_memo(memo, key, text)
     return text
+
+
+def _version_memo_path() -> Path | None:
+    from .cache import cache_dir
+
+    d = cache_dir()
+    return d / "tileiras-versions.json" if d else None
+
+
+def _read_memo(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_memo(path: Path, key: str, text: str) -> None:
+    """Best effort, atomic: a lost or corrupt memo only costs one `tileiras --version`."""
+    try:
+        data = _read_memo(path)
+        data[key] = text
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def list_versions(tool: Tileiras | None = None) -> list[str]:
