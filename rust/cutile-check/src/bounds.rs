@@ -81,6 +81,8 @@ impl Ranges {
             Atom::Dim(..) => Some(0),
             Atom::Const(n) if self.shape_consts.contains(n) => Some(1),
             a if self.positive.contains(a) => Some(1),
+            // cdiv(x, y) >= 1 for x >= 1, y >= 1.
+            Atom::Cdiv(x, y) if self.poly_lb(x)? >= 1 && self.poly_lb(y)? >= 1 => Some(1),
             Atom::Cdiv(x, y) | Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
                 (self.poly_lb(x)? >= 0 && self.poly_lb(y)? >= 1).then_some(0)
             }
@@ -143,6 +145,16 @@ impl Ranges {
     /// Decide `0 <= p <= bound - 1` (one tile index against a tile count): the worse of
     /// the two goals, with both predicates joined by `&&` when both go to launch.
     pub fn decide_index(&self, p: &Poly, count: &Poly) -> Rung {
+        // Digits of block ids (`b // H`, `b % H`) are not linear: bound them on the digit
+        // box (`digits.rs`) before giving up to a device check.
+        let divides = |a: &Atom| matches!(a, Atom::FloorDiv(..) | Atom::Mod(..) | Atom::Cdiv(..));
+        if p.any_atom(&divides)
+            && (self.extreme(p, false).is_none() || self.extreme(p, true).is_none())
+        {
+            if let Some(r) = crate::digits::decide_index(self, p, count) {
+                return r;
+            }
+        }
         let lo = self.decide_le(&Poly::zero(), p);
         let hi = match self.extreme(p, true) {
             Some(max) => self.decide_le(&max, &count.sub(&Poly::c(1))),

@@ -66,6 +66,9 @@ pub struct Checker<'d> {
     bounds_cache: HashMap<(Poly, Poly), Rung>,
     /// The first store map seen for each root, and where.
     store_maps: HashMap<usize, (crate::effects::StoreMap, Span)>,
+    /// Store-map proofs by (index components, tile counts): loops re-walk their bodies, and
+    /// a failed proof may have searched for a counterexample.
+    store_proofs: HashMap<(Vec<Poly>, Vec<Poly>), crate::prover::StoreMapProof>,
 }
 
 const MAX_INLINE_DEPTH: usize = 32;
@@ -168,6 +171,7 @@ impl<'d> Checker<'d> {
             var_names: Vec::new(),
             bounds_cache: HashMap::new(),
             store_maps: HashMap::new(),
+            store_proofs: HashMap::new(),
         })
     }
 
@@ -205,6 +209,21 @@ impl<'d> Checker<'d> {
         let r = self.ranges.decide_index(idx, count);
         self.bounds_cache.insert(key, r.clone());
         r
+    }
+
+    /// `prover::prove_store_map`, memoized.
+    pub fn prove_store_map(
+        &mut self,
+        comps: &[Poly],
+        tiles: &[Poly],
+    ) -> crate::prover::StoreMapProof {
+        let key = (comps.to_vec(), tiles.to_vec());
+        if let Some(p) = self.store_proofs.get(&key) {
+            return p.clone();
+        }
+        let p = crate::prover::prove_store_map(comps, tiles, &self.ranges, self.grid_rank);
+        self.store_proofs.insert(key, p.clone());
+        p
     }
 
     /// The id of a variable name (one table for every frame; states are per frame).

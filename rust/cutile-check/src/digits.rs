@@ -69,20 +69,11 @@ pub fn prove(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize, fixed: 
     {
         return Digits::NotInjective("the index map is too large to reason about".into());
     }
-    // Every divisor relied on must be >= 1: statically, or as a launch predicate.
-    let mut facts = ranges.clone();
-    let mut pre: Vec<String> = Vec::new();
-    for d in &used {
-        if !positive(d, &mut facts, &mut pre) {
-            return Digits::NotInjective(format!(
-                "cannot show that the divisor `{d}` is at least 1 before the launch"
-            ));
-        }
-    }
-    pre.sort();
-    let pre = pre
-        .into_iter()
-        .fold(Rung::Static, |r, p| worse(r, Rung::Launch(p)));
+    let Some((facts, pre)) = assume_divisors(&used, ranges) else {
+        return Digits::NotInjective(
+            "cannot show that every divisor is at least 1 before the launch".into(),
+        );
+    };
     let with_pre = |p: StoreMapProof| match p {
         StoreMapProof::Proved(r) => StoreMapProof::Proved(worse(pre.clone(), r)),
         p => p,
@@ -93,131 +84,10 @@ pub fn prove(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize, fixed: 
             p => Digits::Done(with_pre(p)),
         };
     }
-    // The digit chain of each block id.
-    let mut chains: Vec<Vec<Poly>> = vec![Vec::new(); nb];
-    for c in &norm {
-        for m in c.terms.keys() {
-            for a in m {
-                match a {
-                    Atom::BlockId(_) => {}
-                    Atom::FloorDiv(x, d) => match x.as_atom() {
-                        Some(Atom::BlockId(j))
-                            if (*j as usize) < nb && d.launch_known() && !d.terms.is_empty() =>
-                        {
-                            let ch = &mut chains[*j as usize];
-                            if !ch.contains(d) {
-                                ch.push((**d).clone());
-                            }
-                        }
-                        _ if !Poly::atom(a.clone()).launch_known() => {
-                            return Digits::NotInjective(
-                                "a quotient in the index is not `block_id(k) // d`".into(),
-                            )
-                        }
-                        _ => {}
-                    },
-                    a if !Poly::atom(a.clone()).launch_known() => {
-                        return Digits::NotInjective(
-                            "the index uses a block id inside an operation other than `//` and `%`"
-                                .into(),
-                        )
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    // Variables and the substitution block id / quotient -> digits.
-    let mut vars: Vec<Var> = Vec::new();
-    let mut digit_comps = norm.clone();
-    for (j, divs) in chains.iter().enumerate() {
-        let x = Atom::BlockId(j as u8);
-        let g = ranges.grid[j].clone();
-        if fixed.get(j).copied().unwrap_or(false) {
-            continue;
-        }
-        if divs.is_empty() {
-            vars.push(Var {
-                atom: x,
-                extent: None,
-                top: g.sub(&Poly::c(1)),
-            });
-            continue;
-        }
-        let Some(chain) = order_chain(divs) else {
-            return Digits::NotInjective(
-                "the divisors of one block id do not divide one another".into(),
-            );
-        };
-        // Digit i has weight w[i] (w[0] = 1, w[i] = chain[i-1]); the last digit is q.
-        let k = chain.len();
-        let mut weights: Vec<Poly> = vec![Poly::c(1)];
-        weights.extend(chain.iter().cloned());
-        let atoms: Vec<Atom> = (0..=k)
-            .map(|i| Atom::Loop(DIGIT + 16 * j as u32 + i as u32))
-            .collect();
-        for i in 0..=k {
-            let (extent, top) = if i < k {
-                // r_i ranges over [0, w[i+1] / w[i]).
-                let e = match quotient(&weights[i + 1], &weights[i]) {
-                    Some(e) => e,
-                    None => return Digits::NotInjective("a digit extent is not exact".into()),
-                };
-                (Some(e.clone()), e.sub(&Poly::c(1)))
-            } else {
-                (None, g.cdiv(&chain[k - 1]).sub(&Poly::c(1)))
-            };
-            vars.push(Var {
-                atom: atoms[i].clone(),
-                extent,
-                top,
-            });
-        }
-        // x // chain[i] = sum over digits l > i of (w[l] / chain[i]) * digit_l.
-        for (i, d) in chain.iter().enumerate() {
-            let mut by = Poly::zero();
-            for l in (i + 1)..=k {
-                let Some(f) = quotient(&weights[l], d) else {
-                    return Digits::NotInjective("a digit weight is not exact".into());
-                };
-                by = by.add(&f.mul(&Poly::atom(atoms[l].clone())));
-            }
-            let q = Atom::FloorDiv(Box::new(Poly::atom(x.clone())), Box::new(d.clone()));
-            digit_comps = digit_comps.iter().map(|c| c.substitute(&q, &by)).collect();
-        }
-        let mut xs = Poly::zero();
-        for (w, a) in weights.iter().zip(&atoms) {
-            xs = xs.add(&w.mul(&Poly::atom(a.clone())));
-        }
-        digit_comps = digit_comps.iter().map(|c| c.substitute(&x, &xs)).collect();
-    }
-    // The map is affine in the variables, with launch-known coefficients.
-    let mut coef: Vec<Vec<Poly>> = Vec::new();
-    let mut rest: Vec<Poly> = Vec::new();
-    for c in &digit_comps {
-        let mut row = Vec::new();
-        let mut r = c.clone();
-        for v in &vars {
-            match affine_in(&r, &v.atom) {
-                Some((k, rr)) if k.launch_known() => {
-                    row.push(k);
-                    r = rr;
-                }
-                _ => {
-                    return Digits::NotInjective(
-                        "the index is not affine in the digits of the block ids".into(),
-                    )
-                }
-            }
-        }
-        if !r.launch_known() {
-            return Digits::NotInjective(
-                "the index is not affine in the digits of the block ids".into(),
-            );
-        }
-        coef.push(row);
-        rest.push(r);
-    }
+    let (vars, coef, rest) = match to_digits(&norm, &ranges.grid, nb, fixed) {
+        Ok(d) => d,
+        Err(why) => return Digits::NotInjective(why),
+    };
     let injective = match injective(&coef, &vars, &facts) {
         Some(r) => r,
         None => {
@@ -271,6 +141,188 @@ pub fn prove(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize, fixed: 
     Digits::Done(StoreMapProof::Proved(worse(pre, worse(injective, bounds))))
 }
 
+/// Every divisor relied on is `>= 1`: statically, or by a launch predicate (joined in the
+/// returned rung, and registered as a fact in the returned ranges). `None` when some
+/// divisor is not known at launch or is never positive.
+fn assume_divisors(used: &[Poly], ranges: &Ranges) -> Option<(Ranges, Rung)> {
+    let mut facts = ranges.clone();
+    let mut pre: Vec<String> = Vec::new();
+    for d in used {
+        if !positive(d, &mut facts, &mut pre) {
+            return None;
+        }
+    }
+    pre.sort();
+    let rung = pre
+        .into_iter()
+        .fold(Rung::Static, |r, p| worse(r, Rung::Launch(p)));
+    Some((facts, rung))
+}
+
+/// The digit form of normalized polynomials: the variables (digits of each block id with
+/// a divisor, the block id itself otherwise; none for `fixed` axes), and each polynomial as
+/// `coef . vars + rest` with launch-known coefficients and rest.
+#[allow(clippy::type_complexity)]
+fn to_digits(
+    norm: &[Poly],
+    grid: &[Poly; 3],
+    nb: usize,
+    fixed: &[bool],
+) -> Result<(Vec<Var>, Vec<Vec<Poly>>, Vec<Poly>), String> {
+    // The digit chain of each block id.
+    let mut chains: Vec<Vec<Poly>> = vec![Vec::new(); nb];
+    for c in norm {
+        for m in c.terms.keys() {
+            for a in m {
+                match a {
+                    Atom::BlockId(_) => {}
+                    Atom::FloorDiv(x, d) => match x.as_atom() {
+                        Some(Atom::BlockId(j))
+                            if (*j as usize) < nb && d.launch_known() && !d.terms.is_empty() =>
+                        {
+                            let ch = &mut chains[*j as usize];
+                            if !ch.contains(d) {
+                                ch.push((**d).clone());
+                            }
+                        }
+                        _ if !Poly::atom(a.clone()).launch_known() => {
+                            return Err("a quotient in the index is not `block_id(k) // d`".into())
+                        }
+                        _ => {}
+                    },
+                    a if !Poly::atom(a.clone()).launch_known() => {
+                        return Err(
+                            "the index uses a block id inside an operation other than `//` and `%`"
+                                .into(),
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Variables and the substitution block id / quotient -> digits.
+    let mut vars: Vec<Var> = Vec::new();
+    let mut digit_polys = norm.to_vec();
+    for (j, divs) in chains.iter().enumerate() {
+        let x = Atom::BlockId(j as u8);
+        let g = grid[j].clone();
+        if fixed.get(j).copied().unwrap_or(false) {
+            continue;
+        }
+        if divs.is_empty() {
+            vars.push(Var {
+                atom: x,
+                extent: None,
+                top: g.sub(&Poly::c(1)),
+            });
+            continue;
+        }
+        let chain =
+            order_chain(divs).ok_or("the divisors of one block id do not divide one another")?;
+        // Digit i has weight w[i] (w[0] = 1, w[i] = chain[i-1]); the last digit is q.
+        let k = chain.len();
+        let mut weights: Vec<Poly> = vec![Poly::c(1)];
+        weights.extend(chain.iter().cloned());
+        let atoms: Vec<Atom> = (0..=k)
+            .map(|i| Atom::Loop(DIGIT + 16 * j as u32 + i as u32))
+            .collect();
+        for i in 0..=k {
+            let (extent, top) = if i < k {
+                // r_i ranges over [0, w[i+1] / w[i]).
+                let e =
+                    quotient(&weights[i + 1], &weights[i]).ok_or("a digit extent is not exact")?;
+                (Some(e.clone()), e.sub(&Poly::c(1)))
+            } else {
+                (None, g.cdiv(&chain[k - 1]).sub(&Poly::c(1)))
+            };
+            vars.push(Var {
+                atom: atoms[i].clone(),
+                extent,
+                top,
+            });
+        }
+        // x // chain[i] = sum over digits l > i of (w[l] / chain[i]) * digit_l.
+        for (i, d) in chain.iter().enumerate() {
+            let mut by = Poly::zero();
+            for l in (i + 1)..=k {
+                let f = quotient(&weights[l], d).ok_or("a digit weight is not exact")?;
+                by = by.add(&f.mul(&Poly::atom(atoms[l].clone())));
+            }
+            let q = Atom::FloorDiv(Box::new(Poly::atom(x.clone())), Box::new(d.clone()));
+            digit_polys = digit_polys.iter().map(|c| c.substitute(&q, &by)).collect();
+        }
+        let mut xs = Poly::zero();
+        for (w, a) in weights.iter().zip(&atoms) {
+            xs = xs.add(&w.mul(&Poly::atom(a.clone())));
+        }
+        digit_polys = digit_polys.iter().map(|c| c.substitute(&x, &xs)).collect();
+    }
+    // Affine in the variables, with launch-known coefficients.
+    let not_affine = || "the index is not affine in the digits of the block ids".to_string();
+    let mut coef: Vec<Vec<Poly>> = Vec::new();
+    let mut rest: Vec<Poly> = Vec::new();
+    for c in &digit_polys {
+        let mut row = Vec::new();
+        let mut r = c.clone();
+        for v in &vars {
+            match affine_in(&r, &v.atom) {
+                Some((k, rr)) if k.launch_known() => {
+                    row.push(k);
+                    r = rr;
+                }
+                _ => return Err(not_affine()),
+            }
+        }
+        if !r.launch_known() {
+            return Err(not_affine());
+        }
+        coef.push(row);
+        rest.push(r);
+    }
+    Ok((vars, coef, rest))
+}
+
+/// `0 <= p <= count - 1` for a load or sub-tile index built with `//` and `%` of block
+/// ids (`bounds.rs` asks when the block ids are not linear): bounds over the digit box,
+/// with the divisor predicates. `None` when the digit form does not apply or the box
+/// bound fails (the box is larger than the real blocks, so a failing box bound refutes
+/// nothing); the caller then falls back to a device check.
+pub fn decide_index(ranges: &Ranges, p: &Poly, count: &Poly) -> Option<Rung> {
+    if p.any_atom(&|a| matches!(a, Atom::Loop(_) | Atom::Opaque(_))) || !count.launch_known() {
+        return None;
+    }
+    let mut used = Vec::new();
+    let norm = p.normalize_divisions(&mut used);
+    if norm.any_atom(&|a| matches!(a, Atom::Opaque(_))) {
+        return None;
+    }
+    let (facts, pre) = assume_divisors(&used, ranges)?;
+    let (vars, coef, rest) = to_digits(&[norm], &facts.grid, 3, &[]).ok()?;
+    let (mut lo, mut hi) = (rest[0].clone(), rest[0].clone());
+    for (k, v) in coef[0].iter().zip(&vars) {
+        if k.terms.is_empty() {
+            continue;
+        }
+        match sign(k, &facts)? {
+            true => hi = hi.add(&k.mul(&v.top)),
+            false => lo = lo.add(&k.mul(&v.top)),
+        }
+    }
+    let last = count.sub(&Poly::c(1));
+    let low = match facts.decide_le(&Poly::zero(), &lo) {
+        Rung::Launch(_) => Rung::Launch(le_text(&Poly::zero(), &lo)),
+        Rung::Static => Rung::Static,
+        _ => return None,
+    };
+    let high = match facts.decide_le(&hi, &last) {
+        Rung::Launch(_) => Rung::Launch(le_text(&hi, &last)),
+        Rung::Static => Rung::Static,
+        _ => return None,
+    };
+    Some(worse(pre, worse(low, high)))
+}
+
 /// Record that `d >= 1`: statically true, or a launch predicate (`1 <= H` for each
 /// symbolic factor of a monomial divisor, registered as a fact). `false` when `d` is not
 /// known at launch or is never positive.
@@ -315,6 +367,9 @@ fn positive(d: &Poly, facts: &mut Ranges, pre: &mut Vec<String>) -> bool {
 
 /// `a / b` for monomials (`k1 * m1` by `k2 * m2`), when exact.
 fn quotient(a: &Poly, b: &Poly) -> Option<Poly> {
+    if b.as_const() == Some(1) {
+        return Some(a.clone());
+    }
     let (ka, ma) = a.as_monomial()?;
     let (kb, mb) = b.as_monomial()?;
     if kb == 0 || ka % kb != 0 {
@@ -457,4 +512,135 @@ fn superincreasing(row: &[Poly], vs: &[usize], vars: &[Var], facts: &Ranges) -> 
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn b(k: u8) -> Poly {
+        Poly::atom(Atom::BlockId(k))
+    }
+
+    fn h() -> Poly {
+        Poly::atom(Atom::Const("H".into()))
+    }
+
+    fn ranges(n: usize) -> Ranges {
+        Ranges {
+            grid: std::array::from_fn(|k| {
+                if k < n {
+                    Poly::atom(Atom::Grid(k as u8))
+                } else {
+                    Poly::c(1)
+                }
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn chains_order_by_divisibility() {
+        let a = Poly::atom(Atom::Const("A".into()));
+        let ab = a.mul(&Poly::atom(Atom::Const("B".into())));
+        assert_eq!(
+            order_chain(&[ab.clone(), a.clone()]),
+            Some(vec![a.clone(), ab.clone()])
+        );
+        assert_eq!(
+            order_chain(&[Poly::c(6), Poly::c(2)]),
+            Some(vec![Poly::c(2), Poly::c(6)])
+        );
+        assert_eq!(order_chain(&[Poly::c(2), Poly::c(3)]), None);
+        assert_eq!(quotient(&ab, &a), Some(Poly::atom(Atom::Const("B".into()))));
+        assert_eq!(quotient(&Poly::c(6), &Poly::c(4)), None);
+    }
+
+    #[test]
+    fn reversed_head_load_is_bounded_at_launch() {
+        // b * H + (H - 1 - h) with b = x // H, h = x % H, against dim(src, 0) tiles.
+        let x = b(0);
+        let idx = x
+            .floordiv(&h())
+            .mul(&h())
+            .add(&h().sub(&Poly::c(1)).sub(&x.modulo(&h())));
+        let count = Poly::atom(Atom::Dim("src".into(), 0));
+        assert_eq!(
+            ranges(2).decide_index(&idx, &count),
+            Rung::Launch("1 <= H && H * cdiv(grid(0), H) <= dim(src, 0)".into())
+        );
+    }
+
+    /// One generated term: `coeff * f(block_id(axis))`.
+    fn term(p: &(usize, u8, i8), d: &Poly) -> Poly {
+        let x = b(p.0 as u8);
+        let f = match p.1 {
+            0 => x,
+            1 => x.floordiv(d),
+            2 => x.modulo(d),
+            3 => x.floordiv(d).floordiv(&Poly::c(2)),
+            _ => x.floordiv(d).modulo(&Poly::c(2)),
+        };
+        let k = if p.2 == 3 {
+            d.clone()
+        } else {
+            Poly::c(i128::from(p.2))
+        };
+        f.mul(&k)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A load index bounded on the digit box: whenever the rung says static, or its
+        /// launch predicate holds, every block's index is inside `[0, count)`.
+        #[test]
+        fn digit_bounds_agree_with_brute_force(
+            terms in proptest::collection::vec((0usize..2, 0u8..5, -2i8..=3), 1..=3),
+            symbolic in proptest::bool::ANY,
+            dval in 1i128..=3,
+            off in -1i128..=2,
+            count in 1i128..=12,
+            grid in proptest::collection::vec(1i128..=6, 2),
+            hv in 1i128..=3,
+        ) {
+            let d = if symbolic { h() } else { Poly::c(dval) };
+            let mut p = Poly::c(off);
+            for t in &terms {
+                p = p.add(&term(t, &d));
+            }
+            let r = ranges(2);
+            let rung = r.decide_index(&p, &Poly::c(count));
+            let env_grid = |a: &Atom| match a {
+                Atom::Grid(k) => grid.get(*k as usize).copied(),
+                Atom::Const(n) if n == "H" => Some(hv),
+                _ => None,
+            };
+            let inside = (0..grid[0]).all(|x| (0..grid[1]).all(|y| {
+                let v = p.eval(&|a: &Atom| match a {
+                    Atom::BlockId(0) => Some(x),
+                    Atom::BlockId(1) => Some(y),
+                    a => env_grid(a),
+                });
+                v.is_some_and(|v| (0..count).contains(&v))
+            }));
+            match rung {
+                Rung::Static => prop_assert!(inside, "{p} static but fails on {grid:?}, H = {hv}"),
+                Rung::Launch(pred) => {
+                    let mut env: std::collections::HashMap<String, i128> = grid
+                        .iter()
+                        .enumerate()
+                        .map(|(k, g)| (format!("grid({k})"), *g))
+                        .collect();
+                    env.insert("H".into(), hv);
+                    if crate::predicate::eval(&pred, &env).unwrap_or(false) {
+                        prop_assert!(inside, "{p}: `{pred}` holds but fails on {grid:?}, H = {hv}");
+                    }
+                }
+                Rung::Refuted => prop_assert!(!inside || p.as_const().is_none(), "{p}"),
+                Rung::Device => {}
+            }
+        }
+    }
 }

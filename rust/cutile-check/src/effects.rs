@@ -4,7 +4,7 @@
 use crate::bounds::{worse, Rung};
 use crate::check::Checker;
 use crate::errors;
-use crate::prover::{prove_store_map, StoreMapProof};
+use crate::prover::StoreMapProof;
 use crate::state::{State, Val};
 use crate::sym::{Atom, Poly};
 use cutile_kast::{BinOp, Expr, Kwarg, Span, Target};
@@ -743,7 +743,7 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
         return;
     }
     let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
-    let proof = prove_store_map(&comps, &tiles, &c.ranges, c.grid_rank);
+    let proof = c.prove_store_map(&comps, &tiles);
     let device = comps
         .iter()
         .enumerate()

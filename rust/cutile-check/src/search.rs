@@ -15,12 +15,12 @@
 //! fairly between parameter assignments. The polynomials are compiled to slot-indexed
 //! trees first, so one evaluation is a few dozen integer operations.
 
-use crate::sym::{py_divmod, Atom, Poly};
+use crate::sym::{Atom, Poly};
 use std::collections::HashMap;
 
 /// Most block evaluations one search may spend (one evaluation computes every component
 /// of the index for one block).
-pub const BUDGET: usize = 20_000;
+pub const BUDGET: usize = 8_000;
 
 /// One concrete launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +103,7 @@ pub enum Found {
 
 /// A polynomial compiled to slots: `0..3` block ids, `3..6` grid extents, `6..` params.
 #[derive(Debug)]
-struct CPoly(Vec<(i128, Vec<CAtom>)>);
+struct CPoly(Vec<(i64, Vec<CAtom>)>);
 
 #[derive(Debug)]
 enum CAtom {
@@ -121,7 +121,7 @@ fn compile(p: &Poly, params: &[Atom]) -> Option<CPoly> {
     let mut terms = Vec::with_capacity(p.terms.len());
     for (m, c) in p.terms.iter() {
         let atoms: Option<Vec<CAtom>> = m.iter().map(|a| compile_atom(a, params)).collect();
-        terms.push((*c, atoms?));
+        terms.push((i64::try_from(*c).ok()?, atoms?));
     }
     Some(CPoly(terms))
 }
@@ -140,12 +140,10 @@ fn compile_atom(a: &Atom, params: &[Atom]) -> Option<CAtom> {
     })
 }
 
-/// Values past this are treated as overflow (the device computes in 64 bits at most).
-const LIMIT: i128 = 1 << 62;
-
 impl CPoly {
-    fn eval(&self, v: &[i128]) -> Option<i128> {
-        let mut total: i128 = 0;
+    /// Evaluated in 64 bits (as the device computes; an overflow is `None`).
+    fn eval(&self, v: &[i64]) -> Option<i64> {
+        let mut total: i64 = 0;
         for (c, atoms) in &self.0 {
             let mut prod = *c;
             for a in atoms {
@@ -153,19 +151,30 @@ impl CPoly {
             }
             total = total.checked_add(prod)?;
         }
-        (total.abs() < LIMIT).then_some(total)
+        Some(total)
+    }
+}
+
+/// Python's `a // b` and `a % b` in 64 bits; `None` for `b == 0` or an overflow.
+fn divmod64(a: i64, b: i64) -> Option<(i64, i64)> {
+    let q = a.checked_div(b)?;
+    let r = a.checked_rem(b)?;
+    if r != 0 && ((r < 0) != (b < 0)) {
+        Some((q - 1, r + b))
+    } else {
+        Some((q, r))
     }
 }
 
 impl CAtom {
-    fn eval(&self, v: &[i128]) -> Option<i128> {
+    fn eval(&self, v: &[i64]) -> Option<i64> {
         Some(match self {
             CAtom::Slot(i) => *v.get(*i)?,
-            CAtom::Div(x, y) => py_divmod(x.eval(v)?, y.eval(v)?)?.0,
-            CAtom::Mod(x, y) => py_divmod(x.eval(v)?, y.eval(v)?)?.1,
+            CAtom::Div(x, y) => divmod64(x.eval(v)?, y.eval(v)?)?.0,
+            CAtom::Mod(x, y) => divmod64(x.eval(v)?, y.eval(v)?)?.1,
             CAtom::Cdiv(x, y) => {
-                let (q, r) = py_divmod(x.eval(v)?, y.eval(v)?)?;
-                q + i128::from(r != 0)
+                let (q, r) = divmod64(x.eval(v)?, y.eval(v)?)?;
+                q + i64::from(r != 0)
             }
             CAtom::Min(x, y) => x.eval(v)?.min(y.eval(v)?),
             CAtom::Max(x, y) => x.eval(v)?.max(y.eval(v)?),
@@ -248,15 +257,22 @@ pub fn search(
     grids.sort_by_key(|g| (g.iter().product::<i128>(), g.clone()));
     let assignments = values.len().max(1).pow(params.len() as u32);
     let share = (BUDGET / assignments).max(64);
+    if comps.len() > 3 || tiles.len() != comps.len() {
+        return None;
+    }
+    let rank = comps.len();
     let mut spent = 0usize;
-    let mut vals = vec![0i128; PARAM0 + params.len()];
+    let mut vals = vec![0i64; PARAM0 + params.len()];
+    let mut seen: HashMap<[i128; 3], [i128; 3]> = HashMap::new();
+    let mut seen_at: Vec<(u32, [i128; 3])> = Vec::new();
+    let mut stamp = 0u32;
     for n in 0..assignments {
         let mut rest = n;
         let mut launch_params = Vec::with_capacity(params.len());
         for (i, p) in params.iter().enumerate() {
             let v = values[rest % values.len()];
             rest /= values.len();
-            vals[PARAM0 + i] = v;
+            vals[PARAM0 + i] = v as i64;
             launch_params.push((p.clone(), v));
         }
         let mut here = 0usize;
@@ -268,11 +284,11 @@ pub fn search(
             here += volume;
             spent += volume;
             for k in 0..3 {
-                vals[3 + k] = g.get(k).copied().unwrap_or(1);
+                vals[3 + k] = g.get(k).copied().unwrap_or(1) as i64;
             }
             let Some(counts) = tiles_c
                 .iter()
-                .map(|t| t.eval(&vals))
+                .map(|t| t.eval(&vals).map(i128::from))
                 .collect::<Option<Vec<i128>>>()
             else {
                 break 'grids;
@@ -280,20 +296,32 @@ pub fn search(
             if counts.iter().any(|c| *c < 1) {
                 continue;
             }
-            let mut seen: HashMap<Vec<i128>, Vec<i128>> = HashMap::with_capacity(volume);
-            let mut block = vec![0i128; nb];
+            // Tiles seen on this launch: a stamp per tile when the partition is small, a
+            // map otherwise.
+            let ntiles = counts
+                .iter()
+                .try_fold(1i128, |a, c| a.checked_mul(*c))
+                .filter(|t| *t <= 1 << 16);
+            stamp += 1;
+            if let Some(t) = ntiles {
+                if seen_at.len() < t as usize {
+                    seen_at.resize(t as usize, (0, [0; 3]));
+                }
+            }
+            seen.clear();
+            let mut block = [0i128; 3];
+            let mut tile = [0i128; 3];
             for _ in 0..volume {
-                for (k, v) in vals.iter_mut().take(3).enumerate() {
-                    *v = block.get(k).copied().unwrap_or(0);
+                for (v, b) in vals.iter_mut().zip(&block) {
+                    *v = *b as i64;
                 }
                 // A divisor of 0 (or an overflow) on this launch: not a legal launch.
-                let Some(tile) = comps_c
-                    .iter()
-                    .map(|c| c.eval(&vals))
-                    .collect::<Option<Vec<i128>>>()
-                else {
-                    break 'grids;
-                };
+                for (t, c) in tile.iter_mut().zip(&comps_c) {
+                    match c.eval(&vals) {
+                        Some(v) => *t = i128::from(v),
+                        None => break 'grids,
+                    }
+                }
                 let outside = tile.iter().zip(&counts).position(|(t, c)| *t < 0 || t >= c);
                 let launch = || Launch {
                     params: launch_params.clone(),
@@ -303,22 +331,34 @@ pub fn search(
                     (Goal::OutOfBounds, Some(axis)) => {
                         return Some(Found::OutOfBounds {
                             launch: launch(),
-                            block,
-                            tile,
+                            block: block[..nb].to_vec(),
+                            tile: tile[..rank].to_vec(),
                             axis,
                             count: counts[axis],
                         })
                     }
                     (Goal::Collision, None) => {
-                        if let Some(first) = seen.get(&tile) {
+                        let first = match ntiles {
+                            Some(_) => {
+                                let mut flat = 0usize;
+                                for (t, c) in tile.iter().zip(&counts) {
+                                    flat = flat * (*c as usize) + *t as usize;
+                                }
+                                let slot = &mut seen_at[flat];
+                                let prev = (slot.0 == stamp).then_some(slot.1);
+                                *slot = (stamp, block);
+                                prev
+                            }
+                            None => seen.insert(tile, block),
+                        };
+                        if let Some(first) = first {
                             return Some(Found::Collision {
                                 launch: launch(),
-                                a: first.clone(),
-                                b: block,
-                                tile,
+                                a: first[..nb].to_vec(),
+                                b: block[..nb].to_vec(),
+                                tile: tile[..rank].to_vec(),
                             });
                         }
-                        seen.insert(tile, block.clone());
                     }
                     _ => {}
                 }

@@ -47,3 +47,34 @@ fn parse_and_check_split() {
     }
     println!("parse {parse:.3} ms, check {check:.3} ms");
 }
+
+/// The counterexample search of a store map that neither proves nor collides spends its
+/// whole budget (`search::BUDGET` block evaluations): at most 2 ms (debug builds 40 ms).
+#[test]
+fn an_exhausted_counterexample_search_takes_under_2_ms() {
+    use cutile_check::search::{search, Goal};
+    use cutile_check::sym::{Atom, Poly};
+    let h = Poly::atom(Atom::Const("H".into()));
+    let w = Poly::atom(Atom::Const("W".into()));
+    let b = |k| Poly::atom(Atom::BlockId(k));
+    let g = |k| Poly::atom(Atom::Grid(k));
+    // Injective on every small launch, but `min` is outside what the provers decide.
+    let comps = [
+        b(0).modulo(&h)
+            .add(&b(0).floordiv(&h).mul(&h))
+            .pmin(&Poly::c(1000)),
+        b(1).modulo(&w).add(&b(1).floordiv(&w).mul(&w)),
+        b(2),
+    ];
+    let tiles = [g(0), g(1), g(2)];
+    let mut best = f64::MAX;
+    for _ in 0..10 {
+        let t = Instant::now();
+        let found = search(&comps, &tiles, 3, &[false; 3], Goal::Collision);
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        assert!(found.is_none());
+    }
+    let budget = if cfg!(debug_assertions) { 40.0 } else { 2.0 };
+    println!("exhausted counterexample search: {best:.3} ms (budget {budget} ms)");
+    assert!(best <= budget, "took {best:.3} ms");
+}

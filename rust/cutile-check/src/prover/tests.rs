@@ -257,14 +257,14 @@ fn eval_pred_h(pred: &str, grid: &[i128], h: i128) -> bool {
 #[derive(Debug, Clone)]
 struct Term {
     axis: usize,
-    /// 0: `b`, 1: `b // d`, 2: `b % d`.
+    /// 0: `b`, 1: `b // d`, 2: `b % d`, 3: `b // d // 2`, 4: `(b // d) % 2`.
     form: u8,
     /// -2..=2, or 3 for the axis's divisor `d` (so `d * (b // d)` appears often).
     coeff: i8,
 }
 
 fn term_strategy() -> impl Strategy<Value = Term> {
-    (0usize..3, 0u8..3, -2i8..=3).prop_map(|(axis, form, coeff)| Term { axis, form, coeff })
+    (0usize..3, 0u8..5, -2i8..=3).prop_map(|(axis, form, coeff)| Term { axis, form, coeff })
 }
 
 fn build_map(n: usize, divisors: &[Poly], comps: &[Vec<Term>], offs: &[i128]) -> Vec<Poly> {
@@ -277,7 +277,10 @@ fn build_map(n: usize, divisors: &[Poly], comps: &[Vec<Term>], offs: &[i128]) ->
                 let f = match t.form {
                     0 => x,
                     1 => x.floordiv(d),
-                    _ => x.modulo(d),
+                    2 => x.modulo(d),
+                    // Nested digits: a chain d | 2d.
+                    3 => x.floordiv(d).floordiv(&Poly::c(2)),
+                    _ => x.floordiv(d).modulo(&Poly::c(2)),
                 };
                 let k = if t.coeff == 3 {
                     d.clone()
@@ -353,6 +356,96 @@ fn quotient_alone_collides() {
     }
 }
 
+/// The prover's verdict on `map` against brute force on one launch (`grid`, `H = h`):
+/// an accepted map (static, or its launch predicate holds) is injective and inside, and
+/// every counterexample is real.
+fn verify(map: &[Poly], n: usize, grid: &[i128], h: i128) -> Result<(), TestCaseError> {
+    let tiles: Vec<Poly> = (0..n).map(|k| g(k as u8)).collect();
+    let (inj, inside) = brute_map(map, grid, h);
+    match prove_store_map(map, &tiles, &ranges(n), n) {
+        StoreMapProof::Proved(Rung::Static) => {
+            prop_assert!(
+                inj && inside,
+                "accepted {map:?} but fails on {grid:?}, H = {h}"
+            )
+        }
+        StoreMapProof::Proved(Rung::Launch(pred)) => {
+            if eval_pred_h(&pred, grid, h) {
+                prop_assert!(
+                    inj && inside,
+                    "`{pred}` holds but {map:?} fails on {grid:?}, H = {h}"
+                );
+            }
+        }
+        StoreMapProof::Proved(rung) => prop_assert!(false, "unexpected {rung:?}"),
+        StoreMapProof::Collision {
+            a: x, b: y, tile, ..
+        } => {
+            if x.iter()
+                .zip(&y)
+                .zip(grid)
+                .all(|((p, q), gg)| p < gg && q < gg)
+            {
+                let env = |b: &[i128]| Env {
+                    blocks: b.to_vec(),
+                    grid: grid.to_vec(),
+                    h,
+                };
+                let tx = eval_map(map, &env(&x));
+                prop_assert_eq!(&tx, &eval_map(map, &env(&y)), "{} {:?}", tile, map);
+            }
+        }
+        StoreMapProof::CollisionAt {
+            launch,
+            a: x,
+            b: y,
+            tile,
+        } => {
+            let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
+            prop_assert!(x != y);
+            prop_assert!(x
+                .iter()
+                .chain(&y)
+                .zip(launch.grid.iter().chain(&launch.grid))
+                .all(|(p, gg)| *p < *gg));
+            prop_assert!(tile
+                .iter()
+                .zip(&launch.grid)
+                .all(|(t, gg)| *t >= 0 && t < gg));
+            let env = |b: &[i128]| Env {
+                blocks: b.to_vec(),
+                grid: launch.grid.clone(),
+                h: hv,
+            };
+            prop_assert_eq!(eval_map(map, &env(&x)), Some(tile.clone()));
+            prop_assert_eq!(eval_map(map, &env(&y)), Some(tile));
+        }
+        StoreMapProof::OutOfBounds { .. } => {
+            let twos = vec![2i128; n];
+            prop_assert!(!inside || !brute_map(map, &twos, h).1, "{map:?}");
+        }
+        StoreMapProof::OutOfBoundsAt {
+            launch,
+            block,
+            tile,
+            axis,
+            count,
+        } => {
+            let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
+            let env = Env {
+                blocks: block,
+                grid: launch.grid.clone(),
+                h: hv,
+            };
+            prop_assert_eq!(eval_map(map, &env), Some(tile.clone()));
+            prop_assert!(tile[axis] < 0 || tile[axis] >= count);
+            prop_assert_eq!(count, launch.grid[axis]);
+        }
+        StoreMapProof::Unprovable(_) => {}
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
@@ -368,53 +461,62 @@ proptest! {
         grid in proptest::collection::vec(1i128..=5, 3),
         h in 1i128..=3,
     ) {
-        // Divisor 0 stands for the symbolic `H`.
-        let divisors: Vec<Poly> = divs
-            .iter()
-            .map(|d| if *d == 0 { Poly::atom(Atom::Const("H".into())) } else { Poly::c(*d) })
-            .collect();
-        let map = build_map(n, &divisors, &comps, &offs);
-        let tiles: Vec<Poly> = (0..n).map(|k| g(k as u8)).collect();
-        let grid = &grid[..n];
-        let (inj, inside) = brute_map(&map, grid, h);
-        match prove_store_map(&map, &tiles, &ranges(n), n) {
-            StoreMapProof::Proved(Rung::Static) => {
-                prop_assert!(inj && inside, "accepted {map:?} but fails on {grid:?}, H = {h}")
-            }
-            StoreMapProof::Proved(Rung::Launch(pred)) => {
-                if eval_pred_h(&pred, grid, h) {
-                    prop_assert!(inj && inside, "`{pred}` holds but {map:?} fails on {grid:?}, H = {h}");
-                }
-            }
-            StoreMapProof::Proved(rung) => prop_assert!(false, "unexpected {rung:?}"),
-            StoreMapProof::Collision { a: x, b: y, tile, .. } => {
-                if x.iter().zip(&y).zip(grid).all(|((p, q), gg)| p < gg && q < gg) {
-                    let env = |b: &[i128]| Env { blocks: b.to_vec(), grid: grid.to_vec(), h };
-                    let tx = eval_map(&map, &env(&x));
-                    prop_assert_eq!(&tx, &eval_map(&map, &env(&y)), "{} {:?}", tile, map);
-                }
-            }
-            StoreMapProof::CollisionAt { launch, a: x, b: y, tile } => {
-                let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
-                prop_assert!(x != y);
-                prop_assert!(x.iter().chain(&y).zip(launch.grid.iter().chain(&launch.grid)).all(|(p, gg)| *p < *gg));
-                prop_assert!(tile.iter().zip(&launch.grid).all(|(t, gg)| *t >= 0 && t < gg));
-                let env = |b: &[i128]| Env { blocks: b.to_vec(), grid: launch.grid.clone(), h: hv };
-                prop_assert_eq!(eval_map(&map, &env(&x)), Some(tile.clone()));
-                prop_assert_eq!(eval_map(&map, &env(&y)), Some(tile));
-            }
-            StoreMapProof::OutOfBounds { .. } => {
-                let twos = vec![2i128; n];
-                prop_assert!(!inside || !brute_map(&map, &twos, h).1, "{map:?}");
-            }
-            StoreMapProof::OutOfBoundsAt { launch, block, tile, axis, count } => {
-                let hv = launch.value(&Atom::Const("H".into())).unwrap_or(1);
-                let env = Env { blocks: block, grid: launch.grid.clone(), h: hv };
-                prop_assert_eq!(eval_map(&map, &env), Some(tile.clone()));
-                prop_assert!(tile[axis] < 0 || tile[axis] >= count);
-                prop_assert_eq!(count, launch.grid[axis]);
-            }
-            StoreMapProof::Unprovable(_) => {}
-        }
+        let map = build_map(n, &divisors(&divs), &comps, &offs);
+        verify(&map, n, &grid[..n], h)?;
     }
+
+    /// Recombined digits: each block id split into `b % d` and `b // d`, the digits dealt
+    /// to the components in a random order with mixed-radix weights (the radix after a
+    /// quotient is 3, after a remainder its divisor), some digits dropped: a mix of
+    /// bijections, maps that need launch predicates, and races.
+    #[test]
+    fn recombined_digits_agree_with_brute_force(
+        n in 1usize..=3,
+        divs in proptest::collection::vec(0i128..=3, 3),
+        deal in proptest::collection::vec((0usize..3, 0u8..8, proptest::bool::weighted(0.1)), 6),
+        grid in proptest::collection::vec(1i128..=6, 3),
+        h in 1i128..=3,
+    ) {
+        let ds = divisors(&divs);
+        // Digit 2j is b_j % d_j, digit 2j + 1 is b_j // d_j.
+        let mut parts: Vec<Vec<(u8, usize)>> = vec![Vec::new(); n];
+        for (i, (comp, order, drop)) in deal.iter().enumerate().take(2 * n) {
+            if !drop {
+                parts[comp % n].push((*order, i));
+            }
+        }
+        let map: Vec<Poly> = parts
+            .iter_mut()
+            .map(|p| {
+                p.sort();
+                let mut weight = Poly::c(1);
+                let mut c = Poly::zero();
+                for (_, i) in p.iter() {
+                    let (x, d) = (b((i / 2) as u8), &ds[i / 2]);
+                    let (digit, radix) = if i % 2 == 0 {
+                        (x.modulo(d), d.clone())
+                    } else {
+                        (x.floordiv(d), Poly::c(3))
+                    };
+                    c = c.add(&digit.mul(&weight));
+                    weight = weight.mul(&radix);
+                }
+                c
+            })
+            .collect();
+        verify(&map, n, &grid[..n], h)?;
+    }
+}
+
+/// Divisor choices: 0 is the symbolic `H`, others are literals.
+fn divisors(divs: &[i128]) -> Vec<Poly> {
+    divs.iter()
+        .map(|d| {
+            if *d == 0 {
+                Poly::atom(Atom::Const("H".into()))
+            } else {
+                Poly::c(*d)
+            }
+        })
+        .collect()
 }
