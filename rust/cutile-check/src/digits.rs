@@ -454,14 +454,20 @@ fn injective(coef: &[Vec<Poly>], vars: &[Var], facts: &Ranges) -> Option<Rung> {
         .map(|row| left.iter().map(|&v| row[v].clone()).collect::<Vec<_>>())
         .filter(|r: &Vec<Poly>| r.iter().any(|k| !k.terms.is_empty()))
         .collect();
+    if rows
+        .iter()
+        .flatten()
+        .any(|k| k.as_const().is_some_and(|v| v.abs() > 1 << 20))
+    {
+        // Elimination on such entries could overflow; nothing proved.
+        return None;
+    }
     if rows.iter().flatten().all(|k| k.as_const().is_some()) {
         let m: Vec<Vec<i128>> = rows
             .iter()
             .map(|r| r.iter().map(|k| k.as_const().unwrap_or(0)).collect())
             .collect();
-        return kernel_vector(&m, left.len())
-            .is_none()
-            .then_some(Rung::Static);
+        return matches!(kernel_vector(&m, left.len()), Ok(None)).then_some(Rung::Static);
     }
     if rows.len() != left.len() || rows.len() > 3 {
         return None;

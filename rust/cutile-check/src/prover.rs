@@ -266,7 +266,12 @@ pub fn affine_proof(
                     .collect()
             })
             .collect();
-        if let Some(va) = kernel_vector(&m, active.len()) {
+        let Ok(kernel) = kernel_vector(&m, active.len()) else {
+            return Some(StoreMapProof::Unprovable(
+                "the index map has coefficients too large to reason about".into(),
+            ));
+        };
+        if let Some(va) = kernel {
             let mut v = vec![0i128; nb];
             for (x, j) in va.iter().zip(&active) {
                 v[*j] = *x;
@@ -408,17 +413,22 @@ fn eval_at(p: &Poly, b: &[i128]) -> Poly {
     q
 }
 
-fn gcd(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
+fn gcd(a: i128, b: i128) -> Result<i128, Overflow> {
+    let (mut a, mut b) = (a, b);
+    while b != 0 {
+        (a, b) = (b, a.checked_rem(b).ok_or(Overflow)?);
     }
+    a.checked_abs().ok_or(Overflow)
 }
 
+/// The elimination of [`kernel_vector`] left 128 bits: nothing is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow;
+
 /// A nonzero primitive integer vector `v` with `m * v == 0` (columns `n`), if `m` has
-/// rank `< n`. Fraction-free elimination on small integer matrices.
-pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
+/// rank `< n` (`Ok(None)`: full column rank). Fraction-free elimination on small integer
+/// matrices, with checked arithmetic.
+pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Result<Option<Vec<i128>>, Overflow> {
     let mut rows: Vec<Vec<i128>> = m
         .iter()
         .map(|r| r.iter().take(n).copied().collect())
@@ -438,9 +448,13 @@ pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
             if r != row && cur[col] != 0 {
                 let (x, y) = (pivot[col], cur[col]);
                 for (v, p) in cur.iter_mut().zip(&pivot) {
-                    *v = *v * x - p * y;
+                    *v = v
+                        .checked_mul(x)
+                        .zip(p.checked_mul(y))
+                        .and_then(|(a, b)| a.checked_sub(b))
+                        .ok_or(Overflow)?;
                 }
-                let g = cur.iter().fold(0, |g, v| gcd(g, *v));
+                let g = cur.iter().try_fold(0, |g, v| gcd(g, *v))?;
                 if g > 1 {
                     cur.iter_mut().for_each(|v| *v /= g);
                 }
@@ -450,20 +464,27 @@ pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
         row += 1;
     }
     if pivots.len() == n {
-        return None;
+        return Ok(None);
     }
     // Free column f: v[f] = L (lcm of pivots), v[pivot col] = -row[f] * L / pivot.
-    let free = (0..n).find(|c| !pivots.iter().any(|(_, pc)| pc == c))?;
-    let l = pivots.iter().fold(1i128, |l, (r, c)| {
-        let p = rows[*r][*c].abs();
-        l / gcd(l, p) * p
-    });
+    let Some(free) = (0..n).find(|c| !pivots.iter().any(|(_, pc)| pc == c)) else {
+        return Ok(None);
+    };
+    let mut l = 1i128;
+    for (r, c) in &pivots {
+        let p = rows[*r][*c].checked_abs().ok_or(Overflow)?;
+        l = (l / gcd(l, p)?).checked_mul(p).ok_or(Overflow)?;
+    }
     let mut v = vec![0i128; n];
     v[free] = l;
     for (r, c) in &pivots {
-        v[*c] = -rows[*r][free] * l / rows[*r][*c];
+        v[*c] = rows[*r][free]
+            .checked_mul(l)
+            .and_then(|x| x.checked_div(rows[*r][*c]))
+            .and_then(|x| x.checked_neg())
+            .ok_or(Overflow)?;
     }
-    let g = v.iter().fold(0, |g, x| gcd(g, *x));
+    let g = v.iter().try_fold(0, |g, x| gcd(g, *x))?;
     if g > 1 {
         v.iter_mut().for_each(|x| *x /= g);
     }
@@ -471,7 +492,7 @@ pub fn kernel_vector(m: &[Vec<i128>], n: usize) -> Option<Vec<i128>> {
     if v.iter().find(|x| **x != 0).is_some_and(|x| *x < 0) {
         v.iter_mut().for_each(|x| *x = -*x);
     }
-    Some(v)
+    Ok(Some(v))
 }
 
 /// Determinant of a square matrix of polynomials (n <= 3), by cofactor expansion.

@@ -58,6 +58,11 @@ fn overflow() -> Poly {
     Poly::atom(Atom::Opaque(OVERFLOW))
 }
 
+/// `x % d` is rewritten to `x - d * (x // d)` only for numerators of at most this many
+/// atoms: the rewrite names `x` twice, so nested remainders by different divisors would
+/// otherwise double in size at each level.
+const MOD_INLINE: usize = 32;
+
 /// Coefficients past this are treated as overflow (keeps every product in range).
 const LIMIT: i128 = 1 << 62;
 
@@ -202,7 +207,7 @@ impl Poly {
                 return Poly::c(if d < 0 && r != 0 { r - d.abs() } else { r });
             }
         }
-        if o.as_const().is_some_and(|d| d > 0) {
+        if o.as_const().is_some_and(|d| d > 0) && self.size_at_most(MOD_INLINE) {
             return self.sub(&o.mul(&self.floordiv(o)));
         }
         Poly::atom(Atom::Mod(Box::new(self.clone()), Box::new(o.clone())))
@@ -301,6 +306,34 @@ impl Poly {
         None
     }
 
+    /// Does the polynomial hold at most `cap` atoms, counting those nested in compound
+    /// atoms? (Stops counting past `cap`.)
+    pub fn size_at_most(&self, cap: usize) -> bool {
+        fn count(p: &Poly, left: &mut usize) -> bool {
+            for m in p.terms.keys() {
+                for a in m {
+                    if *left == 0 {
+                        return false;
+                    }
+                    *left -= 1;
+                    if let Atom::FloorDiv(x, y)
+                    | Atom::Mod(x, y)
+                    | Atom::Cdiv(x, y)
+                    | Atom::Min(x, y)
+                    | Atom::Max(x, y) = a
+                    {
+                        if !count(x, left) || !count(y, left) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            true
+        }
+        let mut left = cap;
+        count(self, &mut left)
+    }
+
     /// The same value with every `//`, `%` and `cdiv` that is not known at launch (it
     /// depends on a block id, a loop variable or a device value) in normal form, **assuming
     /// every divisor is `>= 1`**; the divisors relied on are pushed to `used` (the caller
@@ -392,6 +425,9 @@ fn normalize_atom(a: &Atom, used: &mut Vec<Poly>) -> Poly {
         Atom::Mod(x, d) => {
             let d = divisor(d, used);
             let x = x.normalize_divisions(used);
+            if !x.size_at_most(MOD_INLINE) {
+                return Poly::atom(Atom::Mod(Box::new(x), Box::new(d)));
+            }
             x.sub(&d.mul(&floordiv_pos(&x, &d, true)))
         }
         Atom::Cdiv(x, d) => {
@@ -625,6 +661,85 @@ mod tests {
             Some(Atom::FloorDiv(..))
         ));
         assert_eq!(a("B").mul(&a("S")), a("S").mul(&a("B")));
+    }
+
+    /// Evaluate with block id 0 = `x` and `Const` H = `h`.
+    fn at(p: &Poly, x: i128, h: i128) -> Option<i128> {
+        p.eval(&|a| match a {
+            Atom::BlockId(0) => Some(x),
+            Atom::Const(n) if n == "H" => Some(h),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn division_normal_forms() {
+        let x = Poly::atom(Atom::BlockId(0));
+        let h = a("H");
+        // Positive constant divisors fold at once.
+        let four = Poly::c(4);
+        assert_eq!(x.floordiv(&four).mul(&four).add(&x.modulo(&four)), x);
+        assert_eq!(x.scale(4).add(&Poly::c(3)).floordiv(&four), x);
+        assert_eq!(
+            x.floordiv(&Poly::c(2)).floordiv(&Poly::c(3)),
+            x.floordiv(&Poly::c(6))
+        );
+        assert_eq!(x.modulo(&four).floordiv(&four), Poly::zero());
+        // Symbolic divisors fold under `normalize_divisions`, which names what it assumed.
+        let mut used = Vec::new();
+        let folded = x
+            .floordiv(&h)
+            .mul(&h)
+            .add(&x.modulo(&h))
+            .normalize_divisions(&mut used);
+        assert_eq!((folded, used), (x.clone(), vec![h.clone()]));
+        let b = a("B");
+        let mut used = Vec::new();
+        let nested = x.floordiv(&h).floordiv(&b).normalize_divisions(&mut used);
+        assert_eq!(
+            nested,
+            x.floordiv(&h.mul(&b)).normalize_divisions(&mut Vec::new())
+        );
+        // (x // H) % B and (x % (H * B)) // H reach one normal form.
+        let mut used = Vec::new();
+        let p = x.floordiv(&h).modulo(&b).normalize_divisions(&mut used);
+        let q = x
+            .modulo(&h.mul(&b))
+            .floordiv(&h)
+            .normalize_divisions(&mut used);
+        assert_eq!(p, q);
+        // Nested remainders by different divisors stay small.
+        let mut deep = x.clone();
+        for d in 2..60 {
+            deep = deep.modulo(&Poly::c(d));
+        }
+        assert!(deep.size_at_most(200));
+        assert_eq!(at(&deep, 1000, 1), Some((2..60).fold(1000, |v, d| v % d)));
+    }
+
+    #[test]
+    fn normalization_preserves_values() {
+        // Every expression below equals its normal form for x in 0..40 and H in 1..5.
+        let x = Poly::atom(Atom::BlockId(0));
+        let h = a("H");
+        let exprs = [
+            x.modulo(&h),
+            x.floordiv(&h).floordiv(&Poly::c(2)),
+            x.floordiv(&h).modulo(&Poly::c(3)),
+            x.modulo(&h.scale(2)).floordiv(&h),
+            x.cdiv(&h),
+            x.add(&h).floordiv(&h),
+            x.modulo(&h).scale(3).add(&x).floordiv(&h.scale(2)),
+            x.floordiv(&h).pmin(&x.modulo(&Poly::c(5))),
+        ];
+        for e in &exprs {
+            let n = e.normalize_divisions(&mut Vec::new());
+            for xv in 0..40 {
+                for hv in 1..5 {
+                    assert_eq!(at(e, xv, hv), at(&n, xv, hv), "{e} vs {n} at x={xv} H={hv}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -88,16 +88,30 @@ fn symbolic_coefficient_needs_determinant_at_launch() {
 
 #[test]
 fn kernel_vectors() {
-    assert_eq!(kernel_vector(&[vec![1, 0], vec![0, 1]], 2), None);
-    assert_eq!(kernel_vector(&[vec![1, 1]], 2), Some(vec![1, -1]));
-    assert_eq!(
-        kernel_vector(&[vec![2, 4], vec![1, 2]], 2),
-        Some(vec![2, -1])
-    );
-    assert_eq!(kernel_vector(&[vec![0, 0]], 2), Some(vec![1, 0]));
-    let v = kernel_vector(&[vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]], 3).unwrap();
+    let kv = |m: &[Vec<i128>], n| kernel_vector(m, n).expect("small entries");
+    assert_eq!(kv(&[vec![1, 0], vec![0, 1]], 2), None);
+    assert_eq!(kv(&[vec![1, 1]], 2), Some(vec![1, -1]));
+    assert_eq!(kv(&[vec![2, 4], vec![1, 2]], 2), Some(vec![2, -1]));
+    assert_eq!(kv(&[vec![0, 0]], 2), Some(vec![1, 0]));
+    let v = kv(&[vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]], 3).unwrap();
     assert_eq!(v[0] + 2 * v[1] + 3 * v[2], 0);
     assert_eq!(4 * v[0] + 5 * v[1] + 6 * v[2], 0);
+    // Entries near the limit of the affine prover overflow the elimination: reported,
+    // never a wrong answer or a panic.
+    let big = (1i128 << 20) - 3;
+    let m = [
+        vec![big, big - 1, big - 2, big - 5],
+        vec![big - 7, big, big - 11, big - 13],
+        vec![big - 17, big - 19, big, big - 23],
+        vec![big - 29, big - 31, big - 37, big],
+    ];
+    if let Ok(Some(v)) = kernel_vector(&m, 4) {
+        for row in &m {
+            assert_eq!(row.iter().zip(&v).map(|(a, b)| a * b).sum::<i128>(), 0);
+        }
+    }
+    let huge = [vec![i128::MAX, 3], vec![5, i128::MAX]];
+    assert_eq!(kernel_vector(&huge, 2), Err(Overflow));
 }
 
 /// Brute force: is `index = A b + c` injective and inside `[0, grid)` on a concrete grid?
