@@ -83,6 +83,18 @@ HOST = {
 }
 
 
+# A second example for codes with two forms of message.
+SECOND = {"CT2001": ("err_store_head_permute_race.py",)}
+SECOND_INTRO = {
+    "CT2001": (
+        "When no symbolic argument decides the map (here digits `b // H`, `b % H` of a block id "
+        "that the index does not keep apart), the checker evaluates it on small launches "
+        "(`Const` values and grid extents from 1 up) and reports the first two blocks that "
+        "store one tile, with the launch:"
+    ),
+}
+
+
 def codes() -> list[tuple[str, str]]:
     return re.findall(r'[khl]\(\s*"(CT\d{4})",\s*"(.*?)",?\s*\)', CODES_RS.read_text())
 
@@ -143,6 +155,23 @@ def main() -> None:
                 "```",
                 "",
             ]
+            for extra in SECOND.get(code, ()):
+                ex2 = HERE / extra
+                text2 = ex2.read_text()
+                page += [
+                    SECOND_INTRO[code],
+                    "",
+                    f"Example (`rust/cutile-check/tests/corpus/{ex2.name}`):",
+                    "",
+                    "```python",
+                    text2.split("\n", 1)[1].rstrip(),
+                    "```",
+                    "",
+                    "```text",
+                    ex2.with_suffix(".stderr").read_text().rstrip(),
+                    "```",
+                    "",
+                ]
             if len(examples) > 1:
                 page += ["More examples: " + ", ".join(f"`{p.name}`" for p in examples[1:]), ""]
         (OUT / f"{code}.md").write_text("\n".join(page))

@@ -1,6 +1,5 @@
 # expect: CT2002
-# rule 5: an off-by-one in a 2-D digit map; without the + 1 it is a bijection when grid(0) ==
-# 2 * grid(1), with it block (0, 0) already stores past the last row of a 1 x 1 launch
+# rule 5: an off-by-one in a 2-D digit map (a bijection without the + 1 when grid(0) == 2 * grid(1))
 import cutile
 from cutile.core import *
 
