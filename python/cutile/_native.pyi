@@ -7,7 +7,8 @@ diagnostics); host-rule violations raise the Python exception classes defined in
 input raises `ValueError`; nothing panics across the boundary.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 KAST_SCHEMA: str  # "cutile.kast"
 KAST_VERSION: int  # 1
@@ -183,12 +184,33 @@ class HandleMeta:
     def _meta(self) -> tuple[int, int, int, int, int, int] | None:
         """(storage, handle, address, span_lo, span_hi, index_bits), None before init."""
 
+class SlowPath(Exception):
+    """`PendingLaunch(...)` did not take the call: the Python binder decides (it raises the
+    exact error, or normalizes the arguments and constructs again)."""
+
 class PendingLaunch:
-    """One launch from `KernelLauncher.prepare` until it hands its arguments back. Dropped
-    unfinished, it waits for the device (if it launched) and gives everything back."""
+    """One launch, from construction (arguments matched, checked and moved in) until it
+    hands its arguments back. Dropped unfinished, it waits for the device (if it launched)
+    and gives everything back. `cutile.kernel.KernelOp` subclasses it with `DeviceOp`."""
+
+    def __init__(
+        self,
+        launcher: KernelLauncher,
+        args: tuple[object, ...],
+        kwargs: Mapping[str, object] | None = None,
+    ) -> None:
+        """Match the arguments, infer Consts, key the specialization, check the grid (host
+        rule 6) and launch predicates (fail closed), and move the handles in (rule 3;
+        BorrowError as `HostRegistry.move_in`). Raises SlowPath where the Python binder
+        must decide."""
 
     @property
     def op_id(self) -> int: ...
+    @property
+    def name(self) -> str:
+        """"`kernel` (op #id)", as errors name the op."""
+    @property
+    def _launcher(self) -> KernelLauncher: ...
     @property
     def grid(self) -> tuple[int, int, int]: ...
     @property
@@ -200,20 +222,30 @@ class PendingLaunch:
     @property
     def holding(self) -> bool:
         """Whether the arguments are still moved in."""
-    def start(self) -> None:
+    @property
+    def _ran(self) -> bool:
+        """`DeviceOp`'s "already ran" flag."""
+    @_ran.setter
+    def _ran(self, value: bool) -> None: ...
+    def _start(self) -> Callable[[], None]:
         """Compile on a miss, record the ledger ranges (BorrowError CT5008 on a conflict),
-        pack the parameters and cuLaunchKernel (GPU). On failure everything is given back."""
-    def wait(self) -> None:
+        pack the parameters and cuLaunchKernel (GPU); returns `_wait`. On failure
+        everything is given back."""
+    def _wait(self) -> None:
         """cuStreamSynchronize (GPU, without the GIL) or run the interpreter."""
-    def finish(self) -> tuple[object, ...]:
+    def _finish(self) -> Any:
         """Release the ledger ranges, hand the arguments back and return them."""
-    def give_back(self) -> None:
+    def _give_back(self) -> None:
         """Release and hand back without returning (idempotent)."""
-    def run(self) -> tuple[object, ...]:
-        """start + wait + finish; on failure everything is given back and the error raised."""
+    def sync(self) -> Any:
+        """Claim (an op runs once), then start + wait + finish; on failure everything is
+        given back and the error raised."""
+    def _run(self) -> tuple[object, ...]:
+        """start + wait + finish, without the runs-once flag."""
 
 class KernelLauncher:
-    """A kernel's launch plan, prepared once; `prepare` is the per-call fast path."""
+    """A kernel's launch plan, prepared once; `PendingLaunch(launcher, args, kwargs)` is the
+    per-call fast path."""
 
     def __init__(
         self,
@@ -225,6 +257,7 @@ class KernelLauncher:
         sm_count: int,
         registry: HostRegistry,
         ledger: Ledger,
+        owner: object,
         compile: object,
         interpret: object,
         cuda_error: object,
@@ -232,19 +265,20 @@ class KernelLauncher:
     ) -> None:
         """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
         `consts`: (name, "int" | "float" | "bool"); `predicates`: (text, atoms) of each
-        launch check; `compile`: a WeakMethod to `(consts, facts, index_bits) -> (runnable,
-        CUfunction address, [(kind, param index, axis, struct format, offset)], size)`;
-        `interpret`: `(runnable, grid, names, values) -> None`; `cuda_error`: `(CUresult,
-        what) -> NoReturn`; `gpu`: addresses of cuLaunchKernel and cuStreamSynchronize and
-        the stream, or None on the interpreter."""
+        launch check; `owner`: a weakref to the kernel; `compile`: a WeakMethod to
+        `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
+        axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
+        values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `gpu`: addresses of
+        cuLaunchKernel and cuStreamSynchronize and the stream, or None on the interpreter."""
+
+    @property
+    def kernel(self) -> Any:
+        """The kernel object (None once it is gone)."""
 
     def prepare(
-        self, args: tuple[object, ...], kwargs: dict[str, object] | None = None
+        self, args: tuple[object, ...], kwargs: Mapping[str, object] | None = None
     ) -> PendingLaunch | None:
-        """Match the arguments, infer Consts, key the specialization, check the grid (host
-        rule 6) and launch predicates (fail closed), and move the handles in (rule 3;
-        BorrowError as `HostRegistry.move_in`). None when the Python binder must decide:
-        it raises the exact error, or normalizes the arguments and calls again."""
+        """`PendingLaunch(self, args, kwargs)`, or None where that raises SlowPath."""
 
     def __len__(self) -> int:
         """Compiled kernels registered so far."""

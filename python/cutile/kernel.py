@@ -15,7 +15,7 @@ from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
-from .runtime import driver
+from .runtime import driver, launch
 from .runtime.binding import Binder, Binding, bind
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
@@ -152,12 +152,12 @@ class EntryKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> KernelOp:
         launcher = self._launcher
-        if launcher is None or self._launcher_state is not driver._state:
-            launcher = self._make_launcher()
-        pending = launcher.prepare(args, kwargs)
-        if pending is None:
-            pending = self._prepare_checked(launcher, args, kwargs)
-        return KernelOp(self, pending)
+        if launcher is not None and self._launcher_state is driver._state:
+            try:
+                return KernelOp(launcher, args, kwargs)  # the native fast path
+            except _native.SlowPath:
+                pass
+        return self._call_checked(args, kwargs)
 
     def _make_launcher(self) -> Any:
         """The native launcher: the parameter plan, launch predicates and mapped partitions,
@@ -181,6 +181,7 @@ class EntryKernel:
             state.sm_count or 132,
             registry(),
             ledger(),
+            weakref.ref(self),
             weakref.WeakMethod(self._native_kernel),
             _interpret,
             driver.raise_cuda_error,
@@ -189,24 +190,30 @@ class EntryKernel:
         self._launcher, self._launcher_state = launcher, state
         return launcher
 
-    def _prepare_checked(self, launcher: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-                         ) -> Any:
-        """The call the native fast path did not take: the Python binder, grid check and
+    def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> KernelOp:
+        """A call the native fast path did not take: the Python binder, grid check and
         launch checks raise the exact error, or normalize the arguments for the launcher."""
+        launcher = self._launcher
+        if launcher is None or self._launcher_state is not driver._state:
+            launcher = self._make_launcher()
+            try:
+                return KernelOp(launcher, args, kwargs)
+            except _native.SlowPath:
+                pass
         assert self._binder is not None and self._launch_checks is not None
         b = self._binder.bind(args, kwargs)
         b.grid = launch_grid(self.name, b, self._mapped)
         self._launch_checks.verify(b)
         given = {k: b.consts[k] for k in kwargs if k in b.consts}
-        pending = launcher.prepare(tuple(b.values), given)
-        if pending is None:
+        try:
+            return KernelOp(launcher, tuple(b.values), given)
+        except _native.SlowPath:
             raise InternalCompilerError(
                 f"`{self.name}`: the native launcher refused arguments the host checks "
                 f"accepted ({b.spec})",
                 code="CT9001",
                 hint="this is a bug in cutile; please report it with the call",
-            )
-        return pending
+            ) from None
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
@@ -232,50 +239,26 @@ class EntryKernel:
 def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...],
                values: tuple[Any, ...]) -> None:
     """Run a launch on the CPU interpreter (the native launcher calls this from `wait`)."""
-    from .runtime import launch
-
     launch.interpret(runnable.module, runnable.entry_name, runnable.abi, grid, names, values)
 
 
-class KernelOp(DeviceOp):
+class KernelOp(_native.PendingLaunch, DeviceOp):
     """One launch of a kernel. Its tensors are moved in when it is created and handed back by
-    `.sync()` / `await`. The native `PendingLaunch` holds the launch; dropping the op
-    unfinished hands the tensors back (after waiting for the device if it launched)."""
-
-    __slots__ = ("_p", "_ran", "kernel")
-
-    def __init__(self, kernel: EntryKernel, pending: Any) -> None:
-        self.kernel = kernel
-        self._p = pending
-        self._ran = False
+    `.sync()` / `await`. The native base (`PendingLaunch`) prepares and runs the launch and
+    implements `_start`, `_finish`, `sync` and `name`; dropping the op unfinished hands the
+    tensors back (after waiting for the device if it launched)."""
 
     @property
-    def op_id(self) -> int:
-        return int(self._p.op_id)
-
-    @property
-    def name(self) -> str:
-        return f"`{self.kernel.name}` (op #{self._p.op_id})"
+    def kernel(self) -> EntryKernel:
+        k: EntryKernel = self._launcher.kernel
+        return k
 
     @property
     def binding(self) -> Binding:
         """The launch as the Python binder sees it (params, values, consts, spec, grid)."""
-        p = self._p
-        b = bind(self.kernel.entry, list(p.values), dict(p.consts))
-        b.grid = p.grid
+        b = bind(self.kernel.entry, list(self.values), dict(self.consts))
+        b.grid = self.grid
         return b
-
-    def _start(self) -> Callable[[], None]:
-        self._p.start()
-        wait: Callable[[], None] = self._p.wait
-        return wait
-
-    def _finish(self) -> Any:
-        return self._p.finish()
-
-    def sync(self) -> Any:
-        self._claim()
-        return self._p.run()
 
 
 def mapped_params(entry: K.Function) -> frozenset[str]:

@@ -202,19 +202,6 @@ impl TensorDesc {
     pub fn is_partition(&self) -> bool {
         self.view.tile.is_some()
     }
-
-    /// Tiles along each axis (`None` for a tensor).
-    pub fn tile_grid(&self) -> Option<Vec<u64>> {
-        let tile = self.view.tile.as_ref()?;
-        Some(
-            self.view
-                .shape
-                .iter()
-                .zip(tile)
-                .map(|(d, t)| (*d as u64).div_ceil((*t).max(1) as u64))
-                .collect(),
-        )
-    }
 }
 
 /// One argument of a call.
@@ -578,19 +565,15 @@ impl LaunchPlan {
         })
     }
 
-    /// The declared tile shape of partition parameter `p` (`None` if not all known).
-    fn declared(&self, p: &ParamPlan, consts: &[Value]) -> Option<Vec<i64>> {
-        p.dims
-            .iter()
-            .map(|d| match *d {
-                Dim::Fixed(n) => Some(n),
-                Dim::Const(c) => match consts[c] {
-                    Value::Int(v) => Some(v),
-                    _ => None,
-                },
-                Dim::Any | Dim::Unknown => None,
+    /// Whether partition parameter `p` is declared with exactly `tile` (a `-1` or a
+    /// non-int `Const` never matches, as `validate_launch` finds).
+    fn declares(&self, p: &ParamPlan, tile: &[i64], consts: &[Value]) -> bool {
+        p.dims.len() == tile.len()
+            && p.dims.iter().zip(tile).all(|(d, t)| match *d {
+                Dim::Fixed(n) => n == *t,
+                Dim::Const(c) => consts[c] == Value::Int(*t),
+                Dim::Any | Dim::Unknown => false,
             })
-            .collect()
     }
 
     /// Host rule 6, as `kernel.launch_grid` and `cutile_host::validate_launch` decide it:
@@ -605,17 +588,17 @@ impl LaunchPlan {
             let (ParamKind::Partition, Arg::Handle(d)) = (p.kind, a) else {
                 continue;
             };
-            let tile = d.view.tile.as_ref().ok_or(fail)?;
+            let tile = d.view.tile.as_deref().ok_or(fail)?;
             let rank = tile.len();
             if rank == 0 || rank > 3 || d.view.shape.len() != rank || tile.iter().any(|t| *t < 1) {
                 return Err(fail);
             }
-            if self.declared(p, consts).as_ref() != Some(tile) {
+            if !self.declares(p, tile, consts) {
                 return Err(fail);
             }
             let mut g = [1u64; 3];
-            for (k, n) in d.tile_grid().ok_or(fail)?.into_iter().enumerate() {
-                g[k] = n;
+            for (k, (n, t)) in d.view.shape.iter().zip(tile).enumerate() {
+                g[k] = (*n as u64).div_ceil(*t as u64);
             }
             if p.mapped {
                 persistent = true;
@@ -666,8 +649,10 @@ impl LaunchPlan {
                 Atom::Grid(k) => i64::try_from(*grid.get(k).ok_or(fail)?).map_err(|_| fail)?,
                 Atom::Dim(i, k) => *handle(i)?.view.shape.get(k).ok_or(fail)?,
                 Atom::Tiles(i, k) => {
-                    let g = handle(i)?.tile_grid().ok_or(fail)?;
-                    i64::try_from(*g.get(k).ok_or(fail)?).map_err(|_| fail)?
+                    let d = handle(i)?;
+                    let t = *d.view.tile.as_ref().ok_or(fail)?.get(k).ok_or(fail)?;
+                    let n = *d.view.shape.get(k).ok_or(fail)?;
+                    (n as u64).div_ceil(t.max(1) as u64) as i64
                 }
                 Atom::Param(i) => bound
                     .scalars
@@ -744,10 +729,38 @@ impl LaunchPlan {
     }
 }
 
+/// FxHash-style hasher for short integer keys (kernel keys, predicate values).
+#[derive(Default, Clone, Copy)]
+pub struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A hash map keyed by short integer slices.
+pub type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
+type WordSet<K> = HashSet<K, std::hash::BuildHasherDefault<WordHasher>>;
+
 /// Value tuples for which each predicate held (bounded: a set is emptied past a limit).
 #[derive(Debug, Default)]
 pub struct PredicateCache {
-    passed: Vec<HashSet<Box<[i64]>>>,
+    passed: Vec<WordSet<Box<[i64]>>>,
 }
 
 impl PredicateCache {
@@ -759,7 +772,7 @@ impl PredicateCache {
 
     pub fn insert(&mut self, n: usize, vals: &[i64]) {
         if self.passed.len() <= n {
-            self.passed.resize_with(n + 1, HashSet::new);
+            self.passed.resize_with(n + 1, WordSet::default);
         }
         let set = &mut self.passed[n];
         if set.len() >= Self::LIMIT {

@@ -52,11 +52,19 @@ impl Ledger {
         out
     }
 
+    /// The lowest token of another pending operation that conflicts with `access`.
+    fn first_conflict(&self, access: &Access, except: u64) -> Option<u64> {
+        self.entries
+            .iter()
+            .filter(|e| e.token != except && clash(&e.access, access))
+            .map(|e| e.token)
+            .min()
+    }
+
     /// Record every access of `token`, all or nothing.
     pub fn acquire(&mut self, token: u64, accesses: &[Access]) -> Result<(), HostError> {
         for a in accesses {
-            let c = self.conflicts(a, Some(token));
-            if let Some(first) = c.first() {
+            if let Some(first) = self.first_conflict(a, token) {
                 return Err(HostError::borrow(
                     "CT5008",
                     format!(

@@ -15,8 +15,9 @@ use crate::errors::{guard, host_err};
 use crate::{HostRegistry, Ledger};
 use cutile_host::launch_plan::{
     fmt_size, pack, Arg, ConstType, DimSpec, LaunchPlan, ParamSpec, PredicateCache, SlotKind,
-    SlotPlan, TensorDesc, Value, View, DTYPES,
+    SlotPlan, TensorDesc, Value, View, WordMap, DTYPES,
 };
+use cutile_host::Access;
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -38,7 +39,7 @@ pub fn next_op_id() -> u64 {
 /// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made.
 #[pyclass(module = "cutile._native", frozen, subclass)]
 pub struct HandleMeta {
-    desc: OnceLock<TensorDesc>,
+    desc: OnceLock<Arc<TensorDesc>>,
 }
 
 #[pymethods]
@@ -81,7 +82,7 @@ impl HandleMeta {
         })
         .map_err(PyValueError::new_err)?;
         self.desc
-            .set(desc)
+            .set(Arc::new(desc))
             .map_err(|_| PyRuntimeError::new_err("handle metadata is set once"))
     }
 
@@ -138,6 +139,13 @@ struct KernelEntry {
     size: usize,
 }
 
+pyo3::create_exception!(
+    cutile._native,
+    SlowPath,
+    pyo3::exceptions::PyException,
+    "The native launcher did not take this call: the Python binder decides."
+);
+
 /// A kernel's launcher, prepared once from its parameters, launch predicates and mapped
 /// partitions (see the module docs).
 #[pyclass(module = "cutile._native", frozen)]
@@ -148,13 +156,15 @@ pub struct KernelLauncher {
     registry: Py<HostRegistry>,
     ledger: Py<Ledger>,
     gpu: Option<Gpu>,
+    /// A `weakref.ref` to the Python kernel object.
+    owner: Py<PyAny>,
     /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.
     compile: Py<PyAny>,
     /// `(runnable, grid, names, values) -> None`: runs the interpreter.
     interpret: Py<PyAny>,
     /// `(code, what) -> NoReturn`: raises the driver error.
     cuda_error: Py<PyAny>,
-    kernels: Mutex<HashMap<Box<[u64]>, Arc<KernelEntry>>>,
+    kernels: Mutex<WordMap<Box<[u64]>, Arc<KernelEntry>>>,
     passed: Mutex<PredicateCache>,
 }
 
@@ -190,31 +200,29 @@ fn value_py<'py>(py: Python<'py>, v: Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// The `HandleMeta` of each argument that has one.
-fn metas<'a, 'py>(items: &'a [Bound<'py, PyAny>]) -> Vec<Option<&'a HandleMeta>> {
-    items
-        .iter()
-        .map(|o| o.cast::<HandleMeta>().ok().map(|m| m.get()))
-        .collect()
-}
-
-fn args_of<'a>(items: &[Bound<'_, PyAny>], metas: &[Option<&'a HandleMeta>]) -> Vec<Arg<'a>> {
-    items
-        .iter()
-        .zip(metas)
-        .map(|(o, m)| match m {
-            Some(m) => m.desc.get().map_or(Arg::Other, Arg::Handle),
-            None => value_arg(o),
-        })
-        .collect()
-}
-
 fn eval_predicate(text: &str, env: &HashMap<String, i128>) -> Result<bool, String> {
     cutile_check::predicate::eval(text, env)
 }
 
 fn poisoned<T>(_: T) -> PyErr {
     PyRuntimeError::new_err("a launcher lock was poisoned by a panic")
+}
+
+/// The handle descriptors of a call (one per argument; `None` for a non-handle).
+type Handles = Vec<Option<Arc<TensorDesc>>>;
+
+fn args_view<'a>(handles: &'a Handles, scalars: &[Option<Value>]) -> Vec<Arg<'a>> {
+    handles
+        .iter()
+        .zip(scalars)
+        .map(|(h, s)| match (h, s) {
+            (Some(d), _) => Arg::Handle(d),
+            (None, Some(Value::Int(v))) => Arg::Int(*v),
+            (None, Some(Value::Float(v))) => Arg::Float(*v),
+            (None, Some(Value::Bool(v))) => Arg::Bool(*v),
+            (None, None) => Arg::Other,
+        })
+        .collect()
 }
 
 #[pymethods]
@@ -226,7 +234,7 @@ impl KernelLauncher {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (kernel, params, consts, mapped, predicates, sm_count, registry, ledger,
-                        compile, interpret, cuda_error, gpu = None))]
+                        owner, compile, interpret, cuda_error, gpu = None))]
     fn new(
         py: Python<'_>,
         kernel: &str,
@@ -237,6 +245,7 @@ impl KernelLauncher {
         sm_count: u64,
         registry: Py<HostRegistry>,
         ledger: Py<Ledger>,
+        owner: Py<PyAny>,
         compile: Py<PyAny>,
         interpret: Py<PyAny>,
         cuda_error: Py<PyAny>,
@@ -305,26 +314,50 @@ impl KernelLauncher {
             registry,
             ledger,
             gpu,
+            owner,
             compile,
             interpret,
             cuda_error,
-            kernels: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(WordMap::default()),
             passed: Mutex::new(PredicateCache::default()),
         })
     }
 
-    /// Match, check and move in one call's arguments; `None` when the Python binder must
-    /// decide (it raises the error, or normalizes the arguments and calls again).
+    /// The Python kernel object (`None` once it is gone).
+    #[getter]
+    fn kernel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.owner.bind(py).call0()
+    }
+
+    /// `PendingLaunch(self, args, kwargs)`, or `None` where that raises `SlowPath`.
     #[pyo3(signature = (args, kwargs = None))]
     fn prepare(
         slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Option<PendingLaunch>> {
+        slf.get().prepare_launch(slf, args, kwargs)
+    }
+
+    /// Compiled kernels registered so far.
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.kernels.lock().map_err(poisoned)?.len())
+    }
+}
+
+impl KernelLauncher {
+    /// Match, check and move in one call's arguments; `None` when the Python binder must
+    /// decide (it raises the error, or normalizes the arguments and calls again).
+    fn prepare_launch(
+        &self,
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Option<PendingLaunch>> {
         let py = slf.py();
-        let this = slf.get();
-        let plan = &this.plan;
-        if args.len() != plan.params.len() {
+        let plan = &self.plan;
+        let n = plan.params.len();
+        if args.len() != n {
             return Ok(None);
         }
         let mut given: Vec<Option<Value>> = vec![None; plan.consts.len()];
@@ -344,9 +377,29 @@ impl KernelLauncher {
                 });
             }
         }
-        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
-        let ms = metas(&items);
-        let argv = args_of(&items, &ms);
+        let mut handles: Handles = Vec::with_capacity(n);
+        let mut raw: Vec<Arg<'static>> = Vec::with_capacity(n);
+        for o in args.iter() {
+            match o.cast::<HandleMeta>() {
+                Ok(m) => {
+                    let d = m.get().desc.get().cloned();
+                    raw.push(Arg::Other);
+                    handles.push(d);
+                }
+                Err(_) => {
+                    raw.push(value_arg(&o));
+                    handles.push(None);
+                }
+            }
+        }
+        let argv: Vec<Arg<'_>> = handles
+            .iter()
+            .zip(&raw)
+            .map(|(h, a)| match h {
+                Some(d) => Arg::Handle(d),
+                None => *a,
+            })
+            .collect();
         let checked = guard(|| {
             let Ok(bound) = plan.bind(&argv, &given) else {
                 return Ok(None);
@@ -354,72 +407,64 @@ impl KernelLauncher {
             let Ok(grid) = plan.grid(&argv, &bound.consts) else {
                 return Ok(None);
             };
-            let mut cache = this.passed.lock().map_err(poisoned)?;
+            let mut cache = self.passed.lock().map_err(poisoned)?;
             if plan
                 .check_predicates(&argv, &bound, grid, &mut cache, &eval_predicate)
                 .is_err()
             {
                 return Ok(None);
             }
-            Ok(Some((bound, grid, plan.moves(&argv))))
+            Ok(Some((bound, grid, plan.moves(&argv), plan.accesses(&argv))))
         })?;
-        let Some((bound, grid, moves)) = checked else {
+        let Some((bound, grid, moves, accesses)) = checked else {
             return Ok(None);
         };
-        let op = next_op_id();
-        let moved = {
-            let mut reg = this.registry.bind(py).try_borrow_mut()?;
-            reg.inner.move_in_launch(op, &this.kernel, &moves)
-        };
-        moved.map_err(|e| host_err(py, e))?;
         // Scalars come back normalized (an int given for a float parameter is a float).
         let converted = argv
             .iter()
             .zip(&bound.scalars)
             .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
+        drop(argv);
         let values = if converted {
-            let mut out = Vec::with_capacity(items.len());
-            for (o, s) in items.iter().zip(&bound.scalars) {
+            let mut out = Vec::with_capacity(n);
+            for (o, s) in args.iter().zip(&bound.scalars) {
                 out.push(match s {
                     Some(v @ Value::Float(_)) => value_py(py, *v)?,
-                    _ => o.clone(),
+                    _ => o,
                 });
             }
             PyTuple::new(py, out)?.unbind()
         } else {
             args.clone().unbind()
         };
+        let op = next_op_id();
+        let moved = {
+            let mut reg = self.registry.bind(py).try_borrow_mut()?;
+            reg.inner.move_in_launch(op, &self.kernel, &moves)
+        };
+        moved.map_err(|e| host_err(py, e))?;
         Ok(Some(PendingLaunch {
             launcher: slf.clone().unbind(),
             op,
             values,
-            consts: bound.consts,
+            handles,
             scalars: bound.scalars,
+            consts: bound.consts,
             index_bits: bound.index_bits,
             key: bound.key.into_boxed_slice(),
             grid,
+            accesses,
             holding: AtomicBool::new(true),
             in_ledger: AtomicBool::new(false),
             started: AtomicBool::new(false),
             launched: AtomicBool::new(false),
+            ran: AtomicBool::new(false),
             entry: OnceLock::new(),
         }))
     }
 
-    /// Compiled kernels registered so far.
-    fn __len__(&self) -> PyResult<usize> {
-        Ok(self.kernels.lock().map_err(poisoned)?.len())
-    }
-}
-
-impl KernelLauncher {
     /// The compiled kernel for `p`'s specialization, compiling it (in Python) on a miss.
-    fn kernel_for(
-        &self,
-        py: Python<'_>,
-        p: &PendingLaunch,
-        argv: &[Arg<'_>],
-    ) -> PyResult<Arc<KernelEntry>> {
+    fn kernel_for(&self, py: Python<'_>, p: &PendingLaunch) -> PyResult<Arc<KernelEntry>> {
         if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
             return Ok(e.clone());
         }
@@ -428,8 +473,8 @@ impl KernelLauncher {
             consts.append((c.name.as_str(), value_py(py, *v)?))?;
         }
         let facts = PyList::empty(py);
-        for (param, a) in self.plan.params.iter().zip(argv) {
-            if let Arg::Handle(d) = a {
+        for (param, h) in self.plan.params.iter().zip(&p.handles) {
+            if let Some(d) = h {
                 let f = &d.facts;
                 let dtype = d.dtype.map_or("?", |c| DTYPES[c as usize].name);
                 facts.append((
@@ -494,31 +539,61 @@ impl KernelLauncher {
     }
 }
 
-/// One launch: its arguments (moved in), grid and specialization, from `prepare` until
-/// `finish` (or until it is dropped: then it waits for the device if it launched and
-/// gives everything back).
-#[pyclass(module = "cutile._native", frozen)]
+/// One launch: its arguments (moved in), grid and specialization, from creation until
+/// `_finish` (or until it is dropped: then it waits for the device if it launched and
+/// gives everything back). The Python `KernelOp` subclasses it (with `DeviceOp`), so
+/// `_start`, `_finish`, `sync` and `name` here are the op's.
+#[pyclass(module = "cutile._native", frozen, subclass)]
 pub struct PendingLaunch {
     launcher: Py<KernelLauncher>,
     op: u64,
     values: Py<PyTuple>,
-    consts: Vec<Value>,
+    handles: Handles,
     scalars: Vec<Option<Value>>,
+    consts: Vec<Value>,
     index_bits: u32,
     key: Box<[u64]>,
     grid: [u64; 3],
+    accesses: Vec<Access>,
     holding: AtomicBool,
     in_ledger: AtomicBool,
     started: AtomicBool,
     launched: AtomicBool,
+    ran: AtomicBool,
     entry: OnceLock<Arc<KernelEntry>>,
 }
 
 #[pymethods]
 impl PendingLaunch {
+    /// Prepare a launch (see `KernelLauncher`); raises `SlowPath` where the Python binder
+    /// must decide, `BorrowError` where a handle cannot be moved in.
+    #[new]
+    #[pyo3(signature = (launcher, args, kwargs = None))]
+    fn new(
+        launcher: &Bound<'_, KernelLauncher>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        match launcher.get().prepare_launch(launcher, args, kwargs)? {
+            Some(p) => Ok(p),
+            None => Err(SlowPath::new_err(())),
+        }
+    }
+
     #[getter]
     fn op_id(&self) -> u64 {
         self.op
+    }
+
+    /// How errors name the op: "`kernel` (op #id)".
+    #[getter]
+    fn name(&self) -> String {
+        cutile_host::launch_op_name(&self.launcher.get().kernel, self.op)
+    }
+
+    #[getter]
+    fn _launcher(&self, py: Python<'_>) -> Py<KernelLauncher> {
+        self.launcher.clone_ref(py)
     }
 
     #[getter]
@@ -550,8 +625,64 @@ impl PendingLaunch {
         self.holding.load(Ordering::Acquire)
     }
 
+    /// `DeviceOp`'s "already ran" flag.
+    #[getter(_ran)]
+    fn get_ran(&self) -> bool {
+        self.ran.load(Ordering::Acquire)
+    }
+
+    #[setter(_ran)]
+    fn set_ran(&self, value: bool) {
+        self.ran.store(value, Ordering::Release);
+    }
+
     /// Compile if needed, record the ledger ranges, and launch (GPU) or get ready to run
-    /// (interpreter). On failure everything is given back.
+    /// (interpreter); returns the waiter. On failure everything is given back.
+    fn _start<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.get().start(slf.py())?;
+        slf.getattr(pyo3::intern!(slf.py(), "_wait"))
+    }
+
+    /// Wait for the device (GPU), or run the interpreter.
+    fn _wait(&self, py: Python<'_>) -> PyResult<()> {
+        self.wait(py)
+    }
+
+    /// Give the arguments back and return them.
+    fn _finish(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.release(py);
+        self.values.clone_ref(py)
+    }
+
+    /// Release the ledger ranges and hand the arguments back (idempotent).
+    fn _give_back(&self, py: Python<'_>) {
+        self.release(py);
+    }
+
+    /// Run, wait for completion, and return the arguments (`DeviceOp.sync`); on failure
+    /// everything is given back. An op runs once (`_claim` raises).
+    fn sync<'py>(slf: &Bound<'py, Self>) -> PyResult<Py<PyTuple>> {
+        let py = slf.py();
+        let this = slf.get();
+        if this.ran.swap(true, Ordering::AcqRel) {
+            slf.call_method0(pyo3::intern!(py, "_claim"))?;
+        }
+        this.run(py)
+    }
+
+    /// `_start`, `_wait`, `_finish` in one call, without the "runs once" flag.
+    fn _run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        self.run(py)
+    }
+}
+
+impl PendingLaunch {
+    fn run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        let r = self.start(py).and_then(|_| self.wait(py));
+        self.release(py);
+        r.map(|_| self.values.clone_ref(py))
+    }
+
     fn start(&self, py: Python<'_>) -> PyResult<()> {
         if self.started.swap(true, Ordering::AcqRel) {
             return Err(PyRuntimeError::new_err("this launch already started"));
@@ -568,66 +699,15 @@ impl PendingLaunch {
         r
     }
 
-    /// Wait for the device (GPU), or run the interpreter.
-    fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        let l = self.launcher.get();
-        let Some(entry) = self.entry.get() else {
-            return Err(PyRuntimeError::new_err("this launch has not started"));
-        };
-        match &l.gpu {
-            Some(gpu) => {
-                let code = gpu.sync(py);
-                if code != 0 {
-                    return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
-                }
-                Ok(())
-            }
-            None => {
-                let g = self.grid;
-                l.interpret
-                    .bind(py)
-                    .call1((
-                        entry.runnable.bind(py),
-                        (g[0], g[1], g[2]),
-                        l.names.bind(py),
-                        self.values.bind(py),
-                    ))
-                    .map(|_| ())
-            }
-        }
-    }
-
-    /// Give the arguments back and return them.
-    fn finish(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.release(py);
-        self.values.clone_ref(py)
-    }
-
-    /// Release the ledger ranges and hand the arguments back (idempotent).
-    fn give_back(&self, py: Python<'_>) {
-        self.release(py);
-    }
-
-    /// `start`, `wait`, `finish` in one call; on failure everything is given back.
-    fn run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        let r = self.start(py).and_then(|_| self.wait(py));
-        self.release(py);
-        r.map(|_| self.values.clone_ref(py))
-    }
-}
-
-impl PendingLaunch {
     fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
         let l = self.launcher.get();
-        let values = self.values.bind(py);
-        let items: Vec<Bound<'_, PyAny>> = values.iter().collect();
-        let ms = metas(&items);
-        let argv = args_of(&items, &ms);
-        let entry = l.kernel_for(py, self, &argv)?;
-        let accesses = l.plan.accesses(&argv);
+        let entry = match self.entry.get() {
+            Some(e) => e.clone(),
+            None => l.kernel_for(py, self)?,
+        };
         let acquired = {
             let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
-            ledger.inner.acquire(self.op, &accesses)
+            ledger.inner.acquire(self.op, &self.accesses)
         };
         acquired.map_err(|e| host_err(py, e))?;
         self.in_ledger.store(true, Ordering::Release);
@@ -635,6 +715,7 @@ impl PendingLaunch {
         let Some(gpu) = &l.gpu else {
             return Ok(());
         };
+        let argv = args_view(&self.handles, &self.scalars);
         let words = entry.size.div_ceil(8).max(1);
         let mut small = [0u64; 64];
         let mut big = Vec::new();
@@ -652,13 +733,19 @@ impl PendingLaunch {
             return Err(struct_error(py, e.fmt, e.value));
         }
         let base = bytes.as_mut_ptr();
-        let mut ptrs: Vec<*mut c_void> = entry
-            .slots
-            .iter()
+        let mut small_ptrs = [std::ptr::null_mut::<c_void>(); 64];
+        let mut big_ptrs = Vec::new();
+        let ptrs: &mut [*mut c_void] = if entry.slots.len() <= small_ptrs.len() {
+            &mut small_ptrs[..entry.slots.len()]
+        } else {
+            big_ptrs.resize(entry.slots.len(), std::ptr::null_mut());
+            &mut big_ptrs
+        };
+        for (p, s) in ptrs.iter_mut().zip(&entry.slots) {
             // SAFETY: every slot's offset + size lies inside the buffer (checked when the
             // kernel was registered).
-            .map(|s| unsafe { base.add(s.offset) }.cast::<c_void>())
-            .collect();
+            *p = unsafe { base.add(s.offset) }.cast::<c_void>();
+        }
         let params = if ptrs.is_empty() {
             std::ptr::null_mut()
         } else {
@@ -693,6 +780,34 @@ impl PendingLaunch {
         }
         self.launched.store(true, Ordering::Release);
         Ok(())
+    }
+
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        let l = self.launcher.get();
+        let Some(entry) = self.entry.get() else {
+            return Err(PyRuntimeError::new_err("this launch has not started"));
+        };
+        match &l.gpu {
+            Some(gpu) => {
+                let code = gpu.sync(py);
+                if code != 0 {
+                    return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
+                }
+                Ok(())
+            }
+            None => {
+                let g = self.grid;
+                l.interpret
+                    .bind(py)
+                    .call1((
+                        entry.runnable.bind(py),
+                        (g[0], g[1], g[2]),
+                        l.names.bind(py),
+                        self.values.bind(py),
+                    ))
+                    .map(|_| ())
+            }
+        }
     }
 
     fn release(&self, py: Python<'_>) {

@@ -468,6 +468,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<launch::KernelLauncher>()?;
     m.add_class::<launch::PendingLaunch>()?;
     m.add_function(wrap_pyfunction!(launch::next_op_id, m)?)?;
+    m.add("SlowPath", m.py().get_type::<launch::SlowPath>())?;
     m.add_function(wrap_pyfunction!(check_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(render_diagnostics, m)?)?;
     m.add_function(wrap_pyfunction!(list_error_codes, m)?)?;
