@@ -3,7 +3,7 @@
 //! storage, overlapping bytes, either side exclusive, another token) must wait for that
 //! token; `acquire` refuses it, `conflicts` says what to wait for.
 
-use crate::HostError;
+use crate::{HostError, IdMap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
@@ -20,9 +20,13 @@ struct Entry {
     access: Access,
 }
 
+/// Pending accesses indexed by storage (a conflict needs the same storage), and the
+/// storages of each token (for `release`): both stay cheap with many operations in flight.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    entries: Vec<Entry>,
+    by_storage: IdMap<Vec<Entry>>,
+    by_token: IdMap<Vec<u64>>,
+    len: usize,
 }
 
 fn clash(a: &Access, b: &Access) -> bool {
@@ -39,32 +43,28 @@ impl Ledger {
         Ledger::default()
     }
 
+    fn pending(&self, access: &Access, except: Option<u64>) -> impl Iterator<Item = u64> + '_ {
+        let access = access.clone();
+        self.by_storage
+            .get(&access.storage)
+            .into_iter()
+            .flatten()
+            .filter(move |e| Some(e.token) != except && clash(&e.access, &access))
+            .map(|e| e.token)
+    }
+
     /// Tokens of pending operations that conflict with `access` (sorted, unique).
     pub fn conflicts(&self, access: &Access, except: Option<u64>) -> Vec<u64> {
-        let mut out: Vec<u64> = self
-            .entries
-            .iter()
-            .filter(|e| Some(e.token) != except && clash(&e.access, access))
-            .map(|e| e.token)
-            .collect();
+        let mut out: Vec<u64> = self.pending(access, except).collect();
         out.sort_unstable();
         out.dedup();
         out
     }
 
-    /// The lowest token of another pending operation that conflicts with `access`.
-    fn first_conflict(&self, access: &Access, except: u64) -> Option<u64> {
-        self.entries
-            .iter()
-            .filter(|e| e.token != except && clash(&e.access, access))
-            .map(|e| e.token)
-            .min()
-    }
-
     /// Record every access of `token`, all or nothing.
     pub fn acquire(&mut self, token: u64, accesses: &[Access]) -> Result<(), HostError> {
         for a in accesses {
-            if let Some(first) = self.first_conflict(a, token) {
+            if let Some(first) = self.pending(a, Some(token)).min() {
                 return Err(HostError::borrow(
                     "CT5008",
                     format!(
@@ -84,27 +84,50 @@ impl Ledger {
                 ));
             }
         }
-        self.entries.extend(accesses.iter().map(|a| Entry {
-            token,
-            access: a.clone(),
-        }));
+        if accesses.is_empty() {
+            return Ok(());
+        }
+        let storages = self.by_token.entry(token).or_default();
+        for a in accesses {
+            storages.push(a.storage);
+            self.by_storage.entry(a.storage).or_default().push(Entry {
+                token,
+                access: a.clone(),
+            });
+        }
+        self.len += accesses.len();
         Ok(())
     }
 
     /// The operation `token` completed: drop its accesses; returns how many.
     pub fn release(&mut self, token: u64) -> usize {
-        let before = self.entries.len();
-        self.entries.retain(|e| e.token != token);
-        before - self.entries.len()
+        let Some(mut storages) = self.by_token.remove(&token) else {
+            return 0;
+        };
+        storages.sort_unstable();
+        storages.dedup();
+        let mut n = 0;
+        for s in storages {
+            if let Some(entries) = self.by_storage.get_mut(&s) {
+                let before = entries.len();
+                entries.retain(|e| e.token != token);
+                n += before - entries.len();
+                if entries.is_empty() {
+                    self.by_storage.remove(&s);
+                }
+            }
+        }
+        self.len -= n;
+        n
     }
 
     /// Number of recorded accesses.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 }
 
@@ -144,5 +167,25 @@ mod tests {
             .is_err());
         assert_eq!(l.len(), 1);
         assert!(l.conflicts(&acc(2, 0, 10, true), None).is_empty());
+    }
+
+    #[test]
+    fn many_pending_tokens_and_one_storage() {
+        let mut l = Ledger::new();
+        for t in 1..=100u64 {
+            l.acquire(t, &[acc(t, 0, 16, true), acc(1000, 0, 16, false)])
+                .unwrap();
+        }
+        assert_eq!(l.len(), 200);
+        assert_eq!(l.conflicts(&acc(1000, 8, 9, true), None).len(), 100);
+        assert_eq!(l.conflicts(&acc(1000, 8, 9, true), None)[0], 1);
+        let e = l.acquire(500, &[acc(1000, 4, 8, true)]).unwrap_err();
+        assert!(e.message.contains("pending operation 1"), "{}", e.message);
+        for t in 1..=100u64 {
+            assert_eq!(l.release(t), 2);
+        }
+        assert!(l.is_empty());
+        assert_eq!(l.release(3), 0);
+        l.acquire(500, &[acc(1000, 4, 8, true)]).unwrap();
     }
 }

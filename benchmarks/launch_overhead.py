@@ -1,0 +1,256 @@
+"""Host cost of one safe launch: cutile vs cuTile Python's `ct.launch` vs torch (and the raw
+driver call through cuda.bindings), on a tiny f32 add (1024 elements, one block), all in one
+process on one GPU.
+
+    python benchmarks/launch_overhead.py [--n 1024] [--launches 1000] [--json out.json]
+    python benchmarks/launch_overhead.py --no-gpu   # no GPU: the CPU interpreter with a
+                                                    # no-op kernel body, i.e. the Python +
+                                                    # Rust work of a launch alone
+
+Per peer:
+- launch + sync: wall time of one launch and a stream synchronize (a chain of dependent
+  tiny kernels; DESIGN.md §5 compares this with `ct.launch`);
+- launch only: N launches enqueued back to back, then one synchronize; the time to enqueue
+  divided by N (the host's cost per launch when the GPU is not the bottleneck). A cutile op
+  owns its tensors until it completes, so each of the N ops gets its own (z, x, y); the op
+  is created (arguments bound, checked, moved in) and `_start()`ed (ledger, cuLaunchKernel)
+  inside the timing; handing the tensors back (`_finish`) is timed separately;
+- zip of N: `cutile.zip(*[add(...) for each set]).sync()` divided by N (the public API for
+  many launches and one wait).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if "--no-gpu" in sys.argv:
+    os.environ["CUTILE_BACKEND"] = "interpreter"
+    os.environ.setdefault("CUTILE_QUIET", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cutile
+from cutile import api
+from cutile.core import Const, Mut, Tensor, f32, load_tile_like
+
+try:  # the peer; cuTile resolves `ct.Constant` in this module's globals
+    import cuda.tile as ct
+except ImportError:  # pragma: no cover - reported as a missing peer
+    ct = None
+
+
+@cutile.entry
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+    z.store(load_tile_like(x, z) + load_tile_like(y, z))
+
+
+if ct is not None:
+
+    @ct.kernel
+    def ct_add(a, b, c, TILE: ct.Constant[int]):  # type: ignore[no-untyped-def]
+        bid = ct.bid(0)
+        ta = ct.load(a, index=(bid,), shape=(TILE,))
+        tb = ct.load(b, index=(bid,), shape=(TILE,))
+        ct.store(c, index=(bid,), tile=ta + tb)
+
+
+def per_call(call: Callable[[], Any], reps: int = 2000, trials: int = 9) -> float:
+    """Median wall-clock seconds per call of a synchronous `call`."""
+    for _ in range(min(reps, 200)):
+        call()
+    samples = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call()
+        samples.append((time.perf_counter() - t0) / reps)
+    return statistics.median(samples)
+
+
+def per_launch(enqueue: Callable[[int], Any], sync: Callable[[], Any], launches: int,
+               trials: int = 9, after: Callable[[], Any] | None = None) -> float:
+    """Median seconds per `enqueue(i)` over `launches` back-to-back calls (then `sync()`,
+    untimed, and `after()`, untimed)."""
+    samples = []
+    for t in range(trials + 1):
+        t0 = time.perf_counter()
+        for i in range(launches):
+            enqueue(i)
+        t1 = time.perf_counter()
+        sync()
+        if after is not None:
+            after()
+        if t:  # the first round warms up
+            samples.append((t1 - t0) / launches)
+    return statistics.median(samples)
+
+
+def bench_cutile(n: int, launches: int, gpu: bool) -> dict[str, float]:
+    from cutile.runtime import driver
+
+    out: dict[str, float] = {}
+    ones = np.ones(n, np.float32)
+    st = {"z": api.zeros([n], f32).partition([n]), "x": api.from_numpy(ones),
+          "y": api.from_numpy(ones)}
+
+    def one() -> None:
+        st["z"], st["x"], st["y"] = add(st["z"], st["x"], st["y"]).sync()
+
+    one()
+    if gpu:
+        assert (st["z"].unpartition().to_numpy() == 2).all()
+        st["z"] = st["z"].unpartition().partition([n])
+    out["cutile_launch_sync"] = per_call(one)
+
+    sets = [(api.zeros([n], f32).partition([n]), api.from_numpy(ones), api.from_numpy(ones))
+            for _ in range(launches)]
+    ops: list[Any] = []
+
+    def enqueue(i: int) -> None:
+        z, x, y = sets[i]
+        op = add(z, x, y)
+        op._claim()
+        op._start()
+        ops.append(op)
+
+    def wait() -> None:
+        if gpu:
+            d = driver._driver()
+            driver.check(d.cuStreamSynchronize(driver.state().stream), "cuStreamSynchronize")
+        else:
+            for op in ops:
+                op._wait()
+
+    finish_times: list[float] = []
+
+    def finish() -> None:
+        t0 = time.perf_counter()
+        for i, op in enumerate(ops):
+            sets[i] = op._finish()
+        finish_times.append((time.perf_counter() - t0) / len(ops))
+        ops.clear()
+
+    out["cutile_launch"] = per_launch(enqueue, wait, launches, after=finish)
+    out["cutile_finish"] = statistics.median(finish_times[1:])
+
+    def zipped() -> None:
+        res = cutile.zip(*[add(z, x, y) for z, x, y in sets]).sync()
+        sets[:] = list(res)
+
+    zipped()
+    out["cutile_zip_per_op"] = per_call(zipped, reps=3, trials=9) / launches
+
+    if gpu:  # the same kernel through cuda.bindings' cuLaunchKernel, no checks at all
+        from cutile.runtime.launch import flatten_args
+
+        z, x, y = sets[0]
+        op = add(z, x, y)
+        b = op.binding
+        loaded = add._runnable(b.spec)
+        flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
+        stream = driver.state().stream
+        d = driver._driver()
+        out["raw_cuLaunchKernel"] = per_launch(
+            lambda i: loaded.launch(b.grid, flat, stream),
+            lambda: driver.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize"),
+            launches)
+        del op
+    return out
+
+
+def bench_peers(n: int, launches: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    try:
+        import torch
+    except ImportError as exc:
+        return {"peer_error": f"torch: {exc}"}
+    a = torch.ones(n, device="cuda")
+    b = torch.ones(n, device="cuda")
+    c = torch.empty_like(a)
+    s = torch.cuda.current_stream()
+
+    def torch_add() -> None:
+        torch.add(a, b, out=c)
+        s.synchronize()
+
+    out["torch_launch_sync"] = per_call(torch_add)
+    out["torch_launch"] = per_launch(lambda i: torch.add(a, b, out=c), s.synchronize, launches)
+    if ct is None:
+        out["peer_error"] = "cuda.tile (cuTile Python) is not installed"
+        return out
+    try:
+        ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n))
+        s.synchronize()
+        assert bool((c == 2).all())
+
+        def theirs() -> None:
+            ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n))
+            s.synchronize()
+
+        out["ct_launch_sync"] = per_call(theirs)
+        out["ct_launch"] = per_launch(lambda i: ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n)),
+                                      s.synchronize, launches)
+    except Exception as exc:  # a peer failing is reported, not fatal
+        out["peer_error"] = f"cuTile Python: {exc!r}"
+    return out
+
+
+ROWS = [
+    ("cutile_launch_sync", "cutile `add(z, x, y).sync()`", "ct_launch_sync"),
+    ("ct_launch_sync", "cuTile Python `ct.launch` + synchronize", "ct_launch_sync"),
+    ("torch_launch_sync", "torch add + synchronize", "ct_launch_sync"),
+    ("cutile_launch", "cutile launch only (`add(...)` + `_start()`)", "ct_launch"),
+    ("cutile_finish", "cutile hand back only (`_finish()`)", None),
+    ("cutile_zip_per_op", "cutile `cutile.zip(*ops).sync()` per op", "ct_launch"),
+    ("ct_launch", "cuTile Python `ct.launch` only", "ct_launch"),
+    ("torch_launch", "torch add only", "ct_launch"),
+    ("raw_cuLaunchKernel", "cuda.bindings `cuLaunchKernel` only", "ct_launch"),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--launches", type=int, default=1000)
+    ap.add_argument("--no-gpu", action="store_true",
+                    help="interpreter backend with a no-op kernel: host work only")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    from cutile.runtime import driver, launch
+
+    gpu = not args.no_gpu and driver.backend() == "gpu"
+    if not gpu:
+        launch.interpret = lambda *a, **k: None  # type: ignore[assignment]
+    results: dict[str, Any] = {"n": args.n, "launches": args.launches,
+                               "backend": "gpu" if gpu else "interpreter (no-op kernel)"}
+    results.update(bench_cutile(args.n, args.launches, gpu))
+    if gpu:
+        results.update(bench_peers(args.n, args.launches))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    print(f"\nhost cost per launch, f32 add of {args.n} elements, {results['backend']}")
+    print(f"{'':<48}{'us':>8}{'ratio':>8}")
+    for key, label, ref in ROWS:
+        if key not in results:
+            continue
+        v = results[key] * 1e6
+        base = results.get(ref) if ref else None
+        ratio = f"{results[key] / base:8.2f}" if base else f"{'':>8}"
+        print(f"{label:<48}{v:8.2f}{ratio}")
+    if "peer_error" in results:
+        print(f"peer: {results['peer_error']}")
+    print("ratio: against cuTile Python's `ct.launch` (+ synchronize where the row has it)")
+
+
+if __name__ == "__main__":
+    main()
