@@ -547,8 +547,8 @@ impl fmt::Display for Atom {
             Atom::Dim(p, k) => write!(f, "dim({p}, {k})"),
             Atom::Const(n) | Atom::Scalar(n) => write!(f, "{n}"),
             Atom::Loop(id) => write!(f, "loop{id}"),
-            Atom::FloorDiv(a, b) => write!(f, "{} // {}", paren(a), paren(b)),
-            Atom::Mod(a, b) => write!(f, "{} % {}", paren(a), paren(b)),
+            Atom::FloorDiv(a, b) => write!(f, "{} // {}", paren(a), paren_rhs(b)),
+            Atom::Mod(a, b) => write!(f, "{} % {}", paren(a), paren_rhs(b)),
             Atom::Cdiv(a, b) => write!(f, "cdiv({a}, {b})"),
             Atom::Min(a, b) => write!(f, "min({a}, {b})"),
             Atom::Max(a, b) => write!(f, "max({a}, {b})"),
@@ -565,10 +565,26 @@ fn paren(p: &Poly) -> String {
     }
 }
 
-fn monomial_text(m: &Monomial) -> String {
+/// The right operand of `//` or `%` (left-associative, like `*`): anything but a
+/// non-negative constant or a plain atom needs parentheses (`x // (2 * y)`,
+/// `x // (y % H)`).
+fn paren_rhs(p: &Poly) -> String {
+    let plain = p.as_const().is_some_and(|c| c >= 0)
+        || p.as_atom()
+            .is_some_and(|a| !matches!(a, Atom::FloorDiv(..) | Atom::Mod(..)));
+    if plain {
+        p.to_string()
+    } else {
+        format!("({p})")
+    }
+}
+
+/// A product of atoms; `alone`: printed with no coefficient and no sign in front, so a
+/// single `x // d` needs no parentheses (`2 * (x // d)`, `-(x // d)` do).
+fn monomial_text(m: &Monomial, alone: bool) -> String {
     m.iter()
         .map(|a| match a {
-            Atom::FloorDiv(..) | Atom::Mod(..) if m.len() > 1 => format!("({a})"),
+            Atom::FloorDiv(..) | Atom::Mod(..) if m.len() > 1 || !alone => format!("({a})"),
             _ => a.to_string(),
         })
         .collect::<Vec<_>>()
@@ -589,9 +605,9 @@ impl fmt::Display for Poly {
         for (m, c) in items {
             let (neg, mag) = (*c < 0, c.unsigned_abs());
             let body = if mag == 1 {
-                monomial_text(m)
+                monomial_text(m, !(first && neg))
             } else {
-                format!("{mag} * {}", monomial_text(m))
+                format!("{mag} * {}", monomial_text(m, false))
             };
             match (first, neg) {
                 (true, false) => write!(f, "{body}")?,
@@ -752,6 +768,55 @@ mod tests {
         assert_eq!(sq.linear_coeff(&b0), None);
         let div = Poly::atom(b0.clone()).floordiv(&Poly::c(2));
         assert_eq!(div.linear_coeff(&b0), None);
+    }
+
+    /// Printed polynomials read back (through the launch-predicate evaluator) as the same
+    /// value: `//` and `%` are left-associative and bind like `*`.
+    #[test]
+    fn printing_round_trips_through_the_predicate_language() {
+        let g = Poly::atom(Atom::Grid(0));
+        let h = a("H");
+        let exprs = [
+            g.add(&Poly::c(1)).floordiv(&g.modulo(&h)),
+            g.floordiv(&h).scale(2),
+            g.floordiv(&h).scale(-1),
+            g.floordiv(&h).scale(-1).add(&g),
+            g.floordiv(&h.scale(2)),
+            g.floordiv(&h).floordiv(&Poly::c(3)),
+            g.modulo(&h).mul(&g),
+            g.scale(-1).floordiv(&Poly::c(2)),
+            g.floordiv(&g.sub(&h)),
+            g.floordiv(&Poly::c(-2)),
+        ];
+        for e in &exprs {
+            let text = e.to_string();
+            for gv in 1..9 {
+                for hv in 1..4 {
+                    let env: std::collections::HashMap<String, i128> =
+                        [("grid(0)".to_string(), gv), ("H".to_string(), hv)].into();
+                    let want = e.eval(&|x| match x {
+                        Atom::Grid(0) => Some(gv),
+                        Atom::Const(n) if n == "H" => Some(hv),
+                        _ => None,
+                    });
+                    let got = crate::predicate::eval(&format!("{text} == 0"), &env)
+                        .ok()
+                        .map(|_| {
+                            (-64..64).find(|v| {
+                                crate::predicate::eval(&format!("{text} == {v}"), &env)
+                                    .unwrap_or(false)
+                            })
+                        });
+                    match want {
+                        Some(w) if (-64..64).contains(&w) => {
+                            assert_eq!(got, Some(Some(w)), "`{text}` at g={gv} H={hv}")
+                        }
+                        Some(_) => {}
+                        None => assert_eq!(got, None, "`{text}` at g={gv} H={hv}"),
+                    }
+                }
+            }
+        }
     }
 
     #[test]
