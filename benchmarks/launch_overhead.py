@@ -64,25 +64,27 @@ if ct is not None:
         ct.store(c, index=(bid,), tile=ta + tb)
 
 
-def per_call(call: Callable[[], Any], reps: int = 2000, trials: int = 9) -> float:
-    """Median wall-clock seconds per call of a synchronous `call`."""
-    for _ in range(min(reps, 200)):
-        call()
-    samples = []
-    for _ in range(trials):
+Sampler = Callable[[], float]
+
+
+def calls(call: Callable[[], Any], reps: int = 200) -> Sampler:
+    """A sampler: wall-clock seconds per call of a synchronous `call`, over `reps` calls."""
+
+    def sample() -> float:
         t0 = time.perf_counter()
         for _ in range(reps):
             call()
-        samples.append((time.perf_counter() - t0) / reps)
-    return statistics.median(samples)
+        return (time.perf_counter() - t0) / reps
+
+    return sample
 
 
-def per_launch(enqueue: Callable[[int], Any], sync: Callable[[], Any], launches: int,
-               trials: int = 9, after: Callable[[], Any] | None = None) -> float:
-    """Median seconds per `enqueue(i)` over `launches` back-to-back calls (then `sync()`,
-    untimed, and `after()`, untimed)."""
-    samples = []
-    for t in range(trials + 1):
+def launches_then_sync(enqueue: Callable[[int], Any], sync: Callable[[], Any], launches: int,
+                       after: Callable[[], Any] | None = None) -> Sampler:
+    """A sampler: seconds per `enqueue(i)` over `launches` back-to-back calls; then `sync()`
+    and `after()`, untimed."""
+
+    def sample() -> float:
         t0 = time.perf_counter()
         for i in range(launches):
             enqueue(i)
@@ -90,15 +92,15 @@ def per_launch(enqueue: Callable[[int], Any], sync: Callable[[], Any], launches:
         sync()
         if after is not None:
             after()
-        if t:  # the first round warms up
-            samples.append((t1 - t0) / launches)
-    return statistics.median(samples)
+        return (t1 - t0) / launches
+
+    return sample
 
 
-def bench_cutile(n: int, launches: int, gpu: bool) -> dict[str, float]:
+def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
     from cutile.runtime import driver
 
-    out: dict[str, float] = {}
+    out: dict[str, Sampler] = {}
     ones = np.ones(n, np.float32)
     st = {"z": api.zeros([n], f32).partition([n]), "x": api.from_numpy(ones),
           "y": api.from_numpy(ones)}
@@ -108,9 +110,10 @@ def bench_cutile(n: int, launches: int, gpu: bool) -> dict[str, float]:
 
     one()
     if gpu:
-        assert (st["z"].unpartition().to_numpy() == 2).all()
-        st["z"] = st["z"].unpartition().partition([n])
-    out["cutile_launch_sync"] = per_call(one)
+        whole = st["z"].unpartition()
+        assert (whole.to_numpy() == 2).all()
+        st["z"] = whole.partition([n])
+    out["cutile_launch_sync"] = calls(one)
 
     sets = [(api.zeros([n], f32).partition([n]), api.from_numpy(ones), api.from_numpy(ones))
             for _ in range(launches)]
@@ -140,15 +143,15 @@ def bench_cutile(n: int, launches: int, gpu: bool) -> dict[str, float]:
         finish_times.append((time.perf_counter() - t0) / len(ops))
         ops.clear()
 
-    out["cutile_launch"] = per_launch(enqueue, wait, launches, after=finish)
-    out["cutile_finish"] = statistics.median(finish_times[1:])
+    out["cutile_launch"] = launches_then_sync(enqueue, wait, launches, after=finish)
+    out["cutile_finish"] = lambda: finish_times[-1]  # measured by the cutile_launch sample
 
     def zipped() -> None:
         res = cutile.zip(*[add(z, x, y) for z, x, y in sets]).sync()
         sets[:] = list(res)
 
-    zipped()
-    out["cutile_zip_per_op"] = per_call(zipped, reps=3, trials=9) / launches
+    zip_sample = calls(zipped, reps=1)
+    out["cutile_zip_per_op"] = lambda: zip_sample() / launches
 
     if gpu:  # the same kernel through cuda.bindings' cuLaunchKernel, no checks at all
         from cutile.runtime.launch import flatten_args
@@ -158,22 +161,22 @@ def bench_cutile(n: int, launches: int, gpu: bool) -> dict[str, float]:
         b = op.binding
         loaded = add._runnable(b.spec)
         flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
+        op._give_back()
         stream = driver.state().stream
         d = driver._driver()
-        out["raw_cuLaunchKernel"] = per_launch(
+        out["raw_cuLaunchKernel"] = launches_then_sync(
             lambda i: loaded.launch(b.grid, flat, stream),
             lambda: driver.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize"),
             launches)
-        del op
     return out
 
 
-def bench_peers(n: int, launches: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def peer_samplers(n: int, launches: int) -> tuple[dict[str, Sampler], str | None]:
     try:
         import torch
     except ImportError as exc:
-        return {"peer_error": f"torch: {exc}"}
+        return {}, f"torch: {exc}"
+    out: dict[str, Sampler] = {}
     a = torch.ones(n, device="cuda")
     b = torch.ones(n, device="cuda")
     c = torch.empty_like(a)
@@ -183,26 +186,41 @@ def bench_peers(n: int, launches: int) -> dict[str, Any]:
         torch.add(a, b, out=c)
         s.synchronize()
 
-    out["torch_launch_sync"] = per_call(torch_add)
-    out["torch_launch"] = per_launch(lambda i: torch.add(a, b, out=c), s.synchronize, launches)
+    out["torch_launch_sync"] = calls(torch_add)
+    out["torch_launch"] = launches_then_sync(lambda i: torch.add(a, b, out=c), s.synchronize,
+                                             launches)
     if ct is None:
-        out["peer_error"] = "cuda.tile (cuTile Python) is not installed"
-        return out
+        return out, "cuda.tile (cuTile Python) is not installed"
     try:
+        c.fill_(float("nan"))
         ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n))
         s.synchronize()
         assert bool((c == 2).all())
-
-        def theirs() -> None:
-            ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n))
-            s.synchronize()
-
-        out["ct_launch_sync"] = per_call(theirs)
-        out["ct_launch"] = per_launch(lambda i: ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n)),
-                                      s.synchronize, launches)
     except Exception as exc:  # a peer failing is reported, not fatal
-        out["peer_error"] = f"cuTile Python: {exc!r}"
-    return out
+        return out, f"cuTile Python: {exc!r}"
+
+    def theirs() -> None:
+        ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n))
+        s.synchronize()
+
+    out["ct_launch_sync"] = calls(theirs)
+    out["ct_launch"] = launches_then_sync(lambda i: ct.launch(s, (1, 1, 1), ct_add, (a, b, c, n)),
+                                          s.synchronize, launches)
+    return out, None
+
+
+def measure(samplers: dict[str, Sampler], rounds: int) -> dict[str, list[float]]:
+    """Interleaved rounds (the order rotates each round), so drift hits every peer alike;
+    one warm-up round first."""
+    names = list(samplers)
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(rounds + 1):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            v = samplers[name]()
+            if r:
+                samples[name].append(v)
+    return samples
 
 
 ROWS = [
@@ -222,6 +240,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1024)
     ap.add_argument("--launches", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--no-gpu", action="store_true",
                     help="interpreter backend with a no-op kernel: host work only")
     ap.add_argument("--json")
@@ -231,25 +250,43 @@ def main() -> None:
     gpu = not args.no_gpu and driver.backend() == "gpu"
     if not gpu:
         launch.interpret = lambda *a, **k: None  # type: ignore[assignment]
-    results: dict[str, Any] = {"n": args.n, "launches": args.launches,
-                               "backend": "gpu" if gpu else "interpreter (no-op kernel)"}
-    results.update(bench_cutile(args.n, args.launches, gpu))
+    samplers = cutile_samplers(args.n, args.launches, gpu)
+    peer_error = None
     if gpu:
-        results.update(bench_peers(args.n, args.launches))
+        peers, peer_error = peer_samplers(args.n, args.launches)
+        samplers.update(peers)
+    finish = samplers.pop("cutile_finish")
+    samples = measure(samplers, args.rounds)
+    results: dict[str, Any] = {
+        "n": args.n, "launches": args.launches, "rounds": args.rounds,
+        "backend": "gpu" if gpu else "interpreter (no-op kernel)", "peer_error": peer_error,
+        "median_s": {k: statistics.median(v) for k, v in samples.items()},
+        "min_s": {k: min(v) for k, v in samples.items()},
+        "samples_s": samples,
+    }
+    results["median_s"]["cutile_finish"] = finish()
+    ratios: dict[str, float] = {}
+    for key, _, ref in ROWS:
+        if key in samples and ref in samples and key != ref:
+            ratios[key] = statistics.median(a / b for a, b in zip(samples[key], samples[ref],
+                                                                   strict=True))
+    results["paired_ratio"] = ratios
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    print(f"\nhost cost per launch, f32 add of {args.n} elements, {results['backend']}")
-    print(f"{'':<48}{'us':>8}{'ratio':>8}")
-    for key, label, ref in ROWS:
-        if key not in results:
+    med, low = results["median_s"], results["min_s"]
+    print(f"\nhost cost per launch, f32 add of {args.n} elements, {results['backend']}, "
+          f"{args.rounds} interleaved rounds")
+    print(f"{'':<48}{'median us':>10}{'min us':>8}{'ratio':>7}")
+    for key, label, _ in ROWS:
+        if key not in med:
             continue
-        v = results[key] * 1e6
-        base = results.get(ref) if ref else None
-        ratio = f"{results[key] / base:8.2f}" if base else f"{'':>8}"
-        print(f"{label:<48}{v:8.2f}{ratio}")
-    if "peer_error" in results:
-        print(f"peer: {results['peer_error']}")
-    print("ratio: against cuTile Python's `ct.launch` (+ synchronize where the row has it)")
+        lo = f"{low[key] * 1e6:8.2f}" if key in low else f"{'':>8}"
+        ratio = f"{ratios[key]:7.2f}" if key in ratios else f"{'':>7}"
+        print(f"{label:<48}{med[key] * 1e6:10.2f}{lo}{ratio}")
+    if peer_error:
+        print(f"peer: {peer_error}")
+    print("ratio: median over rounds of (row / cuTile Python `ct.launch`, with synchronize where "
+          "the row has it)")
 
 
 if __name__ == "__main__":

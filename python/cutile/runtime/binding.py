@@ -166,96 +166,20 @@ def bind(entry: K.Function, args: Sequence[Any], kwargs: dict[str, Any]) -> Bind
 
 
 class Binder:
-    """A kernel's argument matcher, prepared once. `bind` tries a fast path for the common
-    call (the right handle types and dtypes, shapes that agree) and falls back to the full
-    `bind()` above, which also produces every error message."""
+    """A kernel's argument matcher, prepared once. The common call never gets here: the
+    native launcher (`cutile._native.KernelLauncher`) matches it. `bind` is the full path
+    that produces every error message, and normalizes what the native path declined
+    (keywords, numpy scalars, ints for float parameters)."""
 
     def __init__(self, entry: K.Function) -> None:
         self.entry = entry
         self.params = [p for p in entry.params if p.kind != "const"]
-        self.const_names = tuple(sorted(p.name for p in entry.params if p.kind == "const"))
-        self.const_types = {
-            p.name: {"int": int, "float": float, "bool": bool}[p.dtype or "int"]
-            for p in entry.params if p.kind == "const"
-        }
-        self.plan: list[tuple[str, str, dt.DType | None, tuple[tuple[int, int | str], ...]]] = []
-        for p in self.params:
-            d = dt.from_name(p.dtype) if p.dtype else None
-            dims = tuple((axis, s) for axis, s in enumerate(p.shape or []) if s != -1)
-            self.plan.append((p.kind, p.name, d, dims))
-        self.ranks = [len(p.shape or []) for p in self.params]
-        self._facts: dict[tuple[Any, ...], TensorFacts] = {}
         self._specs: dict[tuple[Any, ...], Specialization] = {}
 
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Binding:
-        fast = self._fast(args, kwargs)
-        if fast is not None:
-            return fast
         b = bind(self.entry, args, kwargs)
         b.spec = self._specs.setdefault(_key(b.spec), b.spec)
         return b
-
-    def _fast(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Binding | None:
-        if len(args) != len(self.plan):
-            return None
-        consts: dict[str, Any] = {}
-        for k, v in kwargs.items():
-            want = self.const_types.get(k)
-            if want is None or type(v) is not want:
-                return None
-            consts[k] = v
-        facts: list[tuple[str, TensorFacts]] = []
-        values: list[Any] = []
-        index_bits = 32
-        for (kind, name, dtype, dims), rank, v in zip(self.plan, self.ranks, args, strict=True):
-            if kind == "mut_tensor" or kind == "tensor":
-                cls = Partition if kind == "mut_tensor" else Tensor
-                if v.__class__ is not cls or v.dtype is not dtype or len(v.shape) != rank:
-                    return None
-                shape = v.tile_shape if isinstance(v, Partition) else v.shape
-                for axis, d in dims:
-                    actual = shape[axis]
-                    if d.__class__ is str:
-                        have = consts.get(str(d))
-                        if have is None:
-                            consts[str(d)] = actual
-                        elif have != actual:
-                            return None
-                    elif d != actual:
-                        return None
-                fkey = (dtype, v.shape, v.strides, v.address & 15)
-                f = self._facts.get(fkey)
-                if f is None:
-                    assert dtype is not None
-                    f = TensorFacts.of(dtype, v.shape, v.strides, v.address)
-                    extent = sum(abs(s) * max(n - 1, 0) for s, n in zip(v.strides, v.shape,
-                                                                         strict=True))
-                    if extent > INT32_LIMIT or any(n > INT32_LIMIT for n in v.shape):
-                        return None  # rare: let the full path pick the 64-bit index type
-                    self._facts[fkey] = f
-                facts.append((name, f))
-                values.append(v)
-            elif kind == "scalar":
-                assert dtype is not None
-                if dtype.is_float and v.__class__ in (float, int):
-                    values.append(float(v))
-                elif dtype.is_int and v.__class__ is int and -(2 ** (dtype.bits - 1)) <= v < 2 ** (
-                    dtype.bits - 1
-                ):
-                    values.append(v)
-                else:
-                    return None
-            else:
-                return None
-        if len(consts) != len(self.const_names):
-            return None
-        ctuple = tuple((c, consts[c]) for c in self.const_names)
-        key = (ctuple, tuple(facts), index_bits)
-        spec = self._specs.get(key)
-        if spec is None:
-            spec = Specialization(ctuple, tuple(facts), index_bits)
-            self._specs[key] = spec
-        return Binding(self.entry.name, self.params, values, consts, spec, (0, 0, 0))
 
 
 def _key(spec: Specialization) -> tuple[Any, ...]:

@@ -1,0 +1,508 @@
+"""The native launch path (rust/cutile-py/src/launch.rs) against the Python reference path
+(`binding.bind`, `kernel.launch_grid`, `LaunchChecks.verify`, `HostRegistry.move_in`):
+the same launches are accepted with the same grid, Consts, values and specialization, and
+every refused call raises the same error type, code and message."""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import cutile
+from cutile import _native, api
+from cutile.core import Const, Mut, Tensor, f16, f32, i8, i32, load_tile_like
+from cutile.errors import CutileError
+from cutile.kernel import EntryKernel, KernelOp, launch_grid
+from cutile.lowering.signature import Specialization
+from cutile.runtime import binding
+from cutile.runtime.ownership import next_op_id, registry
+from cutile.runtime.tensor import Partition, _Handle
+
+
+@cutile.entry
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+    z.store(load_tile_like(x, z) + load_tile_like(y, z))
+
+
+@cutile.entry
+def saxpy(y: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
+    y.store(a * load_tile_like(x, y) + y.load())
+
+
+@cutile.entry
+def shift(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, ["N"]], k: i8, N: Const[int]):
+    z.store(load_tile_like(x, z) + k)
+
+
+@cutile.entry
+def two_out(z: Mut[Tensor[f32, ["B"]]], w: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]],
+            B: Const[int]):
+    t = load_tile_like(x, z)
+    z.store(t)
+    w.store(t * 2.0)
+
+
+@cutile.entry
+def scaled(z: Mut[Tensor[f32, ["B"]]], m: f32, B: Const[int], S: Const[float]):
+    z.store(z.load() * S + m)
+
+
+@cutile.entry
+def exp2d(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
+          BN: Const[int]):
+    z.store(load_tile_like(x, z))
+
+
+@cutile.entry
+def walk(z: Mut[Tensor[f32, [4, 8]]], x: Tensor[f32, [-1, -1]], G: Const[int]):
+    for idx in z.iter_indices(group=G):
+        z.store(x.load_tile((4, 8), idx), index=idx)
+
+
+KERNELS: list[EntryKernel] = [add, saxpy, shift, two_out, scaled, exp2d, walk]
+
+NUMBERED = re.compile(r"(op #|operation |handle )\d+")
+
+
+def _norm(text: str) -> str:
+    return NUMBERED.sub(r"\1N", text)
+
+
+def _outcome(fn: Any) -> tuple[Any, ...]:
+    try:
+        return ("ok", fn())
+    except CutileError as e:
+        return ("error", type(e).__name__, e.code, _norm(str(e)))
+    except Exception as e:  # the reference may raise anything; so must the native path
+        return ("exception", type(e).__name__, _norm(str(e)))
+
+
+def _reference(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> binding.Binding:
+    """The Python path the native launcher replaces: bind, grid (host rule 6), launch
+    checks, move in (host rule 3); the moves are given back at once."""
+    if kernel._launcher is None:
+        kernel._make_launcher()
+    assert kernel._launch_checks is not None
+    b = binding.bind(kernel.entry, args, kwargs)
+    b.grid = launch_grid(kernel.name, b, kernel._mapped)
+    kernel._launch_checks.verify(b)
+    moves = [(v._handle, p.kind == "mut_tensor")
+             for p, v in zip(b.params, b.values, strict=True) if isinstance(v, _Handle)]
+    op = next_op_id()
+    registry().move_in(op, f"`{kernel.name}` (op #{op})", moves)
+    registry().give_back(op)
+    return b
+
+
+def _native_call(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
+                 ) -> KernelOp:
+    return kernel(*args, **kwargs)
+
+
+def _same(v: Any, w: Any) -> bool:
+    if isinstance(v, _Handle) or isinstance(w, _Handle):
+        return v is w
+    return type(v) is type(w) and (v == w or (v != v and w != w))
+
+
+def assert_agree(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """Run the call through both paths; they must agree. Returns "ok" or the error code."""
+    handles = [a for a in (*args, *kwargs.values()) if isinstance(a, _Handle)]
+    live_before = [registry().holder(h._handle) is None for h in handles]
+    ref = _outcome(lambda: _reference(kernel, args, dict(kwargs)))
+    got = _outcome(lambda: _native_call(kernel, args, dict(kwargs)))
+    if ref[0] != "ok" or got[0] != "ok":
+        assert got == ref, f"{kernel.name}{args} {kwargs}"
+        # refused: nothing moved
+        assert [registry().holder(h._handle) is None for h in handles] == live_before
+        return str(ref[2]) if ref[0] == "error" else str(ref[1])
+    b, op = ref[1], got[1]
+    try:
+        assert op.grid == b.grid
+        assert len(op.values) == len(b.values)
+        assert all(_same(v, w) for v, w in zip(op.values, b.values, strict=True))
+        consts = dict(op.consts)
+        assert consts == b.consts
+        assert all(type(consts[k]) is type(b.consts[k]) for k in consts)
+        assert op.binding.spec == b.spec
+        assert all(registry().holder(h._handle) == op.name for h in handles)
+    finally:
+        op._give_back()
+    assert all(registry().holder(h._handle) is None for h in handles)
+    return "ok"
+
+
+# -- handle metadata ---------------------------------------------------------------------------
+
+
+def test_handle_metadata_is_given_once() -> None:
+    t = api.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 6))
+    v = t[1:, ::2]
+    for h in (t, v):
+        meta = h._meta
+        assert meta is not None
+        storage, handle, address, lo, hi, bits = meta
+        assert (storage, handle, address) == (h._storage, h._handle, h.address)
+        assert (lo, hi) == h._span_bytes()
+        assert bits == 32
+    with pytest.raises(RuntimeError):
+        t._init_meta(1, 1, 0, 0, [1], [1], "f32", 4)
+    p = api.zeros([64], f32).partition([16])
+    assert isinstance(p, _native.HandleMeta) and p._meta is not None
+
+
+def test_op_ids_come_from_one_counter() -> None:
+    a = next_op_id()
+    op = add(api.zeros([64], f32).partition([64]), api.ones([64], f32), api.ones([64], f32))
+    b = next_op_id()
+    assert a < op.op_id < b
+    op.sync()
+
+
+# -- the fast path is the common path ----------------------------------------------------------
+
+
+def test_common_calls_never_reach_the_python_binder(monkeypatch: pytest.MonkeyPatch) -> None:
+    z = api.zeros([256], f32).partition([128])
+    x, y = api.ones([256], f32), api.ones([256], f32)
+    z, x, y = add(z, x, y).sync()  # builds the launcher and compiles
+
+    def refuse(*a: Any, **k: Any) -> None:
+        raise AssertionError("the Python binder ran")
+
+    monkeypatch.setattr(binding, "bind", refuse)
+    monkeypatch.setattr(binding.Binder, "bind", refuse)
+    for _ in range(3):
+        z, x, y = add(z, x, y).sync()
+        z, x, y = add(z, x, y, B=128).sync()
+    y2, _, a = saxpy(api.ones([256], f32).partition([64]), x, 2).sync()
+    assert type(a) is float and a == 2.0  # normalized like the Python binder does
+    np.testing.assert_array_equal(y2.unpartition().to_numpy(), np.full(256, 3.0))
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.full(256, 2.0))
+
+
+def test_keyword_arguments_and_numpy_scalars_take_the_checked_path() -> None:
+    x = api.ones([64], f32)
+    op = saxpy(y=api.zeros([64], f32).partition([32]), x=x, a=np.float32(0.5))
+    _, x, a = op.sync()
+    assert type(a) is float and a == 0.5
+    op = add(api.zeros([64], f32).partition([32]), x, x, B=np.int64(32))
+    assert dict(op.consts) == {"B": 32}
+    op.sync()
+
+
+def test_op_object() -> None:
+    op = add(api.zeros([64], f32).partition([16]), api.ones([64], f32), api.ones([64], f32))
+    assert isinstance(op, cutile.DeviceOp) and isinstance(op, _native.PendingLaunch)
+    assert op.kernel is add
+    assert op.name == f"`add` (op #{op.op_id})"
+    assert op.grid == (4, 1, 1) and op.binding.grid == (4, 1, 1)
+    assert op.holding
+    op.sync()
+    assert not op.holding
+    with pytest.raises(cutile.BorrowError) as info:
+        op.sync()
+    assert info.value.code == "CT5020" and op.name in str(info.value)
+
+
+def test_dropped_ops_hand_back_started_or_not() -> None:
+    z = api.zeros([64], f32).partition([16])
+    x = api.ones([64], f32)
+    op = add(z, x, x)
+    del op
+    op = add(z, x, x)
+    op._claim()
+    wait = op._start()
+    del op, wait
+    np.testing.assert_array_equal(x.to_numpy(), np.ones(64))
+    (z2, _, _) = add(z, x, x).sync()
+    np.testing.assert_array_equal(z2.unpartition().to_numpy(), np.full(64, 2.0))
+
+
+def test_a_failed_start_gives_everything_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: EntryKernel, spec: Specialization) -> Any:
+        raise cutile.CompileError("no assembler today", code="CT7001")
+
+    monkeypatch.setattr(EntryKernel, "_runnable", broken)
+    add._launcher = None  # a new launcher: nothing compiled yet
+    x = api.ones([32], f32)
+    op = add(api.zeros([32], f32).partition([16]), x, x)
+    with pytest.raises(cutile.CompileError):
+        op.sync()
+    assert not op.holding
+    np.testing.assert_array_equal(x.to_numpy(), np.ones(32))
+
+
+def test_threads_launch_side_by_side() -> None:
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            z = api.zeros([128], f32).partition([32])
+            x = api.full([128], float(k), f32)
+            for _ in range(20):
+                z, x, _ = add(z, x, x).sync()
+            assert (z.unpartition().to_numpy() == 2 * k).all()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# -- every error the Python path raises, the native path raises too ----------------------------
+
+
+def _p(shape: list[int], tile: list[int], dtype: Any = f32) -> Partition:
+    return api.zeros(shape, dtype).partition(tile)
+
+
+def _t(shape: list[int], dtype: Any = f32) -> Any:
+    return api.zeros(shape, dtype)
+
+
+ERROR_CASES: list[tuple[str, EntryKernel, Any]] = [
+    ("CT6004", add, lambda: ((_p([64], [16]), _t([64]), _t([64]), _t([64])), {})),
+    ("CT6004", add, lambda: ((_p([64], [16]), _t([64])), {})),
+    ("CT6004", add, lambda: ((_p([64], [16]), _t([64]), _t([64])), {"C": 3})),
+    ("CT6004", add, lambda: ((_p([64], [16]), _t([64]), _t([64])), {"x": _t([64])})),
+    ("CT6001", add, lambda: ((_t([64]), _t([64]), _t([64])), {})),
+    ("CT6001", add, lambda: ((_p([64], [16]), _p([64], [16]), _t([64])), {})),
+    ("CT6001", add, lambda: ((_p([64], [16]), 3.0, _t([64])), {})),
+    ("CT6002", add, lambda: ((_p([64], [16]), _t([64], f16), _t([64])), {})),
+    ("CT6002", add, lambda: ((_p([64], [16], i32), _t([64]), _t([64])), {})),
+    ("CT6003", add, lambda: ((_p([64], [16]), _t([64]), _t([64])), {"B": 32})),
+    ("CT6002", add, lambda: ((_p([64], [16]), _t([64]), _t([64])), {"B": 16.0})),
+    ("CT6002", add, lambda: ((_p([64], [16]), _t([64]), _t([64])), {"B": True})),
+    ("CT6005", add, lambda: ((_p([64], [16]), _t([8, 8]), _t([64])), {})),
+    ("CT6006", exp2d, lambda: ((_p([64], [16]), _t([8, 8])), {})),
+    ("CT6002", saxpy, lambda: ((_p([64], [16]), _t([64]), "2"), {})),
+    ("CT6001", saxpy, lambda: ((_p([64], [16]), _t([64]), _t([64])), {})),
+    ("CT6002", shift, lambda: ((_p([8], [4], i32), _t([8], i32), 128), {})),
+    ("CT6002", shift, lambda: ((_p([8], [4], i32), _t([8], i32), 2.0), {})),
+    ("CT6002", shift, lambda: ((_p([8], [4], i32), _t([8], i32), True), {})),
+    ("CT6003", shift, lambda: ((_p([8], [4], i32), _t([8], i32), 1), {"N": 4})),
+    ("CT6003", shift, lambda: ((_p([8], [4], i32), _t([0], i32), 1), {})),
+    ("CT6002", shift, lambda: ((_p([8], [2], i32), _t([8], i32), 1), {})),
+    ("CT6200", shift, lambda: ((_p([32], [4], i32), _t([8], i32), 1), {})),
+    ("CT6200", add, lambda: ((_p([64], [16]), _t([32]), _t([64])), {})),
+    ("CT6003", two_out, lambda: ((_p([64], [16]), _p([32], [16]), _t([64])), {})),
+    ("CT6004", scaled, lambda: ((_p([64], [16]), 1.0), {})),
+    ("CT6002", scaled, lambda: ((_p([64], [16]), 1.0), {"S": "x"})),
+    ("CT5005", two_out, lambda: ((lambda p: (p, p, _t([64])))(_p([64], [16])), {})),
+    ("CT6108", walk, lambda: ((_p([16, 16], [4, 8]).persistent(2), _t([16, 16])), {"G": 1})),
+]
+
+
+@pytest.mark.parametrize("index", range(len(ERROR_CASES)))
+def test_each_error_is_the_python_paths(index: int) -> None:
+    code, kernel, make = ERROR_CASES[index]
+    args, kwargs = make()
+    if code == "CT6108":  # no such error for one mapped partition: it must launch
+        code = "ok"
+    assert assert_agree(kernel, args, kwargs) == code
+
+
+def test_moved_and_overlapping_arguments() -> None:
+    x = api.ones([64], f32)
+    held = add(_p([64], [16]), x, x)
+    assert assert_agree(add, (_p([64], [16]), x, _t([64])), {}) == "CT5001"
+    held.sync()
+    base = api.zeros([64], f32)
+    view = base[:32]
+    out = _p([32], [16])
+    assert assert_agree(add, (out, view, base[16:48]), {}) == "ok"
+    # an output overlapping an input: the partition's storage is unique, so build the
+    # overlap from two outputs of one kernel instead
+    p = _p([64], [16])
+    assert assert_agree(two_out, (p, p, x), {}) == "CT5005"
+
+
+def test_persistent_grids_agree() -> None:
+    for nb in (None, 1, 3, 40):
+        z = _p([16, 40], [4, 8]).persistent(nb)
+        assert assert_agree(walk, (z, _t([16, 40])), {"G": 2}) == "ok"
+
+
+# -- property: random argument mixes ------------------------------------------------------------
+
+DTYPES = {"f32": f32, "f16": f16, "i32": i32}
+TILES = [1, 2, 4, 8, 16]
+
+
+@st.composite
+def tensor_like(draw: st.DrawFn, shape: list[int], dtype: Any) -> Any:
+    """A tensor of `shape`: whole, a slice of a larger one, or a strided view."""
+    kind = draw(st.sampled_from(["whole", "whole", "slice", "step"]))
+    if kind == "whole":
+        return api.zeros(shape, dtype)
+    if kind == "slice":
+        t = api.zeros([d + 3 for d in shape], dtype)
+        return t[tuple(slice(1, 1 + d) for d in shape)]
+    t = api.zeros([2 * d + 1 for d in shape], dtype)
+    return t[tuple(slice(0, 2 * d, 2) for d in shape)]
+
+
+@st.composite
+def valid_call(draw: st.DrawFn, kernel: EntryKernel) -> tuple[list[Any], dict[str, Any]]:
+    """Arguments the kernel accepts (shapes agree, Consts consistent, inputs long enough)."""
+    runtime = [p for p in kernel.entry.params if p.kind != "const"]
+    consts = {p.name: p for p in kernel.entry.params if p.kind == "const"}
+    value: dict[str, Any] = {}
+    extents: list[int] = []
+    args: list[Any] = []
+    for p in runtime:
+        if p.kind == "mut_tensor":
+            tile = []
+            for d in p.shape or []:
+                if isinstance(d, str):
+                    value.setdefault(d, draw(st.sampled_from(TILES)))
+                    tile.append(value[d])
+                else:
+                    tile.append(d)
+            if not extents:
+                extents = [draw(st.integers(1, 40)) for _ in tile]
+            part = api.zeros(extents, DTYPES[p.dtype or "f32"]).partition(tile)
+            if p.name in kernel._mapped:
+                part = part.persistent(draw(st.sampled_from([None, 1, 2, 7])))
+            args.append(part)
+        elif p.kind == "tensor":
+            shape = []
+            for axis, d in enumerate(p.shape or []):
+                if isinstance(d, str):
+                    value.setdefault(d, extents[axis] if axis < len(extents) else 8)
+                    shape.append(value[d])
+                elif d == -1:
+                    base = extents[axis] if axis < len(extents) else 8
+                    shape.append(base + draw(st.sampled_from([0, 0, 0, 3])))
+                else:
+                    shape.append(d)
+            args.append(draw(tensor_like(shape, DTYPES[p.dtype or "f32"])))
+        else:
+            d = p.dtype or "f32"
+            args.append(draw(st.floats(-8, 8, width=32)) if d.startswith("f")
+                        else draw(st.integers(-128, 127)))
+    kwargs: dict[str, Any] = {}
+    for name, c in consts.items():
+        if name not in value:
+            kwargs[name] = draw(st.floats(-4, 4)) if c.dtype == "float" else draw(
+                st.sampled_from([1, 2, 3]))
+        elif draw(st.integers(0, 3)) == 0:
+            kwargs[name] = value[name]  # a keyword that agrees
+    return args, kwargs
+
+
+OTHER_VALUES = [np.float32(1.5), np.int64(7), np.int8(3), 2**70, None, "s", True, 1.0, 3,
+                -129, 128]
+
+
+@st.composite
+def call(draw: st.DrawFn) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any], list[Any]]:
+    """A valid call, then up to two mutations: each makes it invalid, or valid only after the
+    Python binder normalizes it."""
+    kernel = draw(st.sampled_from(KERNELS))
+    kernel._launcher or kernel._make_launcher()
+    args, kwargs = draw(valid_call(kernel))
+    runtime = [p for p in kernel.entry.params if p.kind != "const"]
+    held: list[Any] = []
+    for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):
+        i = draw(st.integers(0, max(len(args) - 1, 0)))
+        m = draw(st.sampled_from([
+            "dtype", "swap", "rank", "value", "const", "alias", "dead", "extra", "missing",
+            "keyword", "short", "tile", "nan",
+        ]))
+        a = args[i] if args else None
+        if m == "dtype" and isinstance(a, _Handle):
+            d = draw(st.sampled_from([f32, f16, i32]))
+            args[i] = (api.zeros(list(a.shape), d).partition(list(a.tile_shape))
+                       if isinstance(a, Partition) else api.zeros(list(a.shape), d))
+        elif m == "swap" and isinstance(a, _Handle):
+            args[i] = (api.zeros(list(a.shape), a.dtype) if isinstance(a, Partition)
+                       else api.zeros(list(a.shape), a.dtype).partition([1] * a.ndim))
+        elif m == "rank" and isinstance(a, _Handle):
+            args[i] = api.zeros([*a.shape, 2], a.dtype)
+        elif m == "value":
+            args[i] = draw(st.sampled_from(OTHER_VALUES))
+        elif m == "const":
+            names = [p.name for p in kernel.entry.params if p.kind == "const"] + ["nope"]
+            kwargs[draw(st.sampled_from(names))] = draw(st.sampled_from(
+                [0, -1, 1, 2, 4, 16, 1.0, 2.5, True, np.int64(4), "4"]))
+        elif m == "alias" and len(args) >= 2:
+            j = draw(st.integers(0, len(args) - 1))
+            args[j] = args[i]
+        elif m == "dead" and isinstance(a, _Handle):
+            t = api.zeros([8], f32)
+            held.append(add(api.zeros([8], f32).partition([8]), t, t))
+            args[i] = t
+        elif m == "extra":
+            args.append(api.zeros([4], f32))
+        elif m == "missing" and args:
+            args.pop()
+        elif m == "keyword" and len(args) == len(runtime):
+            kwargs[runtime[i].name] = args.pop(i)
+            if i < len(args):  # a keyword before a positional: keep the rest by keyword
+                for p in runtime[i + 1:]:
+                    kwargs[p.name] = args.pop(i)
+        elif m == "short" and isinstance(a, _Handle) and not isinstance(a, Partition):
+            args[i] = api.zeros([max(d - 3, 0) for d in a.shape], a.dtype)
+        elif m == "tile" and isinstance(a, Partition):
+            args[i] = api.zeros(list(a.shape), a.dtype).partition(
+                [draw(st.sampled_from(TILES)) for _ in a.shape])
+        elif m == "nan":
+            args[i] = float("nan")
+    return kernel, tuple(args), kwargs, held
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(call())
+def test_random_calls_agree_with_the_python_path(
+    c: tuple[EntryKernel, tuple[Any, ...], dict[str, Any], list[Any]],
+) -> None:
+    kernel, args, kwargs, held = c
+    try:
+        event(f"{kernel.name}: {assert_agree(kernel, args, kwargs)}")
+    finally:
+        for op in held:
+            op._give_back()
+
+
+# -- specializations from the native launcher are the Python binder's --------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 70), st.sampled_from([1, 2, 4, 8, 16, 32]), st.integers(0, 3),
+       st.sampled_from([1, 2, 3]))
+def test_compiled_specializations_match_the_python_binder(
+    n: int, tile: int, offset: int, step: int,
+) -> None:
+    seen: list[Specialization] = []
+    real = EntryKernel._runnable
+
+    def record(self: EntryKernel, spec: Specialization) -> Any:
+        seen.append(spec)
+        return real(self, spec)
+
+    EntryKernel._runnable = record  # type: ignore[method-assign]
+    try:
+        add._launcher = None  # a fresh kernel table: every launch compiles (from the cache)
+        base = api.from_numpy(np.arange(offset + n * step, dtype=np.float32))
+        x = base[offset::step]
+        y = api.ones([x.shape[0]], f32)
+        z = api.full([x.shape[0]], np.nan, f32).partition([tile])
+        b = binding.bind(add.entry, (z, x, y), {})
+        z, x, y = add(z, x, y).sync()
+        assert seen == [b.spec]
+        np.testing.assert_array_equal(z.unpartition().to_numpy(), x.to_numpy() + 1)
+    finally:
+        EntryKernel._runnable = real  # type: ignore[method-assign]
