@@ -248,8 +248,6 @@ class KernelOp(_native.PendingLaunch, DeviceOp):
     implements `_start`, `_finish`, `sync` and `name`; dropping the op unfinished hands the
     tensors back (after waiting for the device if it launched)."""
 
-    __slots__ = ()
-
     @property
     def kernel(self) -> EntryKernel:
         k: EntryKernel = self._launcher.kernel

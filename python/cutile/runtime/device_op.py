@@ -19,8 +19,6 @@ class DeviceOp:
     """Base class: `_start()` submits the work and returns a waiter; `_finish()` returns
     the results. An op runs at most once."""
 
-    __slots__ = ()  # KernelOp (native state) carries no instance dict; ThenOp/ZipOp do
-
     _name = "op"
     _ran = False
 
