@@ -10,6 +10,8 @@ input raises `ValueError`; nothing panics across the boundary.
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from cutile.runtime.device_op import DeviceOp
+
 KAST_SCHEMA: str  # "cutile.kast"
 KAST_VERSION: int  # 1
 
@@ -185,13 +187,15 @@ class HandleMeta:
         """(storage, handle, address, span_lo, span_hi, index_bits), None before init."""
 
 class SlowPath(Exception):
-    """`PendingLaunch(...)` did not take the call: the Python binder decides (it raises the
+    """`KernelOp(...)` did not take the call: the Python binder decides (it raises the
     exact error, or normalizes the arguments and constructs again)."""
 
-class PendingLaunch:
-    """One launch, from construction (arguments matched, checked and moved in) until it
-    hands its arguments back. Dropped unfinished, it waits for the device (if it launched)
-    and gives everything back. `cutile.kernel.KernelOp` subclasses it with `DeviceOp`."""
+class KernelOp(DeviceOp):
+    """One launch, and the op a kernel call returns (`cutile.KernelOp`; at run time a
+    registered virtual subclass of `DeviceOp`, whose `_claim`, `then` and `await` it
+    reuses): from construction (arguments matched, checked and moved in) until it hands its
+    arguments back. Dropped unfinished, it waits for the device (if it launched) and gives
+    everything back."""
 
     def __init__(
         self,
@@ -210,6 +214,12 @@ class PendingLaunch:
     def name(self) -> str:
         """"`kernel` (op #id)", as errors name the op."""
     @property
+    def kernel(self) -> Any:
+        """The kernel object that made this op."""
+    @property
+    def binding(self) -> Any:
+        """The launch as the Python binder sees it (`cutile.kernel.op_binding`)."""
+    @property
     def _launcher(self) -> KernelLauncher: ...
     @property
     def grid(self) -> tuple[int, int, int]: ...
@@ -227,6 +237,8 @@ class PendingLaunch:
         """`DeviceOp`'s "already ran" flag."""
     @_ran.setter
     def _ran(self, value: bool) -> None: ...
+    def _claim(self) -> None:
+        """Mark as run; BorrowError CT5020 (from `DeviceOp._claim`) if it already ran."""
     def _start(self) -> Callable[[], None]:
         """Compile on a miss, record the ledger ranges (BorrowError CT5008 on a conflict),
         pack the parameters and cuLaunchKernel (GPU); returns `_wait`. On failure
@@ -243,8 +255,23 @@ class PendingLaunch:
     def _run(self) -> tuple[object, ...]:
         """start + wait + finish, without the runs-once flag."""
 
+class KernelBase:
+    """Native base of `cutile.kernel.EntryKernel`: `__call__` takes the fast path in Rust
+    and hands anything else to the subclass's `_call_checked(args, kwargs)`."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None: ...
+    @property
+    def _launcher(self) -> KernelLauncher | None:
+        """The launcher (None before the first call or after `invalidate_launchers`)."""
+    @_launcher.setter
+    def _launcher(self, launcher: KernelLauncher | None) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> KernelOp: ...
+
+def invalidate_launchers() -> None:
+    """Every kernel builds a new launcher on its next call (the driver state changed)."""
+
 class KernelLauncher:
-    """A kernel's launch plan, prepared once; `PendingLaunch(launcher, args, kwargs)` is the
+    """A kernel's launch plan, prepared once; `KernelOp(launcher, args, kwargs)` is the
     per-call fast path."""
 
     def __init__(
@@ -277,8 +304,8 @@ class KernelLauncher:
 
     def prepare(
         self, args: tuple[object, ...], kwargs: Mapping[str, object] | None = None
-    ) -> PendingLaunch | None:
-        """`PendingLaunch(self, args, kwargs)`, or None where that raises SlowPath."""
+    ) -> KernelOp | None:
+        """`KernelOp(self, args, kwargs)`, or None where that raises SlowPath."""
 
     def __len__(self) -> int:
         """Compiled kernels registered so far."""

@@ -39,8 +39,12 @@ class DeviceFunction:
         )
 
 
-class EntryKernel:
-    """A `@cutile.entry` kernel. Calling it returns a lazy `DeviceOp`."""
+class EntryKernel(_native.KernelBase):
+    """A `@cutile.entry` kernel. Calling it returns a lazy `DeviceOp` (a `KernelOp`).
+
+    The call itself is native (`_native.KernelBase.__call__`): it matches the arguments,
+    checks them and moves them into the op in Rust; what it does not take goes to
+    `_call_checked`."""
 
     def __init__(self, fn: Callable[..., Any], *, unsafe: bool = False,
                  deny_in_kernel_checks: bool = False) -> None:
@@ -57,8 +61,6 @@ class EntryKernel:
         self._lock = threading.Lock()
         self._binder: Binder | None = None
         self._launch_checks: LaunchChecks | None = None
-        self._launcher: Any = None
-        self._launcher_state: Any = None
         self._mapped: frozenset[str] = frozenset()
         self._lowered: dict[Specialization, Any] = {}
         self._loaded: dict[Specialization, Any] = {}
@@ -150,15 +152,6 @@ class EntryKernel:
 
     # -- launching -------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> KernelOp:
-        launcher = self._launcher
-        if launcher is not None and self._launcher_state is driver._state:
-            try:
-                return KernelOp(launcher, args, kwargs)  # the native fast path
-            except _native.SlowPath:
-                pass
-        return self._call_checked(args, kwargs)
-
     def _make_launcher(self) -> Any:
         """The native launcher: the parameter plan, launch predicates and mapped partitions,
         prepared once (per backend)."""
@@ -187,14 +180,15 @@ class EntryKernel:
             driver.raise_cuda_error,
             gpu,
         )
-        self._launcher, self._launcher_state = launcher, state
+        self._launcher = launcher
         return launcher
 
-    def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> KernelOp:
+    def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> KernelOp:
         """A call the native fast path did not take: the Python binder, grid check and
         launch checks raise the exact error, or normalize the arguments for the launcher."""
+        kwargs = kwargs or {}
         launcher = self._launcher
-        if launcher is None or self._launcher_state is not driver._state:
+        if launcher is None:
             launcher = self._make_launcher()
             try:
                 return KernelOp(launcher, args, kwargs)
@@ -242,23 +236,18 @@ def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...]
     launch.interpret(runnable.module, runnable.entry_name, runnable.abi, grid, names, values)
 
 
-class KernelOp(_native.PendingLaunch, DeviceOp):
-    """One launch of a kernel. Its tensors are moved in when it is created and handed back by
-    `.sync()` / `await`. The native base (`PendingLaunch`) prepares and runs the launch and
-    implements `_start`, `_finish`, `sync` and `name`; dropping the op unfinished hands the
-    tensors back (after waiting for the device if it launched)."""
+# One launch of a kernel: its tensors are moved in when it is created and handed back by
+# `.sync()` / `await`; dropping it unfinished hands them back (after waiting for the device
+# if it launched). Native (`rust/cutile-py/src/launch.rs`), a virtual subclass of DeviceOp.
+KernelOp = _native.KernelOp
+DeviceOp.register(KernelOp)
 
-    @property
-    def kernel(self) -> EntryKernel:
-        k: EntryKernel = self._launcher.kernel
-        return k
 
-    @property
-    def binding(self) -> Binding:
-        """The launch as the Python binder sees it (params, values, consts, spec, grid)."""
-        b = bind(self.kernel.entry, list(self.values), dict(self.consts))
-        b.grid = self.grid
-        return b
+def op_binding(op: KernelOp) -> Binding:
+    """The launch as the Python binder sees it (params, values, consts, spec, grid)."""
+    b = bind(op.kernel.entry, list(op.values), dict(op.consts))
+    b.grid = op.grid
+    return b
 
 
 def mapped_params(entry: K.Function) -> frozenset[str]:

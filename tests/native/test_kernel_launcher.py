@@ -1,4 +1,4 @@
-"""`_native.KernelLauncher` / `PendingLaunch` / `HandleMeta` on their own registry and
+"""`_native.KernelLauncher` / `KernelOp` / `HandleMeta` on their own registry and
 ledger, with Python stand-ins for the compiler and the interpreter."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def test_slow_path_signals() -> None:
     assert w.launcher.prepare(hs, {"B": 64}) is None  # contradicts the tile shape
     assert w.launcher.prepare((hs[1], hs[0], hs[2])) is None
     with pytest.raises(_native.SlowPath):
-        _native.PendingLaunch(w.launcher, hs[:2])
+        _native.KernelOp(w.launcher, hs[:2])
     assert w.holders() == [None] * 3
 
 

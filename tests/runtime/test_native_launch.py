@@ -200,7 +200,7 @@ def test_keyword_arguments_and_numpy_scalars_take_the_checked_path() -> None:
 
 def test_op_object() -> None:
     op = add(api.zeros([64], f32).partition([16]), api.ones([64], f32), api.ones([64], f32))
-    assert isinstance(op, cutile.DeviceOp) and isinstance(op, _native.PendingLaunch)
+    assert isinstance(op, cutile.DeviceOp) and isinstance(op, _native.KernelOp)
     assert op.kernel is add
     assert op.name == f"`add` (op #{op.op_id})"
     assert op.grid == (4, 1, 1) and op.binding.grid == (4, 1, 1)

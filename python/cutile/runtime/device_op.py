@@ -7,6 +7,7 @@ blocking the event loop; `op.then(f)` runs `f` on the results once `op` complete
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from collections.abc import Callable, Generator
 from typing import Any
@@ -15,9 +16,10 @@ from ..errors import BorrowError
 from . import driver
 
 
-class DeviceOp:
+class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is native)
     """Base class: `_start()` submits the work and returns a waiter; `_finish()` returns
-    the results. An op runs at most once."""
+    the results. An op runs at most once. `cutile.KernelOp` is native and registered as a
+    virtual subclass; it reuses `_claim`, `then` and `await` from here."""
 
     _name = "op"
     _ran = False

@@ -157,6 +157,9 @@ def arch() -> str:
 def reset_for_tests(backend_name: str | None = None) -> None:
     """Forget the detected backend (tests switch CUTILE_BACKEND)."""
     global _state, _announced
+    from .. import _native
+
     with _lock:
         _state = None if backend_name is None else _DriverState(backend_name, "test")
         _announced = backend_name is not None
+    _native.invalidate_launchers()  # launchers hold the old backend's stream and pointers

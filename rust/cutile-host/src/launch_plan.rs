@@ -465,8 +465,13 @@ impl LaunchPlan {
         if args.len() != self.params.len() || given.len() != self.consts.len() {
             return Err(Slow("argument count"));
         }
-        let mut consts: Vec<Option<Value>> = Vec::with_capacity(given.len());
-        for (c, g) in self.consts.iter().zip(given) {
+        if given.len() > 64 {
+            return Err(Slow("too many Consts"));
+        }
+        // `consts[c]` is meaningful where bit `c` of `known` is set.
+        let mut consts: Vec<Value> = Vec::with_capacity(given.len());
+        let mut known = 0u64;
+        for (i, (c, g)) in self.consts.iter().zip(given).enumerate() {
             let ok = matches!(
                 (c.ty, g),
                 (_, None)
@@ -477,7 +482,8 @@ impl LaunchPlan {
             if !ok {
                 return Err(Slow("const keyword type"));
             }
-            consts.push(*g);
+            consts.push(g.unwrap_or(Value::Int(0)));
+            known |= u64::from(g.is_some()) << i;
         }
         let mut scalars = vec![None; args.len()];
         let mut wide = false;
@@ -500,10 +506,11 @@ impl LaunchPlan {
                             Dim::Any => {}
                             Dim::Fixed(n) if n == *actual => {}
                             Dim::Const(c) if self.consts[c].ty == ConstType::Int => {
-                                match consts[c] {
-                                    None => consts[c] = Some(Value::Int(*actual)),
-                                    Some(Value::Int(v)) if v == *actual => {}
-                                    _ => return Err(Slow("const disagrees")),
+                                if known >> c & 1 == 0 {
+                                    consts[c] = Value::Int(*actual);
+                                    known |= 1 << c;
+                                } else if consts[c] != Value::Int(*actual) {
+                                    return Err(Slow("const disagrees"));
                                 }
                             }
                             _ => return Err(Slow("declared shape")),
@@ -531,20 +538,25 @@ impl LaunchPlan {
                 ParamKind::Unsupported => return Err(Slow("parameter kind")),
             }
         }
-        let mut values = Vec::with_capacity(consts.len());
-        for (c, v) in self.consts.iter().zip(consts) {
-            let Some(v) = v else {
+        for (i, (c, v)) in self.consts.iter().zip(&consts).enumerate() {
+            if known >> i & 1 == 0 {
                 return Err(Slow("const missing"));
-            };
-            if c.in_shape && matches!(v, Value::Int(x) if x < 1) {
+            }
+            if c.in_shape && matches!(v, Value::Int(x) if *x < 1) {
                 return Err(Slow("const < 1"));
             }
-            values.push(v);
         }
         let index_bits = if wide { 64 } else { 32 };
-        let mut key = Vec::with_capacity(1 + values.len() + 4 * args.len());
+        let words: usize = args
+            .iter()
+            .map(|a| match a {
+                Arg::Handle(d) => 1 + d.facts.shape_div.len(),
+                _ => 0,
+            })
+            .sum();
+        let mut key = Vec::with_capacity(1 + consts.len() + words);
         key.push(u64::from(index_bits));
-        key.extend(values.iter().map(|v| v.key_word()));
+        key.extend(consts.iter().map(|v| v.key_word()));
         for a in args {
             if let Arg::Handle(d) = a {
                 let f = &d.facts;
@@ -558,7 +570,7 @@ impl LaunchPlan {
             }
         }
         Ok(Bound {
-            consts: values,
+            consts,
             scalars,
             index_bits,
             key,
@@ -679,10 +691,24 @@ impl LaunchPlan {
         cache: &mut PredicateCache,
         eval: &PredicateEval<'_>,
     ) -> Result<(), Slow> {
-        let mut vals = Vec::new();
+        let mut vals = std::mem::take(&mut cache.scratch);
+        let r = self.check_with(args, bound, grid, cache, eval, &mut vals);
+        cache.scratch = vals;
+        r
+    }
+
+    fn check_with(
+        &self,
+        args: &[Arg<'_>],
+        bound: &Bound,
+        grid: [u64; 3],
+        cache: &mut PredicateCache,
+        eval: &PredicateEval<'_>,
+        vals: &mut Vec<i64>,
+    ) -> Result<(), Slow> {
         for (n, pred) in self.predicates.iter().enumerate() {
-            self.atom_values(pred, args, bound, grid, &mut vals)?;
-            if cache.holds(n, &vals) {
+            self.atom_values(pred, args, bound, grid, vals)?;
+            if cache.holds(n, vals) {
                 continue;
             }
             let env: HashMap<String, i128> = pred
@@ -692,11 +718,24 @@ impl LaunchPlan {
                 .zip(vals.iter().map(|v| i128::from(*v)))
                 .collect();
             match eval(&pred.text, &env) {
-                Ok(true) => cache.insert(n, &vals),
+                Ok(true) => cache.insert(n, vals),
                 _ => return Err(Slow("predicate")),
             }
         }
         Ok(())
+    }
+
+    /// `(handle, mutable)` for `HostRegistry::move_in`, in parameter order, into `out`
+    /// (which must have room for one per parameter); returns how many.
+    pub fn moves_into(&self, args: &[Arg<'_>], out: &mut [(u64, bool)]) -> usize {
+        let mut n = 0;
+        for (p, a) in self.params.iter().zip(args) {
+            if let Arg::Handle(d) = a {
+                out[n] = (d.view.handle, p.kind == ParamKind::Partition);
+                n += 1;
+            }
+        }
+        n
     }
 
     /// `(handle, mutable)` for `HostRegistry::move_in`, in parameter order.
@@ -761,6 +800,8 @@ type WordSet<K> = HashSet<K, std::hash::BuildHasherDefault<WordHasher>>;
 #[derive(Debug, Default)]
 pub struct PredicateCache {
     passed: Vec<WordSet<Box<[i64]>>>,
+    /// Reused for each launch's atom values.
+    scratch: Vec<i64>,
 }
 
 impl PredicateCache {

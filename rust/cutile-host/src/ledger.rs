@@ -27,7 +27,12 @@ pub struct Ledger {
     by_storage: IdMap<Vec<Entry>>,
     by_token: IdMap<Vec<u64>>,
     len: usize,
+    /// Emptied lists, reused (a launch should not allocate).
+    spare_entries: Vec<Vec<Entry>>,
+    spare_storages: Vec<Vec<u64>>,
 }
+
+const SPARE: usize = 64;
 
 fn clash(a: &Access, b: &Access) -> bool {
     a.storage == b.storage
@@ -87,13 +92,21 @@ impl Ledger {
         if accesses.is_empty() {
             return Ok(());
         }
-        let storages = self.by_token.entry(token).or_default();
+        let spare = &mut self.spare_storages;
+        let storages = self
+            .by_token
+            .entry(token)
+            .or_insert_with(|| spare.pop().unwrap_or_default());
         for a in accesses {
             storages.push(a.storage);
-            self.by_storage.entry(a.storage).or_default().push(Entry {
-                token,
-                access: a.clone(),
-            });
+            let spare = &mut self.spare_entries;
+            self.by_storage
+                .entry(a.storage)
+                .or_insert_with(|| spare.pop().unwrap_or_default())
+                .push(Entry {
+                    token,
+                    access: a.clone(),
+                });
         }
         self.len += accesses.len();
         Ok(())
@@ -107,15 +120,22 @@ impl Ledger {
         storages.sort_unstable();
         storages.dedup();
         let mut n = 0;
-        for s in storages {
+        for s in storages.drain(..) {
             if let Some(entries) = self.by_storage.get_mut(&s) {
                 let before = entries.len();
                 entries.retain(|e| e.token != token);
                 n += before - entries.len();
                 if entries.is_empty() {
-                    self.by_storage.remove(&s);
+                    if let Some(v) = self.by_storage.remove(&s) {
+                        if self.spare_entries.len() < SPARE {
+                            self.spare_entries.push(v);
+                        }
+                    }
                 }
             }
+        }
+        if self.spare_storages.len() < SPARE {
+            self.spare_storages.push(storages);
         }
         self.len -= n;
         n

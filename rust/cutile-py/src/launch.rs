@@ -130,6 +130,76 @@ impl Gpu {
     }
 }
 
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Forget every kernel's launcher (the driver state changed, e.g. a test switched backends):
+/// the next call builds a new one.
+#[pyfunction]
+pub fn invalidate_launchers() {
+    EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The native base of `cutile.kernel.EntryKernel`: holds the kernel's launcher and makes
+/// the call. The fast path returns the op from Rust; anything else goes to the Python
+/// method `_call_checked(args, kwargs)` (it builds the launcher on the first call, and
+/// raises the exact error or normalizes the arguments).
+#[pyclass(module = "cutile._native", frozen, subclass)]
+pub struct KernelBase {
+    /// The launcher and the epoch it was built in.
+    slot: Mutex<Option<(Py<KernelLauncher>, u64)>>,
+}
+
+impl KernelBase {
+    fn current(&self, py: Python<'_>) -> PyResult<Option<Py<KernelLauncher>>> {
+        let slot = self.slot.lock().map_err(poisoned)?;
+        Ok(match &*slot {
+            Some((l, epoch)) if *epoch == EPOCH.load(Ordering::Acquire) => Some(l.clone_ref(py)),
+            _ => None,
+        })
+    }
+}
+
+#[pymethods]
+impl KernelBase {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        KernelBase {
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// The current launcher (`None` before the first call or after
+    /// `invalidate_launchers`); assigning one records the current epoch.
+    #[getter(_launcher)]
+    fn get_launcher(&self, py: Python<'_>) -> PyResult<Option<Py<KernelLauncher>>> {
+        self.current(py)
+    }
+
+    #[setter(_launcher)]
+    fn set_launcher(&self, launcher: Option<Py<KernelLauncher>>) -> PyResult<()> {
+        let epoch = EPOCH.load(Ordering::Acquire);
+        *self.slot.lock().map_err(poisoned)? = launcher.map(|l| (l, epoch));
+        Ok(())
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if let Some(l) = slf.get().current(py)? {
+            let l = l.bind(py);
+            if let Some(p) = l.get().prepare_launch(l, args, kwargs)? {
+                return Ok(Bound::new(py, p)?.into_any());
+            }
+        }
+        slf.call_method1(pyo3::intern!(py, "_call_checked"), (args, kwargs))
+    }
+}
+
 /// A compiled kernel, ready to launch.
 struct KernelEntry {
     /// `LoadedKernel` (GPU) or the lowered module (interpreter).
@@ -360,7 +430,16 @@ impl KernelLauncher {
         if args.len() != n {
             return Ok(None);
         }
-        let mut given: Vec<Option<Value>> = vec![None; plan.consts.len()];
+        // Small calls use stack buffers: a launch allocates only what it keeps.
+        const INLINE: usize = 16;
+        let mut given_buf = [None; INLINE];
+        let mut given_vec = Vec::new();
+        let given: &mut [Option<Value>] = if plan.consts.len() <= INLINE {
+            &mut given_buf[..plan.consts.len()]
+        } else {
+            given_vec.resize(plan.consts.len(), None);
+            &mut given_vec
+        };
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 let Ok(k) = k.cast::<PyString>() else {
@@ -378,53 +457,72 @@ impl KernelLauncher {
             }
         }
         let mut handles: Handles = Vec::with_capacity(n);
-        let mut raw: Vec<Arg<'static>> = Vec::with_capacity(n);
-        for o in args.iter() {
+        let mut raw_buf = [Arg::Other; INLINE];
+        let mut raw_vec = Vec::new();
+        let raw: &mut [Arg<'static>] = if n <= INLINE {
+            &mut raw_buf[..n]
+        } else {
+            raw_vec.resize(n, Arg::Other);
+            &mut raw_vec
+        };
+        for (o, r) in args.iter().zip(raw.iter_mut()) {
             match o.cast::<HandleMeta>() {
-                Ok(m) => {
-                    let d = m.get().desc.get().cloned();
-                    raw.push(Arg::Other);
-                    handles.push(d);
-                }
+                Ok(m) => handles.push(m.get().desc.get().cloned()),
                 Err(_) => {
-                    raw.push(value_arg(&o));
+                    *r = value_arg(&o);
                     handles.push(None);
                 }
             }
         }
-        let argv: Vec<Arg<'_>> = handles
-            .iter()
-            .zip(&raw)
-            .map(|(h, a)| match h {
+        let mut argv_buf = [Arg::Other; INLINE];
+        let mut argv_vec = Vec::new();
+        let argv: &mut [Arg<'_>] = if n <= INLINE {
+            &mut argv_buf[..n]
+        } else {
+            argv_vec.resize(n, Arg::Other);
+            &mut argv_vec
+        };
+        for ((a, h), r) in argv.iter_mut().zip(&handles).zip(raw.iter()) {
+            *a = match h {
                 Some(d) => Arg::Handle(d),
-                None => *a,
-            })
-            .collect();
+                None => *r,
+            };
+        }
+        let argv: &[Arg<'_>] = argv;
+        let mut moves_buf = [(0u64, false); INLINE];
+        let mut moves_vec = Vec::new();
+        let moves: &mut [(u64, bool)] = if n <= INLINE {
+            &mut moves_buf[..n]
+        } else {
+            moves_vec.resize(n, (0, false));
+            &mut moves_vec
+        };
         let checked = guard(|| {
-            let Ok(bound) = plan.bind(&argv, &given) else {
+            let Ok(bound) = plan.bind(argv, given) else {
                 return Ok(None);
             };
-            let Ok(grid) = plan.grid(&argv, &bound.consts) else {
+            let Ok(grid) = plan.grid(argv, &bound.consts) else {
                 return Ok(None);
             };
             let mut cache = self.passed.lock().map_err(poisoned)?;
             if plan
-                .check_predicates(&argv, &bound, grid, &mut cache, &eval_predicate)
+                .check_predicates(argv, &bound, grid, &mut cache, &eval_predicate)
                 .is_err()
             {
                 return Ok(None);
             }
-            Ok(Some((bound, grid, plan.moves(&argv), plan.accesses(&argv))))
+            Ok(Some((bound, grid, plan.accesses(argv))))
         })?;
-        let Some((bound, grid, moves, accesses)) = checked else {
+        let Some((bound, grid, accesses)) = checked else {
             return Ok(None);
         };
+        let moved = plan.moves_into(argv, moves);
+        let moves = &moves[..moved];
         // Scalars come back normalized (an int given for a float parameter is a float).
         let converted = argv
             .iter()
             .zip(&bound.scalars)
             .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
-        drop(argv);
         let values = if converted {
             let mut out = Vec::with_capacity(n);
             for (o, s) in args.iter().zip(&bound.scalars) {
@@ -440,7 +538,7 @@ impl KernelLauncher {
         let op = next_op_id();
         let moved = {
             let mut reg = self.registry.bind(py).try_borrow_mut()?;
-            reg.inner.move_in_launch(op, &self.kernel, &moves)
+            reg.inner.move_in_launch(op, &self.kernel, moves)
         };
         moved.map_err(|e| host_err(py, e))?;
         Ok(Some(PendingLaunch {
@@ -539,11 +637,12 @@ impl KernelLauncher {
     }
 }
 
-/// One launch: its arguments (moved in), grid and specialization, from creation until
-/// `_finish` (or until it is dropped: then it waits for the device if it launched and
-/// gives everything back). The Python `KernelOp` subclasses it (with `DeviceOp`), so
-/// `_start`, `_finish`, `sync` and `name` here are the op's.
-#[pyclass(module = "cutile._native", frozen, subclass)]
+/// One launch, and the op a kernel call returns (`cutile.KernelOp`, a registered virtual
+/// subclass of `DeviceOp`): its arguments (moved in), grid and specialization, from creation
+/// until `_finish` (or until it is dropped: then it waits for the device if it launched
+/// and gives everything back). `then`, `await` and the "runs once" error come from
+/// `DeviceOp`'s Python code.
+#[pyclass(module = "cutile._native", name = "KernelOp", frozen)]
 pub struct PendingLaunch {
     launcher: Py<KernelLauncher>,
     op: u64,
@@ -660,14 +759,47 @@ impl PendingLaunch {
     }
 
     /// Run, wait for completion, and return the arguments (`DeviceOp.sync`); on failure
-    /// everything is given back. An op runs once (`_claim` raises).
+    /// everything is given back. An op runs once (`DeviceOp._claim` raises).
     fn sync<'py>(slf: &Bound<'py, Self>) -> PyResult<Py<PyTuple>> {
-        let py = slf.py();
-        let this = slf.get();
-        if this.ran.swap(true, Ordering::AcqRel) {
-            slf.call_method0(pyo3::intern!(py, "_claim"))?;
+        Self::_claim(slf)?;
+        slf.get().run(slf.py())
+    }
+
+    /// Mark the op as run; raises `BorrowError` (CT5020, from `DeviceOp._claim`) if it ran.
+    fn _claim(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if slf.get().ran.swap(true, Ordering::AcqRel) {
+            device_op(slf.py(), "_claim")?.call1((slf,))?;
         }
-        this.run(py)
+        Ok(())
+    }
+
+    /// `DeviceOp.then`: an op that runs this one, then `fn(*results)`.
+    fn then<'py>(slf: &Bound<'py, Self>, f: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "then")?.call1((slf, f))
+    }
+
+    /// `await op` (`DeviceOp.__await__`).
+    fn __await__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "__await__")?.call1((slf,))
+    }
+
+    fn _run_async<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "_run_async")?.call1((slf,))
+    }
+
+    /// The kernel object that made this op.
+    #[getter]
+    fn kernel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.launcher.get().owner.bind(py).call0()
+    }
+
+    /// The launch as the Python binder sees it (`cutile.kernel.op_binding`).
+    #[getter]
+    fn binding<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static OP_BINDING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        OP_BINDING
+            .import(slf.py(), "cutile.kernel", "op_binding")?
+            .call1((slf,))
     }
 
     /// `_start`, `_wait`, `_finish` in one call, without the "runs once" flag.
@@ -842,6 +974,15 @@ impl Drop for PendingLaunch {
             self.release(py);
         });
     }
+}
+
+static DEVICE_OP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// An attribute of `cutile.runtime.device_op.DeviceOp` (its Python methods).
+fn device_op<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    DEVICE_OP
+        .import(py, "cutile.runtime.device_op", "DeviceOp")?
+        .getattr(name)
 }
 
 static STRUCT_PACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

@@ -467,7 +467,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<launch::HandleMeta>()?;
     m.add_class::<launch::KernelLauncher>()?;
     m.add_class::<launch::PendingLaunch>()?;
+    m.add_class::<launch::KernelBase>()?;
     m.add_function(wrap_pyfunction!(launch::next_op_id, m)?)?;
+    m.add_function(wrap_pyfunction!(launch::invalidate_launchers, m)?)?;
     m.add("SlowPath", m.py().get_type::<launch::SlowPath>())?;
     m.add_function(wrap_pyfunction!(check_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(render_diagnostics, m)?)?;
