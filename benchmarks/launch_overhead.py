@@ -146,6 +146,31 @@ def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
     out["cutile_launch"] = launches_then_sync(enqueue, wait, launches, after=finish)
     out["cutile_finish"] = lambda: finish_times[-1]  # measured by the cutile_launch sample
 
+    def create(i: int) -> None:
+        z, x, y = sets[i]
+        ops.append(add(z, x, y))
+
+    def give_back() -> None:
+        for op in ops:
+            op._give_back()
+        ops.clear()
+
+    out["cutile_create"] = launches_then_sync(create, lambda: None, launches, after=give_back)
+
+    def start_made() -> float:
+        made = [add(z, x, y) for z, x, y in sets]
+        t0 = time.perf_counter()
+        for op in made:
+            op._claim()
+            op._start()
+        t1 = time.perf_counter()
+        ops[:] = made
+        wait()
+        finish()
+        return (t1 - t0) / launches
+
+    out["cutile_start"] = start_made
+
     def zipped() -> None:
         res = cutile.zip(*[add(z, x, y) for z, x, y in sets]).sync()
         sets[:] = list(res)
@@ -228,6 +253,8 @@ ROWS = [
     ("ct_launch_sync", "cuTile Python `ct.launch` + synchronize", "ct_launch_sync"),
     ("torch_launch_sync", "torch add + synchronize", "ct_launch_sync"),
     ("cutile_launch", "cutile launch only (`add(...)` + `_start()`)", "ct_launch"),
+    ("cutile_create", "  `add(...)` alone (bind, check, move in)", "ct_launch"),
+    ("cutile_start", "  `_start()` alone (ledger, pack, launch)", "ct_launch"),
     ("cutile_finish", "cutile hand back only (`_finish()`)", None),
     ("cutile_zip_per_op", "cutile `cutile.zip(*ops).sync()` per op", "ct_launch"),
     ("ct_launch", "cuTile Python `ct.launch` only", "ct_launch"),

@@ -777,7 +777,14 @@ impl std::hash::Hasher for WordHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
+        // integer slices arrive here as their bytes: take them a word at a time
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_ne_bytes(w));
+        }
+        for b in chunks.remainder() {
             self.write_u64(u64::from(*b));
         }
     }

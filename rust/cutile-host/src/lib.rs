@@ -467,7 +467,7 @@ impl HostRegistry {
         };
         let mut n = 0;
         for id in entry.handles.drain(..) {
-            if self.zombies.remove(&id).is_some() {
+            if !self.zombies.is_empty() && self.zombies.remove(&id).is_some() {
                 // Released while in flight: now the storage may really lose it.
                 if let Some(h) = self.handles.remove(&id) {
                     if let Some(st) = self.storages.get_mut(&h.storage) {

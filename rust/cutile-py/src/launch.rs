@@ -119,14 +119,28 @@ struct Gpu {
     launch: LaunchFn,
     sync: SyncFn,
     stream: usize,
+    /// Launches this launcher enqueued (counted after `cuLaunchKernel` returns), and how
+    /// many of them a completed `cuStreamSynchronize` covers: an op launched before a
+    /// synchronize returned needs no second one (a stream runs in order).
+    launched: AtomicU64,
+    synced: AtomicU64,
 }
 
 impl Gpu {
-    fn sync(&self, py: Python<'_>) -> c_int {
+    /// Wait until launch number `seq` of this launcher completed (0: wait for the stream).
+    fn wait_for(&self, py: Python<'_>, seq: u64) -> c_int {
+        if seq != 0 && self.synced.load(Ordering::Acquire) >= seq {
+            return 0;
+        }
+        let target = self.launched.load(Ordering::Acquire);
         let (sync, stream) = (self.sync, self.stream);
         // SAFETY: `sync` is the driver's cuStreamSynchronize (from cuGetProcAddress) and
         // `stream` a live stream of the runtime; the call touches no Rust memory.
-        py.detach(move || unsafe { sync(stream as *mut c_void) })
+        let code = py.detach(move || unsafe { sync(stream as *mut c_void) });
+        if code == 0 {
+            self.synced.fetch_max(target, Ordering::AcqRel);
+        }
+        code
     }
 }
 
@@ -281,18 +295,17 @@ fn poisoned<T>(_: T) -> PyErr {
 /// The handle descriptors of a call (one per argument; `None` for a non-handle).
 type Handles = Vec<Option<Arc<TensorDesc>>>;
 
-fn args_view<'a>(handles: &'a Handles, scalars: &[Option<Value>]) -> Vec<Arg<'a>> {
-    handles
-        .iter()
-        .zip(scalars)
-        .map(|(h, s)| match (h, s) {
-            (Some(d), _) => Arg::Handle(d),
-            (None, Some(Value::Int(v))) => Arg::Int(*v),
-            (None, Some(Value::Float(v))) => Arg::Float(*v),
-            (None, Some(Value::Bool(v))) => Arg::Bool(*v),
-            (None, None) => Arg::Other,
-        })
-        .collect()
+fn args_view<'a>(
+    handles: &'a Handles,
+    scalars: &'a [Option<Value>],
+) -> impl Iterator<Item = Arg<'a>> + 'a {
+    handles.iter().zip(scalars).map(|(h, s)| match (h, s) {
+        (Some(d), _) => Arg::Handle(d),
+        (None, Some(Value::Int(v))) => Arg::Int(*v),
+        (None, Some(Value::Float(v))) => Arg::Float(*v),
+        (None, Some(Value::Bool(v))) => Arg::Bool(*v),
+        (None, None) => Arg::Other,
+    })
 }
 
 #[pymethods]
@@ -371,6 +384,8 @@ impl KernelLauncher {
                     launch,
                     sync,
                     stream,
+                    launched: AtomicU64::new(0),
+                    synced: AtomicU64::new(0),
                 })
             }
             None => None,
@@ -555,7 +570,7 @@ impl KernelLauncher {
             holding: AtomicBool::new(true),
             in_ledger: AtomicBool::new(false),
             started: AtomicBool::new(false),
-            launched: AtomicBool::new(false),
+            launched: AtomicU64::new(0),
             ran: AtomicBool::new(false),
             entry: OnceLock::new(),
         }))
@@ -657,7 +672,8 @@ pub struct PendingLaunch {
     holding: AtomicBool,
     in_ledger: AtomicBool,
     started: AtomicBool,
-    launched: AtomicBool,
+    /// This op's launch number on its launcher's stream (0: not launched).
+    launched: AtomicU64,
     ran: AtomicBool,
     entry: OnceLock<Arc<KernelEntry>>,
 }
@@ -847,7 +863,20 @@ impl PendingLaunch {
         let Some(gpu) = &l.gpu else {
             return Ok(());
         };
-        let argv = args_view(&self.handles, &self.scalars);
+        let mut argv_buf = [Arg::Other; 16];
+        let argv_vec;
+        let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
+            for (a, v) in argv_buf
+                .iter_mut()
+                .zip(args_view(&self.handles, &self.scalars))
+            {
+                *a = v;
+            }
+            &argv_buf[..self.handles.len()]
+        } else {
+            argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
+            &argv_vec
+        };
         let words = entry.size.div_ceil(8).max(1);
         let mut small = [0u64; 64];
         let mut big = Vec::new();
@@ -861,7 +890,7 @@ impl PendingLaunch {
         // exclusively for the packing below.
         let bytes: &mut [u8] =
             unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), words * 8) };
-        if let Err(e) = pack(&entry.slots, &argv, &self.scalars, bytes) {
+        if let Err(e) = pack(&entry.slots, argv, &self.scalars, bytes) {
             return Err(struct_error(py, e.fmt, e.value));
         }
         let base = bytes.as_mut_ptr();
@@ -910,7 +939,8 @@ impl PendingLaunch {
         if code != 0 {
             return Err(l.cuda_error(py, code, "cuLaunchKernel"));
         }
-        self.launched.store(true, Ordering::Release);
+        let seq = gpu.launched.fetch_add(1, Ordering::AcqRel) + 1;
+        self.launched.store(seq, Ordering::Release);
         Ok(())
     }
 
@@ -921,7 +951,7 @@ impl PendingLaunch {
         };
         match &l.gpu {
             Some(gpu) => {
-                let code = gpu.sync(py);
+                let code = gpu.wait_for(py, self.launched.load(Ordering::Acquire));
                 if code != 0 {
                     return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
                 }
@@ -966,9 +996,10 @@ impl Drop for PendingLaunch {
         // be writing the memory), then give everything back.
         let _ = Python::try_attach(|py| {
             let l = self.launcher.get();
-            if self.launched.load(Ordering::Acquire) {
+            let seq = self.launched.load(Ordering::Acquire);
+            if seq != 0 {
                 if let Some(gpu) = &l.gpu {
-                    gpu.sync(py);
+                    gpu.wait_for(py, seq);
                 }
             }
             self.release(py);

@@ -623,3 +623,14 @@ proptest! {
         prop_assert_eq!(f16_bits(v), Some(bits));
     }
 }
+
+#[test]
+fn word_hasher_separates_keys() {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let b = BuildHasherDefault::<WordHasher>::default();
+    let keys: Vec<Vec<u64>> = vec![vec![32, 128, 3], vec![32, 128, 1], vec![32, 64, 3], vec![]];
+    let hashes: HashSet<u64> = keys.iter().map(|k| b.hash_one(&k[..])).collect();
+    assert_eq!(hashes.len(), keys.len());
+    assert_eq!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[1i64, 2][..]));
+    assert_ne!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[2i64, 1][..]));
+}
