@@ -22,6 +22,7 @@ Per peer:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -236,13 +237,18 @@ def peer_samplers(n: int, launches: int) -> tuple[dict[str, Sampler], str | None
 
 def measure(samplers: dict[str, Sampler], rounds: int) -> dict[str, list[float]]:
     """Interleaved rounds (the order rotates each round), so drift hits every peer alike;
-    one warm-up round first."""
+    one warm-up round first. The garbage collector is off while a sample runs (as in
+    `timeit`): a full collection in the middle of one peer's sample is noise."""
     names = list(samplers)
     samples: dict[str, list[float]] = {k: [] for k in names}
     for r in range(rounds + 1):
         k = r % len(names)
         for name in names[k:] + names[:k]:
-            v = samplers[name]()
+            gc.disable()
+            try:
+                v = samplers[name]()
+            finally:
+                gc.enable()
             if r:
                 samples[name].append(v)
     return samples
