@@ -261,7 +261,6 @@ ROWS = [
     ("cutile_launch", "cutile launch only (`add(...)` + `_start()`)", "ct_launch"),
     ("cutile_create", "  `add(...)` alone (bind, check, move in)", "ct_launch"),
     ("cutile_start", "  `_start()` alone (ledger, pack, launch)", "ct_launch"),
-    ("cutile_finish", "cutile hand back only (`_finish()`)", None),
     ("cutile_zip_per_op", "cutile `cutile.zip(*ops).sync()` per op", "ct_launch"),
     ("ct_launch", "cuTile Python `ct.launch` only", "ct_launch"),
     ("torch_launch", "torch add only", "ct_launch"),
@@ -307,19 +306,19 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     med, low = results["median_s"], results["min_s"]
-    print(f"\nhost cost per launch, f32 add of {args.n} elements, {results['backend']}, "
-          f"{args.rounds} interleaved rounds")
-    print(f"{'':<48}{'median us':>10}{'min us':>8}{'ratio':>7}")
+    print(f"host us per launch, f32 add of {args.n} elements, {results['backend']}, "
+          f"{args.rounds} interleaved rounds; hand back (`_finish()`) "
+          f"{med['cutile_finish'] * 1e6:.2f} us")
+    print(f"{'ratio: median of paired rounds vs ct.launch (+ sync)':<52}{'median':>8}{'min':>7}"
+          f"{'ratio':>7}")
     for key, label, _ in ROWS:
         if key not in med:
             continue
-        lo = f"{low[key] * 1e6:8.2f}" if key in low else f"{'':>8}"
+        lo = f"{low[key] * 1e6:7.2f}" if key in low else f"{'':>7}"
         ratio = f"{ratios[key]:7.2f}" if key in ratios else f"{'':>7}"
-        print(f"{label:<48}{med[key] * 1e6:10.2f}{lo}{ratio}")
+        print(f"{label:<52}{med[key] * 1e6:8.2f}{lo}{ratio}")
     if peer_error:
         print(f"peer: {peer_error}")
-    print("ratio: median over rounds of (row / cuTile Python `ct.launch`, with synchronize where "
-          "the row has it)")
 
 
 if __name__ == "__main__":
