@@ -422,7 +422,9 @@ def call(draw: st.DrawFn) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any],
             "dtype", "swap", "rank", "value", "const", "alias", "dead", "extra", "missing",
             "keyword", "short", "tile", "nan",
         ]))
-        a = args[i] if args else None
+        if i >= len(args) and m in ("value", "alias", "nan"):
+            continue  # nothing at position i (a keyword mutation emptied the positionals)
+        a = args[i] if i < len(args) else None
         if m == "dtype" and isinstance(a, _Handle):
             d = draw(st.sampled_from([f32, f16, i32]))
             args[i] = (api.zeros(list(a.shape), d).partition(list(a.tile_shape))
