@@ -135,6 +135,21 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .error_codes import all_codes, explain
+
+    if args.code is None:
+        for code, summary in all_codes().items():
+            print(f"{code}  {summary}")
+        return 0
+    text = explain(args.code)
+    if text is None:
+        print(f"unknown error code {args.code}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cutile")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -152,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     p_comp.add_argument("-o", "--output")
     p_comp.add_argument("--ir", action="store_true", help="print the tileirdisasm text")
     p_comp.set_defaults(fn=cmd_compile)
+    p_explain = sub.add_parser("explain", help="what an error code means (all codes without one)")
+    p_explain.add_argument("code", nargs="?")
+    p_explain.set_defaults(fn=cmd_explain)
     args = parser.parse_args(argv)
     code: int = args.fn(args)
     return code

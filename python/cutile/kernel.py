@@ -110,12 +110,12 @@ class EntryKernel(_native.KernelBase):
                                                   (16,) * (rank - 1) + (1,))))
         for p in entry.params:
             if p.kind == "const" and p.name not in values:
-                raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6004",
+                raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6104",
                                   hint=f"pass `{p.name}=...`")
         unknown = set(values) - {p.name for p in entry.params if p.kind == "const"}
         if unknown:
             raise LaunchError(f"`{self.name}` has no Const parameter `{sorted(unknown)[0]}`",
-                              code="CT6004")
+                              code="CT6104")
         return Specialization(tuple(sorted(values.items())), tuple(facts), 32)
 
     def lowered(self, spec: Specialization) -> Any:

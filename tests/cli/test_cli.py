@@ -85,3 +85,20 @@ def test_the_papers_race_is_rejected_with_a_colliding_pair() -> None:
     assert r.returncode == 1
     assert "error[CT2001]" in r.stderr
     assert "both store to tile" in r.stderr and "permute_heads_racy.py:24" in r.stderr
+
+
+def test_explain_knows_every_code_a_test_or_the_source_raises() -> None:
+    import re
+
+    from cutile.error_codes import all_codes
+
+    root = Path(__file__).resolve().parents[2]
+    raised = set()
+    for f in (root / "python" / "cutile").rglob("*.py"):
+        raised |= set(re.findall(r'code="(CT\d{4})"', f.read_text()))
+    known = all_codes()
+    base = {"CT1000", "CT5000", "CT6000", "CT7000", "CT9000"}  # exception-class defaults
+    assert raised - set(known) - base == set()
+    r = run("explain", "CT2001")
+    assert r.returncode == 0 and "CT2001" in r.stdout
+    assert run("explain", "CT9999").returncode == 2

@@ -86,7 +86,7 @@ def test_output_needs_a_partition() -> None:
     x, y = _inputs()
     with pytest.raises(cutile.LaunchError) as info:
         add(api.zeros([256], f32), x, y)
-    assert info.value.code == "CT6001" and "partition" in (info.value.hint or "")
+    assert info.value.code == "CT6101" and "partition" in (info.value.hint or "")
 
 
 def test_tile_shape_must_match_declaration() -> None:
@@ -100,21 +100,21 @@ def test_static_input_shape_is_checked() -> None:
     x = api.zeros([300], f32)
     with pytest.raises(cutile.LaunchError) as info:
         fixed(api.zeros([256], f32).partition([128]), x)
-    assert info.value.code == "CT6005"
+    assert info.value.code == "CT6105"
 
 
 def test_contradicting_const_keyword() -> None:
     x, y = _inputs()
     with pytest.raises(cutile.LaunchError) as info:
         add(api.zeros([256], f32).partition([128]), x, y, B=64)
-    assert info.value.code == "CT6003" and "128" in str(info.value)
+    assert info.value.code == "CT6103" and "128" in str(info.value)
 
 
 def test_dtype_mismatch() -> None:
     x, y = _inputs()
     with pytest.raises(cutile.LaunchError) as info:
         add(api.zeros([256], f16).partition([128]), x, y)
-    assert info.value.code == "CT6002"
+    assert info.value.code == "CT6102"
 
 
 def test_arguments_come_back_after_a_failed_launch_check() -> None:

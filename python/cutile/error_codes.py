@@ -1,0 +1,112 @@
+"""Every error code a user can see, with a one-line summary: the Rust crates' (kernel rules
+CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5008 and CT6001-CT6004) and Python's own (the
+frontend, the lowering, argument binding, the toolchain). `python -m cutile explain CODE`
+prints the summary and, in a source checkout, the page in docs/errors/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PYTHON_CODES: dict[str, str] = {
+    # frontend (source the compiler does not accept)
+    "CT0001": "syntax a kernel cannot use (statement, expression, target, with, slicing)",
+    "CT0002": "a name that is not defined in the kernel's scope",
+    "CT0003": "a missing, plain-Python or unknown parameter annotation, or a default value",
+    "CT0004": "the kernel's source text cannot be read",
+    "CT0005": "a tensor shape names something that is not a `Const` parameter",
+    "CT0006": "a global of a type kernels cannot use, or an operation used as a value",
+    "CT0007": "a call of a plain Python function or of another kernel",
+    "CT0010": "a DSL operation or device function called outside a kernel",
+    # types and shapes (lowering, once Const values are known)
+    "CT3001": "an operand that is not a tile or a number",
+    "CT3002": "shapes that do not broadcast",
+    "CT3003": "a constant expression that cannot be evaluated",
+    "CT3004": "`@` on tiles (use `mma`)",
+    "CT3005": "an operator not defined for the element type",
+    "CT3006": "a condition that is not a scalar",
+    "CT3010": "an entry parameter kind or scalar type that cannot be passed",
+    "CT3011": "no value for a `Const`",
+    "CT3012": "an entry returns a value",
+    "CT3013": "unpacking that does not fit",
+    "CT3014": "an assertion that is always false",
+    "CT3015": "a variable with different types on different paths",
+    "CT3016": "non-integer loop bounds",
+    "CT3017": "a name used where it is not defined (e.g. only inside a loop)",
+    "CT3018": "indexing something that is not a tuple, or out of range",
+    "CT3019": "device functions recurse too deeply",
+    "CT3020": "device function called with the wrong arguments",
+    "CT3021": "a partitioned output of rank above 3",
+    "CT3022": "a tile whose rank differs from the tensor's",
+    "CT3023": "a tile dimension that is not a power of two",
+    "CT3030": "an operation the compiler does not lower yet",
+    "CT3031": "an unknown method for this kind of value",
+    "CT3032": "an unknown attribute",
+    "CT3034": "a value that must be a compile-time integer or shape",
+    "CT3035": "a value that must be a dtype",
+    "CT3036": "a tile index of the wrong rank or type",
+    "CT3037": "a negative constant tile index",
+    "CT3038": "an unknown padding mode",
+    "CT3039": "wrong arguments to a DSL operation",
+    "CT3040": "a grid axis other than 0, 1, 2",
+    "CT3041": "`num_tiles` arguments that do not fit the tensor",
+    "CT3042": "`load_tile_like` arguments that are not tensors / a `Mut` position",
+    "CT3043": "storing a tile of another element type",
+    "CT3044": "storing a tile of another shape",
+    "CT3045": "sub-partition shape that does not divide the tile",
+    "CT3046": "a reduction axis out of range",
+    "CT3047": "`mma` operand shapes or types that do not line up",
+    "CT3048": "a reshape that changes the element count",
+    "CT3049": "a permutation that is not one",
+    "CT3050": "a mapped-partition group size below 1",
+    # host ownership raised in Python
+    "CT5010": "a partition tile shape of the wrong rank or below 1",
+    "CT5011": "partitioning a tensor of rank above 3",
+    "CT5012": "`persistent(num_blocks)` below 1",
+    "CT5020": "running an operation a second time",
+    # launch arguments (Python binder)
+    "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
+    "CT6102": "an element type or scalar type that does not match the parameter",
+    "CT6103": "a `Const` that contradicts another source, or is below 1",
+    "CT6104": "a missing, duplicate or unknown argument",
+    "CT6105": "a tensor whose extent differs from a static dimension",
+    "CT6106": "a partition whose tile rank differs from the declaration",
+    "CT6107": "a kernel with no `Mut` output (no grid)",
+    "CT6108": "mapped partitions asking for different block counts",
+    "CT6110": "pointer parameters (not launchable yet)",
+    "CT6200": "a launch predicate from the checker is false for these arguments",
+    "CT6201": "a launch predicate that cannot be evaluated",
+    "CT6900": "a CUDA driver error",
+    "CT6901": "a CUDA driver call failed",
+    "CT6902": "CUTILE_BACKEND=gpu without a usable driver",
+    "CT6910": "the interpreter stopped the kernel (bad access or failed assert)",
+    # toolchain
+    "CT7001": "no tileiras found",
+    "CT7002": "CUTILE_TILEIRAS does not name an executable",
+    "CT7003": "tileiras could not report its version(s)",
+    "CT7004": "tileiras rejected the kernel or wrote nothing",
+    "CT7005": "tileiras timed out",
+    "CT7006": "no tileirdisasm next to tileiras",
+    # internal
+    "CT9001": "an internal error in cutile (please report it)",
+    "CT9002": "an internal error in the lowering (please report it)",
+}
+
+
+def all_codes() -> dict[str, str]:
+    """Every code with its summary, Rust's and Python's, sorted."""
+    from . import _native
+
+    codes = dict(_native.list_all_error_codes())
+    codes.update(PYTHON_CODES)
+    return dict(sorted(codes.items()))
+
+
+def explain(code: str) -> str | None:
+    summary = all_codes().get(code.upper())
+    if summary is None:
+        return None
+    text = f"{code.upper()}: {summary}"
+    page = Path(__file__).resolve().parents[2] / "docs" / "errors" / f"{code.upper()}.md"
+    if page.is_file():
+        text += "\n\n" + page.read_text()
+    return text
