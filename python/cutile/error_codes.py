@@ -78,6 +78,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT6900": "a CUDA driver error",
     "CT6901": "a CUDA driver call failed",
     "CT6902": "CUTILE_BACKEND=gpu without a usable driver",
+    "CT6903": "a kernel faulted on the GPU (failed device check, bad address); context lost",
     "CT6910": "the interpreter stopped the kernel (bad access or failed assert)",
     # toolchain
     "CT7001": "no tileiras found",

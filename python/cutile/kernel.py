@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from . import _native, pipeline
-from .errors import CutileError, InternalCompilerError, LaunchError
+from .errors import CutileError, DeviceError, InternalCompilerError, LaunchError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .lowering.signature import Specialization, TensorFacts
@@ -177,7 +177,7 @@ class EntryKernel(_native.KernelBase):
             weakref.ref(self),
             weakref.WeakMethod(self._native_kernel),
             _interpret,
-            driver.raise_cuda_error,
+            _device_error_reporter(weakref.ref(self)),
             gpu,
         )
         self._launcher = launcher
@@ -248,6 +248,33 @@ def op_binding(op: KernelOp) -> Binding:
     b = bind(op.kernel.entry, list(op.values), dict(op.consts))
     b.grid = op.grid
     return b
+
+
+# Kernel faults: an illegal address, a failed device assert (a bounds check the checker left
+# to the device), a trap. The context is unusable afterwards (a sticky CUDA error).
+_KERNEL_FAULTS = {700, 710, 714, 715, 716, 717, 718, 719}
+
+
+def _device_error_reporter(kernel_ref: Any) -> Callable[[int, str], None]:
+    def report(code: int, what: str) -> None:
+        try:
+            driver.raise_cuda_error(code, what)
+        except DeviceError as err:
+            kernel = kernel_ref()
+            if code not in _KERNEL_FAULTS or kernel is None:
+                raise
+            checks = [f"{o.span.file}:{o.span.line}" for o in kernel.check_report()
+                      if o.discharged == "device"]
+            where = (f"; its device-side checks are at {', '.join(checks)} (a failed one prints "
+                     "its message above)") if checks else ""
+            raise DeviceError(
+                f"`{kernel.name}` failed on the GPU: {err.message}{where}",
+                code="CT6903",
+                hint="the CUDA context cannot be used after a kernel fault; fix the input or "
+                "the index arithmetic and restart the process",
+            ) from None
+
+    return report
 
 
 def mapped_params(entry: K.Function) -> frozenset[str]:
