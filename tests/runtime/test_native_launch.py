@@ -1,5 +1,5 @@
 """The native launch path (rust/cutile-py/src/launch.rs) against the Python reference path
-(`binding.bind`, `kernel.launch_grid`, `LaunchChecks.verify`, `HostRegistry.move_in`):
+(`binding.bind`, `launch_rules.launch_grid`, `LaunchChecks.verify`, `HostRegistry.move_in`):
 the same launches are accepted with the same grid, Consts, values and specialization, and
 every refused call raises the same error type, code and message."""
 
@@ -18,9 +18,10 @@ import cutile
 from cutile import _native, api
 from cutile.core import Const, Mut, Tensor, f16, f32, i8, i32, load_tile_like
 from cutile.errors import CutileError
-from cutile.kernel import EntryKernel, KernelOp, launch_grid
+from cutile.kernel import EntryKernel, KernelOp
 from cutile.lowering.signature import Specialization
 from cutile.runtime import binding
+from cutile.runtime.launch_rules import launch_grid
 from cutile.runtime.ownership import next_op_id, registry
 from cutile.runtime.tensor import Partition, _Handle
 
