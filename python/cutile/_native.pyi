@@ -13,7 +13,8 @@ from typing import Any
 from cutile.runtime.device_op import DeviceOp
 
 KAST_SCHEMA: str  # "cutile.kast"
-KAST_VERSION: int  # 1
+KAST_VERSION: int  # 2
+OP_TABLE_JSON: str  # rust/cutile-kast/ops.json: the DSL signature table
 
 class Label:
     file: str  # path of the source file

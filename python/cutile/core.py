@@ -141,8 +141,9 @@ def num_blocks(axis: int | None = None) -> Any:
 
 
 @_op("num_tiles")
-def num_tiles(tensor: Any, axis: int, shape: Any) -> Any:
-    """Number of `shape` tiles along `axis` of `tensor` (ceil division)."""
+def num_tiles(tensor: Any, axis: int, shape: Any = None) -> Any:
+    """Number of `shape` tiles along `axis` of `tensor`'s full extent (ceil division); for
+    a `Mut` output without `shape`, the tile count of its own partition."""
 
 
 @_op("cdiv")

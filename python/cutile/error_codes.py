@@ -17,6 +17,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT0006": "a global of a type kernels cannot use, or an operation used as a value",
     "CT0007": "a call of a plain Python function or of another kernel",
     "CT0010": "a DSL operation or device function called outside a kernel",
+    "CT0011": "a kernel nested too deeply (expressions or blocks)",
+    "CT0012": "an integer literal that does not fit in 64 bits",
     # types and shapes (lowering, once Const values are known)
     "CT3001": "an operand that is not a tile or a number",
     "CT3002": "shapes that do not broadcast",

@@ -23,7 +23,7 @@ def test_document_has_resolved_params_and_schema() -> None:
         z.store(load_tile_like(x, z) * a)
 
     doc = json.loads(k.kast_json())
-    assert doc["schema"] == "cutile.kast" and doc["version"] == 1
+    assert doc["schema"] == "cutile.kast" and doc["version"] == 2
     (fn,) = doc["functions"]
     assert fn["kind"] == "entry" and fn["name"] == "k"
     params = [(p["name"], p["kind"], p["dtype"], p["shape"]) for p in fn["params"]]
@@ -76,8 +76,11 @@ def test_builtins_are_prefixed_and_dtypes_resolved() -> None:
     loop = doc["functions"][0]["body"][0]
     assert loop["kind"] == "for" and loop["iter"]["func"] == "builtins.range"
     store = doc["functions"][0]["body"][1]["value"]
-    assert store["args"][0]["args"][0] == {"kind": "dtype", "name": "f16",
-                                           "span": store["args"][0]["args"][0]["span"]}
+    dtype = store["args"][0]["args"][0]
+    assert {k: v for k, v in dtype.items() if k not in ("span", "nid")} == {
+        "kind": "dtype", "name": "f16"}
+    assert store["args"][1] == {"kind": "const", "value": None, "type": "none",
+                                "span": store["span"], "nid": store["args"][1]["nid"]}
 
 
 def _codes(err: cutile.KernelCheckError) -> list[str]:

@@ -22,7 +22,7 @@ def expected_codes(json_path: Path) -> list[str]:
 
 def test_constants() -> None:
     assert _native.KAST_SCHEMA == "cutile.kast"
-    assert _native.KAST_VERSION == 1
+    assert _native.KAST_VERSION == 2
 
 
 def test_corpus_is_large() -> None:
@@ -91,7 +91,8 @@ def test_collision_names_two_blocks() -> None:
         ("[]", "not a JSON object"),
         ('{"schema": "other", "version": 1}', "schema is `other`"),
         ('{"schema": "cutile.kast", "version": 7}', "version 7"),
-        ('{"schema": "cutile.kast", "version": 1}', "missing field"),
+        ('{"schema": "cutile.kast", "version": 2}', "missing field"),
+        ('{"schema": "cutile.kast", "version": 1}', "version 1 is not supported"),
     ],
 )
 def test_malformed_input_raises_value_error(text: str, fragment: str) -> None:
@@ -167,7 +168,7 @@ def test_list_error_codes() -> None:
     assert len(codes) >= 25
     names = [c for c, _ in codes]
     assert names == sorted(names) and len(set(names)) == len(names)
-    assert all(c[:3] in {"CT1", "CT2", "CT4"} for c in names)
+    assert all(c[:3] in {"CT1", "CT2", "CT3", "CT4"} for c in names)
     for _code, summary in codes:
         assert summary and not summary.endswith(".")
     # Every kernel code is exercised by the corpus.

@@ -1,18 +1,21 @@
-"""The kernel AST (schema `cutile.kast` v1, documented in docs/kernel-ast.md).
+"""The kernel AST (schema `cutile.kast` v2, documented in docs/kernel-ast.md).
 
 Plain dataclasses, one per node kind; `to_json` writes the documented JSON that the Rust
-checker reads. The lowering to Tile IR walks the same objects.
+checker reads. The lowering to Tile IR walks the same objects. Every statement and
+expression carries a node id (`nid`), unique in its document, by which the checker's facts
+name it; `number_nodes` assigns them once the tree is built.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 SCHEMA = "cutile.kast"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -34,14 +37,16 @@ class Name:
     kind: ClassVar[str] = "name"
     id: str
     span: Span
+    nid: int = 0
 
 
 @dataclass
 class Const:
     kind: ClassVar[str] = "const"
-    value: int | float | bool
-    type: str  # "int" | "float" | "bool"
+    value: int | float | bool | str | None
+    type: str  # "int" | "float" | "bool" | "str" | "none"
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -49,6 +54,7 @@ class DTypeRef:
     kind: ClassVar[str] = "dtype"
     name: str
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -56,6 +62,7 @@ class Tuple:
     kind: ClassVar[str] = "tuple"
     elts: list[Expr]
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -65,6 +72,7 @@ class BinOp:
     left: Expr
     right: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -73,6 +81,7 @@ class Unary:
     op: str
     operand: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -82,6 +91,7 @@ class Compare:
     left: Expr
     right: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -90,6 +100,7 @@ class BoolOp:
     op: str
     values: list[Expr]
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -99,30 +110,25 @@ class IfExp:
     body: Expr
     orelse: Expr
     span: Span
-
-
-@dataclass
-class Keyword:
-    name: str
-    value: Expr
+    nid: int = 0
 
 
 @dataclass
 class Call:
     kind: ClassVar[str] = "call"
     func: str
-    args: list[Expr]
-    kwargs: list[Keyword]
+    args: list[Expr]  # one per parameter of the signature, in order (absent: Const None)
     span: Span
+    nid: int = 0
 
 
 @dataclass
 class CallDevice:
     kind: ClassVar[str] = "call_device"
     func: str
-    args: list[Expr]
-    kwargs: list[Keyword]
+    args: list[Expr]  # one per parameter of the signature, in order (absent: Const None)
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -130,9 +136,9 @@ class Method:
     kind: ClassVar[str] = "method"
     receiver: Expr
     method: str
-    args: list[Expr]
-    kwargs: list[Keyword]
+    args: list[Expr]  # one per parameter of the signature, in order (absent: Const None)
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -141,6 +147,7 @@ class Attribute:
     value: Expr
     attr: str
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -149,6 +156,7 @@ class Subscript:
     value: Expr
     index: Expr
     span: Span
+    nid: int = 0
 
 
 Expr = (
@@ -182,6 +190,7 @@ class Assign:
     targets: list[Target]
     value: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -191,6 +200,7 @@ class AugAssign:
     op: str
     value: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -198,6 +208,7 @@ class ExprStmt:
     kind: ClassVar[str] = "expr"
     value: Expr
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -207,6 +218,7 @@ class If:
     body: list[Stmt]
     orelse: list[Stmt]
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -216,6 +228,7 @@ class For:
     iter: Expr
     body: list[Stmt]
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -224,24 +237,28 @@ class While:
     test: Expr
     body: list[Stmt]
     span: Span
+    nid: int = 0
 
 
 @dataclass
 class Break:
     kind: ClassVar[str] = "break"
     span: Span
+    nid: int = 0
 
 
 @dataclass
 class Continue:
     kind: ClassVar[str] = "continue"
     span: Span
+    nid: int = 0
 
 
 @dataclass
 class Pass:
     kind: ClassVar[str] = "pass"
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -249,6 +266,7 @@ class Return:
     kind: ClassVar[str] = "return"
     value: Expr | None
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -256,6 +274,7 @@ class Unsafe:
     kind: ClassVar[str] = "unsafe"
     body: list[Stmt]
     span: Span
+    nid: int = 0
 
 
 @dataclass
@@ -264,6 +283,7 @@ class Assert:
     test: Expr
     msg: str | None
     span: Span
+    nid: int = 0
 
 
 Stmt = (
@@ -329,6 +349,8 @@ class Document:
 def _encode(node: Any) -> Any:
     if isinstance(node, Span):
         return dataclasses.asdict(node)
+    if isinstance(node, float) and not math.isfinite(node):
+        return "nan" if math.isnan(node) else ("inf" if node > 0 else "-inf")
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
         out: dict[str, Any] = {}
         kind = getattr(type(node), "kind", None)
@@ -342,3 +364,27 @@ def _encode(node: Any) -> Any:
     if isinstance(node, dict):
         return {k: _encode(v) for k, v in node.items()}
     return node
+
+
+def number_nodes(functions: list[Function]) -> None:
+    """Give every statement and expression of `functions` its node id (1, 2, ... in
+    document order)."""
+    counter = 0
+
+    def visit(node: Any) -> None:
+        nonlocal counter
+        if isinstance(node, list):
+            for x in node:
+                visit(x)
+            return
+        if not dataclasses.is_dataclass(node) or isinstance(node, Span):
+            return
+        if isinstance(node, (NameTarget, TupleTarget, Param, Function)):
+            pass
+        elif hasattr(node, "nid"):
+            counter += 1
+            node.nid = counter
+        for f in dataclasses.fields(node):
+            visit(getattr(node, f.name))
+
+    visit(functions)

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
 
 from ..dtypes import DType
+from ..errors import KernelCheckError
 from . import kast as K
 from .annotations import read_params
 from .capture import CapturedSource, capture
 from .diagnostics import FrontendError, fail, to_check_error
+from .signatures import ParamSig, Signature, bind, table
 
 BINOPS: dict[type[ast.operator], str] = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
@@ -31,6 +34,11 @@ CMPOPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
 }
 PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len"}
+# Nesting limits: the kernel AST travels as JSON, which the checker reads with a nesting
+# limit of 128; these keep every document well inside it (5 + 2 * 24 + 2 * 32 levels).
+MAX_EXPR_DEPTH = 32
+MAX_BLOCK_DEPTH = 24
+INT64 = 2**63
 
 
 def device_of(value: Any) -> Any:
@@ -65,6 +73,8 @@ class FunctionConverter:
         self.on_device_call = on_device_call
         self.scope = self._scope()
         self.locals: set[str] = set()
+        self.expr_depth = 0
+        self.block_depth = 0
 
     def _scope(self) -> dict[str, Any]:
         scope: dict[str, Any] = dict(getattr(self.fn, "__globals__", {}))
@@ -102,6 +112,19 @@ class FunctionConverter:
     # ------------------------------------------------------------------ statements
 
     def block(self, stmts: list[ast.stmt], top: bool = False) -> list[K.Stmt]:
+        self.block_depth += 1
+        try:
+            if self.block_depth > MAX_BLOCK_DEPTH and stmts:
+                raise fail(
+                    "CT0011", f"statements nested more than {MAX_BLOCK_DEPTH} blocks deep",
+                    self.span(stmts[0]), "too deep", help="move inner blocks into a "
+                    "`@cutile.device` function",
+                )
+            return self._block(stmts)
+        finally:
+            self.block_depth -= 1
+
+    def _block(self, stmts: list[ast.stmt]) -> list[K.Stmt]:
         out: list[K.Stmt] = []
         for i, s in enumerate(stmts):
             if (
@@ -244,7 +267,7 @@ class FunctionConverter:
         if isinstance(value, bool):
             return K.Const(value, "bool", sp)
         if isinstance(value, int):
-            return K.Const(value, "int", sp)
+            return self.int_literal(value, sp)
         if isinstance(value, float):
             return K.Const(value, "float", sp)
         if isinstance(value, DType):
@@ -264,7 +287,27 @@ class FunctionConverter:
             "@cutile.device functions from the enclosing scope",
         )
 
+    def int_literal(self, v: int, sp: K.Span) -> K.Expr:
+        if not -INT64 <= v < INT64:
+            raise fail(
+                "CT0012", f"the integer {v} does not fit in 64 bits", sp, "too large",
+                help="kernel integers are at most 64-bit (indices are 32-bit)",
+            )
+        return K.Const(v, "int", sp)
+
     def expr(self, e: ast.expr) -> K.Expr:
+        self.expr_depth += 1
+        try:
+            if self.expr_depth > MAX_EXPR_DEPTH:
+                raise fail(
+                    "CT0011", f"expression nested more than {MAX_EXPR_DEPTH} levels deep",
+                    self.span(e), "too deep", help="split it into several assignments",
+                )
+            return self._expr(e)
+        finally:
+            self.expr_depth -= 1
+
+    def _expr(self, e: ast.expr) -> K.Expr:
         sp = self.span(e)
         if isinstance(e, ast.Name):
             if e.id in self.locals:
@@ -277,13 +320,13 @@ class FunctionConverter:
             if isinstance(v, bool):
                 return K.Const(v, "bool", sp)
             if isinstance(v, int):
-                return K.Const(v, "int", sp)
+                return self.int_literal(v, sp)
             if isinstance(v, float):
                 return K.Const(v, "float", sp)
             if isinstance(v, str):
-                return K.Const(v, "str", sp)  # type: ignore[arg-type]
+                return K.Const(v, "str", sp)
             if v is None:
-                return K.Const(None, "none", sp)  # type: ignore[arg-type]
+                return K.Const(None, "none", sp)
             raise fail("CT0006", f"constant {v!r} cannot be used in a kernel", sp, "constant")
         if isinstance(e, ast.Attribute):
             r = self.static_value(e)
@@ -342,16 +385,16 @@ class FunctionConverter:
             if isinstance(a, ast.Starred):
                 raise fail("CT0001", "`*args` calls are not supported in kernels", self.span(a))
             args.append(self.expr(a))
-        kwargs = []
+        kwargs: list[tuple[str, K.Expr, K.Span]] = []
         for kw in e.keywords:
             if kw.arg is None:
                 raise fail("CT0001", "`**kwargs` calls are not supported in kernels",
                            self.span(kw.value))
-            kwargs.append(K.Keyword(kw.arg, self.expr(kw.value)))
+            kwargs.append((kw.arg, self.expr(kw.value), self.span(kw)))
         target = self.static_value(e.func)
         if target is None:
             if isinstance(e.func, ast.Attribute):
-                return K.Method(self.expr(e.func.value), e.func.attr, args, kwargs, sp)
+                return self.method(e.func, args, kwargs, sp)
             raise fail(
                 "CT0001", "only functions and methods can be called in kernels",
                 self.span(e.func), "not callable here",
@@ -359,14 +402,22 @@ class FunctionConverter:
         value = target.value
         op = getattr(value, "__cutile_op__", None)
         if isinstance(op, str):
-            return K.Call(op, args, kwargs, sp)
+            sig = table().functions.get(op)
+            if sig is None:  # pragma: no cover - tests/frontend/test_op_table.py
+                raise fail("CT9002", f"`{op}` is missing from the op table", sp)
+            return K.Call(op, bind(sig, args, kwargs, sp), sp)
         dev = device_of(value)
         if dev is not None:
-            return K.CallDevice(self.on_device_call(dev), args, kwargs, sp)
+            return K.CallDevice(self.on_device_call(dev), self.bind_device(dev, args, kwargs, sp),
+                                sp)
         if isinstance(value, types.BuiltinFunctionType) or value in (range, int, float):
             name = getattr(value, "__name__", "")
             if name in PY_BUILTINS and getattr(builtins, name, None) is value:
-                return K.Call(f"builtins.{name}", args, kwargs, sp)
+                bound = bind(table().builtins[name], args, kwargs, sp, what=f"`{name}()`")
+                if name == "range" and isinstance(bound[1], K.Const) and bound[1].type == "none":
+                    # `range(n)` is `range(0, n, 1)`: one spelling for every reader
+                    bound = [K.Const(0, "int", sp), bound[0], bound[2]]
+                return K.Call(f"builtins.{name}", bound, sp)
         if isinstance(value, DType):
             raise fail(
                 "CT0001", f"`{value.name}(...)` is not a conversion in kernels", sp,
@@ -383,6 +434,31 @@ class FunctionConverter:
             "operations and `@cutile.device` functions", sp, "not a kernel function",
             help=f"decorate `{what}` with `@cutile.device`",
         )
+
+    def method(self, func: ast.Attribute, args: list[K.Expr],
+               kwargs: list[tuple[str, K.Expr, K.Span]], sp: K.Span) -> K.Expr:
+        sig: Signature | None = table().methods.get(func.attr)
+        if sig is None:
+            known = ", ".join(f"`.{m}()`" for m in sorted(table().methods))
+            raise fail(
+                "CT3031", f"no kernel value has a method `{func.attr}`", sp, "unknown method",
+                help=f"the methods are {known}",
+            )
+        receiver = self.expr(func.value)
+        return K.Method(receiver, func.attr, bind(sig, args, kwargs, sp, what=f"`.{func.attr}()`"),
+                        sp)
+
+    def bind_device(self, dev: Any, args: list[K.Expr],
+                    kwargs: list[tuple[str, K.Expr, K.Span]], sp: K.Span) -> list[K.Expr]:
+        """A device call's arguments in the callee's parameter order (its parameters have
+        no defaults and no `*args`; the callee's own conversion reports those)."""
+        try:
+            names = list(inspect.signature(dev.fn).parameters)
+        except (TypeError, ValueError):
+            names = []
+        params = tuple(ParamSig(n, True, None, False) for n in names)
+        sig = Signature(dev.__name__, params, (), False, True, False)
+        return bind(sig, args, kwargs, sp, code="CT3020", what=f"`{dev.__name__}`")
 
 
 def _dotted(node: ast.expr) -> str:
@@ -473,5 +549,10 @@ def build_document(
             b.convert(dev.fn, "device", b.device_names[id(dev)], False, {})
     except FrontendError as err:
         raise to_check_error(b.files, err) from None
+    except RecursionError:
+        raise KernelCheckError(
+            f"`{name}` is nested too deeply to compile", [], code="CT0011",
+        ) from None
+    K.number_nodes(b.functions)
     return K.Document(b.files, name, b.functions)
 

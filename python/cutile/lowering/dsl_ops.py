@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..frontend import kast as K
+from ..frontend.signatures import Signature, is_absent, table
 from ..ir import Block, TileType, Value, scalar
 from .arith import broadcast_shapes
 from .values import (
@@ -55,25 +56,22 @@ class DslOps:
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:
-        args = [self.low.expr(a) for a in e.args]
-        kwargs = {k.name: self.low.expr(k.value) for k in e.kwargs}
         name = e.func
+        builtin = name.removeprefix("builtins.")
+        sig = table().builtins[builtin] if builtin != name else table().functions[name]
+        a = Bound(sig, e.args, [self.low.expr(x) for x in e.args])
         if name in MATH_OPS:
-            return self.math(name, args, kwargs, e.span)
+            return self.math(name, a, e.span)
         handler = getattr(self, "f_" + name.replace("builtins.", "py_"), None)
         if handler is None:
             raise self.err("CT3030", f"`{name}` is not supported by the compiler yet", e.span,
                            "unsupported operation")
-        try:
-            result: LVal = handler(args, kwargs, e.span)
-        except _ArgError as exc:
-            raise self.err("CT3039", f"`{name}`: {exc}", e.span, "call") from None
+        result: LVal = handler(a, e.span)
         return result
 
     def method(self, e: K.Method) -> LVal:
         recv = self.low.expr(e.receiver)
-        args = [self.low.expr(a) for a in e.args]
-        kwargs = {k.name: self.low.expr(k.value) for k in e.kwargs}
+        a = Bound(table().methods[e.method], e.args, [self.low.expr(x) for x in e.args])
         if isinstance(recv, TensorV):
             prefix = "m_mut_" if recv.mutable else "m_tensor_"
         elif isinstance(recv, SubPartitionV):
@@ -89,10 +87,7 @@ class DslOps:
                     "m_sub_": "a sub-partition", "m_tile_": "a tile"}[prefix]
             raise self.err("CT3031", f"{what} has no method `{e.method}`", e.span,
                            "unknown method")
-        try:
-            result: LVal = handler(recv, args, kwargs, e.span)
-        except _ArgError as exc:
-            raise self.err("CT3039", f"`.{e.method}()`: {exc}", e.span, "call") from None
+        result: LVal = handler(recv, a, e.span)
         return result
 
     def attribute(self, e: K.Attribute) -> LVal:
@@ -118,18 +113,6 @@ class DslOps:
         raise self.err("CT3032", f"no attribute `{e.attr}` here", e.span, "unknown attribute")
 
     # ------------------------------------------------------------------ argument helpers
-
-    def _arg(self, args: list[LVal], kwargs: dict[str, LVal], i: int, name: str,
-             default: LVal | None = None) -> LVal:
-        if i < len(args):
-            if name in kwargs:
-                raise _ArgError(f"argument `{name}` given twice")
-            return args[i]
-        if name in kwargs:
-            return kwargs[name]
-        if default is not None:
-            return default
-        raise _ArgError(f"missing argument `{name}`")
 
     def int_const(self, v: LVal, span: K.Span, what: str) -> int:
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -180,17 +163,15 @@ class DslOps:
 
     # ------------------------------------------------------------------ python builtins
 
-    def f_py_range(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        if kwargs or not 1 <= len(args) <= 3:
-            raise self.err("CT3039", "range takes 1 to 3 positional arguments", span, "range")
-        if len(args) == 1:
-            return RangeV(ConstV(0), args[0], ConstV(1))
-        step = args[2] if len(args) == 3 else ConstV(1)
+    def f_py_range(self, a: Bound, span: K.Span) -> LVal:
+        step = a["step"]
         if isinstance(step, ConstV) and (not isinstance(step.value, int) or step.value <= 0):
             raise self.err("CT3039", "range step must be a positive integer", span, "step")
-        return RangeV(args[0], args[1], step)
+        return RangeV(a["start"], a["stop"], step)
 
-    def _minmax(self, which: str, args: list[LVal], span: K.Span) -> LVal:
+    def _minmax(self, which: str, a: Bound, span: K.Span) -> LVal:
+        values = a["values"]
+        args = list(values.items) if isinstance(values, TupleV) else [values]
         if len(args) < 2:
             raise self.err("CT3039", f"{which}() needs at least two values in a kernel", span,
                            which, help=f"for a reduction over a tile use `cutile.core.{which}`")
@@ -210,86 +191,99 @@ class DslOps:
         name = "maxi" if which == "max" else "mini"
         return TileV(self.b.op(name, [x.v, y.v], [x.type], {"signedness": "signed"}).result)
 
-    def f_py_min(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._minmax("min", args, span)
+    def f_py_min(self, a: Bound, span: K.Span) -> LVal:
+        return self._minmax("min", a, span)
 
-    def f_py_max(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._minmax("max", args, span)
+    def f_py_max(self, a: Bound, span: K.Span) -> LVal:
+        return self._minmax("max", a, span)
 
-    def f_py_abs(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        (a,) = args
-        if isinstance(a, ConstV) and isinstance(a.value, (int, float)):
-            return ConstV(abs(a.value))
-        t = self.tile_arg(a, span)
+    def f_py_abs(self, a: Bound, span: K.Span) -> LVal:
+        x = a["x"]
+        if isinstance(x, ConstV) and isinstance(x.value, (int, float)):
+            return ConstV(abs(x.value))
+        t = self.tile_arg(x, span)
         return TileV(self.b.unary("absf" if t.dtype.is_float else "absi", t.v))
 
-    def f_py_int(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        (a,) = args
-        if isinstance(a, ConstV) and isinstance(a.value, (int, float, bool)):
-            return ConstV(int(a.value))
-        return self.arith.convert(self.tile_arg(a, span), dt.i32)
+    def f_py_int(self, a: Bound, span: K.Span) -> LVal:
+        x = a["x"]
+        if isinstance(x, ConstV) and isinstance(x.value, (int, float, bool, str)):
+            try:
+                return ConstV(int(x.value))
+            except ValueError:
+                raise self.err("CT3003", f"int({x.value!r}) is not a number", span,
+                               "here") from None
+        return self.arith.convert(self.tile_arg(x, span), dt.i32)
 
-    def f_py_float(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        (a,) = args
-        if isinstance(a, ConstV) and isinstance(a.value, (int, float, bool)):
-            return ConstV(float(a.value))
-        return self.arith.convert(self.tile_arg(a, span), dt.f32)
+    def f_py_float(self, a: Bound, span: K.Span) -> LVal:
+        x = a["x"]
+        if isinstance(x, ConstV) and isinstance(x.value, (int, float, bool, str)):
+            try:
+                return ConstV(float(x.value))
+            except ValueError:
+                raise self.err("CT3003", f"float({x.value!r}) is not a number", span,
+                               "here") from None
+        return self.arith.convert(self.tile_arg(x, span), dt.f32)
 
-    def f_py_len(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        (a,) = args
-        if isinstance(a, TupleV):
-            return ConstV(len(a.items))
-        if isinstance(a, TileV) and a.shape:
-            return ConstV(a.shape[0])
+    def f_py_len(self, a: Bound, span: K.Span) -> LVal:
+        x = a["x"]
+        if isinstance(x, TupleV):
+            return ConstV(len(x.items))
+        if isinstance(x, TileV) and x.shape:
+            return ConstV(x.shape[0])
         raise self.err("CT3039", "len() of this value is not known at compile time", span, "len")
 
     # ------------------------------------------------------------------ grid
 
-    def _axis_or_all(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span,
-                     vals: tuple[Value, Value, Value]) -> LVal:
-        axis = args[0] if args else kwargs.get("axis", ConstV(None))
-        if isinstance(axis, ConstV) and axis.value is None:
+    def _axis_or_all(self, a: Bound, span: K.Span, vals: tuple[Value, Value, Value]) -> LVal:
+        if not a.given("axis"):
             return TupleV(tuple(TileV(v) for v in vals))
-        a = self.int_const(axis, span, "the axis")
-        if a not in (0, 1, 2):
-            raise self.err("CT3040", f"grid axis {a} does not exist (0, 1 or 2)", span, "axis")
-        return TileV(vals[a])
+        axis = self.int_const(a["axis"], span, "the axis")
+        if axis not in (0, 1, 2):
+            raise self.err("CT3040", f"grid axis {axis} does not exist (0, 1 or 2)", span,
+                           "axis")
+        return TileV(vals[axis])
 
-    def f_block_id(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
+    def f_block_id(self, a: Bound, span: K.Span) -> LVal:
         assert self.low.block_ids is not None
-        return self._axis_or_all(args, kwargs, span, self.low.block_ids)
+        return self._axis_or_all(a, span, self.low.block_ids)
 
-    def f_num_blocks(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._axis_or_all(args, kwargs, span, self.b.num_blocks())
+    def f_num_blocks(self, a: Bound, span: K.Span) -> LVal:
+        return self._axis_or_all(a, span, self.b.num_blocks())
 
-    def f_cdiv(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        a, b = args
-        if isinstance(a, ConstV) and isinstance(b, ConstV):
-            return ConstV(-(-int(a.value) // int(b.value)))  # type: ignore[arg-type]
-        s = self.arith.binop("sub", self.arith.binop("add", a, b, span), ConstV(1), span)
-        return self.arith.binop("floordiv", s, b, span)
+    def f_cdiv(self, a: Bound, span: K.Span) -> LVal:
+        return self._cdiv(a["a"], a["b"], span)
 
-    def f_num_tiles(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        t = self._arg(args, kwargs, 0, "tensor")
-        axis = self.int_const(self._arg(args, kwargs, 1, "axis"), span, "the axis")
+    def _cdiv(self, x: LVal, y: LVal, span: K.Span) -> LVal:
+        if isinstance(x, ConstV) and isinstance(y, ConstV):
+            if not y.value:
+                raise self.err("CT3003", "cdiv by zero", span, "here")
+            return ConstV(-(-int(x.value) // int(y.value)))  # type: ignore[arg-type]
+        s = self.arith.binop("sub", self.arith.binop("add", x, y, span), ConstV(1), span)
+        return self.arith.binop("floordiv", s, y, span)
+
+    def f_num_tiles(self, a: Bound, span: K.Span) -> LVal:
+        t = a["tensor"]
+        axis = self.int_const(a["axis"], span, "the axis")
         if not isinstance(t, TensorV):
             raise self.err("CT3041", "num_tiles needs a tensor parameter", span, "tensor")
-        if len(args) < 3 and "shape" not in kwargs and t.tile_shape is not None:
+        if a.given("shape"):
+            shape = self.shape_const(a["shape"], span)
+        elif t.tile_shape is not None:
             shape = t.tile_shape  # a `Mut` output: its own partition's tiles
         else:
-            shape = self.shape_const(self._arg(args, kwargs, 2, "shape"), span)
+            raise self.err("CT3041", f"`num_tiles({t.param}, ...)` needs the tile shape", span,
+                           "num_tiles", help="pass `shape=(...)`")
         if not 0 <= axis < t.rank or len(shape) != t.rank:
             raise self.err("CT3041", "axis or shape does not match the tensor's rank", span,
                            "num_tiles")
-        return self.f_cdiv([t.shape[axis], ConstV(shape[axis])], {}, span)
+        return self._cdiv(t.shape[axis], ConstV(shape[axis]), span)
 
     # ------------------------------------------------------------------ memory
 
-    def f_load_tile_like(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        src = self._arg(args, kwargs, 0, "src")
-        like = self._arg(args, kwargs, 1, "like")
-        padding = self.padding_arg(kwargs.get("padding") or (args[2] if len(args) > 2 else None),
-                                   span)
+    def f_load_tile_like(self, a: Bound, span: K.Span) -> LVal:
+        src = a["src"]
+        like = a["like"]
+        padding = self.padding_arg(a["padding"], span)
         if not isinstance(like, TensorV) or not like.mutable or like.tile_shape is None:
             raise self.err("CT3042", "the second argument of `load_tile_like` must be a `Mut` "
                            "tensor (its partition gives the position)", span, "not a Mut tensor")
@@ -346,34 +340,29 @@ class DslOps:
         self.low.tokens[t.param] = self.b.store_view(v.v, pv, index, token)
         return ConstV(None)
 
-    def m_mut_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                    ) -> LVal:
-        value = self._arg(args, kwargs, 0, "tile")
-        index = kwargs.get("index") or (args[1] if len(args) > 1 else None)
+    def m_mut_store(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
+        value = a["tile"]
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, None, span)
-        if index is None:
+        if not a.given("index"):
             idx = self.low.own_index(t, span)
         else:
-            idx = self.index_values(index, t.rank, span)
+            idx = self.index_values(a["index"], t.rank, span)
             self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._store(t, pv, idx, value, t.tile_shape, span)
 
-    def m_mut_load(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                   ) -> LVal:
-        index = kwargs.get("index") or (args[0] if args else None)
+    def m_mut_load(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, "zero", span)
-        if index is None:
+        if not a.given("index"):
             idx = self.low.own_index(t, span)
         else:
-            idx = self.index_values(index, t.rank, span)
+            idx = self.index_values(a["index"], t.rank, span)
             self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._load(t, pv, idx, span)
 
-    def m_mut_partition_mut(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
-                            span: K.Span) -> LVal:
-        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
+    def m_mut_partition_mut(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
+        shape = self.shape_const(a["shape"], span)
         assert t.tile_shape is not None
         if len(shape) != t.rank or any(
             s < 1 or s > d or d % s for s, d in zip(shape, t.tile_shape, strict=True)
@@ -403,25 +392,22 @@ class DslOps:
             out.append(self.b.binary("addi", self.b.binary("muli", o, ratio), s))
         return out
 
-    def m_sub_store(self, p: SubPartitionV, args: list[LVal], kwargs: dict[str, LVal],
-                    span: K.Span) -> LVal:
-        value = self._arg(args, kwargs, 0, "tile")
-        index = self._arg(args, kwargs, 1, "index")
+    def m_sub_store(self, p: SubPartitionV, a: Bound, span: K.Span) -> LVal:
+        value = a["tile"]
+        index = a["index"]
         pv = self.low.partition(p.parent, p.tile_shape, None, span)
         return self._store(p.parent, pv, self._sub_index(p, index, span), value, p.tile_shape,
                            span)
 
-    def m_sub_load(self, p: SubPartitionV, args: list[LVal], kwargs: dict[str, LVal],
-                   span: K.Span) -> LVal:
-        index = self._arg(args, kwargs, 0, "index")
+    def m_sub_load(self, p: SubPartitionV, a: Bound, span: K.Span) -> LVal:
+        index = a["index"]
         pv = self.low.partition(p.parent, p.tile_shape, "zero", span)
         return self._load(p.parent, pv, self._sub_index(p, index, span), span)
 
-    def m_tensor_load_tile(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
-                           span: K.Span) -> LVal:
-        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
-        index = self._arg(args, kwargs, 1, "index")
-        padding = self.padding_arg(kwargs.get("padding"), span)
+    def m_tensor_load_tile(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
+        shape = self.shape_const(a["shape"], span)
+        index = a["index"]
+        padding = self.padding_arg(a["padding"], span)
         pv = self.low.partition(t, shape, padding, span)
         idx = self.index_values(index, t.rank, span)
         self.bounds_check(pv, idx, span, f"`{t.param}`")
@@ -429,9 +415,8 @@ class DslOps:
 
     m_mut_load_tile = m_tensor_load_tile
 
-    def m_mut_iter_indices(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
-                           span: K.Span) -> LVal:
-        group = self.int_const(self._arg(args, kwargs, 0, "group", ConstV(1)), span,
+    def m_mut_iter_indices(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
+        group = self.int_const(a["group"], span,
                                "the group size")
         if group < 1:
             raise self.err("CT3050", f"group size must be >= 1, got {group}", span, "group")
@@ -440,36 +425,33 @@ class DslOps:
                            "rank")
         return MappedRangeV(t, group)
 
-    def m_tensor_store(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
-                       span: K.Span) -> LVal:
+    def m_tensor_store(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         raise self.err("CT1001", f"`{t.param}` is shared and read-only", span, "write here",
                        help="declare it `Mut[Tensor[...]]` to write its tiles")
 
     # ------------------------------------------------------------------ creation
 
-    def f_full(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        shape = self.shape_const(self._arg(args, kwargs, 0, "shape"), span)
-        value = self._arg(args, kwargs, 1, "value")
-        d = self.dtype_arg(self._arg(args, kwargs, 2, "dtype", DTypeV(dt.f32)), span)
+    def f_full(self, a: Bound, span: K.Span) -> LVal:
+        return self._full(a["shape"], a["value"], a["dtype"], span)
+
+    def _full(self, shape_v: LVal, value: LVal, dtype_v: LVal, span: K.Span) -> LVal:
+        shape = self.shape_const(shape_v, span)
+        d = self.dtype_arg(dtype_v, span)
         self._check_shape(shape, span)
         if isinstance(value, ConstV) and isinstance(value.value, (int, float, bool)):
             return self.arith.const_tile(value.value, d, shape)
         t = self.arith.convert(self.tile_arg(value, span, d), d)
         return self.arith.broadcast_to(t, shape, span)
 
-    def f_zeros(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        shape = self._arg(args, kwargs, 0, "shape")
-        d = self._arg(args, kwargs, 1, "dtype", DTypeV(dt.f32))
-        return self.f_full([shape, ConstV(0), d], {}, span)
+    def f_zeros(self, a: Bound, span: K.Span) -> LVal:
+        return self._full(a["shape"], ConstV(0), a["dtype"], span)
 
-    def f_ones(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        shape = self._arg(args, kwargs, 0, "shape")
-        d = self._arg(args, kwargs, 1, "dtype", DTypeV(dt.f32))
-        return self.f_full([shape, ConstV(1), d], {}, span)
+    def f_ones(self, a: Bound, span: K.Span) -> LVal:
+        return self._full(a["shape"], ConstV(1), a["dtype"], span)
 
-    def f_arange(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        n = self.int_const(self._arg(args, kwargs, 0, "n"), span, "the length")
-        d = self.dtype_arg(self._arg(args, kwargs, 1, "dtype", DTypeV(dt.i32)), span)
+    def f_arange(self, a: Bound, span: K.Span) -> LVal:
+        n = self.int_const(a["n"], span, "the length")
+        d = self.dtype_arg(a["dtype"], span)
         self._check_shape((n,), span)
         if d.is_float:
             return self.arith.convert(TileV(self.b.iota(n, dt.i32)), d)
@@ -483,10 +465,8 @@ class DslOps:
 
     # ------------------------------------------------------------------ elementwise
 
-    def math(self, name: str, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        if len(args) != 1 or kwargs:
-            raise self.err("CT3039", f"`{name}` takes one tile", span, name)
-        t = self.tile_arg(args[0], span)
+    def math(self, name: str, a: Bound, span: K.Span) -> LVal:
+        t = self.tile_arg(a["x"], span)
         if not t.dtype.is_float:
             t = self.arith.convert(t, dt.f32)
         attrs: dict[str, Any] = {}
@@ -498,10 +478,9 @@ class DslOps:
             attrs.update(rounding_mode="nearest_even", flush_to_zero=False)
         return TileV(self.b.unary(name, t.v, **attrs))
 
-    def f_where(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        c, a, b = args
-        x, y = self.arith.unify(a, b, span)
-        cond = self.arith.convert(self.tile_arg(c, span, dt.bool_), dt.bool_)
+    def f_where(self, a: Bound, span: K.Span) -> LVal:
+        x, y = self.arith.unify(a["a"], a["b"], span)
+        cond = self.arith.convert(self.tile_arg(a["cond"], span, dt.bool_), dt.bool_)
         shape = broadcast_shapes(cond.shape, x.shape)
         if shape is None:
             raise self.err("CT3002", "condition and values do not broadcast", span, "where")
@@ -510,34 +489,34 @@ class DslOps:
         y = self.arith.broadcast_to(y, shape, span)
         return TileV(self.b.select(cond.v, x.v, y.v))
 
-    def f_maximum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._elementwise_minmax("max", args[0], args[1], span)
+    def f_maximum(self, a: Bound, span: K.Span) -> LVal:
+        return self._elementwise_minmax("max", a["a"], a["b"], span)
 
-    def f_minimum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._elementwise_minmax("min", args[0], args[1], span)
+    def f_minimum(self, a: Bound, span: K.Span) -> LVal:
+        return self._elementwise_minmax("min", a["a"], a["b"], span)
 
-    def f_pow(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self.arith.binop("pow", args[0], args[1], span)
+    def f_pow(self, a: Bound, span: K.Span) -> LVal:
+        return self.arith.binop("pow", a["a"], a["b"], span)
 
     # ------------------------------------------------------------------ reductions
 
-    def _reduce(self, kind: str, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                ) -> LVal:
-        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
-        axis_v = self._arg(args, kwargs, 1, "axis", ConstV(None))
-        keep = self._arg(args, kwargs, 2, "keepdims", ConstV(False))
-        keepdims = isinstance(keep, ConstV) and bool(keep.value)
-        if isinstance(axis_v, ConstV) and axis_v.value is None:
+    def _reduce(self, kind: str, x_v: LVal, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(x_v, span)
+        keep = a["keepdims"]
+        if not isinstance(keep, ConstV) or not isinstance(keep.value, bool):
+            raise self.err("CT3034", "keepdims must be a compile-time bool", span, "keepdims")
+        keepdims = keep.value
+        if not a.given("axis"):
             axes = list(range(len(x.shape)))
         else:
-            a = self.int_const(axis_v, span, "the axis")
-            if not -len(x.shape) <= a < len(x.shape):
-                raise self.err("CT3046", f"axis {a} out of range for a rank-{len(x.shape)} tile",
-                               span, "axis")
-            axes = [a % len(x.shape)]
+            axis = self.int_const(a["axis"], span, "the axis")
+            if not -len(x.shape) <= axis < len(x.shape):
+                raise self.err("CT3046", f"axis {axis} out of range for a rank-{len(x.shape)} "
+                               "tile", span, "axis")
+            axes = [axis % len(x.shape)]
         result = x
-        for a in sorted(axes, reverse=True):
-            result = self._reduce_axis(kind, result, a)
+        for axis in sorted(axes, reverse=True):
+            result = self._reduce_axis(kind, result, axis)
         if keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
             result = TileV(self.b.reshape(result.v, shape))
@@ -569,36 +548,36 @@ class DslOps:
                        {"dim": axis, "identities": [identity]}, [body])
         return TileV(op.result)
 
-    def f_sum(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._reduce("sum", args, kwargs, span)
+    def f_sum(self, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("sum", a["x"], a, span)
 
-    def f_max(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._reduce("max", args, kwargs, span)
+    def f_max(self, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("max", a["x"], a, span)
 
-    def f_min(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._reduce("min", args, kwargs, span)
+    def f_min(self, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("min", a["x"], a, span)
 
-    def f_prod(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._reduce("prod", args, kwargs, span)
+    def f_prod(self, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("prod", a["x"], a, span)
 
-    def m_tile_sum(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                   ) -> LVal:
-        return self._reduce("sum", [t, *args], kwargs, span)
+    def m_tile_sum(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("sum", t, a, span)
 
-    def m_tile_max(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                   ) -> LVal:
-        return self._reduce("max", [t, *args], kwargs, span)
+    def m_tile_max(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("max", t, a, span)
 
-    def m_tile_min(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                   ) -> LVal:
-        return self._reduce("min", [t, *args], kwargs, span)
+    def m_tile_min(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("min", t, a, span)
+
+    def m_tile_prod(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._reduce("prod", t, a, span)
 
     # ------------------------------------------------------------------ matrix and shape
 
-    def f_mma(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        a = self.tile_arg(self._arg(args, kwargs, 0, "a"), span)
-        b = self.tile_arg(self._arg(args, kwargs, 1, "b"), span)
-        acc = self.tile_arg(self._arg(args, kwargs, 2, "acc"), span)
+    def f_mma(self, args: Bound, span: K.Span) -> LVal:
+        a = self.tile_arg(args["a"], span)
+        b = self.tile_arg(args["b"], span)
+        acc = self.tile_arg(args["acc"], span)
         rank = len(a.shape)
         if rank not in (2, 3) or len(b.shape) != rank or acc.shape[:-2] != a.shape[:-2]:
             raise self.err("CT3047", "mma takes [M, K] x [K, N] + [M, N] tiles (optionally "
@@ -619,61 +598,74 @@ class DslOps:
         return TileV(self.b.op("mmai", [a.v, b.v, acc.v], [acc.type],
                                {"signedness_lhs": "signed", "signedness_rhs": "signed"}).result)
 
-    def f_astype(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
-        d = self.dtype_arg(self._arg(args, kwargs, 1, "dtype"), span)
-        return self.arith.convert(x, d)
+    def f_astype(self, a: Bound, span: K.Span) -> LVal:
+        return self._astype(a["x"], a, span)
 
-    def m_tile_astype(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                      ) -> LVal:
-        return self.f_astype([t, *args], kwargs, span)
+    def m_tile_astype(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._astype(t, a, span)
 
-    def f_reshape(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
-        shape = self.shape_const(self._arg(args, kwargs, 1, "shape"), span)
+    def _astype(self, x_v: LVal, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(x_v, span)
+        return self.arith.convert(x, self.dtype_arg(a["dtype"], span))
+
+    def f_reshape(self, a: Bound, span: K.Span) -> LVal:
+        return self._reshape(a["x"], a, span)
+
+    def m_tile_reshape(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._reshape(t, a, span)
+
+    def _reshape(self, x_v: LVal, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(x_v, span)
+        shape = self.shape_const(a["shape"], span)
         self._check_shape(shape, span)
         if int(np.prod(shape)) != int(np.prod(x.shape)):
             raise self.err("CT3048", f"cannot reshape {list(x.shape)} to {list(shape)}", span,
                            "element counts differ")
         return TileV(self.b.reshape(x.v, shape))
 
-    def m_tile_reshape(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                       ) -> LVal:
-        if len(args) > 1:
-            args = [TupleV(tuple(args))]
-        return self.f_reshape([t, *args], kwargs, span)
+    def f_permute(self, a: Bound, span: K.Span) -> LVal:
+        return self._permute(a["x"], a, span)
 
-    def f_permute(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
-        axes = self.shape_const(self._arg(args, kwargs, 1, "axes"), span, "the axes")
+    def m_tile_permute(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        return self._permute(t, a, span)
+
+    def _permute(self, x_v: LVal, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(x_v, span)
+        axes = self.shape_const(a["axes"], span, "the axes")
         if sorted(axes) != list(range(len(x.shape))):
             raise self.err("CT3049", f"{list(axes)} is not a permutation of the tile's axes",
                            span, "axes")
         return TileV(self.b.permute(x.v, axes))
-
-    def m_tile_permute(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
-                       ) -> LVal:
-        if len(args) > 1:
-            args = [TupleV(tuple(args))]
-        return self.f_permute([t, *args], kwargs, span)
 
     def _transpose(self, x: TileV, span: K.Span) -> LVal:
         if len(x.shape) != 2:
             raise self.err("CT3049", "transpose needs a 2-D tile", span, "tile")
         return TileV(self.b.permute(x.v, (1, 0)))
 
-    def f_transpose(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        return self._transpose(self.tile_arg(args[0], span), span)
+    def f_transpose(self, a: Bound, span: K.Span) -> LVal:
+        return self._transpose(self.tile_arg(a["x"], span), span)
 
-    def m_tile_transpose(self, t: TileV, args: list[LVal], kwargs: dict[str, LVal],
-                         span: K.Span) -> LVal:
+    def m_tile_transpose(self, t: TileV, a: Bound, span: K.Span) -> LVal:
         return self._transpose(t, span)
 
-    def f_broadcast_to(self, args: list[LVal], kwargs: dict[str, LVal], span: K.Span) -> LVal:
-        x = self.tile_arg(self._arg(args, kwargs, 0, "x"), span)
-        shape = self.shape_const(self._arg(args, kwargs, 1, "shape"), span)
+    def f_broadcast_to(self, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(a["x"], span)
+        shape = self.shape_const(a["shape"], span)
         return self.arith.broadcast_to(x, shape, span)
 
 
-class _ArgError(Exception):
-    """A call's arguments do not fit; reported at the call's span."""
+class Bound:
+    """A call's arguments as the frontend bound them (one per parameter of the op table's
+    signature), evaluated, looked up by parameter name."""
+
+    def __init__(self, sig: Signature, nodes: list[K.Expr], values: list[LVal]) -> None:
+        self.sig = sig
+        self.nodes = nodes
+        self.values = values
+
+    def __getitem__(self, name: str) -> LVal:
+        return self.values[self.sig.position(name)]
+
+    def given(self, name: str) -> bool:
+        """Was the argument written (its slot is not the literal `None` of an absent one)?"""
+        return not is_absent(self.nodes[self.sig.position(name)])

@@ -645,24 +645,11 @@ class Lowerer:
         fn = self.doc.function(e.func)
         if self.inline_depth > 32:
             raise self.error("CT3019", "device functions recurse too deeply", e.span, "call")
+        # The frontend bound the arguments to the callee's parameters, in order.
         args = [self.expr(a) for a in e.args]
-        kwargs = {k.name: self.expr(k.value) for k in e.kwargs}
-        params = fn.params
-        if len(args) > len(params):
-            raise self.error("CT3020", f"`{fn.name}` takes {len(params)} arguments, "
-                             f"{len(args)} given", e.span, "call")
-        env: dict[str, LVal] = {}
-        for p, a in zip(params, args, strict=False):
-            env[p.name] = a
-        for name, v in kwargs.items():
-            if name not in {p.name for p in params} or name in env:
-                raise self.error("CT3020", f"`{fn.name}` got an unexpected argument `{name}`",
-                                 e.span, "call")
-            env[name] = v
-        missing = [p.name for p in params if p.name not in env]
-        if missing:
-            raise self.error("CT3020", f"`{fn.name}` is missing argument `{missing[0]}`",
-                             e.span, "call")
+        if len(args) != len(fn.params):  # pragma: no cover - the frontend's binding
+            raise self.error("CT9002", f"`{fn.name}` got {len(args)} arguments", e.span, "call")
+        env: dict[str, LVal] = {p.name: a for p, a in zip(fn.params, args, strict=True)}
         saved = self.frame
         self.frame = _Frame(fn, env)
         self.inline_depth += 1

@@ -17,7 +17,10 @@ use std::rc::Rc;
 /// An entry `Mut` parameter.
 pub struct Root {
     pub name: String,
+    /// The partition's tile shape (the annotation).
     pub tile: Vec<Poly>,
+    /// The full tensor's extents (`dim(z, k)`).
+    pub dims: Vec<Poly>,
 }
 
 /// An entry shared tensor parameter.
@@ -65,7 +68,7 @@ pub struct Checker<'d> {
     /// `decide_index` results: loops re-evaluate their bodies and kernels repeat accesses.
     bounds_cache: HashMap<(Poly, Poly), Rung>,
     /// The first store map seen for each root, and where.
-    store_maps: HashMap<usize, (crate::effects::StoreMap, Span)>,
+    store_maps: HashMap<usize, (crate::stores::StoreMap, Span)>,
     /// Store-map proofs by (index components, tile counts): loops re-walk their bodies, and
     /// a failed proof may have searched for a counterexample.
     store_proofs: HashMap<(Vec<Poly>, Vec<Poly>), crate::prover::StoreMapProof>,
@@ -111,6 +114,9 @@ impl<'d> Checker<'d> {
             match p.kind {
                 ParamKind::MutTensor => roots.push(Root {
                     name: p.name.clone(),
+                    dims: (0..shape.len())
+                        .map(|k| Poly::atom(Atom::Dim(p.name.clone(), k as u8)))
+                        .collect(),
                     tile: shape,
                 }),
                 ParamKind::Tensor => shared.push(SharedParam {
@@ -176,7 +182,7 @@ impl<'d> Checker<'d> {
     }
 
     /// Every store to one root must use the same map (CT2010).
-    pub fn record_store_map(&mut self, root: usize, map: crate::effects::StoreMap, at: Span) {
+    pub fn record_store_map(&mut self, root: usize, map: crate::stores::StoreMap, at: Span) {
         match self.store_maps.get(&root) {
             None => {
                 self.store_maps.insert(root, (map, at));
@@ -285,7 +291,7 @@ impl<'d> Checker<'d> {
         walk_stmts(&func.body, &mut |s| {
             for e in stmt_exprs(s) {
                 e.walk(&mut |e| {
-                    if let Expr::Name { id, span } = e {
+                    if let Expr::Name { id, span, .. } = e {
                         uses.reads
                             .entry(id.clone())
                             .or_default()
@@ -472,6 +478,7 @@ impl<'d> Checker<'d> {
                 targets,
                 value,
                 span,
+                ..
             } => {
                 if let ([Target::Tuple { elts, .. }], Expr::Tuple { elts: vals, .. }) =
                     (targets.as_slice(), value)
@@ -542,6 +549,7 @@ impl<'d> Checker<'d> {
                 body,
                 orelse,
                 span,
+                ..
             } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
@@ -592,13 +600,14 @@ impl<'d> Checker<'d> {
                 iter,
                 body,
                 span,
+                ..
             } => {
                 let binder = crate::effects::loop_binder(self, target, iter, &mut st);
                 Some(self.exec_loop(*span, st, body, Some((target, binder)), None))
             }
-            Stmt::While { test, body, span } => {
-                Some(self.exec_loop(*span, st, body, None, Some(test)))
-            }
+            Stmt::While {
+                test, body, span, ..
+            } => Some(self.exec_loop(*span, st, body, None, Some(test))),
         }
     }
 
@@ -704,7 +713,7 @@ impl<'d> Checker<'d> {
 
     /// `w = z`: the name `z` no longer owns its tensor.
     pub fn move_out(&mut self, e: &Expr, v: &Val, st: &mut State) {
-        if let (Expr::Name { id, span }, true) = (e, v.is_mut()) {
+        if let (Expr::Name { id, span, .. }, true) = (e, v.is_mut()) {
             let var = self.var(id);
             if let Some(b) = st.get_mut(var) {
                 b.moved = Some(Move {
@@ -797,26 +806,13 @@ impl<'d> Checker<'d> {
 
     // ---- device calls ------------------------------------------------------------------
 
-    pub fn call_device(
-        &mut self,
-        name: &str,
-        args: &'d [Expr],
-        kwargs: &'d [cutile_kast::Kwarg],
-        span: Span,
-        st: &mut State,
-    ) -> Val {
+    /// A device function call; the frontend bound its arguments to the callee's
+    /// parameters, in order.
+    pub fn call_device(&mut self, name: &str, args: &'d [Expr], span: Span, st: &mut State) -> Val {
         let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
-        let kvals: Vec<(String, Val, &Expr)> = kwargs
-            .iter()
-            .map(|k| (k.name.clone(), self.eval(&k.value, st), &k.value))
-            .collect();
         // Reborrow: the same root may be passed once.
         let mut seen: Vec<(usize, Span)> = Vec::new();
-        for (v, e) in vals
-            .iter()
-            .map(|(v, e)| (v, *e))
-            .chain(kvals.iter().map(|(_, v, e)| (v, *e)))
-        {
+        for (v, e) in vals.iter().map(|(v, e)| (v, *e)) {
             if let Some(r) = v.mut_root() {
                 if let Some((_, first)) = seen.iter().find(|(x, _)| *x == r) {
                     let root = self.root_name(r);
@@ -839,12 +835,7 @@ impl<'d> Checker<'d> {
         let mut inner = State::default();
         let mut bad_arg = false;
         for (i, p) in callee.params.iter().enumerate() {
-            let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span())).or_else(|| {
-                kvals
-                    .iter()
-                    .find(|(n, _, _)| *n == p.name)
-                    .map(|(_, v, e)| (v.clone(), e.span()))
-            });
+            let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span()));
             let v = match (p.kind, arg) {
                 (ParamKind::MutTensor, Some((v, at))) => {
                     if !v.is_mut() {
@@ -878,11 +869,13 @@ impl<'d> Checker<'d> {
 
     pub fn eval(&mut self, e: &'d Expr, st: &mut State) -> Val {
         match e {
-            Expr::Name { id, span } => self.read_name(id, *span, st),
+            Expr::Name { id, span, .. } => self.read_name(id, *span, st),
             Expr::Const { value, .. } => match value {
                 cutile_kast::ConstValue::Int(n) => Val::Int(Poly::c(i128::from(*n))),
                 cutile_kast::ConstValue::Bool(b) => Val::Int(Poly::c(i128::from(*b))),
-                cutile_kast::ConstValue::Float(_) => Val::Other,
+                cutile_kast::ConstValue::Float(_)
+                | cutile_kast::ConstValue::Str(_)
+                | cutile_kast::ConstValue::None => Val::Other,
             },
             Expr::Dtype { .. } => Val::Other,
             Expr::Tuple { elts, .. } => {
@@ -951,24 +944,18 @@ impl<'d> Checker<'d> {
                 }
             }
             Expr::Call {
-                func,
-                args,
-                kwargs,
-                span,
-            } => crate::effects::call(self, func, args, kwargs, *span, st),
+                func, args, span, ..
+            } => crate::effects::call(self, func, args, *span, st),
             Expr::CallDevice {
-                func,
-                args,
-                kwargs,
-                span,
-            } => self.call_device(func, args, kwargs, *span, st),
+                func, args, span, ..
+            } => self.call_device(func, args, *span, st),
             Expr::Method {
                 receiver,
                 method,
                 args,
-                kwargs,
                 span,
-            } => crate::effects::method(self, receiver, method, args, kwargs, *span, st),
+                ..
+            } => crate::effects::method(self, receiver, method, args, *span, st),
             Expr::Attribute { value, attr, .. } => {
                 let v = self.eval(value, st);
                 crate::effects::attribute(self, &v, attr)

@@ -1,13 +1,12 @@
 //! Memory effects of the DSL operations (`docs/kernel-ast.md`, "The DSL names the checker
 //! must know") and the integer semantics of the pure ones the provers read.
 
-use crate::bounds::{worse, Rung};
 use crate::check::Checker;
 use crate::errors;
-use crate::prover::StoreMapProof;
 use crate::state::{State, Val};
 use crate::sym::{Atom, Poly};
-use cutile_kast::{BinOp, Expr, Kwarg, Span, Target};
+use cutile_kast::ops::{table, Signature};
+use cutile_kast::{BinOp, Expr, Span, Target};
 
 /// Integer arithmetic on abstract values.
 pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val) -> Val {
@@ -35,16 +34,52 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val) -> Val {
     })
 }
 
-fn arg<'e>(args: &'e [Expr], kwargs: &'e [Kwarg], pos: usize, name: &str) -> Option<&'e Expr> {
-    kwargs
-        .iter()
-        .find(|k| k.name == name)
-        .map(|k| &k.value)
-        .or_else(|| args.get(pos))
+/// A resolved call's arguments (the frontend wrote one per parameter of the op's signature,
+/// in order), each evaluated once, looked up by parameter name through the op table.
+pub struct Args<'d> {
+    sig: Option<&'static Signature>,
+    exprs: &'d [Expr],
+    vals: Vec<Val>,
+}
+
+impl<'d> Args<'d> {
+    pub fn eval(
+        c: &mut Checker<'d>,
+        sig: Option<&'static Signature>,
+        exprs: &'d [Expr],
+        st: &mut State,
+    ) -> Self {
+        let vals = exprs.iter().map(|a| c.eval(a, st)).collect();
+        Args { sig, exprs, vals }
+    }
+
+    /// The argument expression of parameter `name` (`None`: absent, i.e. the literal None).
+    pub fn expr(&self, name: &str) -> Option<&'d Expr> {
+        self.sig?.arg(self.exprs, name)
+    }
+
+    /// The value of parameter `name` (`None`: absent).
+    pub fn val(&self, name: &str) -> Option<&Val> {
+        let sig = self.sig?;
+        sig.arg(self.exprs, name)?;
+        self.vals.get(sig.position(name)?)
+    }
+
+    pub fn int(&self, name: &str) -> Option<Poly> {
+        match self.val(name) {
+            Some(Val::Int(p)) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
+    /// Every argument with its value, for the rules that look at all of them.
+    pub fn all(&self) -> impl Iterator<Item = (&'d Expr, &Val)> {
+        self.exprs.iter().zip(&self.vals)
+    }
 }
 
 /// Components of an index value (a tuple of integers, or one integer).
-fn components(v: &Val) -> Option<Vec<Poly>> {
+pub fn components(v: &Val) -> Option<Vec<Poly>> {
     match v {
         Val::Int(p) => Some(vec![p.clone()]),
         Val::Tuple(vs) => vs
@@ -59,7 +94,7 @@ fn components(v: &Val) -> Option<Vec<Poly>> {
 }
 
 /// Source text of each component of an index expression, for device predicates.
-fn component_texts(c: &Checker<'_>, e: Option<&Expr>, n: usize) -> Vec<String> {
+pub fn component_texts(c: &Checker<'_>, e: Option<&Expr>, n: usize) -> Vec<String> {
     match e {
         Some(Expr::Tuple { elts, .. }) => elts.iter().map(|x| c.describe(x)).collect(),
         Some(e) if n == 1 => vec![c.describe(e)],
@@ -82,7 +117,7 @@ pub fn minted_components(c: &mut Checker<'_>, r: usize) -> Vec<Poly> {
         .collect()
 }
 
-fn tuple_text(ps: &[Poly]) -> String {
+pub fn tuple_text(ps: &[Poly]) -> String {
     let items: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
     if items.len() == 1 {
         format!("({},)", items[0])
@@ -107,41 +142,20 @@ pub fn tiles_of(c: &Checker<'_>, r: usize, axis: usize) -> Poly {
 /// The value a `for` loop binds each iteration; registers loop ranges.
 pub fn loop_binder<'d>(
     c: &mut Checker<'d>,
-    target: &'d Target,
+    _target: &'d Target,
     iter: &'d Expr,
     st: &mut State,
 ) -> Val {
     match iter {
-        Expr::Call {
-            func, args, kwargs, ..
-        } if base_name(func) == "range"
-            && kwargs.is_empty()
-            && !args.is_empty()
-            && args.len() <= 3 =>
-        {
-            let vs: Vec<Val> = args.iter().map(|a| c.eval(a, st)).collect();
-            let ps: Option<Vec<Poly>> = vs
-                .iter()
-                .map(|v| match v {
-                    Val::Int(p) => Some(p.clone()),
-                    _ => None,
-                })
-                .collect();
-            let id = target.span().lo;
-            if let Some(ps) = ps {
-                let (lo, hi, step) = match ps.as_slice() {
-                    [h] => (Poly::zero(), h.clone(), Some(1)),
-                    [l, h] => (l.clone(), h.clone(), Some(1)),
-                    [l, h, s] => (l.clone(), h.clone(), s.as_const()),
-                    _ => return c.fresh_opaque(),
-                };
-                match step {
-                    Some(s) if s > 0 => {
-                        c.set_loop_range(id, (lo, hi.sub(&Poly::c(1))));
-                    }
-                    Some(s) if s < 0 => {
-                        c.set_loop_range(id, (hi.add(&Poly::c(1)), lo));
-                    }
+        Expr::Call { func, args, .. } if func == "builtins.range" => {
+            // The frontend wrote `range(n)` as `range(0, n, 1)`.
+            let a = Args::eval(c, table().builtin("range"), args, st);
+            let id = iter.nid();
+            if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), a.int("step"))
+            {
+                match step.as_const() {
+                    Some(s) if s > 0 => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
+                    Some(s) if s < 0 => c.set_loop_range(id, (hi.add(&Poly::c(1)), lo)),
                     _ => {}
                 }
             }
@@ -154,9 +168,7 @@ pub fn loop_binder<'d>(
             ..
         } if method == "iter_indices" => {
             let v = c.eval(receiver, st);
-            for a in args {
-                c.eval(a, st);
-            }
+            let _ = Args::eval(c, table().method("iter_indices"), args, st);
             match v {
                 Val::Mut(r) => Val::Minted(r),
                 _ => {
@@ -183,7 +195,14 @@ pub fn attribute(c: &mut Checker<'_>, v: &Val, attr: &str) -> Val {
                 .map(|s| s.shape.iter().cloned().map(Val::Int).collect())
                 .unwrap_or_default(),
         ),
+        // An output's `shape` is its full extent, as for an input; `tile_shape` its tile.
         (Val::Mut(r), "shape") => Val::Tuple(
+            c.roots
+                .get(*r)
+                .map(|x| x.dims.iter().cloned().map(Val::Int).collect())
+                .unwrap_or_default(),
+        ),
+        (Val::Mut(r), "tile_shape") => Val::Tuple(
             c.roots
                 .get(*r)
                 .map(|x| x.tile.iter().cloned().map(Val::Int).collect())
@@ -210,268 +229,167 @@ fn unsafe_check(c: &mut Checker<'_>, op: &str, span: Span) {
     }
 }
 
-/// A free DSL function or Python builtin.
-/// The DSL or builtin name of a call: `builtins.range` (as some frontends qualify Python
-/// builtins) is `range`.
-pub fn base_name(func: &str) -> &str {
-    func.strip_prefix("builtins.").unwrap_or(func)
-}
-
+/// A free DSL function (`func` as in the op table) or a Python builtin (`builtins.NAME`).
 pub fn call<'d>(
     c: &mut Checker<'d>,
     func: &str,
     args: &'d [Expr],
-    kwargs: &'d [Kwarg],
     span: Span,
     st: &mut State,
 ) -> Val {
-    let func = base_name(func);
-    unsafe_check(c, func, span);
-    if func == "load_tile_like" {
-        return load_tile_like(c, args, kwargs, span, st);
-    }
-    let vs: Vec<Val> = args.iter().map(|a| c.eval(a, st)).collect();
-    for k in kwargs {
-        c.eval(&k.value, st);
-    }
-    let int = |i: usize| match vs.get(i) {
-        Some(Val::Int(p)) => Some(p.clone()),
-        _ => None,
+    let builtin = func.strip_prefix("builtins.");
+    let sig = match builtin {
+        Some(b) => table().builtin(b),
+        None => table().function(func),
     };
-    match func {
-        "block_id" => match int(0).and_then(|p| p.as_const()) {
-            Some(k) if (0..3).contains(&k) => {
-                if (k as usize) < c.grid_rank {
-                    Val::Int(Poly::atom(Atom::BlockId(k as u8)))
-                } else {
-                    Val::Int(Poly::zero())
-                }
-            }
-            _ if args.is_empty() => Val::Tuple(
-                (0..3u8)
-                    .map(|k| {
-                        Val::Int(if (k as usize) < c.grid_rank {
-                            Poly::atom(Atom::BlockId(k))
-                        } else {
-                            Poly::zero()
-                        })
-                    })
-                    .collect(),
-            ),
-            _ => c.fresh_opaque(),
-        },
-        "num_blocks" => match int(0).and_then(|p| p.as_const()) {
-            Some(k) if (0..3).contains(&k) => Val::Int(c.ranges.grid[k as usize].clone()),
-            _ if args.is_empty() => {
-                Val::Tuple(c.ranges.grid.iter().cloned().map(Val::Int).collect())
-            }
-            _ => c.fresh_opaque(),
-        },
-        "num_tiles" => num_tiles(c, &vs),
-        "cdiv" => match (int(0), int(1)) {
-            (Some(a), Some(b)) => Val::Int(a.cdiv(&b)),
-            _ => c.fresh_opaque(),
-        },
-        "min" | "max" if vs.len() == 2 => match (int(0), int(1)) {
-            (Some(a), Some(b)) => Val::Int(if func == "min" {
-                a.pmin(&b)
-            } else {
-                a.pmax(&b)
-            }),
-            _ => c.fresh_opaque(),
-        },
-        "int" if vs.len() == 1 => match int(0) {
-            Some(p) => Val::Int(p),
-            None => c.fresh_opaque(),
-        },
-        "len" => match vs.first() {
-            Some(Val::Tuple(t)) => Val::Int(Poly::c(t.len() as i128)),
-            _ => c.fresh_opaque(),
-        },
-        _ => c.fresh_opaque(),
+    if builtin.is_none() {
+        unsafe_check(c, func, span);
     }
-}
-
-/// `num_tiles(x, axis, shape)`: `cdiv(x.shape[axis], shape[axis])`; for a `Mut` partition
-/// its tile count.
-fn num_tiles(c: &mut Checker<'_>, vs: &[Val]) -> Val {
-    let axis = match vs.get(1) {
-        Some(Val::Int(p)) => p.as_const(),
-        _ => None,
-    };
-    let Some(axis) = axis.filter(|a| (0..8).contains(a)).map(|a| a as usize) else {
-        return c.fresh_opaque();
-    };
-    match vs.first() {
-        Some(Val::Mut(r)) => Val::Int(tiles_of(c, *r, axis)),
-        Some(Val::Shared(i)) => {
-            let dim = c.shared.get(*i).and_then(|s| s.shape.get(axis)).cloned();
-            let tile = match vs.get(2) {
-                Some(Val::Tuple(t)) => match t.get(axis) {
-                    Some(Val::Int(p)) => Some(p.clone()),
-                    _ => None,
-                },
-                _ => None,
+    let a = Args::eval(c, sig, args, st);
+    match (builtin, func) {
+        (None, "load_tile_like") => crate::loads::load_tile_like(c, &a, span),
+        (None, "block_id") => grid_query(c, &a, |k| Poly::atom(Atom::BlockId(k)), Poly::zero()),
+        (None, "num_blocks") => grid_query(c, &a, |k| Poly::atom(Atom::Grid(k)), Poly::c(1)),
+        (None, "num_tiles") => num_tiles(c, &a),
+        (None, "cdiv") => match (a.int("a"), a.int("b")) {
+            (Some(x), Some(y)) => Val::Int(x.cdiv(&y)),
+            _ => c.fresh_opaque(),
+        },
+        (None, which @ ("minimum" | "maximum")) => match (a.int("a"), a.int("b")) {
+            (Some(x), Some(y)) if which == "minimum" => Val::Int(x.pmin(&y)),
+            (Some(x), Some(y)) => Val::Int(x.pmax(&y)),
+            _ => c.fresh_opaque(),
+        },
+        (None, "sum" | "max" | "min" | "prod")
+            if a.expr("axis").is_some() && a.int("x").is_some_and(|p| is_integer(&p)) =>
+        {
+            // `min(a, b)` under `from cutile.core import *` is the reduction `min(x, axis)`.
+            c.report(errors::scalar_reduction(func, span));
+            c.fresh_opaque()
+        }
+        (Some(which @ ("min" | "max")), _) => {
+            let values = match a.val("values") {
+                Some(Val::Tuple(vs)) => vs.clone(),
+                _ => Vec::new(),
             };
-            match (dim, tile) {
-                (Some(d), Some(t)) => Val::Int(d.cdiv(&t)),
+            let mut acc: Option<Poly> = None;
+            for v in &values {
+                let Val::Int(p) = v else {
+                    return c.fresh_opaque();
+                };
+                acc = Some(match acc {
+                    None => p.clone(),
+                    Some(x) if which == "min" => x.pmin(p),
+                    Some(x) => x.pmax(p),
+                });
+            }
+            match acc {
+                Some(p) if values.len() >= 2 => Val::Int(p),
                 _ => c.fresh_opaque(),
             }
         }
+        (Some("int"), _) => match a.int("x") {
+            Some(p) => Val::Int(p),
+            None => c.fresh_opaque(),
+        },
+        (Some("len"), _) => match a.val("x") {
+            Some(Val::Tuple(t)) => Val::Int(Poly::c(t.len() as i128)),
+            _ => c.fresh_opaque(),
+        },
+        _ => {
+            for (e, v) in a.all() {
+                c.no_mut(v, e);
+            }
+            c.fresh_opaque()
+        }
+    }
+}
+
+/// Certainly an integer (not a tile): built only from integer atoms. Opaque values stand for
+/// anything the checker does not follow, tiles included.
+fn is_integer(p: &Poly) -> bool {
+    !p.any_atom(&|a| matches!(a, Atom::Opaque(_)))
+}
+
+/// `block_id(axis)` / `num_blocks(axis)`: one axis, or all three without one. Axes past the
+/// grid's rank have block id 0 and extent 1.
+fn grid_query(c: &mut Checker<'_>, a: &Args<'_>, atom: impl Fn(u8) -> Poly, past: Poly) -> Val {
+    let at = |k: u8, c: &Checker<'_>| {
+        if usize::from(k) < c.grid_rank {
+            atom(k)
+        } else {
+            past.clone()
+        }
+    };
+    if a.expr("axis").is_none() {
+        return Val::Tuple((0..3u8).map(|k| Val::Int(at(k, c))).collect());
+    }
+    match a.int("axis").and_then(|p| p.as_const()) {
+        Some(k) if (0..3).contains(&k) => Val::Int(at(k as u8, c)),
         _ => c.fresh_opaque(),
     }
 }
 
-fn load_tile_like<'d>(
-    c: &mut Checker<'d>,
-    args: &'d [Expr],
-    kwargs: &'d [Kwarg],
-    span: Span,
-    st: &mut State,
-) -> Val {
-    let src = arg(args, kwargs, 0, "x");
-    let pos = arg(args, kwargs, 1, "like");
-    let sv = src.map(|e| c.eval(e, st)).unwrap_or(Val::Other);
-    let pv = pos.map(|e| c.eval(e, st)).unwrap_or(Val::Other);
-    for a in args.iter().skip(2) {
-        c.eval(a, st);
-    }
-    let (Some(src), Some(pos)) = (src, pos) else {
-        return Val::Other;
+/// `num_tiles(x, axis, shape)`: `cdiv(x.shape[axis], shape[axis])` over the full extent of
+/// `x` (a shared input or an output); without `shape`, an output's own partition's count.
+fn num_tiles(c: &mut Checker<'_>, a: &Args<'_>) -> Val {
+    let Some(axis) = a
+        .int("axis")
+        .and_then(|p| p.as_const())
+        .filter(|k| (0..8).contains(k))
+        .map(|k| k as usize)
+    else {
+        return c.fresh_opaque();
     };
-    let root = match pv {
-        Val::Mut(r) => r,
-        _ => {
-            let what = c.describe(pos);
-            c.report(errors::load_like_needs_mut(&what, pos.span()));
-            return Val::Other;
-        }
+    let tile = match a.val("shape") {
+        Some(Val::Tuple(t)) => match t.get(axis) {
+            Some(Val::Int(p)) => Some(p.clone()),
+            _ => return c.fresh_opaque(),
+        },
+        Some(Val::Int(p)) if axis == 0 => Some(p.clone()),
+        Some(_) => return c.fresh_opaque(),
+        None => None,
     };
-    match sv {
-        Val::Mut(r) if r == root && c.mapped => {
-            // `load_tile_like(z, z)` is `z.load()`: in a persistent kernel not the own tile.
-            let s = c.describe(src);
-            c.report(errors::load_not_own(&s, span));
-        }
-        Val::Mut(r) if r == root => {}
-        Val::Mut(_) | Val::Sub { .. } => {
-            let (s, p) = (c.describe(src), c.describe(pos));
-            c.report(errors::load_like_foreign_mut(&s, &p, span));
-        }
-        Val::Shared(i) => {
-            let tile = c
-                .roots
-                .get(root)
-                .map(|r| r.tile.clone())
-                .unwrap_or_default();
-            let name = c.shared.get(i).map(|s| s.name.clone()).unwrap_or_default();
-            let shape = c.shared.get(i).map(|s| s.shape.clone()).unwrap_or_default();
-            for (k, t) in tile.iter().enumerate() {
-                let Some(d) = shape.get(k) else { break };
-                let idx = if c.mapped {
-                    // The own tile of a mapped partition is its current minted index.
-                    Poly::atom(Atom::Tiles(c.root_name(root), k as u8)).sub(&Poly::c(1))
-                } else if k < c.grid_rank {
-                    Poly::atom(Atom::BlockId(k as u8))
-                } else {
-                    Poly::zero()
-                };
-                let count = d.cdiv(t);
-                let text = if k < c.grid_rank && !c.mapped {
-                    format!("block_id({k})")
-                } else {
-                    idx.to_string()
-                };
-                bounds_obligation(
-                    c,
-                    &Site {
-                        name: &name,
-                        op: "load_tile_like",
-                        span,
-                    },
-                    k,
-                    &idx,
-                    &text,
-                    &count,
-                );
+    let extent = match a.val("tensor") {
+        Some(Val::Mut(r)) => {
+            let r = *r;
+            if tile.is_none() {
+                return Val::Int(tiles_of(c, r, axis));
             }
+            c.roots.get(r).and_then(|x| x.dims.get(axis).cloned())
         }
-        _ => {}
-    }
-    Val::Other
-}
-
-/// The label of a refuted bounds goal: the extreme the index reaches.
-fn refuted_detail(c: &Checker<'_>, idx: &Poly, text: &str, count: &Poly, what: &str) -> String {
-    let min = c.ranges.extreme(idx, false);
-    let max = c.ranges.extreme(idx, true);
-    let below = min
-        .as_ref()
-        .is_some_and(|m| c.ranges.decide_le(&Poly::zero(), m) == Rung::Refuted);
-    if let Some(k) = idx.as_const() {
-        return format!("tile {k} does not exist: there are {count} {what}, numbered from 0");
-    }
-    match (below, min, max) {
-        (true, Some(m), _) => format!("`{text}` can be {m}, below 0"),
-        (false, _, Some(m)) => format!("`{text}` can be {m}, but there are {count} {what}"),
-        _ => format!("`{text}` is outside the {count} {what}"),
+        Some(Val::Shared(i)) => c.shared.get(*i).and_then(|s| s.shape.get(axis)).cloned(),
+        _ => None,
+    };
+    match (extent, tile) {
+        (Some(d), Some(t)) => Val::Int(d.cdiv(&t)),
+        _ => c.fresh_opaque(),
     }
 }
 
-/// One axis of a tile access on the bounds ladder.
-/// Where a tile access happens: the tensor's name, the operation and its span.
-struct Site<'a> {
-    name: &'a str,
-    op: &'a str,
-    span: Span,
-}
-
-fn bounds_obligation(
-    c: &mut Checker<'_>,
-    site: &Site<'_>,
-    axis: usize,
-    idx: &Poly,
-    text: &str,
-    count: &Poly,
-) {
-    let (name, op, span) = (site.name, site.op, site.span);
-    let rung = c.decide_index(idx, count);
-    let device = format!("0 <= {text} && {text} < {count}");
-    if rung == Rung::Refuted {
-        let detail = refuted_detail(c, idx, text, count, "tiles");
-        c.report(errors::index_out_of_bounds(name, span, axis, &detail));
-    }
-    c.oblige(
-        "bounds",
-        format!("the tile index of `{name}` on axis {axis} in `{op}` is in bounds"),
-        rung,
-        device,
-        span,
-    );
-}
-
+/// A method call on a DSL value (the op table's `methods`).
 pub fn method<'d>(
     c: &mut Checker<'d>,
     receiver: &'d Expr,
     method: &str,
     args: &'d [Expr],
-    kwargs: &'d [Kwarg],
     span: Span,
     st: &mut State,
 ) -> Val {
     let recv = c.eval(receiver, st);
+    let sig = table().method(method);
     unsafe_check(c, method, span);
+    let a = Args::eval(c, sig, args, st);
     let name = c.describe(receiver);
     match method {
         "store" | "store_unchecked" => {
-            let tile = arg(args, kwargs, 0, "tile").map(|e| c.eval(e, st));
-            if let Some(t) = &tile {
-                if let Some(e) = arg(args, kwargs, 0, "tile") {
-                    c.no_mut(t, e);
-                }
+            if let (Some(t), Some(e)) = (a.val("tile"), a.expr("tile")) {
+                c.no_mut(t, e);
             }
-            let idx_e = arg(args, kwargs, 1, "index");
-            let idx = idx_e.map(|e| (c.eval(e, st), e.span()));
+            let idx_e = a.expr("index");
+            let idx = idx_e
+                .zip(a.val("index"))
+                .map(|(e, v)| (v.clone(), e.span()));
             if method == "store_unchecked" {
                 if let Val::Shared(i) = recv {
                     let p = c.shared.get(i).map(|s| s.span).unwrap_or(span);
@@ -479,13 +397,12 @@ pub fn method<'d>(
                 }
                 return Val::Other;
             }
-            store(c, &recv, &name, idx, idx_e, span);
+            crate::stores::store(c, &recv, &name, idx, idx_e, span);
             Val::Other
         }
         "load" => {
-            let idx_e = arg(args, kwargs, 0, "index");
-            let idx = idx_e.map(|e| c.eval(e, st));
-            match (&recv, idx) {
+            let idx_e = a.expr("index");
+            match (&recv, a.val("index")) {
                 (Val::Mut(_), None) if c.mapped => {
                     // In a persistent kernel the tile at the block id belongs to whichever
                     // block the schedule minted it for.
@@ -493,9 +410,10 @@ pub fn method<'d>(
                 }
                 (Val::Mut(_), None) => {}
                 (Val::Mut(r), Some(v)) => {
-                    let own = match &v {
+                    let own = match v {
                         Val::Minted(m) => m == r,
-                        v => components(v).is_some_and(|cs| !c.mapped && own_index(c, *r, &cs)),
+                        v => components(v)
+                            .is_some_and(|cs| !c.mapped && crate::stores::own_index(c, *r, &cs)),
                     };
                     if !own {
                         c.report(errors::load_not_own(
@@ -505,79 +423,27 @@ pub fn method<'d>(
                     }
                 }
                 (Val::Sub { grid, .. }, Some(v)) => {
+                    let (grid, v) = (grid.clone(), v.clone());
                     let texts = component_texts(c, idx_e, grid.len());
-                    subtile_bounds(c, &name, grid.clone(), &v, &texts, span, "load");
+                    crate::stores::subtile_bounds(c, &name, grid, &v, &texts, span, "load");
                 }
+                (Val::Sub { .. }, None) => c.report(errors::subtile_out_of_bounds(
+                    &name,
+                    span,
+                    0,
+                    "a sub-partition load needs a sub-tile index",
+                )),
                 _ => {}
             }
             Val::Other
         }
         "load_tile" => {
-            let shape = arg(args, kwargs, 0, "shape").map(|e| c.eval(e, st));
-            let idx_e = arg(args, kwargs, 1, "index");
-            let idx = idx_e.map(|e| c.eval(e, st));
-            match &recv {
-                Val::Mut(_) | Val::Sub { .. } => c.report(errors::load_tile_on_mut(&name, span)),
-                Val::Shared(i) => {
-                    let dims = c
-                        .shared
-                        .get(*i)
-                        .map(|s| s.shape.clone())
-                        .unwrap_or_default();
-                    let shape = shape.as_ref().and_then(components);
-                    let comps = match &idx {
-                        Some(Val::Minted(r)) => Some(minted_components(c, *r)),
-                        Some(v) => components(v),
-                        None => None,
-                    };
-                    let pname = c.shared.get(*i).map(|s| s.name.clone()).unwrap_or_default();
-                    match (shape, comps) {
-                        (Some(shape), Some(comps)) => {
-                            let texts = match &idx {
-                                Some(Val::Minted(_)) => comps
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(k, _)| {
-                                        format!(
-                                            "{}[{k}]",
-                                            idx_e.map(|e| c.describe(e)).unwrap_or_default()
-                                        )
-                                    })
-                                    .collect(),
-                                _ => component_texts(c, idx_e, comps.len()),
-                            };
-                            for (k, ((d, t), ix)) in dims.iter().zip(&shape).zip(&comps).enumerate()
-                            {
-                                let text = texts.get(k).cloned().unwrap_or_default();
-                                let site = Site {
-                                    name: &pname,
-                                    op: "load_tile",
-                                    span,
-                                };
-                                bounds_obligation(c, &site, k, ix, &text, &d.cdiv(t));
-                            }
-                        }
-                        _ => {
-                            let desc =
-                                format!("the tile index of `{pname}` in `load_tile` is in bounds");
-                            let text = idx_e.map(|e| c.describe(e)).unwrap_or_default();
-                            c.oblige(
-                                "bounds",
-                                desc,
-                                Rung::Device,
-                                format!("{text} in bounds"),
-                                span,
-                            );
-                        }
-                    }
-                }
-                _ => {}
-            }
+            crate::loads::load_tile(c, &recv, &name, &a, span);
             Val::Other
         }
         "partition_mut" => {
-            let shape = arg(args, kwargs, 0, "shape").map(|e| c.eval(e, st));
-            partition_mut(c, &recv, &name, shape.as_ref().and_then(components), span)
+            let shape = a.val("shape").and_then(components);
+            crate::stores::partition_mut(c, &recv, &name, shape, span)
         }
         "iter_indices" => match recv {
             Val::Mut(_) => Val::Other,
@@ -587,394 +453,11 @@ pub fn method<'d>(
             }
         },
         _ => {
-            for a in args {
-                let v = c.eval(a, st);
-                c.no_mut(&v, a);
+            for (e, v) in a.all() {
+                c.no_mut(v, e);
             }
-            for k in kwargs {
-                c.eval(&k.value, st);
-            }
-            if recv.is_mut()
-                && matches!(
-                    method,
-                    "astype" | "reshape" | "permute" | "transpose" | "sum" | "max" | "min"
-                )
-            {
-                c.no_mut(&recv, receiver);
-            }
+            c.no_mut(&recv, receiver);
             c.fresh_opaque()
         }
-    }
-}
-
-/// Which tile of its partition a store writes, as a function of the block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreMap {
-    /// The block's own tile (`store(tile)`, sub-partitions, `index=block_id(...)`).
-    Own,
-    /// An index minted by `iter_indices()`.
-    Minted,
-    /// A computed index.
-    Computed(Vec<Poly>),
-}
-
-/// Is `comps` exactly `block_id(k)` on each axis of root `r`?
-fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
-    let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
-    comps.len() == rank
-        && comps.iter().enumerate().all(|(k, p)| {
-            if k < c.grid_rank {
-                p.as_atom() == Some(&Atom::BlockId(k as u8))
-            } else {
-                p.as_const() == Some(0)
-            }
-        })
-}
-
-fn store(
-    c: &mut Checker<'_>,
-    recv: &Val,
-    name: &str,
-    idx: Option<(Val, Span)>,
-    idx_e: Option<&Expr>,
-    span: Span,
-) {
-    // One store map per tensor: the own tile under one map is another block's tile under
-    // another (an own-tile store next to a transposed one races).
-    let map = match (recv, &idx) {
-        (Val::Mut(r), None) | (Val::Sub { root: r, .. }, _) => Some((*r, StoreMap::Own)),
-        (Val::Mut(r), Some((Val::Minted(m), _))) if m == r => Some((*r, StoreMap::Minted)),
-        (Val::Mut(r), Some((iv, _))) => components(iv).map(|cs| {
-            if !c.mapped && own_index(c, *r, &cs) {
-                (*r, StoreMap::Own)
-            } else {
-                (*r, StoreMap::Computed(cs))
-            }
-        }),
-        _ => None,
-    };
-    if let Some((r, m)) = map {
-        c.record_store_map(r, m, span);
-    }
-    match recv {
-        Val::Mut(r) => {
-            let Some((iv, ispan)) = idx else {
-                c.oblige(
-                    "store-own-tile",
-                    format!("`{name}.store` writes the block's own tile"),
-                    Rung::Static,
-                    String::new(),
-                    span,
-                );
-                return;
-            };
-            store_index(c, *r, name, &iv, ispan, span);
-        }
-        Val::Sub { grid, .. } => match idx {
-            Some((iv, _)) => {
-                let texts = component_texts(c, idx_e, grid.len());
-                subtile_bounds(c, name, grid.clone(), &iv, &texts, span, "store")
-            }
-            None => c.report(errors::subtile_out_of_bounds(
-                name,
-                span,
-                0,
-                "a sub-partition store needs a sub-tile index",
-            )),
-        },
-        Val::Shared(i) => {
-            let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
-            c.report(errors::store_to_shared(name, span, p));
-        }
-        _ => c.report(errors::store_not_mut(name, span)),
-    }
-}
-
-fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span, span: Span) {
-    let root = c.root_name(r);
-    if let Val::Minted(m) = iv {
-        if *m == r {
-            c.oblige(
-                "store-mapped-index",
-                format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
-                Rung::Static,
-                String::new(),
-                span,
-            );
-        } else {
-            let other = c.root_name(*m);
-            c.report(errors::minted_by_other(&root, &other, ispan));
-            c.oblige(
-                "store-mapped-index",
-                format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-        return;
-    }
-    let desc = format!("`{name}.store` index is injective in the block id and in bounds");
-    let Some(comps) = components(iv) else {
-        c.report(errors::store_unprovable(
-            &root,
-            ispan,
-            "the index is not a tuple of integers the checker can follow",
-        ));
-        c.oblige(
-            "store-index-injective",
-            desc,
-            Rung::Refuted,
-            String::new(),
-            span,
-        );
-        return;
-    };
-    let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
-    if comps.len() != rank {
-        c.report(errors::store_rank_mismatch(&root, ispan, comps.len(), rank));
-        c.oblige(
-            "store-index-injective",
-            desc,
-            Rung::Refuted,
-            String::new(),
-            span,
-        );
-        return;
-    }
-    let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
-    let proof = c.prove_store_map(&comps, &tiles);
-    let device = comps
-        .iter()
-        .enumerate()
-        .map(|(k, p)| format!("0 <= {p} && {p} < {}", tiles_of(c, r, k)))
-        .collect::<Vec<_>>()
-        .join(" && ");
-    match proof {
-        StoreMapProof::Proved(rung) => c.oblige("store-index-injective", desc, rung, device, span),
-        StoreMapProof::Collision {
-            a,
-            b,
-            tile,
-            min_grid,
-        } => {
-            let t = |v: &[i128]| {
-                let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-                if s.len() == 1 {
-                    format!("({},)", s[0])
-                } else {
-                    format!("({})", s.join(", "))
-                }
-            };
-            c.report(errors::store_collision(
-                &root,
-                ispan,
-                &t(&a),
-                &t(&b),
-                &tile,
-                &t(&min_grid),
-            ));
-            c.oblige(
-                "store-index-injective",
-                desc,
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-        StoreMapProof::CollisionAt { launch, a, b, tile } => {
-            use crate::search::tuple;
-            c.report(errors::store_collision_at(
-                &root,
-                ispan,
-                &launch.text(),
-                &tuple(&a),
-                &tuple(&b),
-                &tuple(&tile),
-            ));
-            c.oblige(
-                "store-index-injective",
-                desc,
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-        StoreMapProof::OutOfBoundsAt {
-            launch,
-            block,
-            tile,
-            axis,
-            count,
-        } => {
-            use crate::search::tuple;
-            c.report(errors::store_out_of_grid_at(
-                &root,
-                ispan,
-                &launch.text(),
-                &tuple(&block),
-                &tuple(&tile),
-                axis,
-                count,
-            ));
-            c.oblige(
-                "store-index-injective",
-                desc,
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-        StoreMapProof::OutOfBounds { axis, block, tile } => {
-            c.report(errors::store_out_of_grid(&root, ispan, axis, &block, &tile));
-            c.oblige(
-                "store-index-injective",
-                desc,
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-        StoreMapProof::Unprovable(reason) => {
-            c.report(errors::store_unprovable(&root, ispan, &reason));
-            c.oblige(
-                "store-index-injective",
-                desc,
-                Rung::Refuted,
-                String::new(),
-                span,
-            );
-        }
-    }
-}
-
-fn subtile_bounds(
-    c: &mut Checker<'_>,
-    name: &str,
-    grid: Vec<Poly>,
-    iv: &Val,
-    texts: &[String],
-    span: Span,
-    op: &str,
-) {
-    let desc = format!("`{name}.{op}` sub-tile index is inside the own tile");
-    let Some(comps) = components(iv) else {
-        c.oblige(
-            "subtile-bounds",
-            desc,
-            Rung::Device,
-            "sub-tile index in bounds".into(),
-            span,
-        );
-        return;
-    };
-    if comps.len() != grid.len() {
-        let d = format!(
-            "{} components for a rank-{} sub-partition",
-            comps.len(),
-            grid.len()
-        );
-        c.report(errors::subtile_out_of_bounds(name, span, 0, &d));
-        c.oblige("subtile-bounds", desc, Rung::Refuted, String::new(), span);
-        return;
-    }
-    let mut rung = Rung::Static;
-    let mut device = Vec::new();
-    for (k, (ix, g)) in comps.iter().zip(&grid).enumerate() {
-        let r = c.decide_index(ix, g);
-        let t = texts.get(k).cloned().unwrap_or_else(|| ix.to_string());
-        device.push(format!("0 <= {t} && {t} < {g}"));
-        if r == Rung::Refuted {
-            let d = refuted_detail(c, ix, &t, g, "sub-tiles");
-            c.report(errors::subtile_out_of_bounds(name, span, k, &d));
-        }
-        rung = worse(rung, r);
-    }
-    c.oblige("subtile-bounds", desc, rung, device.join(" && "), span);
-}
-
-fn partition_mut(
-    c: &mut Checker<'_>,
-    recv: &Val,
-    name: &str,
-    shape: Option<Vec<Poly>>,
-    span: Span,
-) -> Val {
-    let (root, parent) = match recv {
-        Val::Mut(r) => (
-            *r,
-            c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default(),
-        ),
-        Val::Sub { root, shape, .. } => (*root, shape.clone()),
-        Val::Shared(i) => {
-            let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
-            c.report(errors::store_to_shared(name, span, p));
-            return Val::Other;
-        }
-        _ => {
-            c.report(errors::store_not_mut(name, span));
-            return Val::Other;
-        }
-    };
-    let Some(shape) = shape else {
-        c.oblige(
-            "subpartition-shape",
-            format!("`{name}.partition_mut` shape divides the tile"),
-            Rung::Refuted,
-            String::new(),
-            span,
-        );
-        c.report(errors::subpartition_rank(span, 0, parent.len()));
-        return Val::Other;
-    };
-    if shape.len() != parent.len() {
-        c.report(errors::subpartition_rank(span, shape.len(), parent.len()));
-        return Val::Other;
-    }
-    let mut rung = Rung::Static;
-    let mut grid = Vec::new();
-    for (k, (p, s)) in parent.iter().zip(&shape).enumerate() {
-        let r = match (p.as_const(), s.as_const()) {
-            (Some(a), Some(b)) if b >= 1 && a % b == 0 => Rung::Static,
-            (Some(_), Some(_)) => {
-                c.report(errors::subpartition_shape(
-                    span,
-                    k,
-                    &p.to_string(),
-                    &s.to_string(),
-                ));
-                Rung::Refuted
-            }
-            _ => {
-                let m = p.modulo(s);
-                if m.as_const() == Some(0) {
-                    Rung::Static
-                } else if p.launch_known() && s.launch_known() {
-                    // Printed as written (`modulo` may have normalized `p % s` away).
-                    let text = Poly::atom(Atom::Mod(Box::new(p.clone()), Box::new(s.clone())));
-                    Rung::Launch(format!("{text} == 0"))
-                } else {
-                    Rung::Device
-                }
-            }
-        };
-        rung = worse(rung, r);
-        grid.push(p.floordiv(s));
-    }
-    c.oblige(
-        "subpartition-shape",
-        format!(
-            "`{name}.partition_mut` shape {} divides the tile",
-            tuple_text(&shape)
-        ),
-        rung,
-        String::new(),
-        span,
-    );
-    Val::Sub {
-        root,
-        shape,
-        grid,
-        created: span,
     }
 }

@@ -344,6 +344,43 @@ pub fn mixed_store_maps(name: &str, at: Span, first: Span) -> Diagnostic {
     .with_help("store every tile of a tensor through the same index: the own tile, one computed index, or the minted index")
 }
 
+/// An own-tile access on an output of a persistent kernel, whose blocks own minted tiles.
+pub fn no_own_tile(name: &str, op: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT2011",
+        format!("`{op}` needs the block's own tile of `{name}`, and a persistent kernel has none"),
+        Label::new(at, "no own tile in a persistent kernel"),
+    )
+    .with_help(format!(
+        "walk the tiles with `for idx in {name}.iter_indices():` and use `idx` \
+         (`{name}.store(t, index=idx)`, `x.load_tile(shape, idx)`)"
+    ))
+}
+
+/// A reduction of an integer scalar along an axis: almost always the builtin `min`/`max`
+/// shadowed by `from cutile.core import *`.
+pub fn scalar_reduction(op: &str, at: Span) -> Diagnostic {
+    let elementwise = match op {
+        "min" => "minimum",
+        "max" => "maximum",
+        _ => "",
+    };
+    let d = Diagnostic::error(
+        "CT3051",
+        format!("`{op}(x, axis)` reduces a tile along an axis, but `x` is a scalar"),
+        Label::new(at, "reduction of a scalar"),
+    );
+    if elementwise.is_empty() {
+        d
+    } else {
+        d.with_help(format!(
+            "for the {} of two values use `{elementwise}(a, b)` (`cutile.core.{op}` shadows \
+             the builtin under `from cutile.core import *`)",
+            if op == "min" { "smaller" } else { "larger" }
+        ))
+    }
+}
+
 pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT2009",

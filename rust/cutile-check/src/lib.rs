@@ -34,11 +34,13 @@ mod check;
 pub mod digits;
 mod effects;
 pub mod errors;
+mod loads;
 pub mod predicate;
 pub mod prover;
 pub mod schedule;
 pub mod search;
 mod state;
+mod stores;
 pub mod swizzle;
 pub mod sym;
 

@@ -114,6 +114,15 @@ pub const CODES: &[CodeInfo] = &[
         "CT2010",
         "one mutable tensor stored through two different index maps",
     ),
+    k(
+        "CT2011",
+        "own-tile access on an output of a persistent kernel",
+    ),
+    // CT3xxx (types and shapes) the checker sees before the lowering does.
+    k(
+        "CT3051",
+        "a reduction of a scalar along an axis (a shadowed builtin `min`/`max`)",
+    ),
     // CT4xxx: unsafe operations outside `unsafe`.
     k("CT4001", "pointer operation outside `unsafe`"),
     k("CT4002", "atomic operation outside `unsafe`"),

@@ -132,6 +132,7 @@ pub enum Stmt {
         targets: Vec<Target>,
         value: Expr,
         span: Span,
+        nid: u32,
     },
     #[serde(rename = "augassign")]
     AugAssign {
@@ -139,10 +140,12 @@ pub enum Stmt {
         op: BinOp,
         value: Expr,
         span: Span,
+        nid: u32,
     },
     Expr {
         value: Expr,
         span: Span,
+        nid: u32,
     },
     If {
         test: Expr,
@@ -150,41 +153,50 @@ pub enum Stmt {
         #[serde(default)]
         orelse: Vec<Stmt>,
         span: Span,
+        nid: u32,
     },
     For {
         target: Target,
         iter: Expr,
         body: Vec<Stmt>,
         span: Span,
+        nid: u32,
     },
     While {
         test: Expr,
         body: Vec<Stmt>,
         span: Span,
+        nid: u32,
     },
     Break {
         span: Span,
+        nid: u32,
     },
     Continue {
         span: Span,
+        nid: u32,
     },
     Pass {
         span: Span,
+        nid: u32,
     },
     Return {
         #[serde(default)]
         value: Option<Expr>,
         span: Span,
+        nid: u32,
     },
     Unsafe {
         body: Vec<Stmt>,
         span: Span,
+        nid: u32,
     },
     Assert {
         test: Expr,
         #[serde(default)]
         msg: Option<String>,
         span: Span,
+        nid: u32,
     },
 }
 
@@ -197,12 +209,30 @@ impl Stmt {
             | Stmt::If { span, .. }
             | Stmt::For { span, .. }
             | Stmt::While { span, .. }
-            | Stmt::Break { span }
-            | Stmt::Continue { span }
-            | Stmt::Pass { span }
+            | Stmt::Break { span, .. }
+            | Stmt::Continue { span, .. }
+            | Stmt::Pass { span, .. }
             | Stmt::Return { span, .. }
             | Stmt::Unsafe { span, .. }
             | Stmt::Assert { span, .. } => *span,
+        }
+    }
+
+    /// The node id: unique among the document's statements and expressions.
+    pub fn nid(&self) -> u32 {
+        match self {
+            Stmt::Assign { nid, .. }
+            | Stmt::AugAssign { nid, .. }
+            | Stmt::Expr { nid, .. }
+            | Stmt::If { nid, .. }
+            | Stmt::For { nid, .. }
+            | Stmt::While { nid, .. }
+            | Stmt::Break { nid, .. }
+            | Stmt::Continue { nid, .. }
+            | Stmt::Pass { nid, .. }
+            | Stmt::Return { nid, .. }
+            | Stmt::Unsafe { nid, .. }
+            | Stmt::Assert { nid, .. } => *nid,
         }
     }
 }
@@ -252,19 +282,16 @@ pub enum BoolOp {
     Or,
 }
 
-/// A Python literal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A Python literal. Strings and `None` appear only as option values (`padding="zero"`,
+/// an absent optional argument); floats may be non-finite.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ConstValue {
     Bool(bool),
     Int(i64),
     Float(f64),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Kwarg {
-    pub name: String,
-    pub value: Expr,
+    Str(String),
+    None,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -273,83 +300,91 @@ pub enum Expr {
     Name {
         id: String,
         span: Span,
+        nid: u32,
     },
     Const {
         value: ConstValue,
         #[serde(rename = "type", default)]
         ty: Option<String>,
         span: Span,
+        nid: u32,
     },
     Dtype {
         name: String,
         span: Span,
+        nid: u32,
     },
     Tuple {
         elts: Vec<Expr>,
         span: Span,
+        nid: u32,
     },
     Binop {
         op: BinOp,
         left: Box<Expr>,
         right: Box<Expr>,
         span: Span,
+        nid: u32,
     },
     Unary {
         op: UnaryOp,
         operand: Box<Expr>,
         span: Span,
+        nid: u32,
     },
     Compare {
         op: CmpOp,
         left: Box<Expr>,
         right: Box<Expr>,
         span: Span,
+        nid: u32,
     },
     Boolop {
         op: BoolOp,
         values: Vec<Expr>,
         span: Span,
+        nid: u32,
     },
     Ifexp {
         test: Box<Expr>,
         body: Box<Expr>,
         orelse: Box<Expr>,
         span: Span,
+        nid: u32,
     },
     Call {
         func: String,
         #[serde(default)]
         args: Vec<Expr>,
-        #[serde(default)]
-        kwargs: Vec<Kwarg>,
         span: Span,
+        nid: u32,
     },
     CallDevice {
         func: String,
         #[serde(default)]
         args: Vec<Expr>,
-        #[serde(default)]
-        kwargs: Vec<Kwarg>,
         span: Span,
+        nid: u32,
     },
     Method {
         receiver: Box<Expr>,
         method: String,
         #[serde(default)]
         args: Vec<Expr>,
-        #[serde(default)]
-        kwargs: Vec<Kwarg>,
         span: Span,
+        nid: u32,
     },
     Attribute {
         value: Box<Expr>,
         attr: String,
         span: Span,
+        nid: u32,
     },
     Subscript {
         value: Box<Expr>,
         index: Box<Expr>,
         span: Span,
+        nid: u32,
     },
 }
 
@@ -373,6 +408,37 @@ impl Expr {
         }
     }
 
+    /// The node id: unique among the document's statements and expressions.
+    pub fn nid(&self) -> u32 {
+        match self {
+            Expr::Name { nid, .. }
+            | Expr::Const { nid, .. }
+            | Expr::Dtype { nid, .. }
+            | Expr::Tuple { nid, .. }
+            | Expr::Binop { nid, .. }
+            | Expr::Unary { nid, .. }
+            | Expr::Compare { nid, .. }
+            | Expr::Boolop { nid, .. }
+            | Expr::Ifexp { nid, .. }
+            | Expr::Call { nid, .. }
+            | Expr::CallDevice { nid, .. }
+            | Expr::Method { nid, .. }
+            | Expr::Attribute { nid, .. }
+            | Expr::Subscript { nid, .. } => *nid,
+        }
+    }
+
+    /// Is this the literal `None` (an absent optional argument)?
+    pub fn is_none_literal(&self) -> bool {
+        matches!(
+            self,
+            Expr::Const {
+                value: ConstValue::None,
+                ..
+            }
+        )
+    }
+
     /// Visit this expression and every sub-expression, parents first.
     pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         f(self);
@@ -392,19 +458,12 @@ impl Expr {
                 body.walk(f);
                 orelse.walk(f);
             }
-            Expr::Call { args, kwargs, .. } | Expr::CallDevice { args, kwargs, .. } => {
+            Expr::Call { args, .. } | Expr::CallDevice { args, .. } => {
                 args.iter().for_each(|e| e.walk(f));
-                kwargs.iter().for_each(|k| k.value.walk(f));
             }
-            Expr::Method {
-                receiver,
-                args,
-                kwargs,
-                ..
-            } => {
+            Expr::Method { receiver, args, .. } => {
                 receiver.walk(f);
                 args.iter().for_each(|e| e.walk(f));
-                kwargs.iter().for_each(|k| k.value.walk(f));
             }
             Expr::Attribute { value, .. } => value.walk(f),
             Expr::Subscript { value, index, .. } => {

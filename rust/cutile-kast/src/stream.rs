@@ -15,6 +15,7 @@ enum Key {
     Kind,
     Span,
     Id,
+    Nid,
     Name,
     Value,
     Type,
@@ -29,7 +30,6 @@ enum Key {
     Orelse,
     Func,
     Args,
-    Kwargs,
     Receiver,
     Method,
     Attr,
@@ -70,6 +70,9 @@ impl<'de> Visitor<'de> for ValueFieldVisitor {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<ValueField, E> {
         Ok(ValueField::Lit(ConstValue::Float(v)))
     }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ValueField, E> {
+        Ok(ValueField::Lit(ConstValue::Str(v.to_string())))
+    }
     fn visit_unit<E: de::Error>(self) -> Result<ValueField, E> {
         Ok(ValueField::Null)
     }
@@ -94,6 +97,32 @@ fn need<T, E: de::Error>(v: Option<T>, field: &'static str) -> Result<T, E> {
 fn op<T: for<'a> Deserialize<'a>, E: de::Error>(s: Option<String>) -> Result<T, E> {
     let s = need::<String, E>(s, "op")?;
     T::deserialize(de::value::StrDeserializer::<E>::new(&s))
+}
+
+/// A `const` node's value, read by its `type` (JSON has no infinities: a non-finite float
+/// is written as the string `"inf"`, `"-inf"` or `"nan"`).
+fn const_value<E: de::Error>(value: Option<ValueField>, ty: Option<&str>) -> Result<ConstValue, E> {
+    let bad = |what: &str| E::custom(format!("const: {what}"));
+    match (ty, value) {
+        (Some("none"), Some(ValueField::Null) | None) => Ok(ConstValue::None),
+        (Some("str"), Some(ValueField::Lit(ConstValue::Str(s)))) => Ok(ConstValue::Str(s)),
+        (Some("float"), Some(ValueField::Lit(ConstValue::Str(s)))) => match s.as_str() {
+            "inf" => Ok(ConstValue::Float(f64::INFINITY)),
+            "-inf" => Ok(ConstValue::Float(f64::NEG_INFINITY)),
+            "nan" => Ok(ConstValue::Float(f64::NAN)),
+            _ => Err(bad("a float is a number, \"inf\", \"-inf\" or \"nan\"")),
+        },
+        (Some("float"), Some(ValueField::Lit(ConstValue::Int(v)))) => {
+            Ok(ConstValue::Float(v as f64))
+        }
+        (Some("float") | None, Some(ValueField::Lit(v @ ConstValue::Float(_)))) => Ok(v),
+        (Some("int") | None, Some(ValueField::Lit(v @ ConstValue::Int(_)))) => Ok(v),
+        (Some("bool") | None, Some(ValueField::Lit(v @ ConstValue::Bool(_)))) => Ok(v),
+        (Some(t), _) => Err(bad(&format!("`value` does not fit `type` {t:?}"))),
+        (None, _) => Err(bad(
+            "`value` must be an int, float or bool (or give `type`)",
+        )),
+    }
 }
 
 fn expr_of<E: de::Error>(v: Option<ValueField>) -> Result<Expr, E> {
@@ -121,13 +150,14 @@ impl<'de> Visitor<'de> for ExprVisitor {
         let mut ty: Option<String> = None;
         let (mut elts, mut op_s, mut left, mut right, mut operand, mut values) =
             (None, None, None, None, None, None);
-        let (mut test, mut body, mut orelse, mut func, mut args, mut kwargs) =
-            (None, None, None, None, None, None);
+        let (mut test, mut body, mut orelse, mut func, mut args) = (None, None, None, None, None);
+        let mut nid: Option<u32> = None;
         let (mut receiver, mut method, mut attr, mut index) = (None, None, None, None);
         while let Some(k) = m.next_key::<Key>()? {
             match k {
                 Key::Kind => kind = Some(m.next_value()?),
                 Key::Span => span = Some(m.next_value()?),
+                Key::Nid => nid = Some(m.next_value()?),
                 Key::Id => id = Some(m.next_value()?),
                 Key::Name => name = Some(m.next_value()?),
                 Key::Value => value = Some(m.next_value()?),
@@ -143,7 +173,6 @@ impl<'de> Visitor<'de> for ExprVisitor {
                 Key::Orelse => orelse = Some(Box::new(m.next_value::<Expr>()?)),
                 Key::Func => func = Some(m.next_value::<String>()?),
                 Key::Args => args = m.next_value::<Option<Vec<Expr>>>()?,
-                Key::Kwargs => kwargs = m.next_value::<Option<Vec<Kwarg>>>()?,
                 Key::Receiver => receiver = Some(Box::new(m.next_value::<Expr>()?)),
                 Key::Method => method = Some(m.next_value::<String>()?),
                 Key::Attr => attr = Some(m.next_value::<String>()?),
@@ -155,87 +184,92 @@ impl<'de> Visitor<'de> for ExprVisitor {
         }
         let kind = need::<String, A::Error>(kind, "kind")?;
         let span = need::<Span, A::Error>(span, "span")?;
+        let nid = need::<u32, A::Error>(nid, "nid")?;
         Ok(match kind.as_str() {
             "name" => Expr::Name {
                 id: need(id, "id")?,
                 span,
+                nid,
             },
             "const" => Expr::Const {
-                value: match value {
-                    Some(ValueField::Lit(v)) => v,
-                    _ => {
-                        return Err(de::Error::custom(
-                            "const: `value` must be an int, float or bool",
-                        ))
-                    }
-                },
+                value: const_value(value, ty.as_deref())?,
                 ty,
                 span,
+                nid,
             },
             "dtype" => Expr::Dtype {
                 name: need(name, "name")?,
                 span,
+                nid,
             },
             "tuple" => Expr::Tuple {
                 elts: elts.unwrap_or_default(),
                 span,
+                nid,
             },
             "binop" => Expr::Binop {
                 op: op(op_s)?,
                 left: need(left, "left")?,
                 right: need(right, "right")?,
                 span,
+                nid,
             },
             "unary" => Expr::Unary {
                 op: op(op_s)?,
                 operand: need(operand, "operand")?,
                 span,
+                nid,
             },
             "compare" => Expr::Compare {
                 op: op(op_s)?,
                 left: need(left, "left")?,
                 right: need(right, "right")?,
                 span,
+                nid,
             },
             "boolop" => Expr::Boolop {
                 op: op(op_s)?,
                 values: values.unwrap_or_default(),
                 span,
+                nid,
             },
             "ifexp" => Expr::Ifexp {
                 test: need(test, "test")?,
                 body: need(body, "body")?,
                 orelse: need(orelse, "orelse")?,
                 span,
+                nid,
             },
             "call" => Expr::Call {
                 func: need(func, "func")?,
                 args: args.unwrap_or_default(),
-                kwargs: kwargs.unwrap_or_default(),
                 span,
+                nid,
             },
             "call_device" => Expr::CallDevice {
                 func: need(func, "func")?,
                 args: args.unwrap_or_default(),
-                kwargs: kwargs.unwrap_or_default(),
                 span,
+                nid,
             },
             "method" => Expr::Method {
                 receiver: need(receiver, "receiver")?,
                 method: need(method, "method")?,
                 args: args.unwrap_or_default(),
-                kwargs: kwargs.unwrap_or_default(),
                 span,
+                nid,
             },
             "attribute" => Expr::Attribute {
                 value: Box::new(expr_of(value)?),
                 attr: need(attr, "attr")?,
                 span,
+                nid,
             },
             "subscript" => Expr::Subscript {
                 value: Box::new(expr_of(value)?),
                 index: need(index, "index")?,
                 span,
+                nid,
             },
             k => return Err(de::Error::custom(format!("unknown expression kind `{k}`"))),
         })
@@ -259,6 +293,7 @@ impl<'de> Visitor<'de> for StmtVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Stmt, A::Error> {
         let mut kind: Option<String> = None;
         let mut span: Option<Span> = None;
+        let mut nid: Option<u32> = None;
         let mut targets: Option<Vec<Target>> = None;
         let mut target: Option<Target> = None;
         let mut value: Option<Option<Expr>> = None;
@@ -268,6 +303,7 @@ impl<'de> Visitor<'de> for StmtVisitor {
             match k {
                 Key::Kind => kind = Some(m.next_value::<String>()?),
                 Key::Span => span = Some(m.next_value()?),
+                Key::Nid => nid = Some(m.next_value()?),
                 Key::Targets => targets = Some(m.next_value()?),
                 Key::Target => target = Some(m.next_value()?),
                 Key::Value => value = Some(m.next_value::<Option<Expr>>()?),
@@ -284,6 +320,7 @@ impl<'de> Visitor<'de> for StmtVisitor {
         }
         let kind = need::<String, A::Error>(kind, "kind")?;
         let span = need::<Span, A::Error>(span, "span")?;
+        let nid = need::<u32, A::Error>(nid, "nid")?;
         let value_expr = |v: Option<Option<Expr>>| -> Result<Expr, A::Error> {
             match v {
                 Some(Some(e)) => Ok(e),
@@ -295,49 +332,58 @@ impl<'de> Visitor<'de> for StmtVisitor {
                 targets: need(targets, "targets")?,
                 value: value_expr(value)?,
                 span,
+                nid,
             },
             "augassign" => Stmt::AugAssign {
                 target: need(target, "target")?,
                 op: op(op_s)?,
                 value: value_expr(value)?,
                 span,
+                nid,
             },
             "expr" => Stmt::Expr {
                 value: value_expr(value)?,
                 span,
+                nid,
             },
             "if" => Stmt::If {
                 test: need(test, "test")?,
                 body: need(body, "body")?,
                 orelse: orelse.unwrap_or_default(),
                 span,
+                nid,
             },
             "for" => Stmt::For {
                 target: need(target, "target")?,
                 iter: need(iter, "iter")?,
                 body: need(body, "body")?,
                 span,
+                nid,
             },
             "while" => Stmt::While {
                 test: need(test, "test")?,
                 body: need(body, "body")?,
                 span,
+                nid,
             },
-            "break" => Stmt::Break { span },
-            "continue" => Stmt::Continue { span },
-            "pass" => Stmt::Pass { span },
+            "break" => Stmt::Break { span, nid },
+            "continue" => Stmt::Continue { span, nid },
+            "pass" => Stmt::Pass { span, nid },
             "return" => Stmt::Return {
                 value: value.flatten(),
                 span,
+                nid,
             },
             "unsafe" => Stmt::Unsafe {
                 body: need(body, "body")?,
                 span,
+                nid,
             },
             "assert" => Stmt::Assert {
                 test: need(test, "test")?,
                 msg,
                 span,
+                nid,
             },
             k => return Err(de::Error::custom(format!("unknown statement kind `{k}`"))),
         })

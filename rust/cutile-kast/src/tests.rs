@@ -9,15 +9,15 @@ fn span(lo: u32, hi: u32) -> String {
 
 pub(crate) fn minimal() -> String {
     format!(
-        r#"{{"schema":"cutile.kast","version":1,
+        r#"{{"schema":"cutile.kast","version":2,
         "files":[{{"path":"add.py","source":{src}}}],
         "entry":"add",
         "functions":[{{"name":"add","kind":"entry","unsafe":false,"options":{{"deny_in_kernel_checks":false}},
           "span":{s},"name_span":{s},
           "params":[{{"name":"z","span":{s},"kind":"mut_tensor","dtype":"f32","shape":["B", 4, -1]}}],
-          "body":[{{"kind":"expr","span":{s},"value":{{"kind":"method","span":{s},"method":"store",
-             "receiver":{{"kind":"name","id":"z","span":{s}}},
-             "args":[{{"kind":"const","value":1.5,"type":"float","span":{s}}}],"kwargs":[]}}}}]}}]}}"#,
+          "body":[{{"kind":"expr","nid":1,"span":{s},"value":{{"kind":"method","nid":2,"span":{s},"method":"store",
+             "receiver":{{"kind":"name","nid":3,"id":"z","span":{s}}},
+             "args":[{{"kind":"const","nid":4,"value":1.5,"type":"float","span":{s}}}]}}}}]}}]}}"#,
         src = serde_json::to_string(SRC).unwrap(),
         s = span(4, 7)
     )
@@ -52,11 +52,11 @@ fn rejects_wrong_schema_and_version() {
         .unwrap_err()
         .message
         .contains("schema is `other.ast`"));
-    let bad_version = minimal().replace(r#""version":1"#, r#""version":2"#);
+    let bad_version = minimal().replace(r#""version":2"#, r#""version":1"#);
     assert!(parse(&bad_version)
         .unwrap_err()
         .message
-        .contains("version 2"));
+        .contains("version 1"));
     assert!(parse("[]").is_err());
     assert!(parse("{}")
         .unwrap_err()
@@ -91,17 +91,58 @@ fn rejects_unknown_node_kind() {
 
 #[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
-    let mut e = String::from(r#"{"kind":"name","id":"a","span":SPAN}"#);
-    for _ in 0..5000 {
-        e = format!(r#"{{"kind":"unary","op":"neg","operand":{e},"span":SPAN}}"#);
+    let mut e = String::from(r#"{"kind":"name","nid":5,"id":"a","span":SPAN}"#);
+    for i in 0..5000 {
+        e = format!(
+            r#"{{"kind":"unary","nid":{},"op":"neg","operand":{e},"span":SPAN}}"#,
+            i + 6
+        );
     }
     let doc = minimal().replace(
-        r#"{"kind":"const","value":1.5,"type":"float","span":SPAN}"#
+        r#"{"kind":"const","nid":4,"value":1.5,"type":"float","span":SPAN}"#
             .replace("SPAN", &span(4, 7))
             .as_str(),
         &e.replace("SPAN", &span(4, 7)),
     );
     assert!(parse(&doc).is_err());
+}
+
+#[test]
+fn node_ids_must_be_unique() {
+    let doc = minimal().replace(r#""nid":3"#, r#""nid":2"#);
+    assert!(parse(&doc).unwrap_err().message.contains("node id 2"));
+}
+
+#[test]
+fn strings_none_and_non_finite_floats_are_literals() {
+    let lit = r#"{"kind":"const","nid":4,"value":1.5,"type":"float","span":SPAN}"#
+        .replace("SPAN", &span(4, 7));
+    for (value, ty, want) in [
+        (r#""zero""#, "str", ConstValue::Str("zero".into())),
+        ("null", "none", ConstValue::None),
+        (r#""-inf""#, "float", ConstValue::Float(f64::NEG_INFINITY)),
+        (r#""inf""#, "float", ConstValue::Float(f64::INFINITY)),
+    ] {
+        let this = lit
+            .replace("1.5", value)
+            .replace(r#""type":"float""#, &format!(r#""type":"{ty}""#));
+        let doc = parse(&minimal().replace(&lit, &this)).expect("valid");
+        let Stmt::Expr {
+            value: Expr::Method { args, .. },
+            ..
+        } = &doc.functions[0].body[0]
+        else {
+            panic!("shape")
+        };
+        match &args[0] {
+            Expr::Const { value, .. } => assert_eq!(value, &want),
+            other => panic!("{other:?}"),
+        }
+    }
+    let nan = lit.replace("1.5", r#""nan""#);
+    assert!(parse(&minimal().replace(&lit, &nan)).is_ok());
+    let wrong = lit.replace("1.5", r#""many""#);
+    assert!(parse(&minimal().replace(&lit, &wrong)).is_err());
 }
 
 proptest! {

@@ -36,6 +36,9 @@ pub(crate) fn validate(doc: &Document) -> Result<(), KastError> {
     }
     let mut spans: Vec<Span> = Vec::new();
     let mut calls: Vec<(String, Span)> = Vec::new();
+    // Later stages key facts by node id: two nodes with one id would share them.
+    let mut nids: HashSet<u32> = HashSet::new();
+    let mut dup_nid: Option<(u32, Span)> = None;
     for f in &doc.functions {
         spans.push(f.span);
         spans.push(f.name_span);
@@ -51,6 +54,9 @@ pub(crate) fn validate(doc: &Document) -> Result<(), KastError> {
         }
         walk_stmts(&f.body, &mut |s: &Stmt| {
             spans.push(s.span());
+            if !nids.insert(s.nid()) {
+                dup_nid.get_or_insert((s.nid(), s.span()));
+            }
             match s {
                 Stmt::Assign { targets, .. } => {
                     targets.iter().for_each(|t| target_spans(t, &mut spans))
@@ -63,12 +69,21 @@ pub(crate) fn validate(doc: &Document) -> Result<(), KastError> {
             for e in stmt_exprs(s) {
                 e.walk(&mut |e: &Expr| {
                     spans.push(e.span());
+                    if !nids.insert(e.nid()) {
+                        dup_nid.get_or_insert((e.nid(), e.span()));
+                    }
                     if let Expr::CallDevice { func, span, .. } = e {
                         calls.push((func.clone(), *span));
                     }
                 });
             }
         });
+    }
+    if let Some((nid, span)) = dup_nid {
+        return Err(KastError::new(format!(
+            "node id {nid} at line {} is used by two nodes",
+            span.line
+        )));
     }
     for s in spans {
         check_span(doc, &s)?;

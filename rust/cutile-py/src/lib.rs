@@ -458,6 +458,9 @@ fn mapped_schedule(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KAST_SCHEMA", cutile_kast::SCHEMA)?;
     m.add("KAST_VERSION", cutile_kast::VERSION)?;
+    // The DSL's signature table (`rust/cutile-kast/ops.json`): the frontend binds calls
+    // against it, so it and the checker read one table.
+    m.add("OP_TABLE_JSON", cutile_kast::ops::OPS_JSON)?;
     m.add_class::<Label>()?;
     m.add_class::<Diagnostic>()?;
     m.add_class::<Obligation>()?;

@@ -12,7 +12,7 @@ def k(z: Mut[Tensor[f32, [128, 128]]]):
     in_group = G * num_n
     group_id = pid // in_group
     first_m = group_id * G
-    size_m = min(num_m - first_m, G)
+    size_m = minimum(num_m - first_m, G)
     pid_m = first_m + (pid % in_group) % size_m
     pid_n = (pid % in_group) // size_m
     z.store(zeros((128, 128), f32), index=(pid_m, pid_n))

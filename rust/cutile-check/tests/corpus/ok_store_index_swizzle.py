@@ -11,7 +11,7 @@ def k(z: Mut[Tensor[f32, [128, 128]]], GROUP_M: Const[int]):
     in_group = GROUP_M * num_n
     group_id = pid // in_group
     first_m = group_id * GROUP_M
-    size_m = min(num_m - first_m, GROUP_M)
+    size_m = minimum(num_m - first_m, GROUP_M)
     pid_m = first_m + (pid % in_group) % size_m
     pid_n = (pid % in_group) // size_m
     z.store(zeros((128, 128), f32), index=(pid_m, pid_n))

@@ -12,5 +12,5 @@ def k(z: Mut[Tensor[f32, [128, 128]]]):
     pid = block_id(1) * m + block_id(0)
     width = GROUP * n
     first = (pid // width) * GROUP
-    size = min(m - first, GROUP)
+    size = minimum(m - first, GROUP)
     z.store(zeros((128, 128), f32), index=(first + (pid % width) % size, (pid % width) // size))

@@ -1,0 +1,384 @@
+//! Writes of outputs: which tile each store writes (own tile, a minted index, a computed
+//! index with its injectivity proof), and sub-partitions of the own tile.
+
+use crate::bounds::{worse, Rung};
+use crate::check::Checker;
+use crate::effects::{component_texts, components, tiles_of, tuple_text};
+use crate::errors;
+use crate::loads::refuted_detail;
+use crate::prover::StoreMapProof;
+use crate::state::Val;
+use crate::sym::{Atom, Poly};
+use cutile_kast::{Expr, Span};
+
+/// Which tile of its partition a store writes, as a function of the block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreMap {
+    /// The block's own tile (`store(tile)`, sub-partitions, `index=block_id(...)`).
+    Own,
+    /// An index minted by `iter_indices()`.
+    Minted,
+    /// A computed index.
+    Computed(Vec<Poly>),
+}
+
+/// Is `comps` exactly `block_id(k)` on each axis of root `r`?
+pub fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
+    let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
+    comps.len() == rank
+        && comps.iter().enumerate().all(|(k, p)| {
+            if k < c.grid_rank {
+                p.as_atom() == Some(&Atom::BlockId(k as u8))
+            } else {
+                p.as_const() == Some(0)
+            }
+        })
+}
+
+pub fn store(
+    c: &mut Checker<'_>,
+    recv: &Val,
+    name: &str,
+    idx: Option<(Val, Span)>,
+    idx_e: Option<&Expr>,
+    span: Span,
+) {
+    // One store map per tensor: the own tile under one map is another block's tile under
+    // another (an own-tile store next to a transposed one races).
+    let map = match (recv, &idx) {
+        (Val::Mut(r), None) | (Val::Sub { root: r, .. }, _) => Some((*r, StoreMap::Own)),
+        (Val::Mut(r), Some((Val::Minted(m), _))) if m == r => Some((*r, StoreMap::Minted)),
+        (Val::Mut(r), Some((iv, _))) => components(iv).map(|cs| {
+            if !c.mapped && own_index(c, *r, &cs) {
+                (*r, StoreMap::Own)
+            } else {
+                (*r, StoreMap::Computed(cs))
+            }
+        }),
+        _ => None,
+    };
+    if let Some((r, m)) = map {
+        c.record_store_map(r, m, span);
+    }
+    match recv {
+        Val::Mut(r) => {
+            let Some((iv, ispan)) = idx else {
+                c.oblige(
+                    "store-own-tile",
+                    format!("`{name}.store` writes the block's own tile"),
+                    Rung::Static,
+                    String::new(),
+                    span,
+                );
+                return;
+            };
+            store_index(c, *r, name, &iv, ispan, span);
+        }
+        Val::Sub { grid, .. } => match idx {
+            Some((iv, _)) => {
+                let texts = component_texts(c, idx_e, grid.len());
+                subtile_bounds(c, name, grid.clone(), &iv, &texts, span, "store")
+            }
+            None => c.report(errors::subtile_out_of_bounds(
+                name,
+                span,
+                0,
+                "a sub-partition store needs a sub-tile index",
+            )),
+        },
+        Val::Shared(i) => {
+            let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
+            c.report(errors::store_to_shared(name, span, p));
+        }
+        _ => c.report(errors::store_not_mut(name, span)),
+    }
+}
+
+fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span, span: Span) {
+    let root = c.root_name(r);
+    if let Val::Minted(m) = iv {
+        if *m == r {
+            c.oblige(
+                "store-mapped-index",
+                format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
+                Rung::Static,
+                String::new(),
+                span,
+            );
+        } else {
+            let other = c.root_name(*m);
+            c.report(errors::minted_by_other(&root, &other, ispan));
+            c.oblige(
+                "store-mapped-index",
+                format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        return;
+    }
+    let desc = format!("`{name}.store` index is injective in the block id and in bounds");
+    let Some(comps) = components(iv) else {
+        c.report(errors::store_unprovable(
+            &root,
+            ispan,
+            "the index is not a tuple of integers the checker can follow",
+        ));
+        c.oblige(
+            "store-index-injective",
+            desc,
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
+        return;
+    };
+    let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
+    if comps.len() != rank {
+        c.report(errors::store_rank_mismatch(&root, ispan, comps.len(), rank));
+        c.oblige(
+            "store-index-injective",
+            desc,
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
+        return;
+    }
+    let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
+    let proof = c.prove_store_map(&comps, &tiles);
+    let device = comps
+        .iter()
+        .enumerate()
+        .map(|(k, p)| format!("0 <= {p} && {p} < {}", tiles_of(c, r, k)))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    match proof {
+        StoreMapProof::Proved(rung) => c.oblige("store-index-injective", desc, rung, device, span),
+        StoreMapProof::Collision {
+            a,
+            b,
+            tile,
+            min_grid,
+        } => {
+            let t = |v: &[i128]| {
+                let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                if s.len() == 1 {
+                    format!("({},)", s[0])
+                } else {
+                    format!("({})", s.join(", "))
+                }
+            };
+            c.report(errors::store_collision(
+                &root,
+                ispan,
+                &t(&a),
+                &t(&b),
+                &tile,
+                &t(&min_grid),
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        StoreMapProof::CollisionAt { launch, a, b, tile } => {
+            use crate::search::tuple;
+            c.report(errors::store_collision_at(
+                &root,
+                ispan,
+                &launch.text(),
+                &tuple(&a),
+                &tuple(&b),
+                &tuple(&tile),
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        StoreMapProof::OutOfBoundsAt {
+            launch,
+            block,
+            tile,
+            axis,
+            count,
+        } => {
+            use crate::search::tuple;
+            c.report(errors::store_out_of_grid_at(
+                &root,
+                ispan,
+                &launch.text(),
+                &tuple(&block),
+                &tuple(&tile),
+                axis,
+                count,
+            ));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        StoreMapProof::OutOfBounds { axis, block, tile } => {
+            c.report(errors::store_out_of_grid(&root, ispan, axis, &block, &tile));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+        StoreMapProof::Unprovable(reason) => {
+            c.report(errors::store_unprovable(&root, ispan, &reason));
+            c.oblige(
+                "store-index-injective",
+                desc,
+                Rung::Refuted,
+                String::new(),
+                span,
+            );
+        }
+    }
+}
+
+pub fn subtile_bounds(
+    c: &mut Checker<'_>,
+    name: &str,
+    grid: Vec<Poly>,
+    iv: &Val,
+    texts: &[String],
+    span: Span,
+    op: &str,
+) {
+    let desc = format!("`{name}.{op}` sub-tile index is inside the own tile");
+    let Some(comps) = components(iv) else {
+        c.oblige(
+            "subtile-bounds",
+            desc,
+            Rung::Device,
+            "sub-tile index in bounds".into(),
+            span,
+        );
+        return;
+    };
+    if comps.len() != grid.len() {
+        let d = format!(
+            "{} components for a rank-{} sub-partition",
+            comps.len(),
+            grid.len()
+        );
+        c.report(errors::subtile_out_of_bounds(name, span, 0, &d));
+        c.oblige("subtile-bounds", desc, Rung::Refuted, String::new(), span);
+        return;
+    }
+    let mut rung = Rung::Static;
+    let mut device = Vec::new();
+    for (k, (ix, g)) in comps.iter().zip(&grid).enumerate() {
+        let r = c.decide_index(ix, g);
+        let t = texts.get(k).cloned().unwrap_or_else(|| ix.to_string());
+        device.push(format!("0 <= {t} && {t} < {g}"));
+        if r == Rung::Refuted {
+            let d = refuted_detail(c, ix, &t, g, "sub-tiles");
+            c.report(errors::subtile_out_of_bounds(name, span, k, &d));
+        }
+        rung = worse(rung, r);
+    }
+    c.oblige("subtile-bounds", desc, rung, device.join(" && "), span);
+}
+
+pub fn partition_mut(
+    c: &mut Checker<'_>,
+    recv: &Val,
+    name: &str,
+    shape: Option<Vec<Poly>>,
+    span: Span,
+) -> Val {
+    let (root, parent) = match recv {
+        Val::Mut(r) => (
+            *r,
+            c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default(),
+        ),
+        Val::Sub { root, shape, .. } => (*root, shape.clone()),
+        Val::Shared(i) => {
+            let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);
+            c.report(errors::store_to_shared(name, span, p));
+            return Val::Other;
+        }
+        _ => {
+            c.report(errors::store_not_mut(name, span));
+            return Val::Other;
+        }
+    };
+    let Some(shape) = shape else {
+        c.oblige(
+            "subpartition-shape",
+            format!("`{name}.partition_mut` shape divides the tile"),
+            Rung::Refuted,
+            String::new(),
+            span,
+        );
+        c.report(errors::subpartition_rank(span, 0, parent.len()));
+        return Val::Other;
+    };
+    if shape.len() != parent.len() {
+        c.report(errors::subpartition_rank(span, shape.len(), parent.len()));
+        return Val::Other;
+    }
+    let mut rung = Rung::Static;
+    let mut grid = Vec::new();
+    for (k, (p, s)) in parent.iter().zip(&shape).enumerate() {
+        let r = match (p.as_const(), s.as_const()) {
+            (Some(a), Some(b)) if b >= 1 && a % b == 0 => Rung::Static,
+            (Some(_), Some(_)) => {
+                c.report(errors::subpartition_shape(
+                    span,
+                    k,
+                    &p.to_string(),
+                    &s.to_string(),
+                ));
+                Rung::Refuted
+            }
+            _ => {
+                let m = p.modulo(s);
+                if m.as_const() == Some(0) {
+                    Rung::Static
+                } else if p.launch_known() && s.launch_known() {
+                    // Printed as written (`modulo` may have normalized `p % s` away).
+                    let text = Poly::atom(Atom::Mod(Box::new(p.clone()), Box::new(s.clone())));
+                    Rung::Launch(format!("{text} == 0"))
+                } else {
+                    Rung::Device
+                }
+            }
+        };
+        rung = worse(rung, r);
+        grid.push(p.floordiv(s));
+    }
+    c.oblige(
+        "subpartition-shape",
+        format!(
+            "`{name}.partition_mut` shape {} divides the tile",
+            tuple_text(&shape)
+        ),
+        rung,
+        String::new(),
+        span,
+    );
+    Val::Sub {
+        root,
+        shape,
+        grid,
+        created: span,
+    }
+}
