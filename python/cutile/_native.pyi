@@ -42,13 +42,23 @@ class Obligation:
     kind: str  # e.g. "store-own-tile", "store-index-injective", "bounds"
     description: str  # human-readable, names the parameter and axis
     discharged: str  # "static" | "launch" | "device" | "failed"
-    predicate: str | None  # for "launch"/"device": the predicate, in the predicate language
+    predicate: str | None  # for "launch"/"device": the condition, as text (never parsed)
     span: Label
+    node_path: list[int]  # ids of the `call_device` nodes from the entry to the node
+    nid: int  # the node (a DSL call) the obligation belongs to
 
 class CheckResult:
+    """The checker's verdict and its facts (`cutile_facts::KernelFacts`): what the lowering
+    and the launcher act on, and nothing else decides."""
+
     ok: bool
     diagnostics: list[Diagnostic]
     obligations: list[Obligation]
+    outputs: list[tuple[str, str]]  # (Mut parameter, "partitioned" | "persistent")
+    grid_rank: int
+    index_width: int  # bits of the integers the prover reasoned in
+    device_checks: list[tuple[list[int], int]]  # (node path, nid): emit a device assert
+    checked_nodes: list[tuple[list[int], int]]  # (node path, nid): every checked access
     def rendered(self, color: bool = False) -> str: ...
 
 def check_kernel(kast_json: str) -> CheckResult:
@@ -130,14 +140,6 @@ class Ledger:
 
     def __len__(self) -> int: ...
 
-def eval_predicate(predicate: str, values: dict[str, int]) -> bool:
-    """Evaluate a launch predicate with the values of its atoms ("grid(0)", "dim(x, 1)",
-    "tiles(z, 0)", Const/scalar names). Raises ValueError when undecidable (unknown atom,
-    division by zero, overflow): fail closed and refuse the launch."""
-
-def predicate_atoms(predicate: str) -> list[str]:
-    """The atoms `eval_predicate` needs values for, in order of appearance."""
-
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
 ) -> list[list[list[int]]]:
@@ -203,11 +205,14 @@ class KernelOp(DeviceOp):
         launcher: KernelLauncher,
         args: tuple[object, ...],
         kwargs: Mapping[str, object] | None = None,
+        last_word: bool = False,
     ) -> None:
-        """Match the arguments, infer Consts, key the specialization, check the grid (host
-        rule 6) and launch predicates (fail closed), and move the handles in (rule 3;
-        BorrowError as `HostRegistry.move_in`). Raises SlowPath where the Python binder
-        must decide."""
+        """Place positional and keyword arguments, infer Consts, check every argument, key
+        the specialization, decide the grid (host rule 6, persistent as the facts say) and
+        evaluate the launch predicates (fail closed), and move the handles in (rule 3).
+        Every refusal raises its typed error (LaunchError, BorrowError); SlowPath only
+        where an argument needs normalizing first (a numpy scalar), never with
+        `last_word`."""
 
     @property
     def op_id(self) -> int: ...
@@ -219,7 +224,11 @@ class KernelOp(DeviceOp):
         """The kernel object that made this op."""
     @property
     def binding(self) -> Any:
-        """The launch as the Python binder sees it (`cutile.kernel.op_binding`)."""
+        """The launch's parameters, values, Consts, specialization and grid
+        (`cutile.kernel.op_binding`)."""
+    @property
+    def specialization(self) -> tuple[list[tuple[str, Any]], list[tuple[Any, ...]], int]:
+        """`(consts, tensor facts, index bits)`: what the launch compiles for."""
     @property
     def _launcher(self) -> KernelLauncher: ...
     @property
@@ -280,8 +289,7 @@ class KernelLauncher:
         kernel: str,
         params: Sequence[tuple[str, str, str | None, Sequence[int | str]]],
         consts: Sequence[tuple[str, str]],
-        mapped: Sequence[str],
-        predicates: Sequence[tuple[str, Sequence[str]]],
+        checked: CheckResult,
         sm_count: int,
         registry: HostRegistry,
         ledger: Ledger,
@@ -292,8 +300,9 @@ class KernelLauncher:
         gpu: tuple[int, int, int] | None = None,
     ) -> None:
         """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
-        `consts`: (name, "int" | "float" | "bool"); `predicates`: (text, atoms) of each
-        launch check; `owner`: a weakref to the kernel; `compile`: a WeakMethod to
+        `consts`: (name, "int" | "float" | "bool"); `checked`: the accepted kernel's
+        `CheckResult`, whose facts (persistent outputs, launch predicates) the launcher
+        reads in Rust; `owner`: a weakref to the kernel; `compile`: a WeakMethod to
         `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
         axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
         values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `gpu`: addresses of
@@ -304,9 +313,10 @@ class KernelLauncher:
         """The kernel object (None once it is gone)."""
 
     def prepare(
-        self, args: tuple[object, ...], kwargs: Mapping[str, object] | None = None
+        self, args: tuple[object, ...], kwargs: Mapping[str, object] | None = None,
+        last_word: bool = False,
     ) -> KernelOp | None:
-        """`KernelOp(self, args, kwargs)`, or None where that raises SlowPath."""
+        """`KernelOp(self, args, kwargs, last_word)`, or None where that raises SlowPath."""
 
     def __len__(self) -> int:
         """Compiled kernels registered so far."""

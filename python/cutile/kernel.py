@@ -9,20 +9,16 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from . import _native, pipeline
-from .errors import CutileError, InternalCompilerError, LaunchError
+from .errors import CutileError, LaunchError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
+from .lowering.facts import LoweringFacts
 from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver, launch
-from .runtime.binding import Binder, Binding, bind
+from .runtime.binding import Binding, normalize, specialization
 from .runtime.device_op import DeviceOp
-from .runtime.launch_rules import (
-    LaunchChecks,
-    device_error_reporter,
-    launch_grid,
-    mapped_params,
-)
+from .runtime.launch_rules import device_error_reporter
 from .runtime.ownership import ledger, registry
 
 
@@ -63,9 +59,6 @@ class EntryKernel(_native.KernelBase):
         self._doc: K.Document | None = None
         self._check: Any = None
         self._lock = threading.Lock()
-        self._binder: Binder | None = None
-        self._launch_checks: LaunchChecks | None = None
-        self._mapped: frozenset[str] = frozenset()
         self._lowered: dict[Specialization, Any] = {}
         self._loaded: dict[Specialization, Any] = {}
 
@@ -126,7 +119,7 @@ class EntryKernel(_native.KernelBase):
         got = self._lowered.get(spec)
         if got is None:
             self.check()
-            got = pipeline.lower(self.document(), spec, pipeline.device_checks(self.check()))
+            got = pipeline.lower(self.document(), spec, LoweringFacts.of(self.check()))
             self._lowered[spec] = got
         return got
 
@@ -157,13 +150,10 @@ class EntryKernel(_native.KernelBase):
     # -- launching -------------------------------------------------------------------------
 
     def _make_launcher(self) -> Any:
-        """The native launcher: the parameter plan, launch predicates and mapped partitions,
-        prepared once (per backend)."""
-        self.check()
+        """The native launcher, prepared once (per backend) from the parameters and the
+        checker's facts (launch kind, launch predicates), which it reads in Rust."""
+        checked = self.check()
         entry = self.entry
-        binder = self._binder = Binder(entry)
-        checks = self._launch_checks = LaunchChecks(self.name, entry, self.check().obligations)
-        self._mapped = mapped_params(entry)
         state = driver.state()
         gpu = None
         if driver.backend() == "gpu":
@@ -171,10 +161,9 @@ class EntryKernel(_native.KernelBase):
                    driver.proc_address("cuStreamSynchronize"), int(state.stream))
         launcher = _native.KernelLauncher(
             self.name,
-            [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in binder.params],
+            [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in self.runtime_params],
             [(p.name, p.dtype or "int") for p in entry.params if p.kind == "const"],
-            sorted(self._mapped),
-            [(o.predicate, atoms) for o, atoms, _ in checks.checks],
+            checked,
             state.sm_count or 132,
             registry(),
             ledger(),
@@ -187,9 +176,15 @@ class EntryKernel(_native.KernelBase):
         self._launcher = launcher
         return launcher
 
+    @property
+    def runtime_params(self) -> list[K.Param]:
+        """The parameters a launch passes (every one but the `Const`s), in order."""
+        return [p for p in self.entry.params if p.kind != "const"]
+
     def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> KernelOp:
-        """A call the native fast path did not take: the Python binder, grid check and
-        launch checks raise the exact error, or normalize the arguments for the launcher."""
+        """A call the native fast path did not take: build the launcher on the first call,
+        normalize argument values the native binder cannot read (numpy scalars), and bind
+        again with the last word: the launch, or its typed error."""
         kwargs = kwargs or {}
         launcher = self._launcher
         if launcher is None:
@@ -198,37 +193,18 @@ class EntryKernel(_native.KernelBase):
                 return KernelOp(launcher, args, kwargs)
             except _native.SlowPath:
                 pass
-        assert self._binder is not None and self._launch_checks is not None
-        b = self._binder.bind(args, kwargs)
-        b.grid = launch_grid(self.name, b, self._mapped)
-        self._launch_checks.verify(b)
-        given = {k: b.consts[k] for k in kwargs if k in b.consts}
-        try:
-            return KernelOp(launcher, tuple(b.values), given)
-        except _native.SlowPath:
-            raise InternalCompilerError(
-                f"`{self.name}`: the native launcher refused arguments the host checks "
-                f"accepted ({b.spec})",
-                code="CT9001",
-                hint="this is a bug in cutile; please report it with the call",
-            ) from None
+        return KernelOp(launcher, tuple(normalize(a) for a in args),
+                        {k: normalize(v) for k, v in kwargs.items()}, True)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
         """Compile (or find) the kernel for a specialization the native launcher has not
         seen: `(runnable, CUfunction address, ABI slots with offsets, buffer size)`."""
-        spec = Specialization(
-            tuple(consts),
-            tuple((name, TensorFacts(dtype, rank, a16, last1, tuple(sd), tuple(std)))
-                  for name, dtype, rank, a16, last1, sd, std in facts),
-            index_bits,
-        )
-        runnable = self._runnable(spec)
+        runnable = self._runnable(specialization(consts, facts, index_bits))
         if driver.backend() != "gpu":
             return runnable, 0, [], 0
         abi = runnable.abi
-        assert self._binder is not None
-        index = {p.name: i for i, p in enumerate(self._binder.params)}
+        index = {p.name: i for i, p in enumerate(self.runtime_params)}
         slots = [(s.kind, index[s.param], s.axis, s.fmt, off)
                  for s, off in zip(abi.slots, abi.offsets(), strict=True)]
         return runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format)
@@ -248,10 +224,11 @@ DeviceOp.register(KernelOp)
 
 
 def op_binding(op: KernelOp) -> Binding:
-    """The launch as the Python binder sees it (params, values, consts, spec, grid)."""
-    b = bind(op.kernel.entry, list(op.values), dict(op.consts))
-    b.grid = op.grid
-    return b
+    """A launch's parameters, values, Consts, specialization and grid, as the native binder
+    decided them."""
+    kernel = op.kernel
+    return Binding(kernel.name, kernel.runtime_params, list(op.values), dict(op.consts),
+                   specialization(*op.specialization), op.grid)
 
 
 @overload

@@ -16,6 +16,7 @@ from typing import Any
 from .errors import KernelCheckError
 from .frontend import kast as K
 from .frontend.diagnostics import FrontendError, to_check_error
+from .lowering.facts import LoweringFacts
 from .lowering.lower import LoweredKernel, lower_kernel
 from .lowering.signature import Specialization
 
@@ -30,26 +31,15 @@ def run_checker(doc: K.Document) -> Any:
     return result
 
 
-def lower(
-    doc: K.Document,
-    spec: Specialization,
-    device_checks: frozenset[tuple[str, int, int]] = frozenset(),
-) -> LoweredKernel:
+def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None) -> LoweredKernel:
+    """Lower with the checker's `facts` (None only where a test compiles without the
+    checker)."""
     try:
-        lowered = lower_kernel(doc, spec, device_checks)
+        lowered = lower_kernel(doc, spec, facts)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
     _verify(lowered)
     return lowered
-
-
-def device_checks(check_result: Any) -> frozenset[tuple[str, int, int]]:
-    """Where the checker left a bounds obligation to a device assert."""
-    return frozenset(
-        (o.span.file, o.span.line, o.span.col)
-        for o in check_result.obligations
-        if o.discharged == "device"
-    )
 
 
 def _verify(lowered: LoweredKernel) -> None:

@@ -1,14 +1,23 @@
 """`_native.KernelLauncher` / `KernelOp` / `HandleMeta` on their own registry and
-ledger, with Python stand-ins for the compiler and the interpreter."""
+ledger, with Python stand-ins for the compiler and the interpreter. The launcher reads the
+real checker's facts for `add` (launch predicates, launch kind)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
+import cutile
 from cutile import _native
-from cutile.errors import BorrowError
+from cutile.core import Const, Mut, Tensor, f32, load_tile_like
+from cutile.errors import BorrowError, LaunchError
+
+
+@cutile.entry
+def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B: Const[int]):
+    z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
 class World:
@@ -43,8 +52,7 @@ class World:
             params=[("z", "mut_tensor", "f32", ["B"]), ("x", "tensor", "f32", [-1]),
                     ("y", "tensor", "f32", [-1])],
             consts=[("B", "int")],
-            mapped=[],
-            predicates=[("grid(0) <= cdiv(dim(x, 0), B)", ["grid(0)", "dim(x, 0)", "B"])],
+            checked=add.check(),
             sm_count=132,
             registry=self.reg,
             ledger=self.ledger,
@@ -103,25 +111,52 @@ def test_a_ledger_conflict_refuses_and_gives_back() -> None:
     w.ledger.release(10**9)
 
 
-def test_slow_path_signals() -> None:
+def test_refusals_are_typed_errors_and_move_nothing() -> None:
     w = World()
     hs = tuple(w.handles)
-    assert w.launcher.prepare(hs[:2]) is None
-    assert w.launcher.prepare(hs, {"C": 1}) is None
-    assert w.launcher.prepare(hs, {"B": 128.0}) is None  # the Python binder converts or refuses
-    assert w.launcher.prepare(hs, {"B": 64}) is None  # contradicts the tile shape
-    assert w.launcher.prepare((hs[1], hs[0], hs[2])) is None
+    cases = [
+        ((hs[:2], {}), "CT6104", "missing argument `y`"),
+        ((hs, {"C": 1}), "CT6104", "no parameter `C`"),
+        ((hs, {"B": 128.0}), "CT6102", "`B` expects an int"),
+        ((hs, {"B": 64}), "CT6103", "`B` is 64 from the keyword `B=64` but 128 from the tile"),
+        (((hs[1], hs[0], hs[2]), {}), "CT6101", "`z` is a kernel output"),
+        ((hs, {"x": hs[1]}), "CT6104", "got argument `x` twice"),
+        ((hs + (hs[0],), {}), "CT6104", "takes 3 positional arguments"),
+    ]
+    for (args, kwargs), code, needle in cases:
+        with pytest.raises(LaunchError) as info:
+            w.launcher.prepare(args, kwargs)
+        assert info.value.code == code and needle in str(info.value), (code, str(info.value))
+        assert w.holders() == [None] * 3
+    # keywords are placed by name
+    p = w.launcher.prepare((hs[0],), {"y": hs[2], "x": hs[1]})
+    assert p is not None and p.values == hs
+    del p
+
+
+def test_values_it_cannot_read_are_slow_until_normalized() -> None:
+    w = World()
+    hs = tuple(w.handles)
+    odd = (hs[0], np.float32(1.0), hs[2])
+    assert w.launcher.prepare(odd) is None
     with pytest.raises(_native.SlowPath):
-        _native.KernelOp(w.launcher, hs[:2])
+        _native.KernelOp(w.launcher, odd)
+    with pytest.raises(LaunchError) as info:  # with the last word: the typed error
+        _native.KernelOp(w.launcher, odd, None, True)
+    assert info.value.code == "CT6101" and "float32" in str(info.value)
     assert w.holders() == [None] * 3
 
 
-def test_a_failed_predicate_is_slow_and_moves_nothing() -> None:
+def test_a_failed_predicate_refuses_and_moves_nothing() -> None:
     w = World()
     short = _native.HandleMeta()
     s = w.reg.new_storage(64)
     short._init_meta(s, w.reg.new_handle(s, 0, [16], [1], 4), 64, 0, [16], [1], "f32", 4)
-    assert w.launcher.prepare((w.handles[0], short, w.handles[2])) is None
+    with pytest.raises(LaunchError) as info:
+        w.launcher.prepare((w.handles[0], short, w.handles[2]))
+    assert info.value.code == "CT6200"
+    assert "grid(0) <= cdiv(dim(x, 0), B)" in str(info.value) and "dim(x, 0) = 16" in str(
+        info.value)
     assert w.holders() == [None] * 3
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import cutile
-from cutile import _native
+from cutile import _native, api
 from cutile.core import Const, Mut, Tensor, block_id, f32
 
 pytest.importorskip("cutile.frontend.to_kast")
@@ -52,25 +53,15 @@ def check(kernel) -> _native.CheckResult:
     return _native.check_kernel(str(kernel.kast_json()))
 
 
-def holds(predicate: str, values: dict[str, int]) -> bool:
-    """The host's reading of a launch predicate: undecidable (division by zero) refuses."""
-    try:
-        return _native.eval_predicate(predicate, values)
-    except ValueError:
-        return False
-
-
-def launch_values(grid: tuple[int, int, int], h: int, src_rows: int) -> dict[str, int]:
-    return {
-        "grid(0)": grid[0],
-        "grid(1)": grid[1],
-        "grid(2)": grid[2],
-        "H": h,
-        "BM": 32,
-        "D": 64,
-        "dim(src, 0)": src_rows,
-        "dim(src, 1)": grid[1] * 32,
-    }
+def launch(h: int, heads: int, rows: int, d_tiles: int = 1) -> np.ndarray:
+    """`permute_heads` on the interpreter: `heads` (a multiple of `h`) heads of `rows` rows
+    of D = 64, BM = 32; `d_tiles` tiles of D per head in the output partition."""
+    rng = np.random.default_rng(heads * 31 + rows)
+    data = rng.standard_normal((heads, rows, 64)).astype(np.float32)
+    src = api.from_numpy(data)
+    dst = api.zeros([heads, 32 * 2, 64 * d_tiles], f32).partition([1, 32, 64])
+    dst, src = permute_heads(dst, src, H=h).sync()
+    return data, dst.unpartition().to_numpy()
 
 
 def test_correct_head_permutation_is_accepted_with_launch_predicates() -> None:
@@ -80,18 +71,18 @@ def test_correct_head_permutation_is_accepted_with_launch_predicates() -> None:
     assert ("store-index-injective", "grid(2) <= 1 && 1 <= H") in by_kind
     assert ("bounds", "1 <= H && H * cdiv(grid(0), H) <= dim(src, 0)") in by_kind
     assert all(o.discharged in {"static", "launch"} for o in result.obligations)
-    launch = [o.predicate for o in result.obligations if o.discharged == "launch"]
-    # B = 2, H = 8 on a (B*H, M/BM, 1) grid: every predicate holds.
-    ok = launch_values((16, 16, 1), 8, 16)
-    assert all(holds(p, ok) for p in launch)
-    # A partition with two tiles on the D axis, H = 0, or a source with too few rows is
-    # refused at launch.
-    for bad in (
-        launch_values((16, 16, 2), 8, 16),
-        launch_values((16, 16, 1), 0, 16),
-        launch_values((16, 16, 1), 8, 15),
-    ):
-        assert not all(holds(p, bad) for p in launch)
+    # B = 2, H = 4 on a (B*H, 2, 1) grid: every predicate holds, and the heads are reversed
+    # within each group of H.
+    data, out = launch(4, 8, 64)
+    want = data.reshape(2, 4, 64, 64)[:, ::-1].reshape(8, 64, 64)
+    np.testing.assert_array_equal(out, want)
+    # A partition with two tiles on the D axis, or H = 0, is refused at launch; so is a
+    # source with fewer rows than the grid reads (checked before anything runs).
+    for bad in (dict(d_tiles=2), dict(h=0)):
+        args = {"h": 4, "heads": 8, "rows": 64, **bad}
+        with pytest.raises(cutile.LaunchError) as info:
+            launch(**args)
+        assert info.value.code in ("CT6200", "CT6201", "CT6103"), info.value
 
 
 def test_racy_head_permutation_is_rejected_with_a_real_pair() -> None:
@@ -115,10 +106,3 @@ def test_racy_head_permutation_is_rejected_with_a_real_pair() -> None:
     assert all(0 <= x < g for blk in (a, b) for x, g in zip(blk, grid, strict=True))
     assert index(a) == index(b) == tile
     assert all(0 <= t < g for t, g in zip(tile, grid, strict=True))
-
-
-def test_launch_predicates_name_only_launch_known_atoms() -> None:
-    for o in check(permute_heads).obligations:
-        if o.discharged == "launch":
-            for atom in _native.predicate_atoms(o.predicate):
-                assert not atom.startswith(("block_id", "loop", "value")), (o.predicate, atom)

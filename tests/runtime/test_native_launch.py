@@ -1,7 +1,7 @@
-"""The native launch path (rust/cutile-py/src/launch.rs) against the Python reference path
-(`binding.bind`, `launch_rules.launch_grid`, `LaunchChecks.verify`, `HostRegistry.move_in`):
-the same launches are accepted with the same grid, Consts, values and specialization, and
-every refused call raises the same error type, code and message."""
+"""The launch path (rust/cutile-host's launch plan through rust/cutile-py/src/launch.rs),
+the only binder: every misuse raises its typed error and moves nothing, accepted launches
+get the grid, Consts, values and specialization their arguments imply, and random argument
+mixes never raise anything but a cutile error."""
 
 from __future__ import annotations
 
@@ -18,10 +18,8 @@ import cutile
 from cutile import _native, api
 from cutile.core import Const, Mut, Tensor, f16, f32, i8, i32, load_tile_like
 from cutile.errors import CutileError
-from cutile.kernel import EntryKernel, KernelOp
-from cutile.lowering.signature import Specialization
-from cutile.runtime import binding
-from cutile.runtime.launch_rules import launch_grid
+from cutile.kernel import EntryKernel
+from cutile.lowering.signature import Specialization, TensorFacts
 from cutile.runtime.ownership import next_op_id, registry
 from cutile.runtime.tensor import Partition, _Handle
 
@@ -84,56 +82,29 @@ def _outcome(fn: Any) -> tuple[Any, ...]:
         return ("exception", type(e).__name__, _norm(str(e)))
 
 
-def _reference(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
-               ) -> binding.Binding:
-    """The Python path the native launcher replaces: bind, grid (host rule 6), launch
-    checks, move in (host rule 3); the moves are given back at once."""
-    if kernel._launcher is None:
-        kernel._make_launcher()
-    assert kernel._launch_checks is not None
-    b = binding.bind(kernel.entry, args, kwargs)
-    b.grid = launch_grid(kernel.name, b, kernel._mapped)
-    kernel._launch_checks.verify(b)
-    moves = [(v._handle, p.kind == "mut_tensor")
-             for p, v in zip(b.params, b.values, strict=True) if isinstance(v, _Handle)]
-    op = next_op_id()
-    registry().move_in(op, f"`{kernel.name}` (op #{op})", moves)
-    registry().give_back(op)
-    return b
+def _persistent(kernel: EntryKernel) -> set[str]:
+    return {name for name, kind in kernel.check().outputs if kind == "persistent"}
 
 
-def _native_call(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
-                 ) -> KernelOp:
-    return kernel(*args, **kwargs)
-
-
-def _same(v: Any, w: Any) -> bool:
-    if isinstance(v, _Handle) or isinstance(w, _Handle):
-        return v is w
-    return type(v) is type(w) and (v == w or (v != v and w != w))
-
-
-def assert_agree(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """Run the call through both paths; they must agree. Returns "ok" or the error code."""
+def launch_outcome(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """Make the op and give its arguments back: "ok", or the code of the typed error. A
+    refused call moves nothing; an accepted one holds exactly its handles."""
     handles = [a for a in (*args, *kwargs.values()) if isinstance(a, _Handle)]
     live_before = [registry().holder(h._handle) is None for h in handles]
-    ref = _outcome(lambda: _reference(kernel, args, dict(kwargs)))
-    got = _outcome(lambda: _native_call(kernel, args, dict(kwargs)))
-    if ref[0] != "ok" or got[0] != "ok":
-        assert got == ref, f"{kernel.name}{args} {kwargs}"
-        # refused: nothing moved
+    got = _outcome(lambda: kernel(*args, **kwargs))
+    if got[0] != "ok":
+        assert got[0] == "error", f"{kernel.name}{args} {kwargs}: {got}"
         assert [registry().holder(h._handle) is None for h in handles] == live_before
-        return str(ref[2]) if ref[0] == "error" else str(ref[1])
-    b, op = ref[1], got[1]
+        return str(got[2])
+    op = got[1]
     try:
-        assert op.grid == b.grid
-        assert len(op.values) == len(b.values)
-        assert all(_same(v, w) for v, w in zip(op.values, b.values, strict=True))
-        consts = dict(op.consts)
-        assert consts == b.consts
-        assert all(type(consts[k]) is type(b.consts[k]) for k in consts)
-        assert op.binding.spec == b.spec
-        assert all(registry().holder(h._handle) == op.name for h in handles)
+        b = op.binding
+        assert len(b.values) == len(b.params)
+        runtime = [p.name for p in kernel.entry.params if p.kind != "const"]
+        assert [p.name for p in b.params] == runtime
+        assert all(registry().holder(v._handle) == op.name for v in b.values
+                   if isinstance(v, _Handle))
+        assert all(g >= 1 for g in op.grid) or op.grid == (0, 0, 0)
     finally:
         op._give_back()
     assert all(registry().holder(h._handle) is None for h in handles)
@@ -170,26 +141,27 @@ def test_op_ids_come_from_one_counter() -> None:
 # -- the fast path is the common path ----------------------------------------------------------
 
 
-def test_common_calls_never_reach_the_python_binder(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_common_calls_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None:
     z = api.zeros([256], f32).partition([128])
     x, y = api.ones([256], f32), api.ones([256], f32)
     z, x, y = add(z, x, y).sync()  # builds the launcher and compiles
+    y2, x, _ = saxpy(api.ones([256], f32).partition([64]), x, 2.0).sync()
 
     def refuse(*a: Any, **k: Any) -> None:
-        raise AssertionError("the Python binder ran")
+        raise AssertionError("the slow path ran")
 
-    monkeypatch.setattr(binding, "bind", refuse)
-    monkeypatch.setattr(binding.Binder, "bind", refuse)
+    monkeypatch.setattr(EntryKernel, "_call_checked", refuse)
     for _ in range(3):
         z, x, y = add(z, x, y).sync()
         z, x, y = add(z, x, y, B=128).sync()
-    y2, _, a = saxpy(api.ones([256], f32).partition([64]), x, 2).sync()
-    assert type(a) is float and a == 2.0  # normalized like the Python binder does
+    y2, x, a = saxpy(api.ones([256], f32).partition([64]), x, 2).sync()
+    assert type(a) is float and a == 2.0  # an int for an f32 scalar comes back a float
+    z, x, y = add(z, y=y, x=x).sync()  # keywords are placed natively
     np.testing.assert_array_equal(y2.unpartition().to_numpy(), np.full(256, 3.0))
     np.testing.assert_array_equal(z.unpartition().to_numpy(), np.full(256, 2.0))
 
 
-def test_keyword_arguments_and_numpy_scalars_take_the_checked_path() -> None:
+def test_numpy_scalars_are_normalized() -> None:
     x = api.ones([64], f32)
     op = saxpy(y=api.zeros([64], f32).partition([32]), x=x, a=np.float32(0.5))
     _, x, a = op.sync()
@@ -262,7 +234,7 @@ def test_threads_launch_side_by_side() -> None:
     assert not errors, errors
 
 
-# -- every error the Python path raises, the native path raises too ----------------------------
+# -- every misuse has its typed error -------------------------------------------------------------
 
 
 def _p(shape: list[int], tile: list[int], dtype: Any = f32) -> Partition:
@@ -307,33 +279,36 @@ ERROR_CASES: list[tuple[str, EntryKernel, Any]] = [
 
 
 @pytest.mark.parametrize("index", range(len(ERROR_CASES)))
-def test_each_error_is_the_python_paths(index: int) -> None:
+def test_each_misuse_has_its_error(index: int) -> None:
     code, kernel, make = ERROR_CASES[index]
     args, kwargs = make()
     if code == "CT6108":  # no such error for one mapped partition: it must launch
         code = "ok"
-    assert assert_agree(kernel, args, kwargs) == code
+    assert launch_outcome(kernel, args, kwargs) == code
 
 
 def test_moved_and_overlapping_arguments() -> None:
     x = api.ones([64], f32)
     held = add(_p([64], [16]), x, x)
-    assert assert_agree(add, (_p([64], [16]), x, _t([64])), {}) == "CT5001"
+    assert launch_outcome(add, (_p([64], [16]), x, _t([64])), {}) == "CT5001"
     held.sync()
     base = api.zeros([64], f32)
     view = base[:32]
     out = _p([32], [16])
-    assert assert_agree(add, (out, view, base[16:48]), {}) == "ok"
+    assert launch_outcome(add, (out, view, base[16:48]), {}) == "ok"
     # an output overlapping an input: the partition's storage is unique, so build the
     # overlap from two outputs of one kernel instead
     p = _p([64], [16])
-    assert assert_agree(two_out, (p, p, x), {}) == "CT5005"
+    assert launch_outcome(two_out, (p, p, x), {}) == "CT5005"
 
 
-def test_persistent_grids_agree() -> None:
-    for nb in (None, 1, 3, 40):
+def test_persistent_grids_follow_the_facts() -> None:
+    assert _persistent(walk) == {"z"} and _persistent(add) == set()
+    for nb, want in ((None, 20), (1, 1), (3, 3), (40, 40)):
         z = _p([16, 40], [4, 8]).persistent(nb)
-        assert assert_agree(walk, (z, _t([16, 40])), {"G": 2}) == "ok"
+        op = walk(z, _t([16, 40]), G=2)
+        assert op.grid == (want, 1, 1)  # 20 tiles; one block per SM (132) is capped by them
+        op._give_back()
 
 
 # -- property: random argument mixes ------------------------------------------------------------
@@ -375,7 +350,7 @@ def valid_call(draw: st.DrawFn, kernel: EntryKernel) -> tuple[list[Any], dict[st
             if not extents:
                 extents = [draw(st.integers(1, 40)) for _ in tile]
             part = api.zeros(extents, DTYPES[p.dtype or "f32"]).partition(tile)
-            if p.name in kernel._mapped:
+            if p.name in _persistent(kernel):
                 part = part.persistent(draw(st.sampled_from([None, 1, 2, 7])))
             args.append(part)
         elif p.kind == "tensor":
@@ -469,24 +444,24 @@ def call(draw: st.DrawFn) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any],
 
 @settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(call())
-def test_random_calls_agree_with_the_python_path(
+def test_random_calls_launch_or_raise_a_typed_error(
     c: tuple[EntryKernel, tuple[Any, ...], dict[str, Any], list[Any]],
 ) -> None:
     kernel, args, kwargs, held = c
     try:
-        event(f"{kernel.name}: {assert_agree(kernel, args, kwargs)}")
+        event(f"{kernel.name}: {launch_outcome(kernel, args, kwargs)}")
     finally:
         for op in held:
             op._give_back()
 
 
-# -- specializations from the native launcher are the Python binder's --------------------------
+# -- specializations are the arguments' facts ---------------------------------------------------
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(1, 70), st.sampled_from([1, 2, 4, 8, 16, 32]), st.integers(0, 3),
        st.sampled_from([1, 2, 3]))
-def test_compiled_specializations_match_the_python_binder(
+def test_compiled_specializations_are_the_arguments_facts(
     n: int, tile: int, offset: int, step: int,
 ) -> None:
     seen: list[Specialization] = []
@@ -503,9 +478,14 @@ def test_compiled_specializations_match_the_python_binder(
         x = base[offset::step]
         y = api.ones([x.shape[0]], f32)
         z = api.full([x.shape[0]], np.nan, f32).partition([tile])
-        b = binding.bind(add.entry, (z, x, y), {})
+        want = Specialization(
+            (("B", tile),),
+            tuple((name, TensorFacts.of(t.dtype, t.shape, t.strides, t.address))
+                  for name, t in (("z", z), ("x", x), ("y", y))),
+            32,
+        )
         z, x, y = add(z, x, y).sync()
-        assert seen == [b.spec]
+        assert seen == [want]
         np.testing.assert_array_equal(z.unpartition().to_numpy(), x.to_numpy() + 1)
     finally:
         EntryKernel._runnable = real  # type: ignore[method-assign]

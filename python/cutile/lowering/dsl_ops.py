@@ -60,6 +60,7 @@ class DslOps:
         builtin = name.removeprefix("builtins.")
         sig = table().builtins[builtin] if builtin != name else table().functions[name]
         a = Bound(sig, e.args, [self.low.expr(x) for x in e.args])
+        self.low.op_node = e.nid
         if name in MATH_OPS:
             return self.math(name, a, e.span)
         handler = getattr(self, "f_" + name.replace("builtins.", "py_"), None)
@@ -72,6 +73,7 @@ class DslOps:
     def method(self, e: K.Method) -> LVal:
         recv = self.low.expr(e.receiver)
         a = Bound(table().methods[e.method], e.args, [self.low.expr(x) for x in e.args])
+        self.low.op_node = e.nid
         if isinstance(recv, TensorV):
             prefix = "m_mut_" if recv.mutable else "m_tensor_"
         elif isinstance(recv, SubPartitionV):
@@ -293,14 +295,17 @@ class DslOps:
         if src.rank != like.rank:
             raise self.err("CT3022", f"`{src.param}` has rank {src.rank} but `{like.param}` "
                            f"has rank {like.rank}", span, "ranks differ")
+        if not src.mutable:
+            self.low.require_fact(span, "tile access")
         pv = self.low.partition(src, like.tile_shape, padding, span)
         return self._load(src, pv, self.low.own_index(like, span), span)
 
     def bounds_check(self, pv: Value, index: list[Value], span: K.Span, what: str) -> None:
         """A device assert for an index whose bounds the checker could neither prove nor
         hoist to a launch predicate (`check_report()` lists it as `device`)."""
+        self.low.require_fact(span, "tile access")
         path = self.low.doc.files[span.file].path
-        if (path, span.line, span.col) not in self.low.device_checks:
+        if not self.low.needs_device_check():
             return
         counts = self.b.get_index_space_shape(pv)
         zero = self.b.constant(0, scalar(dt.i32))
@@ -345,6 +350,7 @@ class DslOps:
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, None, span)
         if not a.given("index"):
+            self.low.require_fact(span, "store")
             idx = self.low.own_index(t, span)
         else:
             idx = self.index_values(a["index"], t.rank, span)
@@ -375,8 +381,9 @@ class DslOps:
         sub = self.index_values(index, p.parent.rank, span)
         own = self.low.own_index(p.parent, span)
         assert p.parent.tile_shape is not None
+        self.low.require_fact(span, "sub-tile access")
         path = self.low.doc.files[span.file].path
-        if (path, span.line, span.col) in self.low.device_checks:
+        if self.low.needs_device_check():
             zero = self.b.constant(0, scalar(dt.i32))
             for axis, (s, full, part) in enumerate(
                 zip(sub, p.parent.tile_shape, p.tile_shape, strict=True)

@@ -31,6 +31,7 @@ from ..ir import (
     tile,
 )
 from .arith import Arith
+from .facts import LoweringFacts, Node
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
 from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, TensorV, TileV, TupleV
 
@@ -61,12 +62,16 @@ class Lowerer:
         self,
         doc: K.Document,
         spec: Specialization,
-        device_checks: frozenset[tuple[str, int, int]] = frozenset(),
+        facts: LoweringFacts | None = None,
     ) -> None:
         self.doc = doc
         self.spec = spec
-        # (file, line, col) of the loads/stores whose bounds the checker left to the device
-        self.device_checks = device_checks
+        # What the checker decided, node by node (None: lowering without the checker).
+        self.facts = facts
+        # `call_device` node ids from the entry to the function being lowered, and the DSL
+        # call being lowered: together they name the checker's facts for it.
+        self.call_path: tuple[int, ...] = ()
+        self.op_node = 0
         self.consts = spec.const_dict()
         self.b = Builder(Module(doc.entry))
         self.arith = Arith(self)
@@ -653,13 +658,35 @@ class Lowerer:
         saved = self.frame
         self.frame = _Frame(fn, env)
         self.inline_depth += 1
+        self.call_path = (*self.call_path, e.nid)
         try:
             self.lower_block(fn.body)
             result = self.frame.returned
         finally:
+            self.call_path = self.call_path[:-1]
             self.inline_depth -= 1
             self.frame = saved
         return result if result is not None else ConstV(None)
+
+    # ------------------------------------------------------------------ checker facts
+
+    def node(self) -> Node:
+        """The DSL call being lowered, as the checker's facts name it."""
+        return (self.call_path, self.op_node)
+
+    def needs_device_check(self) -> bool:
+        return self.facts is not None and self.node() in self.facts.device_checks
+
+    def require_fact(self, span: K.Span, what: str) -> None:
+        """An access the checker must have decided about; without a fact the two readers
+        of the kernel disagree, and nothing is emitted."""
+        if self.facts is not None and self.node() not in self.facts.checked_nodes:
+            raise self.error(
+                "CT9002", f"the checker has no fact for this {what}; refusing to compile it",
+                span, "unchecked access",
+                help="this is a bug in cutile (the checker and the compiler disagree); "
+                "please report it with the kernel",
+            )
 
     # ------------------------------------------------------------------ helpers for ops
 
@@ -738,11 +765,9 @@ def _assigned_in(stmts: list[K.Stmt]) -> set[str]:
 
 
 def lower_kernel(
-    doc: K.Document,
-    spec: Specialization,
-    device_checks: frozenset[tuple[str, int, int]] = frozenset(),
+    doc: K.Document, spec: Specialization, facts: LoweringFacts | None
 ) -> LoweredKernel:
-    return Lowerer(doc, spec, device_checks).lower()
+    return Lowerer(doc, spec, facts).lower()
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

@@ -10,7 +10,9 @@
 //! 3. **device**: anything else (data-dependent values, `while` counters) is asserted in
 //!    the kernel, or refused under `deny_in_kernel_checks`.
 
-use crate::sym::{le_text, Atom, Poly};
+use crate::launch_pred;
+use crate::sym::{Atom, Poly};
+use cutile_facts::Pred;
 use std::collections::{HashMap, HashSet};
 
 /// The ranges of the variables a goal may mention.
@@ -34,7 +36,7 @@ pub enum Rung {
     /// Fails for every launch.
     Refuted,
     /// Decided at launch by this predicate.
-    Launch(String),
+    Launch(Pred),
     Device,
 }
 
@@ -139,7 +141,7 @@ impl Ranges {
             return Rung::Device;
         }
         // Split the worst case back into "lhs <= rhs" form for the predicate text.
-        Rung::Launch(le_text(&Poly::zero(), &worst))
+        launch_le(&Poly::zero(), &worst)
     }
 
     /// Decide `0 <= p <= bound - 1` (one tile index against a tile count): the worse of
@@ -163,14 +165,14 @@ impl Ranges {
         let hi = match hi {
             // Re-express the upper predicate from the maximum for a readable text.
             Rung::Launch(_) => match self.extreme(p, true) {
-                Some(max) => Rung::Launch(le_text(&max, &count.sub(&Poly::c(1)))),
+                Some(max) => launch_le(&max, &count.sub(&Poly::c(1))),
                 None => Rung::Device,
             },
             r => r,
         };
         let lo = match lo {
             Rung::Launch(_) => match self.extreme(p, false) {
-                Some(min) => Rung::Launch(le_text(&Poly::zero(), &min)),
+                Some(min) => launch_le(&Poly::zero(), &min),
                 None => Rung::Device,
             },
             r => r,
@@ -179,19 +181,18 @@ impl Ranges {
     }
 }
 
+/// `lhs <= rhs` decided at launch; on the device when a side is not launch-known.
+pub fn launch_le(lhs: &Poly, rhs: &Poly) -> Rung {
+    launch_pred::le(lhs, rhs).map_or(Rung::Device, Rung::Launch)
+}
+
 /// The weaker of two outcomes (refuted < device < launch < static), joining predicates.
 pub fn worse(a: Rung, b: Rung) -> Rung {
     use Rung::*;
     match (a, b) {
         (Refuted, _) | (_, Refuted) => Refuted,
         (Device, _) | (_, Device) => Device,
-        (Launch(x), Launch(y)) => {
-            if x == y {
-                Launch(x)
-            } else {
-                Launch(format!("{x} && {y}"))
-            }
-        }
+        (Launch(x), Launch(y)) => Launch(x.and(y)),
         (Launch(x), Static) | (Static, Launch(x)) => Launch(x),
         (Static, Static) => Static,
     }
@@ -235,10 +236,10 @@ mod tests {
         let b0 = Poly::atom(Atom::BlockId(0));
         let count =
             Poly::atom(Atom::Dim("x".into(), 0)).cdiv(&Poly::atom(Atom::Const("BM".into())));
-        assert_eq!(
-            r.decide_index(&b0, &count),
-            Rung::Launch("grid(0) <= cdiv(dim(x, 0), BM)".into())
-        );
+        match r.decide_index(&b0, &count) {
+            Rung::Launch(p) => assert_eq!(p.text, "grid(0) <= cdiv(dim(x, 0), BM)"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

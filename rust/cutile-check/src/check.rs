@@ -5,8 +5,8 @@ use crate::bounds::{Ranges, Rung};
 use crate::errors::{self, MoveWhy};
 use crate::state::{join_opt, Binding, Move, State, UseMap, Val};
 use crate::sym::{Atom, Poly};
-use crate::{Discharge, Obligation};
 use cutile_diag::{Diagnostic, Label};
+use cutile_facts::{Discharge, NodeRef, Obligation};
 use cutile_kast::{
     stmt_exprs, walk_stmts, Dim, Document, Expr, Function, FunctionKind, ParamKind, Span, Stmt,
     Target,
@@ -60,8 +60,19 @@ pub struct Checker<'d> {
     pub diags: Vec<Diagnostic>,
     diag_keys: HashSet<(String, Span)>,
     pub obligations: Vec<Obligation>,
-    obl_keys: HashMap<(String, Span, String), usize>,
-    opaque_ids: HashMap<(u32, u32, u32), u32>,
+    obl_keys: HashMap<(String, NodeRef, String), usize>,
+    /// Ids of the `call_device` nodes from the entry down to the function being walked:
+    /// with a node id it names one inlined instance of a node.
+    pub call_path: Vec<u32>,
+    /// The node id of the DSL call being handled (its obligations are keyed by it).
+    pub op_node: u32,
+    /// Interned (call path, node id, part): loop variables, minted components.
+    instances: HashMap<(Vec<u32>, u32, u32), u32>,
+    /// Minted-component atom -> (loop instance, component, root).
+    minted: HashMap<u32, (u32, u32, usize)>,
+    /// Roots walked with `iter_indices()` (through any alias or device function).
+    pub persistent: BTreeSet<usize>,
+    opaque_ids: HashMap<(u32, u32), u32>,
     next_opaque: u32,
     var_ids: HashMap<String, u32>,
     var_names: Vec<Rc<str>>,
@@ -171,6 +182,11 @@ impl<'d> Checker<'d> {
             diag_keys: HashSet::new(),
             obligations: Vec::new(),
             obl_keys: HashMap::new(),
+            call_path: Vec::new(),
+            op_node: 0,
+            instances: HashMap::new(),
+            minted: HashMap::new(),
+            persistent: BTreeSet::new(),
             opaque_ids: HashMap::new(),
             next_opaque: 0,
             var_ids: HashMap::new(),
@@ -179,6 +195,38 @@ impl<'d> Checker<'d> {
             store_maps: HashMap::new(),
             store_proofs: HashMap::new(),
         })
+    }
+
+    /// What the lowering and the launcher act on.
+    pub fn facts(&self) -> cutile_facts::KernelFacts {
+        use cutile_facts::{OutputFact, OutputKind};
+        let mut obligations = self.obligations.clone();
+        obligations.sort_by(|a, b| {
+            (a.span.file, a.span.lo, a.span.hi, &a.node).cmp(&(
+                b.span.file,
+                b.span.lo,
+                b.span.hi,
+                &b.node,
+            ))
+        });
+        cutile_facts::KernelFacts {
+            outputs: self
+                .roots
+                .iter()
+                .enumerate()
+                .map(|(r, root)| OutputFact {
+                    param: root.name.clone(),
+                    kind: if self.persistent.contains(&r) {
+                        OutputKind::Persistent
+                    } else {
+                        OutputKind::Partitioned
+                    },
+                })
+                .collect(),
+            grid_rank: self.grid_rank as u8,
+            index_width: 32,
+            obligations,
+        }
     }
 
     /// Every store to one root must use the same map (CT2010).
@@ -230,6 +278,40 @@ impl<'d> Checker<'d> {
         let p = crate::prover::prove_store_map(comps, tiles, &self.ranges, self.grid_rank);
         self.store_proofs.insert(key, p.clone());
         p
+    }
+
+    /// One id per inlined instance of node `nid` (and `part`, for several atoms of one
+    /// node): the same node reached through two call sites is two instances.
+    pub fn instance(&mut self, nid: u32, part: u32) -> u32 {
+        let key = (self.call_path.clone(), nid, part);
+        let next = self.instances.len() as u32;
+        *self.instances.entry(key).or_insert(next)
+    }
+
+    /// The loop atom of component `k` of the index minted for root `r` by loop instance
+    /// `lp` (ids past the loop variables', so the two never meet).
+    pub fn minted_atom(&mut self, lp: u32, k: u32, r: usize) -> u32 {
+        let id = self.instance(lp, 1 + k) | 0x8000_0000;
+        self.minted.insert(id, (lp, k, r));
+        id
+    }
+
+    /// The root whose minted index `comps` is, component by component, in one loop.
+    pub fn minted_index(&self, comps: &[Poly]) -> Option<usize> {
+        let mut found: Option<(u32, usize)> = None;
+        for (k, p) in comps.iter().enumerate() {
+            let Some(Atom::Loop(id)) = p.as_atom() else {
+                return None;
+            };
+            let (lp, kk, r) = *self.minted.get(id)?;
+            if kk as usize != k || found.is_some_and(|f| f != (lp, r)) {
+                return None;
+            }
+            found = Some((lp, r));
+        }
+        let (_, r) = found?;
+        let rank = self.roots.get(r).map_or(0, |x| x.tile.len());
+        (comps.len() == rank).then_some(r)
     }
 
     /// The id of a variable name (one table for every frame; states are per frame).
@@ -350,8 +432,9 @@ impl<'d> Checker<'d> {
         self.diags.push(d);
     }
 
-    /// Record an obligation; on a repeated visit (loops) the last outcome wins. A device
-    /// check under `deny_in_kernel_checks` becomes CT2008.
+    /// Record an obligation of the DSL call being handled (`op_node` in this inlined
+    /// instance). A node visited more than once (loop passes) must hold on every visit:
+    /// the worst outcome wins. A device check under `deny_in_kernel_checks` is CT2008.
     pub fn oblige(
         &mut self,
         kind: &str,
@@ -360,33 +443,39 @@ impl<'d> Checker<'d> {
         device_pred: String,
         span: Span,
     ) {
-        let (discharged, predicate) = match rung {
-            Rung::Static => (Discharge::Static, None),
-            Rung::Launch(p) => (Discharge::Launch, Some(p)),
+        let discharge = match rung {
+            Rung::Static => Discharge::Static,
+            Rung::Launch(p) => Discharge::Launch(p),
             Rung::Device if self.deny => {
                 self.report(errors::denied_device_check(
                     &description,
                     span,
                     &device_pred,
                 ));
-                (Discharge::Failed, Some(device_pred))
+                Discharge::Failed
             }
-            Rung::Device => (Discharge::Device, Some(device_pred)),
-            Rung::Refuted => (Discharge::Failed, None),
+            Rung::Device => Discharge::Device { text: device_pred },
+            Rung::Refuted => Discharge::Failed,
         };
-        let ob = Obligation {
-            kind: kind.to_string(),
-            description: description.clone(),
-            discharged,
-            predicate,
-            span,
+        let node = NodeRef {
+            path: self.call_path.clone(),
+            nid: self.op_node,
         };
-        let key = (kind.to_string(), span, description);
+        let key = (kind.to_string(), node.clone(), description.clone());
         match self.obl_keys.get(&key) {
-            Some(&i) => self.obligations[i] = ob,
+            Some(&i) => {
+                let old = std::mem::replace(&mut self.obligations[i].discharge, Discharge::Static);
+                self.obligations[i].discharge = old.worst(discharge);
+            }
             None => {
                 self.obl_keys.insert(key, self.obligations.len());
-                self.obligations.push(ob);
+                self.obligations.push(Obligation {
+                    kind: kind.to_string(),
+                    description,
+                    node,
+                    span,
+                    discharge,
+                });
             }
         }
     }
@@ -396,9 +485,10 @@ impl<'d> Checker<'d> {
         Val::Int(Poly::atom(Atom::Opaque(self.next_opaque)))
     }
 
-    /// A deterministic opaque value for `name` merged at `at` (so loop joins converge).
-    fn merged_opaque(&mut self, var: u32, at: Span) -> Val {
-        let key = (var, at.file, at.lo);
+    /// A deterministic opaque value for variable `var` merged at node `at` (so loop joins
+    /// converge); one per inlined instance of the merge point.
+    fn merged_opaque(&mut self, var: u32, at: u32) -> Val {
+        let key = (var, self.instance(at, 0));
         let id = match self.opaque_ids.get(&key) {
             Some(id) => *id,
             None => {
@@ -415,7 +505,7 @@ impl<'d> Checker<'d> {
         a: Option<State>,
         b: Option<State>,
         why: MoveWhy,
-        at: Span,
+        at: u32,
     ) -> Option<State> {
         let mut names: Vec<u32> = Vec::new();
         let mut opaque = |n: u32| {
@@ -545,17 +635,13 @@ impl<'d> Checker<'d> {
             }
             Stmt::Pass { .. } => Some(st),
             Stmt::If {
-                test,
-                body,
-                orelse,
-                span,
-                ..
+                test, body, orelse, ..
             } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
                 let a = self.exec_block(body, st.clone());
                 let b = self.exec_block(orelse, st);
-                self.join_at(a, b, MoveWhy::Branch, *span)
+                self.join_at(a, b, MoveWhy::Branch, s.nid())
             }
             Stmt::Unsafe { body, .. } => {
                 if let Some(f) = self.frame() {
@@ -603,11 +689,11 @@ impl<'d> Checker<'d> {
                 ..
             } => {
                 let binder = crate::effects::loop_binder(self, target, iter, &mut st);
-                Some(self.exec_loop(*span, st, body, Some((target, binder)), None))
+                Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None))
             }
             Stmt::While {
                 test, body, span, ..
-            } => Some(self.exec_loop(*span, st, body, None, Some(test))),
+            } => Some(self.exec_loop(*span, s.nid(), st, body, None, Some(test))),
         }
     }
 
@@ -616,6 +702,7 @@ impl<'d> Checker<'d> {
     fn exec_loop(
         &mut self,
         span: Span,
+        nid: u32,
         st: State,
         body: &'d [Stmt],
         target: Option<(&'d Target, Val)>,
@@ -636,8 +723,8 @@ impl<'d> Checker<'d> {
         for n in &assigned {
             let id = self.var(n);
             if let Some(b) = head.get(id) {
-                if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted(_)) {
-                    let v = self.merged_opaque(id, span);
+                if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted { .. }) {
+                    let v = self.merged_opaque(id, nid);
                     if let Some(b) = head.get_mut(id) {
                         b.val = v;
                     }
@@ -669,11 +756,11 @@ impl<'d> Checker<'d> {
             breaks = brk;
             let mut back = out;
             for c in cont {
-                back = self.join_at(back, Some(c), MoveWhy::Assign, span);
+                back = self.join_at(back, Some(c), MoveWhy::Assign, nid);
             }
             let new_head = match back {
                 Some(b) => self
-                    .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, span)
+                    .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, nid)
                     .unwrap_or_else(|| head.clone()),
                 None => head.clone(),
             };
@@ -684,7 +771,7 @@ impl<'d> Checker<'d> {
         }
         let mut exit = Some(after_test);
         for b in breaks {
-            exit = self.join_at(exit, Some(b), MoveWhy::Assign, span);
+            exit = self.join_at(exit, Some(b), MoveWhy::Assign, nid);
         }
         exit.unwrap_or(head)
     }
@@ -696,6 +783,18 @@ impl<'d> Checker<'d> {
                 Val::Tuple(vs) if vs.len() == elts.len() => {
                     for (t, v) in elts.iter().zip(vs) {
                         self.bind_target(t, v, st);
+                    }
+                }
+                // `for i, j in z.iter_indices()`: the components of the minted index.
+                Val::Minted { root, lp }
+                    if self
+                        .roots
+                        .get(root)
+                        .is_some_and(|r| r.tile.len() == elts.len()) =>
+                {
+                    let comps = crate::effects::minted_components(self, root, lp);
+                    for (t, p) in elts.iter().zip(comps) {
+                        self.bind_target(t, Val::Int(p), st);
                     }
                 }
                 v => {
@@ -808,7 +907,14 @@ impl<'d> Checker<'d> {
 
     /// A device function call; the frontend bound its arguments to the callee's
     /// parameters, in order.
-    pub fn call_device(&mut self, name: &str, args: &'d [Expr], span: Span, st: &mut State) -> Val {
+    pub fn call_device(
+        &mut self,
+        name: &str,
+        args: &'d [Expr],
+        span: Span,
+        nid: u32,
+        st: &mut State,
+    ) -> Val {
         let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
         // Reborrow: the same root may be passed once.
         let mut seen: Vec<(usize, Span)> = Vec::new();
@@ -857,7 +963,9 @@ impl<'d> Checker<'d> {
         } else {
             self.frames.get(1).and_then(|f| f.call_site)
         };
+        self.call_path.push(nid);
         let ret = self.run_function(callee, site, inner);
+        self.call_path.pop();
         if ret.is_mut() {
             Val::Other
         } else {
@@ -944,18 +1052,24 @@ impl<'d> Checker<'d> {
                 }
             }
             Expr::Call {
-                func, args, span, ..
-            } => crate::effects::call(self, func, args, *span, st),
+                func,
+                args,
+                span,
+                nid,
+            } => crate::effects::call(self, func, args, *span, *nid, st),
             Expr::CallDevice {
-                func, args, span, ..
-            } => self.call_device(func, args, *span, st),
+                func,
+                args,
+                span,
+                nid,
+            } => self.call_device(func, args, *span, *nid, st),
             Expr::Method {
                 receiver,
                 method,
                 args,
                 span,
-                ..
-            } => crate::effects::method(self, receiver, method, args, *span, st),
+                nid,
+            } => crate::effects::method(self, receiver, method, args, *span, *nid, st),
             Expr::Attribute { value, attr, .. } => {
                 let v = self.eval(value, st);
                 crate::effects::attribute(self, &v, attr)

@@ -28,9 +28,12 @@
 //!    upper bound there is sound (a box bound that fails for every launch proves nothing:
 //!    the search of `search.rs` then looks for a concrete block outside the partition).
 
+use crate::bounds::launch_le;
 use crate::bounds::{worse, Ranges, Rung};
+use crate::launch_pred;
 use crate::prover::{affine_in, affine_proof, degenerate, det_poly, kernel_vector, StoreMapProof};
-use crate::sym::{le_text, Atom, Monomial, Poly};
+use crate::sym::{Atom, Monomial, Poly};
+use cutile_facts::{CmpOp, Pred};
 
 /// The outcome of the digit prover.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,11 +132,11 @@ pub fn prove(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize, fixed: 
             ));
         }
         let low = match low {
-            Rung::Launch(_) => Rung::Launch(le_text(&Poly::zero(), &lo)),
+            Rung::Launch(_) => launch_le(&Poly::zero(), &lo),
             r => r,
         };
         let high = match high {
-            Rung::Launch(_) => Rung::Launch(le_text(&hi, &last)),
+            Rung::Launch(_) => launch_le(&hi, &last),
             r => r,
         };
         bounds = worse(bounds, worse(low, high));
@@ -146,13 +149,13 @@ pub fn prove(comps: &[Poly], tiles: &[Poly], ranges: &Ranges, nb: usize, fixed: 
 /// divisor is not known at launch or is never positive.
 fn assume_divisors(used: &[Poly], ranges: &Ranges) -> Option<(Ranges, Rung)> {
     let mut facts = ranges.clone();
-    let mut pre: Vec<String> = Vec::new();
+    let mut pre: Vec<Pred> = Vec::new();
     for d in used {
         if !positive(d, &mut facts, &mut pre) {
             return None;
         }
     }
-    pre.sort();
+    pre.sort_by(|a, b| a.text.cmp(&b.text));
     let rung = pre
         .into_iter()
         .fold(Rung::Static, |r, p| worse(r, Rung::Launch(p)));
@@ -311,12 +314,12 @@ pub fn decide_index(ranges: &Ranges, p: &Poly, count: &Poly) -> Option<Rung> {
     }
     let last = count.sub(&Poly::c(1));
     let low = match facts.decide_le(&Poly::zero(), &lo) {
-        Rung::Launch(_) => Rung::Launch(le_text(&Poly::zero(), &lo)),
+        Rung::Launch(_) => launch_le(&Poly::zero(), &lo),
         Rung::Static => Rung::Static,
         _ => return None,
     };
     let high = match facts.decide_le(&hi, &last) {
-        Rung::Launch(_) => Rung::Launch(le_text(&hi, &last)),
+        Rung::Launch(_) => launch_le(&hi, &last),
         Rung::Static => Rung::Static,
         _ => return None,
     };
@@ -326,7 +329,7 @@ pub fn decide_index(ranges: &Ranges, p: &Poly, count: &Poly) -> Option<Rung> {
 /// Record that `d >= 1`: statically true, or a launch predicate (`1 <= H` for each
 /// symbolic factor of a monomial divisor, registered as a fact). `false` when `d` is not
 /// known at launch or is never positive.
-fn positive(d: &Poly, facts: &mut Ranges, pre: &mut Vec<String>) -> bool {
+fn positive(d: &Poly, facts: &mut Ranges, pre: &mut Vec<Pred>) -> bool {
     if !d.launch_known() {
         return false;
     }
@@ -339,12 +342,11 @@ fn positive(d: &Poly, facts: &mut Ranges, pre: &mut Vec<String>) -> bool {
                 let p = Poly::atom(a.clone());
                 match facts.decide_le(&Poly::c(1), &p) {
                     Rung::Static => {}
-                    Rung::Launch(_) => {
-                        let text = le_text(&Poly::c(1), &p);
-                        if !pre.contains(&text) {
-                            pre.push(text);
-                        }
-                    }
+                    Rung::Launch(_) => match launch_pred::le(&Poly::c(1), &p) {
+                        Some(q) if !pre.contains(&q) => pre.push(q),
+                        Some(_) => {}
+                        None => return false,
+                    },
                     _ => return false,
                 }
                 facts.positive.insert(a.clone());
@@ -354,13 +356,15 @@ fn positive(d: &Poly, facts: &mut Ranges, pre: &mut Vec<String>) -> bool {
     }
     match facts.decide_le(&Poly::c(1), d) {
         Rung::Static => true,
-        Rung::Launch(_) => {
-            let text = le_text(&Poly::c(1), d);
-            if !pre.contains(&text) {
-                pre.push(text);
+        Rung::Launch(_) => match launch_pred::le(&Poly::c(1), d) {
+            Some(q) => {
+                if !pre.contains(&q) {
+                    pre.push(q);
+                }
+                true
             }
-            true
-        }
+            None => false,
+        },
         _ => false,
     }
 }
@@ -476,8 +480,8 @@ fn injective(coef: &[Vec<Poly>], vars: &[Var], facts: &Ranges) -> Option<Rung> {
     match det.as_const() {
         Some(0) => None,
         Some(_) => Some(Rung::Static),
-        None if det.launch_known() => Some(Rung::Launch(format!("{det} != 0"))),
-        None => None,
+        None => launch_pred::compare(&det, CmpOp::Ne, &Poly::zero(), format!("{det} != 0"))
+            .map(Rung::Launch),
     }
 }
 
@@ -572,10 +576,10 @@ mod tests {
             .mul(&h())
             .add(&h().sub(&Poly::c(1)).sub(&x.modulo(&h())));
         let count = Poly::atom(Atom::Dim("src".into(), 0));
-        assert_eq!(
-            ranges(2).decide_index(&idx, &count),
-            Rung::Launch("1 <= H && H * cdiv(grid(0), H) <= dim(src, 0)".into())
-        );
+        match ranges(2).decide_index(&idx, &count) {
+            Rung::Launch(p) => assert_eq!(p.text, "1 <= H && H * cdiv(grid(0), H) <= dim(src, 0)"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// One generated term: `coeff * f(block_id(axis))`.
@@ -634,13 +638,12 @@ mod tests {
             match rung {
                 Rung::Static => prop_assert!(inside, "{p} static but fails on {grid:?}, H = {hv}"),
                 Rung::Launch(pred) => {
-                    let mut env: std::collections::HashMap<String, i128> = grid
-                        .iter()
-                        .enumerate()
-                        .map(|(k, g)| (format!("grid({k})"), *g))
-                        .collect();
-                    env.insert("H".into(), hv);
-                    if crate::predicate::eval(&pred, &env).unwrap_or(false) {
+                    let env = |a: &cutile_facts::Atom| match a {
+                        cutile_facts::Atom::Grid(k) => grid.get(usize::from(*k)).copied(),
+                        cutile_facts::Atom::Const(n) if n == "H" => Some(hv),
+                        _ => None,
+                    };
+                    if pred.eval(&env).unwrap_or(false) {
                         prop_assert!(inside, "{p}: `{pred}` holds but fails on {grid:?}, H = {hv}");
                     }
                 }

@@ -103,13 +103,13 @@ pub fn component_texts(c: &Checker<'_>, e: Option<&Expr>, n: usize) -> Vec<Strin
     }
 }
 
-/// The loop-variable atoms standing for the components of an index minted by root `r`:
-/// component `k` ranges over `[0, tiles(r, k))`.
-pub fn minted_components(c: &mut Checker<'_>, r: usize) -> Vec<Poly> {
+/// The loop-variable atoms standing for the components of an index minted by root `r` in
+/// loop instance `lp`: component `k` ranges over `[0, tiles(r, k))`.
+pub fn minted_components(c: &mut Checker<'_>, r: usize, lp: u32) -> Vec<Poly> {
     let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
     (0..rank)
         .map(|k| {
-            let id = 0xF000_0000u32 + (r as u32) * 8 + k as u32;
+            let id = c.minted_atom(lp, k as u32, r);
             let hi = tiles_of(c, r, k).sub(&Poly::c(1));
             c.set_loop_range(id, (Poly::zero(), hi));
             Poly::atom(Atom::Loop(id))
@@ -150,7 +150,7 @@ pub fn loop_binder<'d>(
         Expr::Call { func, args, .. } if func == "builtins.range" => {
             // The frontend wrote `range(n)` as `range(0, n, 1)`.
             let a = Args::eval(c, table().builtin("range"), args, st);
-            let id = iter.nid();
+            let id = c.instance(iter.nid(), 0);
             if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), a.int("step"))
             {
                 match step.as_const() {
@@ -170,7 +170,13 @@ pub fn loop_binder<'d>(
             let v = c.eval(receiver, st);
             let _ = Args::eval(c, table().method("iter_indices"), args, st);
             match v {
-                Val::Mut(r) => Val::Minted(r),
+                Val::Mut(r) => {
+                    c.persistent.insert(r);
+                    Val::Minted {
+                        root: r,
+                        lp: c.instance(iter.nid(), 0),
+                    }
+                }
                 _ => {
                     let what = c.describe(receiver);
                     c.report(errors::iter_indices_not_mut(&what, receiver.span()));
@@ -235,6 +241,7 @@ pub fn call<'d>(
     func: &str,
     args: &'d [Expr],
     span: Span,
+    nid: u32,
     st: &mut State,
 ) -> Val {
     let builtin = func.strip_prefix("builtins.");
@@ -246,6 +253,7 @@ pub fn call<'d>(
         unsafe_check(c, func, span);
     }
     let a = Args::eval(c, sig, args, st);
+    c.op_node = nid;
     match (builtin, func) {
         (None, "load_tile_like") => crate::loads::load_tile_like(c, &a, span),
         (None, "block_id") => grid_query(c, &a, |k| Poly::atom(Atom::BlockId(k)), Poly::zero()),
@@ -374,12 +382,14 @@ pub fn method<'d>(
     method: &str,
     args: &'d [Expr],
     span: Span,
+    nid: u32,
     st: &mut State,
 ) -> Val {
     let recv = c.eval(receiver, st);
     let sig = table().method(method);
     unsafe_check(c, method, span);
     let a = Args::eval(c, sig, args, st);
+    c.op_node = nid;
     let name = c.describe(receiver);
     match method {
         "store" | "store_unchecked" => {
@@ -411,7 +421,7 @@ pub fn method<'d>(
                 (Val::Mut(_), None) => {}
                 (Val::Mut(r), Some(v)) => {
                     let own = match v {
-                        Val::Minted(m) => m == r,
+                        Val::Minted { root, .. } => root == r,
                         v => components(v)
                             .is_some_and(|cs| !c.mapped && crate::stores::own_index(c, *r, &cs)),
                     };

@@ -34,8 +34,8 @@ mod check;
 pub mod digits;
 mod effects;
 pub mod errors;
+pub mod launch_pred;
 mod loads;
-pub mod predicate;
 pub mod prover;
 pub mod schedule;
 pub mod search;
@@ -45,46 +45,16 @@ pub mod swizzle;
 pub mod sym;
 
 use cutile_diag::{Diagnostic, Severity};
-use cutile_kast::{Document, KastError, Span};
+use cutile_kast::{Document, KastError};
 
-/// How an obligation was discharged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Discharge {
-    Static,
-    Launch,
-    Device,
-    Failed,
-}
+pub use cutile_facts::{Discharge, KernelFacts, NodeRef, Obligation, OutputFact, OutputKind, Pred};
 
-impl Discharge {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Discharge::Static => "static",
-            Discharge::Launch => "launch",
-            Discharge::Device => "device",
-            Discharge::Failed => "failed",
-        }
-    }
-}
-
-/// One safety goal of a kernel and how it was discharged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Obligation {
-    /// `store-own-tile`, `store-mapped-index`, `store-index-injective`, `subpartition-shape`,
-    /// `subtile-bounds`, `bounds`.
-    pub kind: String,
-    pub description: String,
-    pub discharged: Discharge,
-    /// For `launch` and `device`: the predicate that must hold.
-    pub predicate: Option<String>,
-    pub span: Span,
-}
-
-/// Everything the checker found.
+/// Everything the checker found: the violations, and the facts the lowering and the
+/// launcher act on (meaningful when there is no error).
 #[derive(Debug, Clone, Default)]
 pub struct CheckOutput {
     pub diagnostics: Vec<Diagnostic>,
-    pub obligations: Vec<Obligation>,
+    pub facts: KernelFacts,
 }
 
 impl CheckOutput {
@@ -108,15 +78,11 @@ pub fn check(doc: &Document) -> CheckOutput {
         return CheckOutput::default();
     };
     c.run();
+    let facts = c.facts();
     let mut diagnostics = c.diags;
     // Stable order: by file, then position.
     diagnostics.sort_by_key(|d| (d.primary.span.file, d.primary.span.lo, d.primary.span.hi));
-    let mut obligations = c.obligations;
-    obligations.sort_by_key(|o| (o.span.file, o.span.lo, o.span.hi));
-    CheckOutput {
-        diagnostics,
-        obligations,
-    }
+    CheckOutput { diagnostics, facts }
 }
 
 /// Parse a kernel AST document and check it.

@@ -140,7 +140,7 @@ pub fn load_tile(c: &mut Checker<'_>, recv: &Val, name: &str, a: &Args<'_>, span
     let dims = c.shared.get(i).map(|s| s.shape.clone()).unwrap_or_default();
     let shape = a.val("shape").and_then(components);
     let comps = match &idx {
-        Some(Val::Minted(r)) => Some(minted_components(c, *r)),
+        Some(Val::Minted { root, lp }) => Some(minted_components(c, *root, *lp)),
         Some(v) => components(v),
         None => None,
     };
@@ -148,7 +148,7 @@ pub fn load_tile(c: &mut Checker<'_>, recv: &Val, name: &str, a: &Args<'_>, span
     match (shape, comps) {
         (Some(shape), Some(comps)) => {
             let texts = match &idx {
-                Some(Val::Minted(_)) => comps
+                Some(Val::Minted { .. }) => comps
                     .iter()
                     .enumerate()
                     .map(|(k, _)| {

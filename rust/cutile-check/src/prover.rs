@@ -141,7 +141,10 @@ pub fn prove_store_map(
         for (k, f) in fixed.iter().enumerate() {
             if *f {
                 r.grid[k] = one.clone();
-                pre = worse(pre, Rung::Launch(format!("grid({k}) <= 1")));
+                pre = worse(
+                    pre,
+                    crate::bounds::launch_le(&Poly::atom(Atom::Grid(k as u8)), &Poly::c(1)),
+                );
             }
         }
         reduced = (
@@ -309,7 +312,13 @@ pub fn affine_proof(
                 ))
             }
             Some(_) => Rung::Static,
-            None if det.launch_known() => Rung::Launch(format!("{det} != 0")),
+            None if det.launch_known() => crate::launch_pred::compare(
+                &det,
+                cutile_facts::CmpOp::Ne,
+                &Poly::zero(),
+                format!("{det} != 0"),
+            )
+            .map_or(Rung::Device, Rung::Launch),
             None => {
                 return Some(StoreMapProof::Unprovable(
                     "the determinant is not known at launch".into(),
@@ -369,11 +378,11 @@ pub fn affine_proof(
             });
         }
         let low = match low {
-            Rung::Launch(_) => Rung::Launch(crate::sym::le_text(&Poly::zero(), &lo)),
+            Rung::Launch(_) => crate::bounds::launch_le(&Poly::zero(), &lo),
             r => r,
         };
         let high = match high {
-            Rung::Launch(_) => Rung::Launch(crate::sym::le_text(&hi, &t.sub(&Poly::c(1)))),
+            Rung::Launch(_) => crate::bounds::launch_le(&hi, &t.sub(&Poly::c(1))),
             r => r,
         };
         bounds = worse(bounds, worse(low, high));

@@ -20,8 +20,12 @@ pub enum Val {
     },
     /// A shared read-only tensor, by index into the entry's tensor parameters.
     Shared(usize),
-    /// A tile index minted by `root.iter_indices()`.
-    Minted(usize),
+    /// A tile index minted by `root.iter_indices()` in the loop instance `lp` (its
+    /// components are that loop's own atoms: two loops' indices are unrelated).
+    Minted {
+        root: usize,
+        lp: u32,
+    },
     Int(Poly),
     Tuple(Vec<Val>),
     /// Tiles, floats, booleans, dtypes, pointers: nothing the rules need.

@@ -47,9 +47,13 @@ pub fn store(
     // another (an own-tile store next to a transposed one races).
     let map = match (recv, &idx) {
         (Val::Mut(r), None) | (Val::Sub { root: r, .. }, _) => Some((*r, StoreMap::Own)),
-        (Val::Mut(r), Some((Val::Minted(m), _))) if m == r => Some((*r, StoreMap::Minted)),
+        (Val::Mut(r), Some((Val::Minted { root: m, .. }, _))) if m == r => {
+            Some((*r, StoreMap::Minted))
+        }
         (Val::Mut(r), Some((iv, _))) => components(iv).map(|cs| {
-            if !c.mapped && own_index(c, *r, &cs) {
+            if c.minted_index(&cs) == Some(*r) {
+                (*r, StoreMap::Minted)
+            } else if !c.mapped && own_index(c, *r, &cs) {
                 (*r, StoreMap::Own)
             } else {
                 (*r, StoreMap::Computed(cs))
@@ -96,8 +100,13 @@ pub fn store(
 
 fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span, span: Span) {
     let root = c.root_name(r);
-    if let Val::Minted(m) = iv {
-        if *m == r {
+    // `for i, j in z.iter_indices(): z.store(t, index=(i, j))` stores the minted index too.
+    let minted = match iv {
+        Val::Minted { root: m, .. } => Some(*m),
+        v => components(v).and_then(|cs| c.minted_index(&cs)),
+    };
+    if let Some(m) = minted {
+        if m == r {
             c.oblige(
                 "store-mapped-index",
                 format!("`{name}.store` index is minted by `{root}.iter_indices()`"),
@@ -106,7 +115,7 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
                 span,
             );
         } else {
-            let other = c.root_name(*m);
+            let other = c.root_name(m);
             c.report(errors::minted_by_other(&root, &other, ispan));
             c.oblige(
                 "store-mapped-index",
@@ -356,7 +365,13 @@ pub fn partition_mut(
                 } else if p.launch_known() && s.launch_known() {
                     // Printed as written (`modulo` may have normalized `p % s` away).
                     let text = Poly::atom(Atom::Mod(Box::new(p.clone()), Box::new(s.clone())));
-                    Rung::Launch(format!("{text} == 0"))
+                    crate::launch_pred::compare(
+                        &text,
+                        cutile_facts::CmpOp::Eq,
+                        &Poly::zero(),
+                        format!("{text} == 0"),
+                    )
+                    .map_or(Rung::Device, Rung::Launch)
                 } else {
                     Rung::Device
                 }

@@ -95,7 +95,7 @@ pub fn recognize(
                     Rung::Static => Rung::Static,
                     Rung::Launch(p) => Rung::Launch(p),
                     _ => match g.launch_known() {
-                        true => Rung::Launch(crate::sym::le_text(&Poly::c(1), &g)),
+                        true => crate::bounds::launch_le(&Poly::c(1), &g),
                         false => return None,
                     },
                 };

@@ -9,6 +9,7 @@
 //! File paths are normalized to `$DIR/NAME.py`.
 
 use cutile_check::{check, CheckOutput};
+
 use cutile_kast::Document;
 use std::collections::BTreeSet;
 use std::fs;
@@ -55,16 +56,16 @@ fn load(path: &Path) -> Document {
 
 fn render_obligations(doc: &Document, out: &CheckOutput) -> String {
     let mut s = String::new();
-    for o in &out.obligations {
+    for o in &out.facts.obligations {
         let _ = &doc;
         s.push_str(&format!(
             "{}:{} {} {}{} -- {}\n",
             o.span.line,
             o.span.col + 1,
             o.kind,
-            o.discharged.as_str(),
-            o.predicate
-                .as_ref()
+            o.discharge.name(),
+            o.discharge
+                .text()
                 .map(|p| format!(" [{p}]"))
                 .unwrap_or_default(),
             o.description
@@ -162,26 +163,36 @@ fn corpus_covers_every_kernel_code() {
     assert!(missing.is_empty(), "no corpus kernel for {missing:?}");
 }
 
-/// Every launch predicate the checker emits is in the predicate language (it parses, and
-/// names only launch-known atoms).
+/// Every atom of every launch predicate names something the launcher has a value for: a
+/// grid axis, or a parameter of the entry of the right kind.
 #[test]
-fn launch_predicates_parse() {
+fn launch_predicates_name_launch_known_parameters() {
+    use cutile_facts::Atom;
+    use cutile_kast::ParamKind;
     for json in kernels() {
         let doc = load(&json);
-        for o in check(&doc).obligations {
-            if o.discharged == cutile_check::Discharge::Launch {
-                let p = o.predicate.expect("launch obligations carry a predicate");
-                let atoms = cutile_check::predicate::atoms(&p)
-                    .unwrap_or_else(|e| panic!("{}: `{p}`: {e}", json.display()));
-                for a in atoms {
-                    assert!(
-                        !a.starts_with("block_id")
-                            && !a.starts_with("loop")
-                            && !a.starts_with("value"),
-                        "{}: `{p}` needs `{a}`, not known at launch",
-                        json.display()
-                    );
-                }
+        let entry = doc.entry_function().expect("entry");
+        let kind_of = |n: &str| entry.params.iter().find(|p| p.name == n).map(|p| p.kind);
+        let out = check(&doc);
+        for (o, p) in out.facts.launch_predicates() {
+            for a in p.atoms() {
+                let ok = match a {
+                    Atom::Grid(k) => *k < 3,
+                    Atom::Dim { param, .. } => matches!(
+                        kind_of(param),
+                        Some(ParamKind::Tensor | ParamKind::MutTensor)
+                    ),
+                    Atom::Tiles { param, .. } => kind_of(param) == Some(ParamKind::MutTensor),
+                    Atom::Const(n) => kind_of(n) == Some(ParamKind::Const),
+                    Atom::Scalar(n) => kind_of(n) == Some(ParamKind::Scalar),
+                };
+                assert!(
+                    ok,
+                    "{}: `{}` of {:?} needs `{a}`",
+                    json.display(),
+                    p.text,
+                    o.kind
+                );
             }
         }
     }

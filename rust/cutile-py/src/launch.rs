@@ -11,18 +11,17 @@
 //! function pointer (or, on the interpreter, leaves the run to `wait`); `finish` gives
 //! everything back. The rules themselves live in `cutile_host::launch_plan`.
 
-use crate::errors::{guard, host_err};
+use crate::errors::{self, guard, host_err};
 use crate::{HostRegistry, Ledger};
 use cutile_host::launch_plan::{
-    fmt_size, pack, Arg, ConstType, DimSpec, LaunchPlan, ParamSpec, PredicateCache, SlotKind,
-    SlotPlan, TensorDesc, Value, View, WordMap, DTYPES,
+    fmt_size, pack, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamSpec, PredicateCache,
+    Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
 };
 use cutile_host::Access;
-use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -206,7 +205,7 @@ impl KernelBase {
         let py = slf.py();
         if let Some(l) = slf.get().current(py)? {
             let l = l.bind(py);
-            if let Some(p) = l.get().prepare_launch(l, args, kwargs)? {
+            if let Some(p) = l.get().prepare_launch(l, args, kwargs, false)? {
                 return Ok(Bound::new(py, p)?.into_any());
             }
         }
@@ -276,16 +275,41 @@ fn value_arg(o: &Bound<'_, PyAny>) -> Arg<'static> {
     }
 }
 
+/// An argument as a message names it: ``a Tensor``, ``a Partition``, ``an int 123``,
+/// ``a `str` ('x')``.
+fn describe_object(o: &Bound<'_, PyAny>) -> String {
+    let ty = o
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    if o.cast::<HandleMeta>().is_ok() {
+        return if ty == "Partition" {
+            "a Partition".into()
+        } else {
+            "a Tensor".into()
+        };
+    }
+    let mut repr = o
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".into());
+    if repr.chars().count() > 60 {
+        repr = repr.chars().take(57).collect::<String>() + "...";
+    }
+    if o.is_exact_instance_of::<PyInt>() {
+        format!("an int {repr}")
+    } else {
+        format!("a `{ty}` ({repr})")
+    }
+}
+
 fn value_py<'py>(py: Python<'py>, v: Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Int(i) => i.into_pyobject(py)?.into_any(),
         Value::Float(f) => f.into_pyobject(py)?.into_any(),
         Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
     })
-}
-
-fn eval_predicate(text: &str, env: &HashMap<String, i128>) -> Result<bool, String> {
-    cutile_check::predicate::eval(text, env)
 }
 
 fn poisoned<T>(_: T) -> PyErr {
@@ -311,20 +335,20 @@ fn args_view<'a>(
 #[pymethods]
 impl KernelLauncher {
     /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
-    /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `predicates`: `(text,
-    /// atoms)` of each launch check; `gpu`: `(cuLaunchKernel, cuStreamSynchronize,
-    /// stream)` addresses, or `None` on the interpreter.
+    /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `checked`: the
+    /// kernel's `CheckResult`, whose facts decide the launch kind and the launch
+    /// predicates; `gpu`: `(cuLaunchKernel, cuStreamSynchronize, stream)` addresses, or
+    /// `None` on the interpreter.
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (kernel, params, consts, mapped, predicates, sm_count, registry, ledger,
+    #[pyo3(signature = (kernel, params, consts, checked, sm_count, registry, ledger,
                         owner, compile, interpret, cuda_error, gpu = None))]
     fn new(
         py: Python<'_>,
         kernel: &str,
         params: Vec<ParamTuple<'_>>,
         consts: Vec<(String, String)>,
-        mapped: Vec<String>,
-        predicates: Vec<(String, Vec<String>)>,
+        checked: PyRef<'_, crate::CheckResult>,
         sm_count: u64,
         registry: Py<HostRegistry>,
         ledger: Py<Ledger>,
@@ -390,7 +414,17 @@ impl KernelLauncher {
             }
             None => None,
         };
-        let plan = LaunchPlan::new(&specs, &consts, &mapped, &predicates, sm_count);
+        if !checked.ok {
+            return Err(PyValueError::new_err(
+                "a launcher needs the facts of a kernel the checker accepted",
+            ));
+        }
+        let plan = LaunchPlan::new(&specs, &consts, &checked.facts, sm_count).map_err(|e| {
+            crate::errors::internal(
+                py,
+                &format!("`{kernel}`: the checker's facts do not fit the kernel: {e}"),
+            )
+        })?;
         let names = PyTuple::new(py, plan.params.iter().map(|p| p.name.as_str()))?.unbind();
         Ok(KernelLauncher {
             kernel: Arc::from(kernel),
@@ -414,14 +448,16 @@ impl KernelLauncher {
         self.owner.bind(py).call0()
     }
 
-    /// `PendingLaunch(self, args, kwargs)`, or `None` where that raises `SlowPath`.
-    #[pyo3(signature = (args, kwargs = None))]
+    /// `PendingLaunch(self, args, kwargs, last_word)`, or `None` where that raises
+    /// `SlowPath`.
+    #[pyo3(signature = (args, kwargs = None, last_word = false))]
     fn prepare(
         slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
     ) -> PyResult<Option<PendingLaunch>> {
-        slf.get().prepare_launch(slf, args, kwargs)
+        slf.get().prepare_launch(slf, args, kwargs, last_word)
     }
 
     /// Compiled kernels registered so far.
@@ -431,44 +467,69 @@ impl KernelLauncher {
 }
 
 impl KernelLauncher {
-    /// Match, check and move in one call's arguments; `None` when the Python binder must
-    /// decide (it raises the error, or normalizes the arguments and calls again).
+    /// Match, check and move in one call's arguments. `None` (only without `last_word`):
+    /// an argument needs normalizing first (a numpy scalar); every other refusal raises
+    /// the launch's typed error.
     fn prepare_launch(
         &self,
         slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
     ) -> PyResult<Option<PendingLaunch>> {
         let py = slf.py();
         let plan = &self.plan;
         let n = plan.params.len();
-        if args.len() != n {
-            return Ok(None);
+        // Keyword names and values, in call order.
+        let mut kw_names: Vec<String> = Vec::new();
+        let mut kw_values: Vec<Bound<'_, PyAny>> = Vec::new();
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let Ok(k) = k.cast::<PyString>() else {
+                    return Err(PyTypeError::new_err("keywords must be strings"));
+                };
+                kw_names.push(k.to_str()?.to_string());
+                kw_values.push(v);
+            }
+        }
+        let placed = if kw_names.is_empty() && args.len() == n {
+            None // the common call: every argument positional, in order
+        } else {
+            let names: Vec<&str> = kw_names.iter().map(String::as_str).collect();
+            match plan.place(&self.kernel, args.len(), &names) {
+                Ok(p) => Some(p),
+                Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
+                Err(Refusal::Slow(_)) => return Ok(None),
+            }
+        };
+        let object = |r: ArgRef| -> PyResult<Bound<'_, PyAny>> {
+            match r {
+                ArgRef::Positional(i) => args.get_item(i),
+                ArgRef::Keyword(j) => Ok(kw_values[j].clone()),
+            }
+        };
+        let mut objs: Vec<Bound<'_, PyAny>> = Vec::with_capacity(n);
+        for i in 0..n {
+            objs.push(match &placed {
+                Some(p) => object(p.order[i])?,
+                None => args.get_item(i)?,
+            });
         }
         // Small calls use stack buffers: a launch allocates only what it keeps.
         const INLINE: usize = 16;
         let mut given_buf = [None; INLINE];
         let mut given_vec = Vec::new();
-        let given: &mut [Option<Value>] = if plan.consts.len() <= INLINE {
+        let given: &mut [Option<Arg<'_>>] = if plan.consts.len() <= INLINE {
             &mut given_buf[..plan.consts.len()]
         } else {
             given_vec.resize(plan.consts.len(), None);
             &mut given_vec
         };
-        if let Some(kw) = kwargs {
-            for (k, v) in kw.iter() {
-                let Ok(k) = k.cast::<PyString>() else {
-                    return Ok(None);
-                };
-                let Some(i) = plan.const_index(k.to_str()?) else {
-                    return Ok(None);
-                };
-                given[i] = Some(match value_arg(&v) {
-                    Arg::Int(x) => Value::Int(x),
-                    Arg::Float(x) => Value::Float(x),
-                    Arg::Bool(x) => Value::Bool(x),
-                    _ => return Ok(None),
-                });
+        if let Some(p) = &placed {
+            for (g, j) in given.iter_mut().zip(&p.consts) {
+                if let Some(j) = j {
+                    *g = Some(value_arg(&kw_values[*j]));
+                }
             }
         }
         let mut handles: Handles = Vec::with_capacity(n);
@@ -480,11 +541,11 @@ impl KernelLauncher {
             raw_vec.resize(n, Arg::Other);
             &mut raw_vec
         };
-        for (o, r) in args.iter().zip(raw.iter_mut()) {
+        for (o, r) in objs.iter().zip(raw.iter_mut()) {
             match o.cast::<HandleMeta>() {
                 Ok(m) => handles.push(m.get().desc.get().cloned()),
                 Err(_) => {
-                    *r = value_arg(&o);
+                    *r = value_arg(o);
                     handles.push(None);
                 }
             }
@@ -512,38 +573,57 @@ impl KernelLauncher {
             moves_vec.resize(n, (0, false));
             &mut moves_vec
         };
-        let checked = guard(|| {
-            let Ok(bound) = plan.bind(argv, given) else {
-                return Ok(None);
+        let describe = |w: Which| -> String {
+            let o = match (w, &placed) {
+                (Which::Param(i), _) => objs.get(i).cloned(),
+                (Which::Const(c), Some(p)) => p.consts[c].map(|j| kw_values[j].clone()),
+                (Which::Const(_), None) => None,
             };
-            let Ok(grid) = plan.grid(argv, &bound.consts) else {
-                return Ok(None);
+            o.map_or_else(|| "no value".to_string(), |o| describe_object(&o))
+        };
+        let checked = guard(|| {
+            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, &describe) {
+                Ok(b) => b,
+                Err(r) => return Ok(Err(r)),
+            };
+            let grid = match plan.grid(&self.kernel, argv, &bound.consts) {
+                Ok(g) => g,
+                Err(r) => return Ok(Err(r)),
             };
             let mut cache = self.passed.lock().map_err(poisoned)?;
-            if plan
-                .check_predicates(argv, &bound, grid, &mut cache, &eval_predicate)
-                .is_err()
-            {
-                return Ok(None);
+            if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
+                return Ok(Err(r));
             }
-            Ok(Some((bound, grid, plan.accesses(argv))))
+            Ok(Ok((bound, grid, plan.accesses(argv))))
         })?;
-        let Some((bound, grid, accesses)) = checked else {
-            return Ok(None);
+        let (bound, grid, accesses) = match checked {
+            Ok(x) => x,
+            Err(Refusal::Slow(_)) if !last_word => return Ok(None),
+            Err(Refusal::Slow(why)) => {
+                return Err(errors::internal(
+                    py,
+                    &format!(
+                        "`{}`: the launcher could not read normalized arguments ({why})",
+                        self.kernel
+                    ),
+                ))
+            }
+            Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
         };
         let moved = plan.moves_into(argv, moves);
         let moves = &moves[..moved];
-        // Scalars come back normalized (an int given for a float parameter is a float).
+        // Values come back in parameter order, scalars normalized (an int given for a
+        // float parameter is a float).
         let converted = argv
             .iter()
             .zip(&bound.scalars)
             .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
-        let values = if converted {
+        let values = if converted || placed.is_some() {
             let mut out = Vec::with_capacity(n);
-            for (o, s) in args.iter().zip(&bound.scalars) {
-                out.push(match s {
-                    Some(v @ Value::Float(_)) => value_py(py, *v)?,
-                    _ => o,
+            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(&bound.scalars)) {
+                out.push(match (a, s) {
+                    (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
+                    _ => o.clone(),
                 });
             }
             PyTuple::new(py, out)?.unbind()
@@ -576,11 +656,14 @@ impl KernelLauncher {
         }))
     }
 
-    /// The compiled kernel for `p`'s specialization, compiling it (in Python) on a miss.
-    fn kernel_for(&self, py: Python<'_>, p: &PendingLaunch) -> PyResult<Arc<KernelEntry>> {
-        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
-            return Ok(e.clone());
-        }
+    /// `p`'s specialization as the compile callback takes it: `(name, value)` per `Const`
+    /// and `(name, dtype, rank, align16, last_stride_one, shape_div, stride_div)` per
+    /// tensor argument.
+    fn specialization<'py>(
+        &self,
+        py: Python<'py>,
+        p: &PendingLaunch,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
         let consts = PyList::empty(py);
         for (c, v) in self.plan.consts.iter().zip(&p.consts) {
             consts.append((c.name.as_str(), value_py(py, *v)?))?;
@@ -601,6 +684,15 @@ impl KernelLauncher {
                 ))?;
             }
         }
+        Ok((consts, facts))
+    }
+
+    /// The compiled kernel for `p`'s specialization, compiling it (in Python) on a miss.
+    fn kernel_for(&self, py: Python<'_>, p: &PendingLaunch) -> PyResult<Arc<KernelEntry>> {
+        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
+            return Ok(e.clone());
+        }
+        let (consts, facts) = self.specialization(py, p)?;
         let method = self.compile.bind(py).call0()?;
         if method.is_none() {
             return Err(PyRuntimeError::new_err(format!(
@@ -680,16 +772,20 @@ pub struct PendingLaunch {
 
 #[pymethods]
 impl PendingLaunch {
-    /// Prepare a launch (see `KernelLauncher`); raises `SlowPath` where the Python binder
-    /// must decide, `BorrowError` where a handle cannot be moved in.
+    /// Prepare a launch (see `KernelLauncher`): raises the launch's typed error, or
+    /// `SlowPath` where an argument needs normalizing first (never with `last_word`).
     #[new]
-    #[pyo3(signature = (launcher, args, kwargs = None))]
+    #[pyo3(signature = (launcher, args, kwargs = None, last_word = false))]
     fn new(
         launcher: &Bound<'_, KernelLauncher>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
     ) -> PyResult<Self> {
-        match launcher.get().prepare_launch(launcher, args, kwargs)? {
+        match launcher
+            .get()
+            .prepare_launch(launcher, args, kwargs, last_word)?
+        {
             Some(p) => Ok(p),
             None => Err(SlowPath::new_err(())),
         }
@@ -809,7 +905,18 @@ impl PendingLaunch {
         self.launcher.get().owner.bind(py).call0()
     }
 
-    /// The launch as the Python binder sees it (`cutile.kernel.op_binding`).
+    /// `(consts, tensor facts, index bits)`: what the launch compiles for.
+    #[getter]
+    fn specialization<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, u32)> {
+        let (c, f) = self.launcher.get().specialization(py, self)?;
+        Ok((c, f, self.index_bits))
+    }
+
+    /// The launch's parameters, values, `Const`s, specialization and grid
+    /// (`cutile.kernel.op_binding`).
     #[getter]
     fn binding<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         static OP_BINDING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -848,6 +955,11 @@ impl PendingLaunch {
     }
 
     fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
+        if self.grid.contains(&0) {
+            // An output with no tile: no block runs (the checker's facts assume every
+            // output of a running launch has at least one tile).
+            return Ok(());
+        }
         let l = self.launcher.get();
         let entry = match self.entry.get() {
             Some(e) => e.clone(),
@@ -946,6 +1058,9 @@ impl PendingLaunch {
 
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
         let l = self.launcher.get();
+        if self.grid.contains(&0) && self.started.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let Some(entry) = self.entry.get() else {
             return Err(PyRuntimeError::new_err("this launch has not started"));
         };

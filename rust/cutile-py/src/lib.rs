@@ -116,8 +116,12 @@ pub struct Obligation {
     kind: String,
     description: String,
     discharged: String,
+    /// The launch predicate or device condition, as text (for people; never parsed).
     predicate: Option<String>,
     span: Label,
+    /// The `call_device` node ids from the entry to the node, and the node's id.
+    node_path: Vec<u32>,
+    nid: u32,
 }
 
 #[pymethods]
@@ -136,6 +140,8 @@ pub struct CheckResult {
     diagnostics: Vec<cutile_diag::Diagnostic>,
     obligations: Vec<Obligation>,
     files: Arc<Vec<SourceFile>>,
+    /// What the lowering and the launcher act on; a `KernelLauncher` reads it in Rust.
+    facts: Arc<cutile_check::KernelFacts>,
 }
 
 #[pymethods]
@@ -157,6 +163,56 @@ impl CheckResult {
     #[getter]
     fn obligations(&self) -> Vec<Obligation> {
         self.obligations.clone()
+    }
+    /// `(param, "partitioned" | "persistent")` per `Mut` parameter, in order.
+    #[getter]
+    fn outputs(&self) -> Vec<(String, &'static str)> {
+        self.facts
+            .outputs
+            .iter()
+            .map(|o| {
+                let kind = match o.kind {
+                    cutile_check::OutputKind::Partitioned => "partitioned",
+                    cutile_check::OutputKind::Persistent => "persistent",
+                };
+                (o.param.clone(), kind)
+            })
+            .collect()
+    }
+    #[getter]
+    fn grid_rank(&self) -> u8 {
+        self.facts.grid_rank
+    }
+    #[getter]
+    fn index_width(&self) -> u8 {
+        self.facts.index_width
+    }
+    /// `(node path, nid)` of every access the lowering must guard with a device assert.
+    #[getter]
+    fn device_checks(&self) -> Vec<(Vec<u32>, u32)> {
+        let mut out: Vec<(Vec<u32>, u32)> = self
+            .facts
+            .obligations
+            .iter()
+            .filter(|o| matches!(o.discharge, cutile_check::Discharge::Device { .. }))
+            .map(|o| (o.node.path.clone(), o.node.nid))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+    /// `(node path, nid)` of every node the checker made an obligation for.
+    #[getter]
+    fn checked_nodes(&self) -> Vec<(Vec<u32>, u32)> {
+        let mut out: Vec<(Vec<u32>, u32)> = self
+            .facts
+            .obligations
+            .iter()
+            .map(|o| (o.node.path.clone(), o.node.nid))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
     #[pyo3(signature = (color = false))]
     fn rendered(&self, color: bool) -> PyResult<String> {
@@ -186,14 +242,17 @@ fn check_kernel(py: Python<'_>, kast_json: &str) -> PyResult<CheckResult> {
     };
     let files = Arc::new(doc.files);
     let obligations = out
+        .facts
         .obligations
         .iter()
         .map(|o| Obligation {
             kind: o.kind.clone(),
             description: o.description.clone(),
-            discharged: o.discharged.as_str().to_string(),
-            predicate: o.predicate.clone(),
+            discharged: o.discharge.name().to_string(),
+            predicate: o.discharge.text().map(str::to_string),
             span: label(&files, &cutile_diag::Label::new(o.span, "")),
+            node_path: o.node.path.clone(),
+            nid: o.node.nid,
         })
         .collect();
     Ok(CheckResult {
@@ -201,6 +260,7 @@ fn check_kernel(py: Python<'_>, kast_json: &str) -> PyResult<CheckResult> {
         diagnostics: out.diagnostics,
         obligations,
         files,
+        facts: Arc::new(out.facts),
     })
 }
 
@@ -410,29 +470,6 @@ fn validate_launch(
     Ok((g[0], g[1], g[2]))
 }
 
-/// Evaluate a launch predicate (`Obligation.predicate` with `discharged == "launch"`)
-/// with the values of its atoms, e.g. `{"grid(0)": 8, "dim(x, 0)": 1024, "BM": 128}`.
-/// Raises ValueError when it cannot be decided (unknown atom, division by zero,
-/// overflow): the caller must then refuse the launch. (Addition to the stubs.)
-#[pyfunction]
-fn eval_predicate(
-    predicate: &str,
-    values: std::collections::HashMap<String, i64>,
-) -> PyResult<bool> {
-    let env = values
-        .into_iter()
-        .map(|(k, v)| (k, i128::from(v)))
-        .collect();
-    guard(|| Ok(cutile_check::predicate::eval(predicate, &env)))?.map_err(PyValueError::new_err)
-}
-
-/// The atom names a launch predicate needs values for (`"grid(0)"`, `"dim(x, 1)"`, ...).
-/// (Addition to the stubs.)
-#[pyfunction]
-fn predicate_atoms(predicate: &str) -> PyResult<Vec<String>> {
-    guard(|| Ok(cutile_check::predicate::atoms(predicate)))?.map_err(PyValueError::new_err)
-}
-
 /// The tiles each block of a mapped partition visits (`iter_indices()` schedule: grid
 /// stride over flat tile ids, grouped swizzle of the trailing two axes). (Addition.)
 #[pyfunction]
@@ -480,7 +517,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(validate_launch, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(eval_predicate, m)?)?;
-    m.add_function(wrap_pyfunction!(predicate_atoms, m)?)?;
     Ok(())
 }

@@ -44,7 +44,8 @@ fn axis_permutation_needs_square_grid_at_launch() {
     match p {
         StoreMapProof::Proved(Rung::Launch(pred)) => {
             assert!(
-                pred.contains("grid(1) <= grid(0)") && pred.contains("grid(0) <= grid(1)"),
+                pred.text.contains("grid(1) <= grid(0)")
+                    && pred.text.contains("grid(0) <= grid(1)"),
                 "{pred}"
             )
         }
@@ -81,7 +82,9 @@ fn symbolic_coefficient_needs_determinant_at_launch() {
     let s = Poly::atom(Atom::Const("S".into()));
     let p = prove_store_map(&[b(0).mul(&s)], &[g(0)], &r, 1);
     match p {
-        StoreMapProof::Proved(Rung::Launch(pred)) => assert!(pred.contains("S != 0"), "{pred}"),
+        StoreMapProof::Proved(Rung::Launch(pred)) => {
+            assert!(pred.text.contains("S != 0"), "{pred}")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -143,13 +146,12 @@ fn brute(a: &[Vec<i128>], c: &[i128], grid: &[i128]) -> (bool, bool) {
 
 /// Evaluate a launch predicate produced by the prover on a concrete grid, with the
 /// evaluator the host uses.
-fn eval_pred(pred: &str, grid: &[i128]) -> bool {
-    let env: std::collections::HashMap<String, i128> = grid
-        .iter()
-        .enumerate()
-        .map(|(k, g)| (format!("grid({k})"), *g))
-        .collect();
-    crate::predicate::eval(pred, &env).unwrap_or_else(|e| panic!("`{pred}`: {e}"))
+fn eval_pred(pred: &cutile_facts::Pred, grid: &[i128]) -> bool {
+    let env = |a: &cutile_facts::Atom| match a {
+        cutile_facts::Atom::Grid(k) => grid.get(usize::from(*k)).copied(),
+        _ => None,
+    };
+    pred.eval(&env).unwrap_or_else(|e| panic!("`{pred}`: {e}"))
 }
 
 proptest! {
@@ -257,18 +259,17 @@ fn brute_map(comps: &[Poly], grid: &[i128], h: i128) -> (bool, bool) {
     (injective, inside)
 }
 
-fn eval_pred_h(pred: &str, grid: &[i128], h: i128) -> bool {
-    let mut env: std::collections::HashMap<String, i128> = grid
-        .iter()
-        .enumerate()
-        .map(|(k, g)| (format!("grid({k})"), *g))
-        .collect();
-    env.insert("H".into(), h);
-    match crate::predicate::eval(pred, &env) {
+fn eval_pred_h(pred: &cutile_facts::Pred, grid: &[i128], h: i128) -> bool {
+    let env = |a: &cutile_facts::Atom| match a {
+        cutile_facts::Atom::Grid(k) => grid.get(usize::from(*k)).copied(),
+        cutile_facts::Atom::Const(n) if n == "H" => Some(h),
+        _ => None,
+    };
+    match pred.eval(&env) {
         Ok(v) => v,
         // Undecidable (a division by zero): the host refuses the launch.
-        Err(e) if !e.contains("no value") => false,
-        Err(e) => panic!("`{pred}`: {e}"),
+        Err(cutile_facts::EvalError::Unknown(a)) => panic!("`{pred}`: no value for {a}"),
+        Err(_) => false,
     }
 }
 
@@ -325,10 +326,10 @@ fn digits_of_the_head_permutation() {
     ];
     let r = ranges(3);
     let p = prove_store_map(&comps, &[g(0), g(1), g(2)], &r, 3);
-    assert_eq!(
-        p,
-        StoreMapProof::Proved(Rung::Launch("grid(2) <= 1 && 1 <= H".into()))
-    );
+    match p {
+        StoreMapProof::Proved(Rung::Launch(q)) => assert_eq!(q.text, "grid(2) <= 1 && 1 <= H"),
+        other => panic!("{other:?}"),
+    }
     // The racy variant (b * H + m, h, 0) collides on a small launch.
     let racy = [
         b(0).floordiv(&h).mul(&h).add(&b(1)),
@@ -355,12 +356,13 @@ fn three_level_digit_swap_is_injective() {
     let c = x.floordiv(&ca).floordiv(&cb);
     let idx = c.mul(&ca.mul(&cb)).add(&a.mul(&cb)).add(&bb);
     let p = prove_store_map(&[idx], &[g(0)], &ranges(1), 1);
-    assert_eq!(
-        p,
-        StoreMapProof::Proved(Rung::Launch(
-            "1 <= A && 1 <= B && A * B * cdiv(grid(0), A * B) <= grid(0)".into()
-        ))
-    );
+    match p {
+        StoreMapProof::Proved(Rung::Launch(q)) => assert_eq!(
+            q.text,
+            "1 <= A && 1 <= B && A * B * cdiv(grid(0), A * B) <= grid(0)"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -596,17 +598,9 @@ proptest! {
             };
             match rung {
                 Rung::Static => prop_assert!(all_inside(&grid[..n]), "{p} static"),
-                Rung::Launch(pred) => {
-                    // An undecidable predicate (division by zero) refuses the launch.
-                    let mut env: std::collections::HashMap<String, i128> = grid[..n]
-                        .iter()
-                        .enumerate()
-                        .map(|(k, gg)| (format!("grid({k})"), *gg))
-                        .collect();
-                    env.insert("H".into(), h);
-                    if crate::predicate::eval(&pred, &env).unwrap_or(false) {
-                        prop_assert!(all_inside(&grid[..n]), "{p}: `{pred}` holds");
-                    }
+                // An undecidable predicate (division by zero) refuses the launch.
+                Rung::Launch(pred) if eval_pred_h(&pred, &grid[..n], h) => {
+                    prop_assert!(all_inside(&grid[..n]), "{p}: `{pred}` holds");
                 }
                 _ => {}
             }

@@ -1,7 +1,85 @@
 use super::*;
 use crate::{validate_launch, PartitionArg};
+use cutile_facts::{Atom as F, BinOp, CmpOp, Expr, KernelFacts, OutputFact, Pred};
 use proptest::prelude::*;
-use std::cell::Cell;
+use std::collections::HashSet;
+
+/// Facts for these parameters: every `mut_tensor` an output (persistent if named in
+/// `persistent`), with the given launch predicates.
+fn facts(params: &[ParamSpec], persistent: &[&str], preds: Vec<Pred>) -> KernelFacts {
+    use cutile_facts::{Discharge, NodeRef, Obligation, Span};
+    let span = Span {
+        file: 0,
+        lo: 0,
+        hi: 0,
+        line: 7,
+        col: 0,
+        end_line: 7,
+        end_col: 0,
+    };
+    KernelFacts {
+        outputs: params
+            .iter()
+            .filter(|p| p.kind == "mut_tensor")
+            .map(|p| OutputFact {
+                param: p.name.clone(),
+                kind: if persistent.contains(&p.name.as_str()) {
+                    OutputKind::Persistent
+                } else {
+                    OutputKind::Partitioned
+                },
+            })
+            .collect(),
+        grid_rank: 3,
+        index_width: 32,
+        obligations: preds
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| Obligation {
+                kind: "bounds".into(),
+                description: format!("check {i}"),
+                node: NodeRef {
+                    path: vec![],
+                    nid: i as u32,
+                },
+                span,
+                discharge: Discharge::Launch(p),
+            })
+            .collect(),
+    }
+}
+
+fn plan_of(
+    params: &[ParamSpec],
+    consts: &[(String, ConstType)],
+    persistent: &[&str],
+    preds: Vec<Pred>,
+    sm_count: u64,
+) -> LaunchPlan {
+    LaunchPlan::new(params, consts, &facts(params, persistent, preds), sm_count)
+        .expect("facts fit the parameters")
+}
+
+fn atom(a: F) -> Expr {
+    Expr::Atom(a)
+}
+
+fn dim(p: &str, k: u8) -> Expr {
+    atom(F::Dim {
+        param: p.into(),
+        axis: k,
+    })
+}
+
+/// `grid(0) <= cdiv(dim(t, 0), B)`.
+fn grid_fits(t: &str) -> Pred {
+    Pred::clause(
+        atom(F::Grid(0)),
+        CmpOp::Le,
+        Expr::bin(BinOp::Cdiv, dim(t, 0), atom(F::Const("B".into()))),
+        format!("grid(0) <= cdiv(dim({t}, 0), B)"),
+    )
+}
 
 fn view(handle: u64, shape: &[i64], tile: Option<&[i64]>, dtype: &str) -> TensorDesc {
     let mut strides = vec![1i64; shape.len()];
@@ -38,7 +116,7 @@ fn n(s: &str) -> DimSpec {
 
 /// `add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], B)`.
 fn add_plan() -> LaunchPlan {
-    LaunchPlan::new(
+    plan_of(
         &[
             param("z", "mut_tensor", "f32", &[n("B")]),
             param("x", "tensor", "f32", &[DimSpec::Int(-1)]),
@@ -46,29 +124,9 @@ fn add_plan() -> LaunchPlan {
         ],
         &[("B".into(), ConstType::Int)],
         &[],
-        &[
-            (
-                "grid(0) <= cdiv(dim(x, 0), B)".into(),
-                vec!["grid(0)".into(), "dim(x, 0)".into(), "B".into()],
-            ),
-            (
-                "grid(0) <= cdiv(dim(y, 0), B)".into(),
-                vec!["grid(0)".into(), "dim(y, 0)".into(), "B".into()],
-            ),
-        ],
+        vec![grid_fits("x"), grid_fits("y")],
         132,
     )
-}
-
-/// A stand-in for `cutile_check::predicate::eval` on the add kernel's predicates.
-fn eval_add(text: &str, env: &HashMap<String, i128>) -> Result<bool, String> {
-    let t = if text.contains("dim(x") { "x" } else { "y" };
-    let d = env[&format!("dim({t}, 0)")];
-    let b = env["B"];
-    if b == 0 {
-        return Err("division by zero".into());
-    }
-    Ok(env["grid(0)"] <= (d + b - 1) / b)
 }
 
 #[test]
@@ -126,7 +184,7 @@ fn binds_infers_and_keys() {
     let b = plan.bind(&args, &[None]).unwrap();
     assert_eq!(b.consts, vec![Value::Int(128)]);
     assert_eq!(b.index_bits, 32);
-    assert_eq!(plan.grid(&args, &b.consts).unwrap(), [8, 1, 1]);
+    assert_eq!(plan.grid("k", &args, &b.consts).unwrap(), [8, 1, 1]);
     // the same call keys the same kernel; a keyword that agrees changes nothing
     assert_eq!(plan.bind(&args, &[Some(Value::Int(128))]).unwrap(), b);
     // slow: a contradicting keyword, the wrong keyword type, a tensor for the output,
@@ -170,7 +228,7 @@ fn binds_infers_and_keys() {
 
 #[test]
 fn scalars_and_consts() {
-    let plan = LaunchPlan::new(
+    let plan = plan_of(
         &[
             param("z", "mut_tensor", "f32", &[DimSpec::Int(16)]),
             param("a", "scalar", "f32", &[]),
@@ -179,7 +237,7 @@ fn scalars_and_consts() {
         ],
         &[("S".into(), ConstType::Float), ("K".into(), ConstType::Int)],
         &[],
-        &[],
+        vec![],
         132,
     );
     assert_eq!(plan.consts[0].name, "K"); // sorted
@@ -240,14 +298,14 @@ fn scalars_and_consts() {
 
 #[test]
 fn const_in_a_shape_must_be_positive() {
-    let plan = LaunchPlan::new(
+    let plan = plan_of(
         &[
             param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
             param("x", "tensor", "f32", &[n("K")]),
         ],
         &[("K".into(), ConstType::Int)],
         &[],
-        &[],
+        vec![],
         132,
     );
     let z = view(1, &[4], Some(&[4]), "f32");
@@ -271,98 +329,127 @@ fn predicates_fail_closed_and_cache() {
     );
     let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&y)];
     let b = plan.bind(&args, &[None]).unwrap();
-    let g = plan.grid(&args, &b.consts).unwrap();
-    let calls = Cell::new(0);
-    let eval = |t: &str, e: &HashMap<String, i128>| {
-        calls.set(calls.get() + 1);
-        eval_add(t, e)
-    };
+    let g = plan.grid("k", &args, &b.consts).unwrap();
     let mut cache = PredicateCache::default();
-    // y is too short for the grid: refused, and nothing is cached for it
-    assert!(plan
-        .check_predicates(&args, &b, g, &mut cache, &eval)
-        .is_err());
-    assert!(!cache.holds(1, &[8, 512, 128]));
+    // y is too short for the grid: refused with the predicate, its values and its source
+    match plan.check_predicates("add", &args, &b, g, &mut cache) {
+        Err(Refusal::Refused(e)) => {
+            assert_eq!(e.code, "CT6200");
+            assert!(
+                e.message.contains("`grid(0) <= cdiv(dim(y, 0), B)` failed"),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains("dim(y, 0) = 512") && e.message.contains("line 7"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(cache.holds(0, &[8, 1024, 128]) && !cache.holds(1, &[8, 512, 128]));
     let ok = view(3, &[1024], None, "f32");
     let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Handle(&ok)];
     let b = plan.bind(&args, &[None]).unwrap();
-    calls.set(0);
-    plan.check_predicates(&args, &b, g, &mut cache, &eval)
+    plan.check_predicates("add", &args, &b, g, &mut cache)
         .unwrap();
-    assert_eq!(calls.get(), 1); // x's predicate held before: cached
-    plan.check_predicates(&args, &b, g, &mut cache, &eval)
-        .unwrap();
-    assert_eq!(calls.get(), 1);
-    // an error from the evaluator refuses the launch
-    let err = |_: &str, _: &HashMap<String, i128>| Err::<bool, String>("overflow".into());
-    assert!(plan
-        .check_predicates(&args, &b, g, &mut PredicateCache::default(), &err)
-        .is_err());
+    assert!(cache.holds(1, &[8, 1024, 128]));
+    // an undecidable predicate (a division by zero) refuses the launch: CT6201
+    let specs = [param("z", "mut_tensor", "f32", &[DimSpec::Int(4)])];
+    let consts = [("D".into(), ConstType::Int)];
+    let by_zero = Pred::clause(
+        Expr::bin(BinOp::FloorDiv, Expr::Int(1), atom(F::Const("D".into()))),
+        CmpOp::Le,
+        Expr::Int(1),
+        "1 // D <= 1".into(),
+    );
+    let plan = plan_of(&specs, &consts, &[], vec![by_zero], 132);
+    let z = view(1, &[8], Some(&[4]), "f32");
+    let args = [Arg::Handle(&z)];
+    let b = plan.bind(&args, &[Some(Value::Int(0))]).unwrap();
+    match plan.check_predicates("k", &args, &b, [2, 1, 1], &mut PredicateCache::default()) {
+        Err(Refusal::Refused(e)) => assert_eq!(e.code, "CT6201"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
-fn atoms_resolve_like_the_python_getters() {
-    let plan = LaunchPlan::new(
-        &[
-            param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
-            param("x", "tensor", "f32", &[DimSpec::Int(-1)]),
-            param("s", "scalar", "i32", &[]),
-        ],
-        &[("B".into(), ConstType::Int)],
-        &[],
-        &[],
-        132,
+fn predicate_atoms_resolve_to_arguments() {
+    let specs = [
+        param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+        param("x", "tensor", "f32", &[DimSpec::Int(-1)]),
+        param("s", "scalar", "i32", &[]),
+    ];
+    let consts = [("B".into(), ConstType::Int)];
+    let all = [
+        atom(F::Tiles {
+            param: "z".into(),
+            axis: 0,
+        }),
+        dim("x", 0),
+        atom(F::Scalar("s".into())),
+        atom(F::Const("B".into())),
+        atom(F::Grid(0)),
+    ];
+    let sum = all
+        .iter()
+        .cloned()
+        .reduce(|a, b| Expr::bin(BinOp::Add, a, b))
+        .unwrap();
+    let pred = Pred::clause(sum, CmpOp::Ge, Expr::Int(0), "sum >= 0".into());
+    let plan = plan_of(&specs, &consts, &[], vec![pred], 132);
+    assert_eq!(
+        plan.predicates[0]
+            .atoms
+            .iter()
+            .map(|(_, a)| *a)
+            .collect::<Vec<_>>(),
+        vec![
+            Atom::Tiles(0, 0),
+            Atom::Dim(1, 0),
+            Atom::Param(2),
+            Atom::Const(0),
+            Atom::Grid(0)
+        ]
     );
-    let p = |a: &str| parse_atom(a, &plan.params, &plan.consts);
-    assert_eq!(p("grid(2)"), Atom::Grid(2));
-    assert_eq!(p("grid(0, 1)"), Atom::Grid(0));
-    assert_eq!(p("dim(x, 0)"), Atom::Dim(1, 0));
-    assert_eq!(p("tiles(z, 1)"), Atom::Tiles(0, 1));
-    assert_eq!(p("s"), Atom::Param(2));
-    assert_eq!(p("x"), Atom::Param(1));
-    assert_eq!(p("B"), Atom::Const(0));
-    for bad in [
-        "dim(q, 0)",
-        "dim(x)",
-        "block_id(0)",
-        "C",
-        "grid(x)",
-        "dim(x, -1)",
-    ] {
-        assert_eq!(p(bad), Atom::Unknown, "{bad}");
-    }
-    // values: a tensor has no scalar value, a Tensor no tile count, grid(3) no extent
     let z = view(1, &[10], Some(&[4]), "f32");
     let x = view(2, &[10], None, "f32");
     let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Int(7)];
     let b = plan.bind(&args, &[Some(Value::Int(5))]).unwrap();
-    let pred = |names: &[&str]| PredicatePlan {
-        text: String::new(),
-        names: names.iter().map(|s| s.to_string()).collect(),
-        atoms: names.iter().map(|a| p(a)).collect(),
-    };
     let mut out = Vec::new();
-    plan.atom_values(
-        &pred(&["tiles(z, 0)", "dim(x, 0)", "s", "B", "grid(0)"]),
-        &args,
-        &b,
-        [3, 1, 1],
-        &mut out,
-    )
-    .unwrap();
+    plan.atom_values(&plan.predicates[0], &args, &b, [3, 1, 1], &mut out)
+        .unwrap();
     assert_eq!(out, vec![3, 10, 7, 5, 3]);
-    for bad in ["x", "tiles(x, 0)", "grid(3)", "dim(x, 1)", "dim(s, 0)"] {
+    // Atoms the parameters cannot give refuse to build the plan (fail closed): the
+    // checker and the launcher would disagree.
+    for bad in [
+        dim("q", 0),
+        atom(F::Tiles {
+            param: "x".into(),
+            axis: 0,
+        }),
+        atom(F::Scalar("x".into())),
+        atom(F::Const("C".into())),
+        atom(F::Grid(3)),
+        dim("s", 0),
+    ] {
+        let p = Pred::clause(bad.clone(), CmpOp::Ge, Expr::Int(0), "bad".into());
         assert!(
-            plan.atom_values(&pred(&[bad]), &args, &b, [3, 1, 1], &mut out)
-                .is_err(),
+            LaunchPlan::new(&specs, &consts, &facts(&specs, &[], vec![p]), 132).is_err(),
             "{bad}"
         );
     }
+    // identical predicates (a device function inlined twice) are evaluated once
+    let twice = plan_of(
+        &specs,
+        &consts,
+        &[],
+        vec![grid_fits("x"), grid_fits("x")],
+        132,
+    );
+    assert_eq!(twice.predicates.len(), 1);
 }
 
 #[test]
 fn persistent_grids() {
-    let plan = LaunchPlan::new(
+    let plan = plan_of(
         &[
             param(
                 "z",
@@ -378,8 +465,8 @@ fn persistent_grids() {
             ),
         ],
         &[],
-        &["z".into(), "w".into()],
-        &[],
+        &["z", "w"],
+        vec![],
         4,
     );
     let mk = |h: u64, nb: Option<u64>| {
@@ -389,18 +476,22 @@ fn persistent_grids() {
     };
     let (a, b) = (mk(1, None), mk(2, None));
     assert_eq!(
-        plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).unwrap(),
+        plan.grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+            .unwrap(),
         [4, 1, 1]
     );
     let (a, b) = (mk(1, Some(7)), mk(2, None));
     assert_eq!(
-        plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).unwrap(),
+        plan.grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+            .unwrap(),
         [7, 1, 1]
     );
     let (a, b) = (mk(1, Some(7)), mk(2, Some(3)));
-    assert!(plan.grid(&[Arg::Handle(&a), Arg::Handle(&b)], &[]).is_err());
+    assert!(plan
+        .grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+        .is_err());
     // a regular partition beside a mapped one must have the block grid
-    let mixed = LaunchPlan::new(
+    let mixed = plan_of(
         &[
             param(
                 "z",
@@ -411,8 +502,8 @@ fn persistent_grids() {
             param("w", "mut_tensor", "f32", &[DimSpec::Int(4)]),
         ],
         &[],
-        &["z".into()],
-        &[],
+        &["z"],
+        vec![],
         132,
     );
     let z = mk(1, Some(5));
@@ -420,23 +511,23 @@ fn persistent_grids() {
     let w6 = view(3, &[24], Some(&[4]), "f32");
     assert_eq!(
         mixed
-            .grid(&[Arg::Handle(&z), Arg::Handle(&w5)], &[])
+            .grid("k", &[Arg::Handle(&z), Arg::Handle(&w5)], &[])
             .unwrap(),
         [5, 1, 1]
     );
     assert!(mixed
-        .grid(&[Arg::Handle(&z), Arg::Handle(&w6)], &[])
+        .grid("k", &[Arg::Handle(&z), Arg::Handle(&w6)], &[])
         .is_err());
     // no partition at all: no grid
-    let none = LaunchPlan::new(
+    let none = plan_of(
         &[param("x", "tensor", "f32", &[DimSpec::Int(-1)])],
         &[],
         &[],
-        &[],
+        vec![],
         132,
     );
     let x = view(1, &[8], None, "f32");
-    assert!(none.grid(&[Arg::Handle(&x)], &[]).is_err());
+    assert!(none.grid("k", &[Arg::Handle(&x)], &[]).is_err());
 }
 
 #[test]
@@ -599,7 +690,7 @@ proptest! {
                 .collect::<Vec<_>>();
             param(&format!("p{i}"), "mut_tensor", "f32", &dims)
         }).collect();
-        let plan = LaunchPlan::new(&specs, &[], &[], &[], 132);
+        let plan = plan_of(&specs, &[], &[], vec![], 132);
         let descs: Vec<TensorDesc> = parts.iter().enumerate()
             .map(|(i, (s, t, _))| view(i as u64 + 1, s, Some(t), "f32")).collect();
         let args: Vec<Arg<'_>> = descs.iter().map(Arg::Handle).collect();
@@ -607,9 +698,13 @@ proptest! {
             let decl = t.iter().zip(d).map(|(t, d)| if *d == 0 { *t } else { *d }).collect();
             part_arg(s.clone(), t.clone(), decl, &format!("p{i}"))
         }).collect();
-        let ours = plan.grid(&args, &[]).ok();
-        let theirs = validate_launch("k", [0, 0, 0], &pa).ok();
-        prop_assert_eq!(ours, theirs);
+        let ours = plan.grid("k", &args, &[]);
+        match validate_launch("k", [0, 0, 0], &pa) {
+            // a launch with an empty output runs no block
+            Ok(g) if g.contains(&0) => prop_assert_eq!(ours, Ok([0, 0, 0])),
+            Ok(g) => prop_assert_eq!(ours, Ok(g)),
+            Err(e) => prop_assert_eq!(ours, Err(Refusal::Refused(e))),
+        }
     }
 
     #[test]

@@ -1,0 +1,35 @@
+"""The checker's facts as the lowering reads them.
+
+The Rust checker decides, per node of the kernel AST (and per inlined instance: the path of
+`call_device` node ids that leads to it), how each safety obligation is discharged. The
+lowering emits exactly the device asserts those facts name, and refuses to emit an access
+the checker has no fact for (a disagreement between the two readers of one kernel). It
+decides nothing about safety itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# (call path, node id): one inlined instance of a kernel-AST node.
+Node = tuple[tuple[int, ...], int]
+
+
+@dataclass(frozen=True)
+class LoweringFacts:
+    device_checks: frozenset[Node]
+    checked_nodes: frozenset[Node]
+
+    @staticmethod
+    def of(check_result: Any) -> LoweringFacts:
+        """From a `cutile._native.CheckResult` of an accepted kernel."""
+        return LoweringFacts(
+            frozenset((tuple(p), n) for p, n in check_result.device_checks),
+            frozenset((tuple(p), n) for p, n in check_result.checked_nodes),
+        )
+
+
+# Lowering without the checker's facts (tests of the compiler alone, the race detector's
+# own tests): no device asserts, no cross-check.
+UNCHECKED: LoweringFacts | None = None

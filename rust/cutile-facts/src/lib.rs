@@ -1,0 +1,164 @@
+//! What cutile's checker decided about a kernel, as data (`KernelFacts`).
+//!
+//! The checker (`cutile-check`) is the only reader of a kernel that decides anything about
+//! safety. It writes its decisions here once; the lowering (through `cutile._native`) and
+//! the launcher (`cutile-host`) read them and decide nothing themselves:
+//!
+//! - `outputs`: for each `Mut` parameter, whether the launch is over its partition's tiles
+//!   (one block per tile) or persistent (blocks walk the tiles by the checked schedule);
+//! - `grid_rank` and `index_width`: the grid axes the kernel may use, and the integer width
+//!   the prover assumed for index arithmetic (the width the lowering emits);
+//! - `obligations`: every safety goal, keyed by the node that creates it (its id and the
+//!   device-call path that leads there), with how it is discharged: statically, by a launch
+//!   predicate (a typed expression, `pred.rs`), or by a device assert the lowering emits.
+
+mod pred;
+
+pub use cutile_kast::Span;
+pub use pred::{Atom, BinOp, Clause, CmpOp, EvalError, Expr, Pred};
+
+/// A node of the kernel AST as one inlined instance: the ids of the `call_device` nodes
+/// from the entry down to the function holding it, then the node's own id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeRef {
+    pub path: Vec<u32>,
+    pub nid: u32,
+}
+
+/// How an obligation is discharged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Discharge {
+    Static,
+    /// The launcher evaluates the predicate before every launch and refuses a launch for
+    /// which it is false or undecidable.
+    Launch(Pred),
+    /// The lowering emits an assert at the node; `text` says what it checks.
+    Device {
+        text: String,
+    },
+    /// Refuted (the checker also reported an error).
+    Failed,
+}
+
+impl Discharge {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Discharge::Static => "static",
+            Discharge::Launch(_) => "launch",
+            Discharge::Device { .. } => "device",
+            Discharge::Failed => "failed",
+        }
+    }
+
+    /// The predicate text (launch) or the asserted condition (device).
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Discharge::Launch(p) => Some(&p.text),
+            Discharge::Device { text } => Some(text),
+            _ => None,
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Discharge::Static => 0,
+            Discharge::Launch(_) => 1,
+            Discharge::Device { .. } => 2,
+            Discharge::Failed => 3,
+        }
+    }
+
+    /// The weaker of two outcomes for one goal (a node visited on several paths through
+    /// a loop must hold on all of them): launch predicates are joined.
+    pub fn worst(self, other: Discharge) -> Discharge {
+        match (self, other) {
+            (Discharge::Launch(a), Discharge::Launch(b)) => Discharge::Launch(a.and(b)),
+            (a, b) if b.rank() > a.rank() => b,
+            (a, _) => a,
+        }
+    }
+}
+
+/// One safety goal and how it is discharged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Obligation {
+    /// `store-own-tile`, `store-mapped-index`, `store-index-injective`, `subpartition-shape`,
+    /// `subtile-bounds`, `bounds`, `index-fits`.
+    pub kind: String,
+    pub description: String,
+    pub node: NodeRef,
+    /// Where it is in the source (for messages).
+    pub span: Span,
+    pub discharge: Discharge,
+}
+
+/// How the launch covers one `Mut` parameter's partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// One block per tile; the grid is the partition's tile grid.
+    Partitioned,
+    /// `for idx in z.iter_indices()`: a persistent launch, blocks walk the tiles.
+    Persistent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFact {
+    pub param: String,
+    pub kind: OutputKind,
+}
+
+/// Everything the lowering and the launcher need to know about a checked kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KernelFacts {
+    /// One per `Mut` parameter, in parameter order.
+    pub outputs: Vec<OutputFact>,
+    /// Grid axes the kernel's block ids range over (others have extent 1).
+    pub grid_rank: u8,
+    /// Bits of the integers the prover reasoned in (what the lowering emits for indices).
+    pub index_width: u8,
+    pub obligations: Vec<Obligation>,
+}
+
+impl KernelFacts {
+    /// Is any output persistent (the launch is persistent)?
+    pub fn persistent(&self) -> bool {
+        self.outputs
+            .iter()
+            .any(|o| o.kind == OutputKind::Persistent)
+    }
+
+    /// The launch predicates, in obligation order.
+    pub fn launch_predicates(&self) -> impl Iterator<Item = (&Obligation, &Pred)> {
+        self.obligations.iter().filter_map(|o| match &o.discharge {
+            Discharge::Launch(p) => Some((o, p)),
+            _ => None,
+        })
+    }
+
+    /// Does any obligation at `node` need a device assert?
+    pub fn needs_device_check(&self, node: &NodeRef) -> bool {
+        self.obligations
+            .iter()
+            .any(|o| &o.node == node && matches!(o.discharge, Discharge::Device { .. }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_joins_launch_predicates() {
+        let p = |t: &str| Pred::clause(Expr::Int(0), CmpOp::Le, Expr::Int(1), t.into());
+        let a = Discharge::Launch(p("a"));
+        let b = Discharge::Launch(p("b"));
+        match a.clone().worst(b) {
+            Discharge::Launch(q) => assert_eq!(q.text, "a && b"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(Discharge::Static.worst(a.clone()), a);
+        let d = Discharge::Device { text: "x".into() };
+        assert_eq!(a.worst(d.clone()), d);
+        assert_eq!(d.worst(Discharge::Failed), Discharge::Failed);
+    }
+}

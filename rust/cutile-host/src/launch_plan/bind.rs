@@ -1,0 +1,516 @@
+//! Matching a call to the kernel's parameters: positional and keyword arguments placed,
+//! `Const` values given by keyword or inferred from partition tile shapes and tensor
+//! shapes, every argument checked against its parameter (kind, element type, rank, static
+//! extents, scalar range), and the key of the compiled kernel the call needs.
+//!
+//! This is the one binder: every error a call can get is made here. An argument the fast
+//! path has no value for (a numpy scalar) is [`Refusal::Slow`] until the caller has
+//! normalized the arguments; a call made with `last_word` never gets `Slow`.
+
+use super::{Arg, Bound, ConstType, Dim, ElemClass, LaunchPlan, ParamKind, Refusal, Value};
+use crate::HostError;
+
+/// Where a parameter's argument is in the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgRef {
+    Positional(usize),
+    Keyword(usize),
+}
+
+/// A call's arguments in parameter order, and the `Const` keywords.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub order: Vec<ArgRef>,
+    /// One per [`LaunchPlan::consts`]: the keyword that gives it.
+    pub consts: Vec<Option<usize>>,
+}
+
+fn launch_err(code: &'static str, message: String, hint: Option<String>) -> Refusal {
+    Refusal::Refused(HostError::launch(code, message, hint))
+}
+
+/// An argument of a bound call: of runtime parameter `i`, or the keyword of `Const` `c`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Param(usize),
+    Const(usize),
+}
+
+/// How an argument reads in a message (`a Tensor`, ``a `str` ``, `an int 123...`), given
+/// by the caller, which knows the objects.
+pub type Describe<'a> = dyn Fn(Which) -> String + 'a;
+
+/// Where a `Const`'s value came from (for the message when two sources disagree).
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    Keyword,
+    Tile(usize, usize),
+    Shape(usize, usize),
+}
+
+impl LaunchPlan {
+    fn origin_text(&self, o: Origin, name: &str, v: &Value) -> String {
+        match o {
+            Origin::Keyword => format!("the keyword `{name}={}`", show(v)),
+            Origin::Tile(p, k) => {
+                format!("the tile shape of `{}` (axis {k})", self.params[p].name)
+            }
+            Origin::Shape(p, k) => format!("the shape of `{}` (axis {k})", self.params[p].name),
+        }
+    }
+
+    /// Place a call's arguments: `positional` of them, then `keywords` (names, in call
+    /// order). Keywords name runtime parameters or `Const`s.
+    pub fn place(
+        &self,
+        kernel: &str,
+        positional: usize,
+        keywords: &[&str],
+    ) -> Result<Placed, Refusal> {
+        let n = self.params.len();
+        if positional > n {
+            let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(launch_err(
+                "CT6104",
+                format!(
+                    "`{kernel}` takes {n} positional arguments ({}) but {positional} were given",
+                    names.join(", ")
+                ),
+                Some("pass Const parameters by keyword, e.g. `BK=64`".into()),
+            ));
+        }
+        let mut order: Vec<Option<ArgRef>> = (0..n)
+            .map(|i| (i < positional).then_some(ArgRef::Positional(i)))
+            .collect();
+        let mut consts = vec![None; self.consts.len()];
+        for (j, k) in keywords.iter().enumerate() {
+            if let Some(c) = self.const_index(k) {
+                consts[c] = Some(j);
+            } else if let Some(i) = self.params.iter().position(|p| p.name == *k) {
+                if order[i].is_some() {
+                    return Err(launch_err(
+                        "CT6104",
+                        format!("`{kernel}` got argument `{k}` twice"),
+                        None,
+                    ));
+                }
+                order[i] = Some(ArgRef::Keyword(j));
+            } else {
+                return Err(launch_err(
+                    "CT6104",
+                    format!("`{kernel}` has no parameter `{k}`"),
+                    None,
+                ));
+            }
+        }
+        let mut placed = Vec::with_capacity(n);
+        for (p, o) in self.params.iter().zip(order) {
+            match o {
+                Some(r) => placed.push(r),
+                None => {
+                    return Err(launch_err(
+                        "CT6104",
+                        format!("`{kernel}` is missing argument `{}`", p.name),
+                        None,
+                    ))
+                }
+            }
+        }
+        Ok(Placed {
+            order: placed,
+            consts,
+        })
+    }
+
+    /// `bind_ordered` with `Const` values and generic argument names (tests, benches).
+    pub fn bind(&self, args: &[Arg<'_>], given: &[Option<Value>]) -> Result<Bound, Refusal> {
+        let given: Vec<Option<Arg<'_>>> = given
+            .iter()
+            .map(|g| {
+                g.map(|v| match v {
+                    Value::Int(i) => Arg::Int(i),
+                    Value::Float(f) => Arg::Float(f),
+                    Value::Bool(b) => Arg::Bool(b),
+                })
+            })
+            .collect();
+        self.bind_ordered("kernel", args, &given, false, &|_| "an argument".into())
+    }
+
+    /// Match a call whose arguments are in parameter order (`args`) with `given` one slot
+    /// per `Const`. `describe(i)` names argument `i` for a message. With `last_word`, an
+    /// argument the fast path cannot read is an error rather than [`Refusal::Slow`].
+    pub fn bind_ordered(
+        &self,
+        kernel: &str,
+        args: &[Arg<'_>],
+        given: &[Option<Arg<'_>>],
+        last_word: bool,
+        describe: &Describe<'_>,
+    ) -> Result<Bound, Refusal> {
+        if args.len() != self.params.len() || given.len() != self.consts.len() {
+            return Err(Refusal::Slow("argument count"));
+        }
+        let other = |what: String, code: &'static str| {
+            if last_word {
+                launch_err(code, what, None)
+            } else {
+                Refusal::Slow("not a plain value")
+            }
+        };
+        let mut consts: Vec<Value> = Vec::with_capacity(given.len());
+        let mut origin: Vec<Option<Origin>> = vec![None; given.len()];
+        for (i, (c, g)) in self.consts.iter().zip(given).enumerate() {
+            let v = match (c.ty, g) {
+                (_, None) => Value::Int(0),
+                (ConstType::Int, Some(Arg::Int(v))) => Value::Int(*v),
+                (ConstType::Float, Some(Arg::Float(v))) => Value::Float(*v),
+                (ConstType::Float, Some(Arg::Int(v))) => Value::Float(*v as f64),
+                (ConstType::Bool, Some(Arg::Bool(v))) => Value::Bool(*v),
+                (_, Some(Arg::Other)) => {
+                    return Err(other(
+                        format!(
+                            "`{}` expects {}, got {}",
+                            c.name,
+                            ty_name(c.ty),
+                            describe(Which::Const(i))
+                        ),
+                        "CT6102",
+                    ))
+                }
+                (_, Some(a)) => {
+                    return Err(launch_err(
+                        "CT6102",
+                        format!(
+                            "`{}` expects {}, got {}",
+                            c.name,
+                            ty_name(c.ty),
+                            arg_text(a)
+                        ),
+                        None,
+                    ))
+                }
+            };
+            if g.is_some() {
+                origin[i] = Some(Origin::Keyword);
+            }
+            consts.push(v);
+        }
+        let mut scalars = vec![None; args.len()];
+        let mut wide = false;
+        for (i, (p, a)) in self.params.iter().zip(args).enumerate() {
+            let me = Which::Param(i);
+            match p.kind {
+                ParamKind::Partition | ParamKind::Tensor => {
+                    let d = match a {
+                        Arg::Handle(d) => *d,
+                        Arg::Other if !last_word => return Err(Refusal::Slow("not a handle")),
+                        _ => {
+                            let hint = if p.kind == ParamKind::Partition {
+                                None
+                            } else {
+                                Some("build one with cutile.api.from_numpy".into())
+                            };
+                            let what = if p.kind == ParamKind::Partition {
+                                format!(
+                                    "`{}` is a kernel output (`Mut`); it takes a Partition, not {}",
+                                    p.name,
+                                    describe(me)
+                                )
+                            } else {
+                                format!("`{}` takes a Tensor, not {}", p.name, describe(me))
+                            };
+                            return Err(launch_err("CT6101", what, hint));
+                        }
+                    };
+                    let extents = match (p.kind, &d.view.tile) {
+                        (ParamKind::Partition, Some(tile)) => tile,
+                        (ParamKind::Tensor, None) => &d.view.shape,
+                        (ParamKind::Partition, None) => {
+                            return Err(launch_err(
+                                "CT6101",
+                                format!(
+                                    "`{}` is a kernel output (`Mut`); it takes a Partition, not a Tensor",
+                                    p.name
+                                ),
+                                Some(format!("partition it: `{}.partition([...])`", p.name)),
+                            ))
+                        }
+                        _ => {
+                            return Err(launch_err(
+                                "CT6101",
+                                format!(
+                                    "`{}` is a shared input; it takes a Tensor, not a Partition",
+                                    p.name
+                                ),
+                                Some(format!("pass `{}.unpartition()`", p.name)),
+                            ))
+                        }
+                    };
+                    if p.dtype.is_none() || d.dtype != p.dtype {
+                        let want = p.dtype.map_or("?", |c| super::DTYPES[c as usize].name);
+                        return Err(launch_err(
+                            "CT6102",
+                            format!(
+                                "`{}` of `{kernel}` expects `{want}` elements, got `{}`",
+                                p.name, d.view.dtype
+                            ),
+                            None,
+                        ));
+                    }
+                    if extents.len() != p.dims.len() {
+                        let (code, what) = if p.kind == ParamKind::Partition {
+                            (
+                                "CT6106",
+                                format!(
+                                    "`{}` is declared with {}-D tiles but the partition's tiles are {}",
+                                    p.name,
+                                    p.dims.len(),
+                                    list(extents)
+                                ),
+                            )
+                        } else {
+                            (
+                                "CT6105",
+                                format!(
+                                    "`{}` is declared {}-D but the tensor has shape {}",
+                                    p.name,
+                                    p.dims.len(),
+                                    list(extents)
+                                ),
+                            )
+                        };
+                        return Err(launch_err(code, what, None));
+                    }
+                    for (axis, (dim, actual)) in p.dims.iter().zip(extents).enumerate() {
+                        match *dim {
+                            Dim::Const(c) if self.consts[c].ty == ConstType::Int => {
+                                let here = if p.kind == ParamKind::Partition {
+                                    Origin::Tile(i, axis)
+                                } else {
+                                    Origin::Shape(i, axis)
+                                };
+                                match origin[c] {
+                                    None => {
+                                        consts[c] = Value::Int(*actual);
+                                        origin[c] = Some(here);
+                                    }
+                                    Some(o) if consts[c] != Value::Int(*actual) => {
+                                        let name = &self.consts[c].name;
+                                        return Err(launch_err(
+                                            "CT6103",
+                                            format!(
+                                                "`{name}` is {} from {} but {actual} from {}",
+                                                show(&consts[c]),
+                                                self.origin_text(o, name, &consts[c]),
+                                                self.origin_text(here, name, &consts[c]),
+                                            ),
+                                            Some(
+                                                "make the shapes agree, or drop the keyword \
+                                                 that contradicts them"
+                                                    .into(),
+                                            ),
+                                        ));
+                                    }
+                                    Some(_) => {}
+                                }
+                            }
+                            // Partition tile shapes are checked against the declaration
+                            // by the grid (CT6002), with the partition's own message.
+                            _ if p.kind == ParamKind::Partition => {}
+                            Dim::Any => {}
+                            Dim::Fixed(n) if n == *actual => {}
+                            Dim::Fixed(n) => {
+                                return Err(launch_err(
+                                    "CT6105",
+                                    format!(
+                                        "`{}` must have size {n} on axis {axis}; it has {actual}",
+                                        p.name
+                                    ),
+                                    None,
+                                ))
+                            }
+                            _ => {}
+                        }
+                    }
+                    wide |= d.wide;
+                }
+                ParamKind::Scalar => {
+                    scalars[i] = Some(self.scalar(p, a, last_word, &|| describe(me))?);
+                }
+                ParamKind::Unsupported => {
+                    return Err(launch_err(
+                        "CT6110",
+                        "pointer parameters are not supported by the launcher yet".into(),
+                        None,
+                    ))
+                }
+            }
+        }
+        for (i, (c, v)) in self.consts.iter().zip(&consts).enumerate() {
+            if origin[i].is_none() {
+                return Err(launch_err(
+                    "CT6104",
+                    format!(
+                        "no value for `{}`: no partition or tensor shape determines it",
+                        c.name
+                    ),
+                    Some(format!(
+                        "pass it by keyword: `{kernel}(..., {}=...)`",
+                        c.name
+                    )),
+                ));
+            }
+            if c.in_shape && matches!(v, Value::Int(x) if *x < 1) {
+                return Err(launch_err(
+                    "CT6103",
+                    format!("`{}` must be >= 1, got {}", c.name, show(v)),
+                    None,
+                ));
+            }
+        }
+        let index_bits = if wide { 64 } else { 32 };
+        let words: usize = args
+            .iter()
+            .map(|a| match a {
+                Arg::Handle(d) => 1 + d.facts.shape_div.len(),
+                _ => 0,
+            })
+            .sum();
+        let mut key = Vec::with_capacity(1 + consts.len() + words);
+        key.push(u64::from(index_bits));
+        key.extend(consts.iter().map(|v| v.key_word()));
+        for a in args {
+            if let Arg::Handle(d) = a {
+                let f = &d.facts;
+                key.push(u64::from(f.align16) | u64::from(f.last_stride_one) << 1);
+                key.extend(
+                    f.shape_div
+                        .iter()
+                        .zip(&f.stride_div)
+                        .map(|(a, b)| u64::from(*a) | u64::from(*b) << 8),
+                );
+            }
+        }
+        Ok(Bound {
+            consts,
+            scalars,
+            index_bits,
+            key,
+        })
+    }
+
+    /// The value of scalar parameter `p` (an int given for a float parameter is a float).
+    fn scalar(
+        &self,
+        p: &super::ParamPlan,
+        a: &Arg<'_>,
+        last_word: bool,
+        describe: &dyn Fn() -> String,
+    ) -> Result<Value, Refusal> {
+        let d = p.dtype.map(|c| super::DTYPES[c as usize]);
+        let dname = d.map_or("?", |d| d.name);
+        let bad = |what: &str| {
+            launch_err(
+                "CT6102",
+                format!("`{}` expects {what}, got {}", p.name, describe()),
+                None,
+            )
+        };
+        match (d.map(|d| d.class), *a) {
+            (_, Arg::Handle(_)) => Err(launch_err(
+                "CT6101",
+                format!("`{}` is a scalar `{dname}`, not a tensor", p.name),
+                None,
+            )),
+            (_, Arg::Other) if !last_word => Err(Refusal::Slow("scalar")),
+            (Some(ElemClass::Float), Arg::Float(f)) => {
+                // A finite value that rounds to infinity in the parameter's type is lost.
+                let overflows = f.is_finite()
+                    && match dname {
+                        "f16" => f.abs() >= 65520.0,
+                        "f32" | "tf32" | "bf16" => (f as f32).is_infinite(),
+                        _ => false,
+                    };
+                if overflows {
+                    return Err(launch_err(
+                        "CT6102",
+                        format!(
+                            "`{}` = {f} overflows `{dname}` (it would be infinite)",
+                            p.name
+                        ),
+                        None,
+                    ));
+                }
+                Ok(Value::Float(f))
+            }
+            (Some(ElemClass::Float), Arg::Int(v)) => Ok(Value::Float(v as f64)),
+            (Some(ElemClass::Float), _) => Err(bad("a number")),
+            (Some(ElemClass::Bool), Arg::Bool(b)) => Ok(Value::Bool(b)),
+            (Some(ElemClass::Bool), _) => Err(bad("a bool")),
+            (Some(ElemClass::Int), Arg::Int(v)) => {
+                let bits = d.map_or(64, |d| d.bits);
+                let half = 1i128 << (bits - 1);
+                if !(-half..half).contains(&i128::from(v)) {
+                    return Err(launch_err(
+                        "CT6102",
+                        format!("`{}` = {v} does not fit in `{dname}`", p.name),
+                        None,
+                    ));
+                }
+                Ok(Value::Int(v))
+            }
+            (Some(ElemClass::Int), Arg::Other) => {
+                let got = describe();
+                if got.starts_with("an int") {
+                    Err(launch_err(
+                        "CT6102",
+                        format!("`{}` = {} does not fit in `{dname}`", p.name, &got[7..]),
+                        None,
+                    ))
+                } else {
+                    Err(bad("an integer"))
+                }
+            }
+            (Some(ElemClass::Int), _) => Err(bad("an integer")),
+            (None, _) => Err(bad("a value")),
+        }
+    }
+}
+
+fn ty_name(t: ConstType) -> &'static str {
+    match t {
+        ConstType::Int => "an int",
+        ConstType::Float => "a float",
+        ConstType::Bool => "a bool",
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+    }
+}
+
+fn arg_text(a: &Arg<'_>) -> String {
+    match a {
+        Arg::Handle(d) if d.view.tile.is_some() => "a Partition".into(),
+        Arg::Handle(_) => "a Tensor".into(),
+        Arg::Int(v) => v.to_string(),
+        Arg::Float(v) => format!("{v:?}"),
+        Arg::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Arg::Other => "a value of another type".into(),
+    }
+}
+
+fn list(s: &[i64]) -> String {
+    format!(
+        "[{}]",
+        s.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}

@@ -1,0 +1,195 @@
+//! Tensor and partition descriptors as a launch sees them: element types, the byte range a
+//! view touches (the ledger's), and the specialization facts (alignment, divisibility) a
+//! compiled kernel may assume.
+
+/// The largest value of a signed 32-bit index (the i32 index type's limit).
+pub const INT32_LIMIT: i128 = (1 << 31) - 1;
+
+/// Divisibility facts are capped at this power of two (as `lowering.signature.MAX_DIV`).
+pub const MAX_DIV: i64 = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElemClass {
+    Bool,
+    Int,
+    Float,
+}
+
+/// An element type, as `cutile.dtypes` defines it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DType {
+    pub name: &'static str,
+    pub bits: u32,
+    pub class: ElemClass,
+}
+
+/// Every element type; a dtype's code is its index here.
+pub const DTYPES: [DType; 10] = [
+    DType {
+        name: "i1",
+        bits: 1,
+        class: ElemClass::Bool,
+    },
+    DType {
+        name: "i8",
+        bits: 8,
+        class: ElemClass::Int,
+    },
+    DType {
+        name: "i16",
+        bits: 16,
+        class: ElemClass::Int,
+    },
+    DType {
+        name: "i32",
+        bits: 32,
+        class: ElemClass::Int,
+    },
+    DType {
+        name: "i64",
+        bits: 64,
+        class: ElemClass::Int,
+    },
+    DType {
+        name: "f16",
+        bits: 16,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "bf16",
+        bits: 16,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "f32",
+        bits: 32,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "f64",
+        bits: 64,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "tf32",
+        bits: 32,
+        class: ElemClass::Float,
+    },
+];
+
+/// The code of a canonical dtype name (`"f32"`), or `None`.
+pub fn dtype_code(name: &str) -> Option<u8> {
+    DTYPES.iter().position(|d| d.name == name).map(|i| i as u8)
+}
+
+/// Largest power of two <= [`MAX_DIV`] dividing `n` (0 counts as divisible by the cap).
+pub fn pow2_divisor(n: i64) -> u8 {
+    if n == 0 {
+        return MAX_DIV as u8;
+    }
+    let mut d: i64 = 1;
+    while d < MAX_DIV && n % (d * 2) == 0 {
+        d *= 2;
+    }
+    d as u8
+}
+
+/// What a compiled kernel assumes about one tensor argument (`TensorFacts`, less the
+/// dtype and rank, which the parameter fixes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Facts {
+    pub align16: bool,
+    pub last_stride_one: bool,
+    pub shape_div: Vec<u8>,
+    pub stride_div: Vec<u8>,
+}
+
+/// A tensor or partition handle as its Python object describes it, given once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub storage: u64,
+    pub handle: u64,
+    /// Address of element `[0, ..., 0]` (device pointer on the GPU).
+    pub address: u64,
+    /// Byte offset of element `[0, ..., 0]` in the storage.
+    pub offset: i64,
+    pub shape: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub dtype: String,
+    pub itemsize: u64,
+    /// `Some` for a partition.
+    pub tile: Option<Vec<i64>>,
+    pub num_blocks: Option<u64>,
+}
+
+/// A [`View`] and what every launch reads from it, computed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorDesc {
+    pub view: View,
+    /// Code of the dtype (`None`: a name no kernel parameter can have).
+    pub dtype: Option<u8>,
+    /// Bytes `[lo, hi)` touched, relative to the storage (the ledger's range).
+    pub span: (u64, u64),
+    pub facts: Facts,
+    /// Needs 64-bit indices (an extent or a dimension past `i32`).
+    pub wide: bool,
+}
+
+impl TensorDesc {
+    pub fn new(view: View) -> Result<TensorDesc, String> {
+        let rank = view.shape.len();
+        if view.strides.len() != rank {
+            return Err(format!(
+                "shape has {rank} axes but strides {}",
+                view.strides.len()
+            ));
+        }
+        if let Some(t) = &view.tile {
+            if t.len() != rank {
+                return Err(format!("tile shape has {} axes, tensor {rank}", t.len()));
+            }
+        }
+        if view.shape.iter().any(|d| *d < 0) {
+            return Err("negative extent".into());
+        }
+        let item = i128::from(view.itemsize);
+        let off = i128::from(view.offset);
+        let pairs = view.strides.iter().zip(&view.shape);
+        let (lo, hi) = if view.shape.contains(&0) {
+            (off, off)
+        } else {
+            let (mut neg, mut pos) = (0i128, 0i128);
+            for (s, d) in pairs.clone() {
+                let x = i128::from(*s) * i128::from(d - 1);
+                neg += x.min(0);
+                pos += x.max(0);
+            }
+            (off + neg * item, off + (pos + 1) * item)
+        };
+        let span = match (u64::try_from(lo), u64::try_from(hi)) {
+            (Ok(a), Ok(b)) => (a, b),
+            _ => return Err(format!("view spans bytes {lo}..{hi}")),
+        };
+        let extent: i128 = pairs
+            .map(|(s, d)| i128::from(*s).abs() * i128::from((d - 1).max(0)))
+            .sum();
+        let wide = extent > INT32_LIMIT || view.shape.iter().any(|d| i128::from(*d) > INT32_LIMIT);
+        let facts = Facts {
+            align16: view.address.is_multiple_of(16),
+            last_stride_one: rank > 0 && (view.strides[rank - 1] == 1 || view.shape[rank - 1] == 1),
+            shape_div: view.shape.iter().map(|d| pow2_divisor(*d)).collect(),
+            stride_div: view.strides.iter().map(|s| pow2_divisor(*s)).collect(),
+        };
+        Ok(TensorDesc {
+            dtype: dtype_code(&view.dtype),
+            view,
+            span,
+            facts,
+            wide,
+        })
+    }
+
+    pub fn is_partition(&self) -> bool {
+        self.view.tile.is_some()
+    }
+}

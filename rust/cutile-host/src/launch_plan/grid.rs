@@ -1,0 +1,116 @@
+//! Host rule 6, decided from the kernel's facts: the grid is the partitions' common tile
+//! grid, or, for a persistent kernel (its facts say which outputs are walked with
+//! `iter_indices()`), `num_blocks` blocks that share those outputs' tiles by the checked
+//! schedule. A launch where some output has no tile at all runs no block (grid `[0, 0, 0]`).
+
+use super::{Arg, Dim, LaunchPlan, ParamKind, Refusal, Value};
+use crate::{validate_launch, HostError, PartitionArg};
+
+/// CUDA's grid limits: x up to 2^31 - 1, y and z up to 65,535.
+pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65_535, 65_535];
+
+impl LaunchPlan {
+    /// The declared tile shape of partition parameter `p` with these `Const` values (`-1`
+    /// where the declaration names no int: such a partition never matches).
+    fn declared(&self, dims: &[Dim], consts: &[Value]) -> Vec<i64> {
+        dims.iter()
+            .map(|d| match *d {
+                Dim::Fixed(n) => n,
+                Dim::Const(c) => match consts.get(c) {
+                    Some(Value::Int(v)) => *v,
+                    _ => -1,
+                },
+                Dim::Any | Dim::Unknown => -1,
+            })
+            .collect()
+    }
+
+    pub fn grid(
+        &self,
+        kernel: &str,
+        args: &[Arg<'_>],
+        consts: &[Value],
+    ) -> Result<[u64; 3], Refusal> {
+        let mut regular: Vec<PartitionArg> = Vec::new();
+        let mut persistent: Vec<(PartitionArg, Option<u64>)> = Vec::new();
+        for (p, a) in self.params.iter().zip(args) {
+            let (ParamKind::Partition, Arg::Handle(d)) = (p.kind, a) else {
+                continue;
+            };
+            let tile = d
+                .view
+                .tile
+                .clone()
+                .ok_or(Refusal::Slow("not a partition"))?;
+            let part = PartitionArg {
+                name: p.name.clone(),
+                tensor_shape: d.view.shape.clone(),
+                tile_shape: tile,
+                declared: self.declared(&p.dims, consts),
+            };
+            if p.persistent {
+                persistent.push((part, d.view.num_blocks));
+            } else {
+                regular.push(part);
+            }
+        }
+        let err = |e: HostError| Refusal::Refused(e);
+        if regular.is_empty() && persistent.is_empty() {
+            return Err(err(HostError::launch(
+                "CT6107",
+                format!("`{kernel}` has no `Mut` output, so no partition determines its grid"),
+                None,
+            )));
+        }
+        let grid = if persistent.is_empty() {
+            validate_launch(kernel, [0, 0, 0], &regular).map_err(err)?
+        } else {
+            let mut asked: Option<u64> = None;
+            let mut fewest = u64::MAX;
+            for (part, nb) in &persistent {
+                let g =
+                    validate_launch(kernel, [0, 0, 0], std::slice::from_ref(part)).map_err(err)?;
+                if let Some(nb) = nb {
+                    if asked.is_some_and(|a| a != *nb) {
+                        return Err(err(HostError::launch(
+                            "CT6108",
+                            format!(
+                                "`{kernel}`: persistent partitions ask for different block \
+                                 counts ({} and {nb})",
+                                asked.unwrap_or_default()
+                            ),
+                            Some("give every persistent partition the same `num_blocks`".into()),
+                        )));
+                    }
+                    asked = Some(*nb);
+                }
+                let tiles = g.iter().try_fold(1u64, |acc, x| acc.checked_mul(*x));
+                fewest = fewest.min(tiles.unwrap_or(u64::MAX));
+            }
+            if fewest == 0 {
+                return Ok([0, 0, 0]);
+            }
+            let nb = asked.unwrap_or_else(|| fewest.min(self.sm_count).max(1));
+            let grid = [nb, 1, 1];
+            if !regular.is_empty() {
+                validate_launch(kernel, grid, &regular).map_err(err)?;
+            }
+            grid
+        };
+        if grid.contains(&0) {
+            return Ok([0, 0, 0]);
+        }
+        for (k, (g, max)) in grid.iter().zip(MAX_GRID).enumerate() {
+            if *g > max {
+                return Err(err(HostError::launch(
+                    "CT6109",
+                    format!(
+                        "`{kernel}`: the grid needs {g} blocks on axis {k}; CUDA allows at most {max}"
+                    ),
+                    Some("use larger tiles, or a persistent kernel (`iter_indices()`)".into()),
+                )));
+            }
+        }
+        Ok(grid)
+    }
+}

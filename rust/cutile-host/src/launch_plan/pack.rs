@@ -1,0 +1,159 @@
+//! Packing one launch's parameters into the driver's buffer (`struct` semantics, native
+//! byte order), from the slots the lowering laid out.
+
+use super::{Arg, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    Ptr,
+    Shape,
+    Stride,
+    Scalar,
+}
+
+/// One kernel parameter as the driver sees it (`lowering.signature.Slot` with its offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotPlan {
+    pub kind: SlotKind,
+    /// Index into [`LaunchPlan::params`].
+    pub param: usize,
+    pub axis: usize,
+    /// The `struct` format character.
+    pub fmt: u8,
+    /// Byte offset in the naturally aligned parameter buffer.
+    pub offset: usize,
+}
+
+/// Bytes a `struct` format character packs (`None`: not a parameter format).
+pub fn fmt_size(fmt: u8) -> Option<usize> {
+    Some(match fmt {
+        b'?' | b'b' => 1,
+        b'h' | b'e' => 2,
+        b'i' | b'f' => 4,
+        b'q' | b'Q' | b'd' => 8,
+        _ => return None,
+    })
+}
+
+/// A value `struct.pack` would refuse for `fmt` (the caller lets Python raise it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PackError {
+    pub fmt: u8,
+    pub value: Value,
+}
+
+/// `f64` to IEEE half, rounding to nearest even (`None` when finite but too large, as
+/// `struct.pack("e", x)` refuses it).
+pub fn f16_bits(x: f64) -> Option<u16> {
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return Some(sign | 0x7e00);
+    }
+    if x.is_infinite() {
+        return Some(sign | 0x7c00);
+    }
+    let a = x.abs();
+    if a == 0.0 {
+        return Some(sign);
+    }
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let bits = if e < -14 {
+        // subnormal half: units of 2^-24 (a carry into 1024 is the smallest normal)
+        (a * 2f64.powi(24)).round_ties_even() as u32
+    } else {
+        let q = (a * 2f64.powi(10 - e)).round_ties_even() as u32; // in [1024, 2048]
+        (((e + 15) as u32) << 10) + (q - 1024)
+    };
+    if bits >= 0x7c00 {
+        return None;
+    }
+    Some(sign | bits as u16)
+}
+
+fn put(buf: &mut [u8], offset: usize, bytes: &[u8]) {
+    buf[offset..offset + bytes.len()].copy_from_slice(bytes);
+}
+
+/// Pack one launch's parameters into `buf` (native byte order, `struct` semantics).
+/// Panics if a slot lies outside `buf` (the caller sized it from the same slots).
+pub fn pack(
+    slots: &[SlotPlan],
+    args: &[Arg<'_>],
+    scalars: &[Option<Value>],
+    buf: &mut [u8],
+) -> Result<(), PackError> {
+    for s in slots {
+        let handle = match args.get(s.param) {
+            Some(Arg::Handle(d)) => Some(*d),
+            _ => None,
+        };
+        let value = match (s.kind, handle) {
+            (SlotKind::Ptr, Some(d)) => {
+                if s.fmt != b'Q' {
+                    return Err(PackError {
+                        fmt: s.fmt,
+                        value: Value::Int(0),
+                    });
+                }
+                put(buf, s.offset, &d.view.address.to_ne_bytes());
+                continue;
+            }
+            (SlotKind::Shape, Some(d)) => d.view.shape.get(s.axis).copied().map(Value::Int),
+            (SlotKind::Stride, Some(d)) => d.view.strides.get(s.axis).copied().map(Value::Int),
+            (SlotKind::Scalar, None) => scalars.get(s.param).copied().flatten(),
+            _ => None,
+        };
+        let err = PackError {
+            fmt: s.fmt,
+            value: value.unwrap_or(Value::Int(0)),
+        };
+        let Some(value) = value else {
+            return Err(err);
+        };
+        let int = |lo: i128, hi: i128| match value {
+            Value::Int(v) if (lo..=hi).contains(&i128::from(v)) => Ok(v),
+            Value::Bool(b) => Ok(i64::from(b)),
+            _ => Err(err),
+        };
+        let float = match value {
+            Value::Int(v) => v as f64,
+            Value::Float(f) => f,
+            Value::Bool(b) => f64::from(u8::from(b)),
+        };
+        let o = s.offset;
+        match s.fmt {
+            b'q' => put(
+                buf,
+                o,
+                &int(i64::MIN.into(), i64::MAX.into())?.to_ne_bytes(),
+            ),
+            b'i' => put(
+                buf,
+                o,
+                &(int(i32::MIN.into(), i32::MAX.into())? as i32).to_ne_bytes(),
+            ),
+            b'h' => put(
+                buf,
+                o,
+                &(int(i16::MIN.into(), i16::MAX.into())? as i16).to_ne_bytes(),
+            ),
+            b'b' => put(
+                buf,
+                o,
+                &(int(i8::MIN.into(), i8::MAX.into())? as i8).to_ne_bytes(),
+            ),
+            b'?' => put(buf, o, &[u8::from(float != 0.0 || float.is_nan())]),
+            b'd' => put(buf, o, &float.to_ne_bytes()),
+            b'f' => {
+                let y = float as f32;
+                if y.is_infinite() && float.is_finite() {
+                    return Err(err);
+                }
+                put(buf, o, &y.to_ne_bytes());
+            }
+            b'e' => put(buf, o, &f16_bits(float).ok_or(err)?.to_ne_bytes()),
+            _ => return Err(err),
+        }
+    }
+    Ok(())
+}
