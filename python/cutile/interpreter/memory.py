@@ -74,11 +74,18 @@ class Region:
 @dataclass(eq=False)
 class Memory:
     regions: list[Region] = field(default_factory=list)
-    _by_key: dict[tuple[int, int], Region] = field(default_factory=dict)
+    _by_key: dict[tuple[int, int, int | None], Region] = field(default_factory=dict)
 
-    def address_of(self, ptr: Pointer) -> int:
+    def address_of(self, ptr: Pointer, tag: int | None = None) -> int:
+        return self.region_for(ptr, tag).base + ptr.byte_offset
+
+    def region_for(self, ptr: Pointer, tag: int | None = None) -> Region:
+        """The region of `ptr`'s buffer. Pointers with the same buffer share a region unless
+        `tag`s differ: the race detector gives each argument its own region, so a pointer
+        that walks out of its argument lands in a gap even when the buffer goes on (the
+        region index is the pointer's provenance)."""
         buf = ptr.buffer
-        key = (int(buf.__array_interface__["data"][0]), int(buf.size))
+        key = (int(buf.__array_interface__["data"][0]), int(buf.size), tag)
         region = self._by_key.get(key)
         if region is None:
             if buf.size >= REGION_SPACING:
@@ -86,7 +93,7 @@ class Memory:
             region = Region(len(self.regions), buf, (len(self.regions) + 1) * REGION_SPACING)
             self.regions.append(region)
             self._by_key[key] = region
-        return region.base + ptr.byte_offset
+        return region
 
     # -- checked access by address ---------------------------------------------------------
 
