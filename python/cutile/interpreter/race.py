@@ -300,6 +300,8 @@ class Detector:
             return
         info = self._views.get(tv)
         if info is None or info.grain != arg.shadow.grain:
+            if len(self._views) > 1024:  # views are rebuilt when the interpreter's cache is
+                self._views.clear()      # full; keep this one bounded the same way
             info = self._views[tv] = _ViewInfo(tv, arg)
         slices, _ = view._window(index)
         if not info.inside:
