@@ -88,6 +88,20 @@ def stores_one_tile_ahead(z: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
 
 
 @cutile.entry
+def unsafe_pairs(z: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    t = load_tile_like(x, z)
+    with cutile.unsafe():  # the checker proves nothing here: the detector is the test
+        z.store_unchecked(t, (block_id(0) // 2,))  # <- unsafe
+
+
+@cutile.entry
+def unsafe_permutation(z: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    t = load_tile_like(x, z)
+    with cutile.unsafe():
+        z.store_unchecked(t, ((block_id(0) + 1) % 4,))
+
+
+@cutile.entry
 def own_tile_twice(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z))
     t = z.load()
@@ -170,6 +184,44 @@ def test_tensors_come_back_after_a_report() -> None:
         pairs_write_one_tile(z, x).sync()
     assert x.to_numpy()[:2].tolist() == [0, 1]
     assert z.to_numpy()[:8].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]  # block 1 was stopped
+
+
+# -- unsafe kernels: what the checker cannot prove, the detector tests ------------------------
+
+
+def test_an_unsafe_kernel_that_races_is_caught() -> None:
+    unsafe_pairs.check()  # accepted: `unsafe` asks the checker for no proof
+    z, _ = unsafe_pairs(*args16()).sync()  # and on its own it races silently
+    assert z.to_numpy()[:4].tolist() == [4, 5, 6, 7]
+    with cutile.check_races(), pytest.raises(cutile.RaceError) as info:
+        unsafe_pairs(*args16()).sync()
+    err = info.value
+    assert (err.kind, err.tensor, err.element, err.blocks) == (
+        "write-write", "z", (0,), ((0, 0, 0), (1, 0, 0)))
+    assert err.location is not None and err.location.endswith(f":{line_of('unsafe')}")
+
+
+def test_an_unsafe_kernel_that_is_race_free_runs_clean() -> None:
+    with cutile.check_races():
+        z, _ = unsafe_permutation(*args16()).sync()
+    assert z.to_numpy().tolist() == [12, 13, 14, 15, *range(12)]
+
+
+def test_the_papers_race_is_found_at_the_pair_the_checker_names() -> None:
+    """The oracle agrees with the checker: run the racy head permutation without the checker
+    and the detector stops it at the two blocks the checker's CT2001 names."""
+    racy = load_example("race/permute_heads_racy").permute_heads_racy
+    with pytest.raises(cutile.KernelCheckError) as static:
+        racy.check()
+    assert "blocks (0, 2, 0) and (2, 0, 0) both store to tile (2, 0, 0)" in str(static.value)
+    b, h, m, d, bm = 2, 2, 96, 16, 32  # grid (B*H, M/BM) = (4, 3): M/BM > H, so it races
+    src = api.from_numpy(rng.standard_normal((b * h, m, d)).astype(np.float32))
+    dst = api.zeros([b * h, m, d], f32).partition([1, bm, d])
+    with cutile.check_races(), pytest.raises(cutile.RaceError) as info:
+        Unchecked(racy.fn)(dst, src, H=h).sync()
+    err = info.value
+    assert (err.kind, err.tensor, err.element) == ("write-write", "dst", (2, 0, 0))
+    assert set(err.blocks) == {(0, 2, 0), (2, 0, 0)}
 
 
 # -- race-free kernels stay quiet -------------------------------------------------------------
@@ -275,7 +327,8 @@ SMALL: dict[str, dict[str, Any]] = {
 
 
 def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"race_example_{name}", EXAMPLES / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"race_example_{name.replace('/', '_')}",
+                                                  EXAMPLES / f"{name}.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

@@ -359,6 +359,18 @@ class DslOps:
             self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._store(t, pv, idx, value, t.tile_shape, span)
 
+    def m_mut_store_unchecked(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal],
+                              span: K.Span) -> LVal:
+        """`z.store_unchecked(tile, index)` inside `unsafe`: a store at any tile index, with
+        no proof and no device assert (the checker asks for neither). Run the kernel under
+        the interpreter's race detector (`CUTILE_INTERPRET=check`) to test it."""
+        value = self._arg(args, kwargs, 0, "tile")
+        index = self._arg(args, kwargs, 1, "index")
+        assert t.tile_shape is not None
+        pv = self.low.partition(t, t.tile_shape, None, span)
+        return self._store(t, pv, self.index_values(index, t.rank, span), value, t.tile_shape,
+                           span)
+
     def m_mut_load(self, t: TensorV, args: list[LVal], kwargs: dict[str, LVal], span: K.Span
                    ) -> LVal:
         index = kwargs.get("index") or (args[0] if args else None)
