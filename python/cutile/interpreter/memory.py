@@ -260,7 +260,7 @@ class PartitionView:
             inverse[d] = i
         self.inverse: tuple[int, ...] = tuple(inverse)
 
-    def _window(self, index: list[int]) -> tuple[tuple[slice, ...], tuple[int, ...]]:
+    def window(self, index: list[int]) -> tuple[tuple[slice, ...], tuple[int, ...]]:
         """Tensor-order slices of the in-bounds part of a tile, and its extent per tile dim."""
         if len(index) != len(self.tile_shape):
             raise MemoryFault(f"{len(index)} indices for a rank-{len(self.tile_shape)} view")
@@ -281,7 +281,7 @@ class PartitionView:
         return tuple(slices), tuple(extent)
 
     def load(self, index: list[int]) -> Array:
-        slices, extent = self._window(index)
+        slices, extent = self.window(index)
         window = decode(self.tensor.array[slices].transpose(self.dim_map), self.tensor.dtype)
         if extent == self.tile_shape:
             return window
@@ -293,7 +293,7 @@ class PartitionView:
     def store(self, index: list[int], tile: Array) -> None:
         if not self.tensor.region.writable:
             raise MemoryFault(f"store to read-only buffer #{self.tensor.region.index}")
-        slices, extent = self._window(index)
+        slices, extent = self.window(index)
         part = np.asarray(tile)[tuple(slice(0, e) for e in extent)]
         self.tensor.array[slices] = encode(part, self.tensor.dtype).transpose(self.inverse)
 

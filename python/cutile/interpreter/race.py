@@ -303,7 +303,7 @@ class Detector:
             if len(self._views) > 1024:  # views are rebuilt when the interpreter's cache is
                 self._views.clear()      # full; keep this one bounded the same way
             info = self._views[tv] = _ViewInfo(tv, arg)
-        slices, _ = view._window(index)
+        slices, _ = view.window(index)
         if not info.inside:
             offs = _window_offsets(tv, slices)
             ok = arg.contains(offs)
@@ -345,12 +345,14 @@ class Detector:
                 valid[sel] &= arg.elements(off[sel])[1]
         if not valid.all():
             p = int(np.argmax(~valid))
-            arg = self.args.get(int(k[p])) if valid.size and 0 <= k[p] < known.size else None
-            raise self._oob(op, kind, arg, int(off[p]) if arg is not None else None, int(a[p]))
-        for r in regions:
-            arg = self.args[int(r)]
-            lanes = np.flatnonzero(kk == r) if regions.size > 1 else np.arange(a.size)
-            self._pointer_group(op, kind, arg, off[lanes], itemsize)
+            arg = self.args.get(int(k[p]))
+            raise self._oob(op, kind, arg, None if arg is None else int(a[p]) - arg.region.base,
+                            int(a[p]))
+        if regions.size == 1:
+            self._pointer_group(op, kind, self.args[int(regions[0])], off, itemsize)
+            return
+        for r in regions:  # one pointer tile spanning several arguments: one shadow each
+            self._pointer_group(op, kind, self.args[int(r)], off[kk == r], itemsize)
 
     def _pointer_group(self, op: Op, kind: int, arg: _Arg, off: Array, itemsize: int) -> None:
         shadow = arg.shadow
