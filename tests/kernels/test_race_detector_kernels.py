@@ -224,6 +224,13 @@ def test_the_papers_race_is_found_at_the_pair_the_checker_names() -> None:
     assert set(err.blocks) == {(0, 2, 0), (2, 0, 0)}
 
 
+def test_the_unsafe_race_example_is_caught(capsys: pytest.CaptureFixture[str]) -> None:
+    err = load_example("race/detect_unsafe_race").main()
+    assert (err.kind, err.tensor, err.element) == ("write-write", "dst", (2, 0, 0))
+    assert set(err.blocks) == {(0, 2, 0), (2, 0, 0)}
+    assert "[CT6911] permute_heads_unsafe: blocks" in capsys.readouterr().out
+
+
 # -- race-free kernels stay quiet -------------------------------------------------------------
 
 
