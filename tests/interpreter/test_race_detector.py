@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cutile import CutileError, RaceError
 from cutile.interpreter import InterpreterError, Pointer, TensorArg, run
@@ -364,3 +366,66 @@ def test_tensor_descriptions_must_match_the_arguments() -> None:
     with pytest.raises(InterpreterError, match="tensor descriptions"):
         run(b.module, "k", (1, 1, 1), [Pointer.to(np.zeros(N, np.float32))] * 2, check=True,
             tensors=[TensorArg("z")])
+
+
+# -- against a brute-force model -------------------------------------------------------------
+
+NTILES = 4
+
+
+Report = tuple[str, int, tuple[int, ...]]
+
+
+def model(grid: int, program: list[str], table: list[int]) -> Report | None:
+    """The first report of a launch in which block x does program[j] ("r" or "w") on tile
+    table[x * len(program) + j] of z, in the interpreter's order: (kind, tile, blocks)."""
+    writer: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    for x in range(grid):
+        for j, what in enumerate(program):
+            t = table[x * len(program) + j] & 0xFFFFFFFF  # view ops read indices unsigned
+            if not t < NTILES:
+                return ("out-of-bounds", t, (x,))
+            w = writer.get(t)
+            others = [r for r in readers.get(t, []) if r != x]
+            if w is not None and w != x:
+                return ("write-write" if what == "w" else "read-write", t, (w, x))
+            if what == "w" and others:
+                return ("read-write", t, (others[0], x))
+            if what == "w":
+                writer[t] = x
+            elif x not in readers.setdefault(t, []):
+                readers[t].append(x)
+    return None
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 5), st.lists(st.sampled_from("rw"), min_size=1, max_size=4), st.data())
+def test_reports_agree_with_a_brute_force_model(grid: int, program: list[str],
+                                                data: st.DataObject) -> None:
+    table = data.draw(st.lists(st.integers(-1, NTILES), min_size=grid * len(program),
+                               max_size=grid * len(program)))
+    b, (zp, tp) = new_kernel([ptr(dt.f32), ptr(dt.i32)], "k")
+    bx, _, _ = b.block_ids()
+    pz = view(b, zp, [N], [1], [T])
+    tile = const(b, 1.0, dt.f32, (T,))
+    for j, what in enumerate(program):
+        slot = b.binary("addi", b.binary("muli", bx, i32(b, len(program))), i32(b, j))
+        t = load_ptr(b, offset(b, tp, slot))
+        if what == "w":
+            store(b, tile, pz, [t])
+        else:
+            load(b, pz, [t])
+    z = np.zeros(N, np.float32)
+    args = [Pointer.to(z), Pointer.to(np.array(table, np.int32))]
+    expected = model(grid, program, table)
+    if expected is None:
+        run(b.module, "k", (grid, 1, 1), args, check=True, tensors=[TensorArg("z"), None])
+        return
+    with pytest.raises(RaceError) as info:
+        run(b.module, "k", (grid, 1, 1), args, check=True, tensors=[TensorArg("z"), None])
+    kind, t, blocks = expected
+    err = info.value
+    assert err.kind == kind
+    assert err.blocks == tuple((x, 0, 0) for x in blocks)
+    assert err.element == (t * T,)

@@ -3,6 +3,9 @@ gathers, scatters and atomics.
 
 Tokens carry no data: tile blocks run one at a time and ops in program order, so every
 ordering a token could ask for already holds.
+
+Every access is shown to the race detector first (`m.detector`, None when it is off), so a
+reported access never changes memory.
 """
 
 from __future__ import annotations

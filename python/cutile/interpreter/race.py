@@ -460,7 +460,11 @@ class Detector:
         first = [0] * len(view.tile_shape)
         for i, (j, t) in enumerate(zip(index, view.tile_shape, strict=True)):
             first[view.dim_map[i]] = j * t
-        element = tuple(first)
+        element: tuple[int, ...] = tuple(first)
+        if arg is not None:  # in the argument's coordinates, like every other report
+            tv = view.tensor
+            element = arg.element(tv.offset + tv.dtype.itemsize * sum(
+                e * st for e, st in zip(first, tv.strides, strict=True)))
         of = f" of `{name}`" if name else ""
         text = (f"{self.kernel}: block {cur} {_VERB[kind]} tile {list(index)}{of}, outside "
                 f"its index space {list(view.index_space)}{where}")
