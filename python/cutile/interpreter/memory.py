@@ -6,7 +6,9 @@ space, so `offset`, `ptr_to_int` and `int_to_ptr` are plain integer arithmetic, 
 arithmetic that walks off the end of one buffer lands in the gap before the next one instead
 of silently in a neighbour: every access is checked against its region and an access outside
 every region is an `InterpreterError`. (Two different numpy views that overlap in host memory
-are two regions; they still share the bytes.)
+are two regions; they still share the bytes.) Under the race detector every pointer argument
+is a region of its own, even when arguments share a buffer, so that an address says which
+argument it came from.
 """
 
 from __future__ import annotations
