@@ -323,6 +323,31 @@ def test_block_scoped_atomics_are_not_atomic_across_blocks() -> None:
         run_h(scatter_kernel(build))
 
 
+def acquire_load(b: Builder, p: Value) -> None:
+    raw(b, "load_ptr_tko", [p], [scalar(dt.i32), TOKEN], memory_ordering_semantics="acquire",
+        memory_scope="device", has_mask=False, has_padding_value=False, has_token=False)
+
+
+def test_acquire_loads_of_atomically_updated_elements_are_fine() -> None:
+    def build(b: Builder, hp: Value, lanes: Value, bx: Value) -> None:
+        atomic_rmw(b, hp, i32(b, 1), "add")
+        acquire_load(b, hp)
+
+    assert run_h(scatter_kernel(build))[0] == 8
+
+
+def test_an_acquire_load_of_an_element_another_block_writes_plainly_races() -> None:
+    def build(b: Builder, hp: Value, lanes: Value, bx: Value) -> None:
+        acquire_load(b, hp)
+        store_ptr(b, offset(b, hp, bx), const(b, 5, dt.i32))
+
+    with pytest.raises(RaceError) as info:
+        run_h(scatter_kernel(build))
+    assert info.value.kind == "read-write"
+    assert "block (1, 0, 0) atomically reads h[0], which block (0, 0, 0) writes" in str(
+        info.value)
+
+
 def test_masked_off_lanes_are_not_accesses() -> None:
     # every block's pointer tile covers all of h, but only lane == block is active
     def build(b: Builder, hp: Value, lanes: Value, bx: Value) -> None:
