@@ -22,7 +22,9 @@ from .errors import (
     InternalCompilerError,
     KernelCheckError,
     LaunchError,
+    RaceError,
 )
+from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
@@ -41,7 +43,9 @@ __all__ = [
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
+    "RaceError",
     "api",
+    "check_races",
     "core",
     "device",
     "entry",

@@ -290,6 +290,7 @@ class KernelLauncher:
         params: Sequence[tuple[str, str, str | None, Sequence[int | str]]],
         consts: Sequence[tuple[str, str]],
         checked: CheckResult,
+        unchecked: bool,
         sm_count: int,
         registry: HostRegistry,
         ledger: Ledger,
@@ -302,7 +303,9 @@ class KernelLauncher:
         """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
         `consts`: (name, "int" | "float" | "bool"); `checked`: the accepted kernel's
         `CheckResult`, whose facts (persistent outputs, launch predicates) the launcher
-        reads in Rust; `owner`: a weakref to the kernel; `compile`: a WeakMethod to
+        reads in Rust (`unchecked`: launch it even though the checker rejected it: tests
+        that replay counterexamples only); `owner`: a weakref to the kernel; `compile`: a
+        WeakMethod to
         `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
         axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
         values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `gpu`: addresses of

@@ -81,7 +81,11 @@ PYTHON_CODES: dict[str, str] = {
     "CT6901": "a CUDA driver call failed",
     "CT6902": "CUTILE_BACKEND=gpu without a usable driver",
     "CT6903": "a kernel faulted on the GPU (failed device check, bad address); context lost",
+    "CT6904": "CUTILE_INTERPRET has a value other than `check` or empty",
     "CT6910": "the interpreter stopped the kernel (bad access or failed assert)",
+    "CT6911": "race detector: two tile blocks write one element (plain or plain + atomic)",
+    "CT6912": "race detector: one block reads an element another block writes",
+    "CT6913": "race detector: an access outside its tensor argument or partition index space",
     # toolchain
     "CT7001": "no tileiras found",
     "CT7002": "CUTILE_TILEIRAS does not name an executable",

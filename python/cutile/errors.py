@@ -14,7 +14,7 @@ Code ranges:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class CutileError(Exception):
@@ -145,6 +145,56 @@ class InterpreterError(CutileError):
         return text
 
 
+class RaceError(InterpreterError):
+    """The interpreter's race and bounds detector (`CUTILE_INTERPRET=check`) saw two tile blocks
+    touch one element in a way the GPU would not order, or an access outside its tensor.
+
+    Data for tools and tests: `kind` is "write-write" (CT6911), "read-write" (CT6912) or
+    "out-of-bounds" (CT6913); `tensor` the kernel parameter's name and `element` the
+    multi-index in that tensor (None when the address is inside no argument); `blocks` the
+    block ids involved, the earlier one first; `location` is "path:line" of the op that made
+    the second access; `kernel` the kernel's name."""
+
+    code = "CT6911"
+    CODES: ClassVar[dict[str, str]] = {
+        "write-write": "CT6911", "read-write": "CT6912", "out-of-bounds": "CT6913",
+    }
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        tensor: str | None = None,
+        element: tuple[int, ...] | None = None,
+        blocks: tuple[tuple[int, int, int], ...] = (),
+        location: str | None = None,
+        kernel: str | None = None,
+        op: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        if kind not in self.CODES:
+            raise ValueError(f"unknown race kind {kind!r}")
+        super().__init__(
+            message,
+            code=self.CODES[kind],
+            hint=hint,
+            location=location,
+            op=op,
+            block_id=blocks[-1] if blocks else None,
+        )
+        self.kind = kind
+        self.tensor = tensor
+        self.element = element
+        self.blocks = blocks
+        self.kernel = kernel
+
+    def __str__(self) -> str:
+        # The message already names the blocks and the line; repeating them as the
+        # InterpreterError trailer would only add noise.
+        return CutileError.__str__(self)
+
+
 __all__ = [
     "BorrowError",
     "CompileError",
@@ -154,4 +204,5 @@ __all__ = [
     "InterpreterError",
     "KernelCheckError",
     "LaunchError",
+    "RaceError",
 ]

@@ -53,6 +53,7 @@ class World:
                     ("y", "tensor", "f32", [-1])],
             consts=[("B", "int")],
             checked=add.check(),
+            unchecked=False,
             sm_count=132,
             registry=self.reg,
             ledger=self.ledger,
@@ -121,7 +122,7 @@ def test_refusals_are_typed_errors_and_move_nothing() -> None:
         ((hs, {"B": 64}), "CT6103", "`B` is 64 from the keyword `B=64` but 128 from the tile"),
         (((hs[1], hs[0], hs[2]), {}), "CT6101", "`z` is a kernel output"),
         ((hs, {"x": hs[1]}), "CT6104", "got argument `x` twice"),
-        ((hs + (hs[0],), {}), "CT6104", "takes 3 positional arguments"),
+        (((*hs, hs[0]), {}), "CT6104", "takes 3 positional arguments"),
     ]
     for (args, kwargs), code, needle in cases:
         with pytest.raises(LaunchError) as info:

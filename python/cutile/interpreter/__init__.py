@@ -10,6 +10,11 @@ access outside every buffer, a failed `assert`, a tile index outside a partition
 integer division by zero, a broken `assume`) raise `InterpreterError` with the op's source
 location and the tile block.
 
+Race and bounds detector: `run(..., check=True)`, `CUTILE_INTERPRET=check` or
+`with check_races():` watches every access of a launch and raises `cutile.RaceError` on the
+first element two tile blocks could touch concurrently on the GPU (write-write, read-write;
+atomics among themselves are fine) and on any access outside its argument (see `race.py`).
+
 Numerics: f16/bf16 compute in f32 and round to nearest-even after each op (bf16 is emulated
 in f32 storage, no ml_dtypes); tf32 is f32 rounded to 10 mantissa bits; mmaf multiplies and
 sums in f64 and rounds once to the accumulator type. Loads past a tensor's end through a
@@ -17,10 +22,12 @@ view without padding (and masked-off pointer loads without padding) read a poiso
 NaN for floats, bytes 0xA5 for integers, true for i1.
 """
 
-from ..errors import InterpreterError
+from ..errors import InterpreterError, RaceError
 from . import ops_arith, ops_control, ops_convert, ops_memory, ops_reduce, ops_shape
 from .machine import Machine, Signal, run
 from .memory import Pointer
+from .race import TensorArg
+from .race_mode import check_races, checking
 from .registry import HANDLERS
 from .values import poison
 
@@ -35,7 +42,11 @@ __all__ = [
     "InterpreterError",
     "Machine",
     "Pointer",
+    "RaceError",
     "Signal",
+    "TensorArg",
+    "check_races",
+    "checking",
     "ops_arith",
     "ops_control",
     "ops_convert",

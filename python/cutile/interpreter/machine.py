@@ -16,6 +16,7 @@ from ..errors import InterpreterError
 from ..ir.core import Block, Function, Module, Op, Value
 from ..ir.types import PointerType, TileType
 from .memory import Memory, MemoryFault, Pointer
+from .race import Detector, TensorArg
 from .registry import HANDLERS, TERMINATORS, Handler
 from .values import Array, freeze, from_host
 
@@ -39,11 +40,15 @@ Compiled = list[tuple[int, Handler | None, Op, list[Value], list[Value]]]
 
 
 class Machine:
-    def __init__(self, module: Module, grid: tuple[int, int, int]) -> None:
+    def __init__(self, module: Module, grid: tuple[int, int, int],
+                 detector: Detector | None = None) -> None:
         self.module = module
         self.grid = grid
         self.block_id: tuple[int, int, int] = (0, 0, 0)
         self.memory = Memory()
+        # The memory handlers test this once per access; None keeps unchecked runs as fast
+        # as before the detector existed.
+        self.detector = detector
         self.env: dict[Value, Any] = {}
         # Per-op caches that outlive one tile block (constants, reduce fast paths).
         self.cache: dict[Op, Any] = {}
@@ -120,9 +125,13 @@ class Machine:
         )
 
 
-def _bind_params(machine: Machine, fn: Function, args: Sequence[object]) -> list[Any]:
+def _bind_params(machine: Machine, fn: Function, args: Sequence[object],
+                 tensors: Sequence[TensorArg | None] | None = None) -> list[Any]:
     if len(args) != len(fn.params):
         raise InterpreterError(f"`{fn.name}` takes {len(fn.params)} arguments, got {len(args)}")
+    if tensors is not None and len(tensors) != len(args):
+        raise InterpreterError(f"{len(tensors)} tensor descriptions for {len(args)} arguments")
+    detector = machine.detector
     values: list[Any] = []
     for i, (param, arg) in enumerate(zip(fn.params, args, strict=False)):
         ty = param.type
@@ -135,7 +144,13 @@ def _bind_params(machine: Machine, fn: Function, args: Sequence[object]) -> list
                     f"not {type(arg).__name__}"
                 )
             try:
-                address = machine.memory.address_of(arg)
+                if detector is None:
+                    address = machine.memory.address_of(arg)
+                else:
+                    region = machine.memory.region_for(arg, tag=i)
+                    address = region.base + arg.byte_offset
+                    detector.bind(region, arg, i, ty.element.pointee.itemsize,
+                                  tensors[i] if tensors is not None else None)
             except MemoryFault as exc:
                 raise InterpreterError(f"argument {i}: {exc}") from exc
             values.append(freeze(np.array(address, dtype=np.int64)))
@@ -155,13 +170,22 @@ def run(
     entry: str,
     grid: tuple[int, int, int] | Sequence[int],
     args: Sequence[object],
+    *,
+    check: bool = False,
+    tensors: Sequence[TensorArg | None] | None = None,
 ) -> None:
     """Run `entry` of `module` once per tile block of `grid` on the CPU.
 
     Tile blocks run one after another, x fastest (for z: for y: for x). `args` holds one
     value per entry parameter: a `Pointer` for `tile<ptr<T>>`, a Python or numpy scalar for
     the others. Writes land in the pointers' host buffers. Any fault is an InterpreterError
-    naming the op, its source location and the tile block."""
+    naming the op, its source location and the tile block.
+
+    `check=True` runs the race and bounds detector (`cutile.interpreter.race`): the first
+    element two blocks could touch concurrently on the GPU, or an access outside its
+    argument, raises a RaceError before memory changes. `tensors` (one entry per argument,
+    None for scalars) names the pointer arguments and gives their layouts, so reports say
+    `z[3, 17]`; without it they say `arg0[...]` over the pointee type, to the buffer's end."""
     # Import for the side effect of filling the dispatch table.
     from . import ops_arith, ops_control, ops_convert, ops_memory, ops_reduce, ops_shape  # noqa: F401
 
@@ -173,13 +197,16 @@ def run(
     if len(g) != 3 or any(n < 1 for n in g):
         raise InterpreterError(f"grid must be three positive sizes, got {tuple(grid)}")
     gx, gy, gz = g
-    machine = Machine(module, (gx, gy, gz))
+    detector = Detector(fn.name, (gx, gy, gz)) if check else None
+    machine = Machine(module, (gx, gy, gz), detector)
     machine.compile(fn.body)
-    params = _bind_params(machine, fn, args)
+    params = _bind_params(machine, fn, args, tensors)
     with np.errstate(all="ignore"):
         for z in range(gz):
             for y in range(gy):
                 for x in range(gx):
                     machine.block_id = (x, y, z)
+                    if detector is not None:
+                        detector.block = x + gx * (y + gy * z)
                     machine.env = {}
                     machine.run_block(fn.body, params)

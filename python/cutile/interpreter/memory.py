@@ -6,7 +6,9 @@ space, so `offset`, `ptr_to_int` and `int_to_ptr` are plain integer arithmetic, 
 arithmetic that walks off the end of one buffer lands in the gap before the next one instead
 of silently in a neighbour: every access is checked against its region and an access outside
 every region is an `InterpreterError`. (Two different numpy views that overlap in host memory
-are two regions; they still share the bytes.)
+are two regions; they still share the bytes.) Under the race detector every pointer argument
+is a region of its own, even when arguments share a buffer, so that an address says which
+argument it came from.
 """
 
 from __future__ import annotations
@@ -74,11 +76,18 @@ class Region:
 @dataclass(eq=False)
 class Memory:
     regions: list[Region] = field(default_factory=list)
-    _by_key: dict[tuple[int, int], Region] = field(default_factory=dict)
+    _by_key: dict[tuple[int, int, int | None], Region] = field(default_factory=dict)
 
-    def address_of(self, ptr: Pointer) -> int:
+    def address_of(self, ptr: Pointer, tag: int | None = None) -> int:
+        return self.region_for(ptr, tag).base + ptr.byte_offset
+
+    def region_for(self, ptr: Pointer, tag: int | None = None) -> Region:
+        """The region of `ptr`'s buffer. Pointers with the same buffer share a region unless
+        `tag`s differ: the race detector gives each argument its own region, so a pointer
+        that walks out of its argument lands in a gap even when the buffer goes on (the
+        region index is the pointer's provenance)."""
         buf = ptr.buffer
-        key = (int(buf.__array_interface__["data"][0]), int(buf.size))
+        key = (int(buf.__array_interface__["data"][0]), int(buf.size), tag)
         region = self._by_key.get(key)
         if region is None:
             if buf.size >= REGION_SPACING:
@@ -86,7 +95,7 @@ class Memory:
             region = Region(len(self.regions), buf, (len(self.regions) + 1) * REGION_SPACING)
             self.regions.append(region)
             self._by_key[key] = region
-        return region.base + ptr.byte_offset
+        return region
 
     # -- checked access by address ---------------------------------------------------------
 
@@ -253,7 +262,7 @@ class PartitionView:
             inverse[d] = i
         self.inverse: tuple[int, ...] = tuple(inverse)
 
-    def _window(self, index: list[int]) -> tuple[tuple[slice, ...], tuple[int, ...]]:
+    def window(self, index: list[int]) -> tuple[tuple[slice, ...], tuple[int, ...]]:
         """Tensor-order slices of the in-bounds part of a tile, and its extent per tile dim."""
         if len(index) != len(self.tile_shape):
             raise MemoryFault(f"{len(index)} indices for a rank-{len(self.tile_shape)} view")
@@ -274,7 +283,7 @@ class PartitionView:
         return tuple(slices), tuple(extent)
 
     def load(self, index: list[int]) -> Array:
-        slices, extent = self._window(index)
+        slices, extent = self.window(index)
         window = decode(self.tensor.array[slices].transpose(self.dim_map), self.tensor.dtype)
         if extent == self.tile_shape:
             return window
@@ -286,7 +295,7 @@ class PartitionView:
     def store(self, index: list[int], tile: Array) -> None:
         if not self.tensor.region.writable:
             raise MemoryFault(f"store to read-only buffer #{self.tensor.region.index}")
-        slices, extent = self._window(index)
+        slices, extent = self.window(index)
         part = np.asarray(tile)[tuple(slice(0, e) for e in extent)]
         self.tensor.array[slices] = encode(part, self.tensor.dtype).transpose(self.inverse)
 

@@ -3,6 +3,9 @@ gathers, scatters and atomics.
 
 Tokens carry no data: tile blocks run one at a time and ops in program order, so every
 ordering a token could ask for already holds.
+
+Every access is shown to the race detector first (`m.detector`, None when it is off), so a
+reported access never changes memory.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ..errors import InterpreterError
 from ..ir.core import Op
 from ..ir.types import PartitionViewType, PointerType, TensorViewType, TileType, TokenType
 from .memory import PartitionView, TensorView
+from .race import ATOMIC, READ, WRITE
 from .registry import handler
 from .values import (
     Array,
@@ -126,6 +130,8 @@ def _view_and_index(op: Op, args: list[Any], first: int) -> tuple[PartitionView,
 @handler("load_view_tko")
 def _load_view(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     view, index = _view_and_index(op, args, 0)
+    if m.detector is not None:
+        m.detector.view_access(op, view, index, READ)
     return [freeze(view.load(index)), TOKEN]
 
 
@@ -135,6 +141,8 @@ def _store_view(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     tile = args[0]
     if tuple(np.shape(tile)) != view.tile_shape:
         raise InterpreterError(f"storing a {np.shape(tile)} tile into {view.tile_shape} tiles")
+    if m.detector is not None:
+        m.detector.view_access(op, view, index, WRITE)
     view.store(index, tile)
     return [TOKEN]
 
@@ -218,8 +226,12 @@ def _load_ptr(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     ptrs = args[0]
     mask, pad = _mask_and_padding(op, args, 1)
     if mask is None:
+        if m.detector is not None:
+            m.detector.pointer_access(op, ptrs, d.itemsize, READ)
         return [freeze(m.memory.read(ptrs, d)), TOKEN]
     mask = np.broadcast_to(mask, ptrs.shape)
+    if m.detector is not None:
+        m.detector.pointer_access(op, ptrs[mask], d.itemsize, READ)
     out = (
         np.array(np.broadcast_to(pad, ptrs.shape))
         if pad is not None
@@ -237,9 +249,13 @@ def _store_ptr(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     mask, _ = _mask_and_padding(op, args, 2)
     value = np.broadcast_to(value, ptrs.shape)
     if mask is None:
+        if m.detector is not None:
+            m.detector.pointer_access(op, ptrs, d.itemsize, WRITE)
         m.memory.write(ptrs.reshape(-1), value.reshape(-1), d)
     else:
         mask = np.broadcast_to(mask, ptrs.shape)
+        if m.detector is not None:
+            m.detector.pointer_access(op, ptrs[mask], d.itemsize, WRITE)
         m.memory.write(ptrs[mask], value[mask], d)
     return [TOKEN]
 
@@ -291,6 +307,8 @@ def _atomic_rmw(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     mode = str(op.attrs.get("mode", ""))
     active = np.ones(ptrs.shape, bool) if mask is None else np.broadcast_to(mask, ptrs.shape)
     addrs, vals = ptrs[active], arg[active]
+    if m.detector is not None:
+        m.detector.pointer_access(op, addrs, d.itemsize, ATOMIC)
     result = full(ptrs.shape, poison(d), d)  # masked-off results are unspecified
     old_all = np.empty(addrs.shape, dtype=result.dtype)
     for sel in _in_rounds(addrs):
@@ -316,6 +334,8 @@ def _atomic_cas(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     mask, _ = _mask_and_padding(op, args, 3)
     active = np.ones(ptrs.shape, bool) if mask is None else np.broadcast_to(mask, ptrs.shape)
     addrs, c, v = ptrs[active], cmp[active], val[active]
+    if m.detector is not None:
+        m.detector.pointer_access(op, addrs, d.itemsize, ATOMIC)
     result = np.array(cmp)  # masked-off elements return cmp, as the spec says
     old_all = np.empty(addrs.shape, dtype=result.dtype)
     for sel in _in_rounds(addrs):

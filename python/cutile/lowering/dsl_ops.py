@@ -357,6 +357,15 @@ class DslOps:
             self.bounds_check(pv, idx, span, f"`{t.param}`")
         return self._store(t, pv, idx, value, t.tile_shape, span)
 
+    def m_mut_store_unchecked(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
+        """`z.store_unchecked(tile, index)` inside `unsafe`: a store at any tile index, with
+        no proof and no device assert (the checker asks for neither). Run the kernel under
+        the interpreter's race detector (`CUTILE_INTERPRET=check`) to test it."""
+        assert t.tile_shape is not None
+        pv = self.low.partition(t, t.tile_shape, None, span)
+        return self._store(t, pv, self.index_values(a["index"], t.rank, span), a["tile"],
+                           t.tile_shape, span)
+
     def m_mut_load(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         assert t.tile_shape is not None
         pv = self.low.partition(t, t.tile_shape, "zero", span)

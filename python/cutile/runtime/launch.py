@@ -68,21 +68,34 @@ class LoadedKernel:
 
 def interpret(module: Any, symbol: str, abi: KernelABI, grid: tuple[int, int, int],
               names: Sequence[str], values: Sequence[Any]) -> None:
-    """Run a kernel on the CPU interpreter over the tensors' host buffers."""
-    from ..interpreter import Pointer, run
+    """Run a kernel on the CPU interpreter over the tensors' host buffers; under the race
+    detector when `CUTILE_INTERPRET=check` or `cutile.check_races()` says so (read now, at
+    launch, so that either can change between launches)."""
+    from ..interpreter import Pointer, TensorArg, checking, run
     from .memory import HostAllocation
 
+    check = checking()
     by_name = dict(zip(names, values, strict=True))
     args: list[Any] = []
+    tensors: list[TensorArg | None] = []
     for slot in abi.slots:
         v = by_name[slot.param]
         if slot.kind == "ptr":
             assert isinstance(v, _Handle) and isinstance(v._alloc, HostAllocation)
             args.append(Pointer(v._alloc.buffer, v._offset))
-        elif slot.kind == "shape":
+            # The tensor's own layout, not the allocation: bytes of the buffer outside the
+            # view are out of bounds for this argument.
+            tensors.append(TensorArg(slot.param, tuple(v.shape), tuple(v.strides),
+                                     v.dtype.itemsize))
+            continue
+        if slot.kind == "shape":
             args.append(v.shape[slot.axis])
         elif slot.kind == "stride":
             args.append(v.strides[slot.axis])
         else:
             args.append(v)
-    run(module, symbol, grid, args)
+        tensors.append(None)
+    if check:
+        run(module, symbol, grid, args, check=True, tensors=tensors)
+    else:
+        run(module, symbol, grid, args)
