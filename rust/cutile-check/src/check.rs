@@ -72,6 +72,9 @@ pub struct Checker<'d> {
     minted: HashMap<u32, (u32, u32, usize)>,
     /// Roots walked with `iter_indices()` (through any alias or device function).
     pub persistent: BTreeSet<usize>,
+    /// Accesses of a root's own tile (the tile at the block id): none may touch a
+    /// persistent root, whose blocks own the tiles the schedule mints.
+    own_uses: Vec<(usize, Span, &'static str)>,
     opaque_ids: HashMap<(u32, u32), u32>,
     next_opaque: u32,
     var_ids: HashMap<String, u32>,
@@ -187,6 +190,7 @@ impl<'d> Checker<'d> {
             instances: HashMap::new(),
             minted: HashMap::new(),
             persistent: BTreeSet::new(),
+            own_uses: Vec::new(),
             opaque_ids: HashMap::new(),
             next_opaque: 0,
             var_ids: HashMap::new(),
@@ -314,6 +318,11 @@ impl<'d> Checker<'d> {
         (comps.len() == rank).then_some(r)
     }
 
+    /// An access of root `r`'s own tile.
+    pub fn own_use(&mut self, r: usize, at: Span, op: &'static str) {
+        self.own_uses.push((r, at, op));
+    }
+
     /// The id of a variable name (one table for every frame; states are per frame).
     pub fn var(&mut self, name: &str) -> u32 {
         if let Some(id) = self.var_ids.get(name) {
@@ -353,6 +362,15 @@ impl<'d> Checker<'d> {
             self.bind_var(&mut st, &p.name, v);
         }
         self.run_function(entry, None, st);
+        // Persistence is known once every `iter_indices()` was seen (it may come after an
+        // own-tile access, or in a device function).
+        let uses = std::mem::take(&mut self.own_uses);
+        for (r, at, op) in uses {
+            if self.persistent.contains(&r) {
+                let name = self.root_name(r);
+                self.report(errors::no_own_tile(&name, op, at));
+            }
+        }
     }
 
     fn scalar_param(&self, p: &cutile_kast::Param) -> Val {
@@ -576,6 +594,21 @@ impl<'d> Checker<'d> {
                     if elts.len() == vals.len() {
                         // Pairwise: evaluate every value first (Python semantics), then bind.
                         let vs: Vec<Val> = vals.iter().map(|v| self.eval(v, &mut st)).collect();
+                        // `a, b = z, z` would leave two live names for one output.
+                        let mut roots: Vec<usize> = Vec::new();
+                        for (v, e) in vs.iter().zip(vals) {
+                            if let Some(r) = v.mut_root() {
+                                if roots.contains(&r) {
+                                    let name = self.describe(e);
+                                    self.report(errors::untracked_mut(
+                                        &name,
+                                        e.span(),
+                                        "bound to two names at once",
+                                    ));
+                                }
+                                roots.push(r);
+                            }
+                        }
                         for (v, e) in vs.iter().zip(vals) {
                             self.move_out(e, v, &mut st);
                         }

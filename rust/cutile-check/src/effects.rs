@@ -413,18 +413,18 @@ pub fn method<'d>(
         "load" => {
             let idx_e = a.expr("index");
             match (&recv, a.val("index")) {
-                (Val::Mut(_), None) if c.mapped => {
-                    // In a persistent kernel the tile at the block id belongs to whichever
-                    // block the schedule minted it for.
-                    c.report(errors::load_not_own(&name, span));
-                }
-                (Val::Mut(_), None) => {}
+                (Val::Mut(r), None) => c.own_use(*r, span, "load"),
                 (Val::Mut(r), Some(v)) => {
-                    let own = match v {
-                        Val::Minted { root, .. } => root == r,
-                        v => components(v)
-                            .is_some_and(|cs| !c.mapped && crate::stores::own_index(c, *r, &cs)),
-                    };
+                    let own_block =
+                        components(v).is_some_and(|cs| crate::stores::own_index(c, *r, &cs));
+                    if own_block {
+                        c.own_use(*r, span, "load");
+                    }
+                    let own = own_block
+                        || match v {
+                            Val::Minted { root, .. } => root == r,
+                            v => components(v).and_then(|cs| c.minted_index(&cs)) == Some(*r),
+                        };
                     if !own {
                         c.report(errors::load_not_own(
                             &name,

@@ -23,14 +23,8 @@ pub fn load_tile_like(c: &mut Checker<'_>, a: &Args<'_>, span: Span) -> Val {
             return Val::Other;
         }
     };
+    c.own_use(root, span, "load_tile_like");
     match sv {
-        _ if c.mapped => {
-            // A persistent kernel's blocks own the tiles its schedule mints, not the tile at
-            // their block id: there is no own tile position to load at.
-            let p = c.describe(pos);
-            c.report(errors::no_own_tile(&p, "load_tile_like", span));
-            return Val::Other;
-        }
         Val::Mut(r) if r == root => {}
         Val::Mut(_) | Val::Sub { .. } => {
             let (s, p) = (c.describe(src), c.describe(pos));

@@ -53,7 +53,7 @@ pub fn store(
         (Val::Mut(r), Some((iv, _))) => components(iv).map(|cs| {
             if c.minted_index(&cs) == Some(*r) {
                 (*r, StoreMap::Minted)
-            } else if !c.mapped && own_index(c, *r, &cs) {
+            } else if own_index(c, *r, &cs) {
                 (*r, StoreMap::Own)
             } else {
                 (*r, StoreMap::Computed(cs))
@@ -62,6 +62,9 @@ pub fn store(
         _ => None,
     };
     if let Some((r, m)) = map {
+        if m == StoreMap::Own {
+            c.own_use(r, span, "store");
+        }
         c.record_store_map(r, m, span);
     }
     match recv {
@@ -314,10 +317,13 @@ pub fn partition_mut(
     span: Span,
 ) -> Val {
     let (root, parent) = match recv {
-        Val::Mut(r) => (
-            *r,
-            c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default(),
-        ),
+        Val::Mut(r) => {
+            c.own_use(*r, span, "partition_mut");
+            (
+                *r,
+                c.roots.get(*r).map(|x| x.tile.clone()).unwrap_or_default(),
+            )
+        }
         Val::Sub { root, shape, .. } => (*root, shape.clone()),
         Val::Shared(i) => {
             let p = c.shared.get(*i).map(|s| s.span).unwrap_or(span);

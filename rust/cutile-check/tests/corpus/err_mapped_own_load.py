@@ -1,4 +1,4 @@
-# expect: CT1007
+# expect: CT2011
 # in a persistent kernel `z.load()` reads the tile at the block id, which another block may own
 import cutile
 from cutile.core import *

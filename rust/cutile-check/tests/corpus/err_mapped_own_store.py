@@ -1,4 +1,4 @@
-# expect: CT2010
+# expect: CT2010 CT2011
 # a persistent kernel cannot also store the tile at its block id: another block mints it
 import cutile
 from cutile.core import *
