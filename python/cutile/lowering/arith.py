@@ -77,14 +77,26 @@ class Arith:
     def __init__(self, low: Lowerer) -> None:
         self.low = low
         self.b = low.b
+        # where a constant without a span of its own is reported
+        self._span = Span(0, 0, 0, 1, 0, 1, 0)
 
     # -- conversions -----------------------------------------------------------------------
 
-    def const_tile(self, value: Any, dtype: DType, shape: tuple[int, ...] = ()) -> TileV:
+    def const_tile(self, value: Any, dtype: DType, shape: tuple[int, ...] = (),
+                   span: Span | None = None) -> TileV:
         if dtype.is_bool:
             value = bool(value)
         elif dtype.is_int:
             value = int(value)
+            lo, hi = -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
+            if not lo <= value <= hi:
+                # The checker's width model relies on this refusal (`width.rs`).
+                raise self.low.error(
+                    "CT3052", f"the constant {value} does not fit the {dtype.bits}-bit "
+                    "integers this operation runs in", span or self._span,
+                    "computed on the device",
+                    help="keep constants that meet device values within their type's range",
+                )
         else:
             value = float(value)
         return TileV(self.b.constant(value, TileType(shape, dtype)))
@@ -125,7 +137,7 @@ class Arith:
         if isinstance(v, ConstV) and isinstance(v.value, (bool, int, float)):
             if isinstance(v.value, float) and not like.is_float:
                 like = dt.f32
-            return self.const_tile(v.value, like)
+            return self.const_tile(v.value, like, (), span)
         raise self.low.error("CT3001", "expected a tile or a number", span, "this value")
 
     def broadcast_to(self, t: TileV, shape: tuple[int, ...], span: Span) -> TileV:

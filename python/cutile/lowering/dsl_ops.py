@@ -148,7 +148,7 @@ class DslOps:
             if isinstance(it, ConstV) and isinstance(it.value, int):
                 if it.value < 0:
                     raise self.err("CT3037", f"tile index {it.value} is negative", span, "index")
-                out.append(self.b.constant(it.value, scalar(dt.i32)))
+                out.append(self.arith.const_tile(it.value, dt.i32, (), span).v)
             elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
                 out.append(self.arith.convert(it, dt.i32).v)
             else:
@@ -260,8 +260,13 @@ class DslOps:
             if not y.value:
                 raise self.err("CT3003", "cdiv by zero", span, "here")
             return ConstV(-(-int(x.value) // int(y.value)))  # type: ignore[arg-type]
-        s = self.arith.binop("sub", self.arith.binop("add", x, y, span), ConstV(1), span)
-        return self.arith.binop("floordiv", s, y, span)
+        # x // y + (x % y != 0): no intermediate can wrap (the checker counts on it, where
+        # (x + y - 1) // y would overflow for x near the top of its type).
+        q = self.arith.binop("floordiv", x, y, span)
+        r = self.arith.binop("mod", x, y, span)
+        nonzero = self.arith.compare("ne", r, ConstV(0), span)
+        assert isinstance(q, TileV) and isinstance(nonzero, TileV)
+        return self.arith.binop("add", q, self.arith.convert(nonzero, q.dtype), span)
 
     def f_num_tiles(self, a: Bound, span: K.Span) -> LVal:
         t = a["tensor"]

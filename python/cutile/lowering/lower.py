@@ -557,7 +557,7 @@ class Lowerer:
 
     def _index_value(self, v: LVal, span: K.Span) -> Value:
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
-            return self.b.constant(v.value, scalar(dt.i32))
+            return self.arith.const_tile(v.value, dt.i32, (), span).v
         if isinstance(v, TileV) and v.shape == () and v.dtype.is_int:
             return self.arith.convert(v, dt.i32).v
         raise self.error("CT3016", "loop bounds must be integers", span, "not an integer")

@@ -11,7 +11,7 @@
 //!    the kernel, or refused under `deny_in_kernel_checks`.
 
 use crate::launch_pred;
-use crate::sym::{Atom, Poly};
+use crate::sym::{Atom, Monomial, Poly};
 use cutile_facts::Pred;
 use std::collections::{HashMap, HashSet};
 
@@ -27,6 +27,16 @@ pub struct Ranges {
     /// Launch-known atoms taken as `>= 1` because a launch predicate says so (divisors of
     /// `//` and `%` in a store index; `prover.rs`).
     pub positive: HashSet<Atom>,
+    /// The bit width of each integer scalar parameter (its range).
+    pub scalar_bits: HashMap<String, u8>,
+    /// Device results known to fit their type (under launch conditions gathered with
+    /// them), by opaque id: their range (`Checker::unwrap_index`).
+    pub bounded: HashMap<u32, (i128, i128)>,
+    /// The polynomial each of those results was computed from.
+    pub exact: HashMap<u32, Poly>,
+    /// Products of `Const`s that met a device value (`k * [A, B]` for `(k*A*B) * x`): the
+    /// device received them as one 32-bit constant (`width::materialized`).
+    pub materialized: Vec<(i128, Monomial)>,
 }
 
 /// The outcome of a goal.
@@ -68,9 +78,25 @@ impl Ranges {
             let Some(v) = var else {
                 return Some(q);
             };
-            let k = q.linear_coeff(&v)?;
+            // A constant coefficient, or a launch-known one of known sign (`b * grid(1)`).
+            let positive = match q.linear_coeff(&v) {
+                Some(k) => k > 0,
+                None => {
+                    let k = q.coeff_of(&v)?;
+                    if !k.launch_known() {
+                        return None;
+                    }
+                    if self.poly_lb(&k).is_some_and(|lb| lb >= 0) {
+                        true
+                    } else if self.poly_lb(&k.scale(-1)).is_some_and(|lb| lb >= 0) {
+                        false
+                    } else {
+                        return None;
+                    }
+                }
+            };
             let (lo, hi) = self.range_of(&v)?;
-            let pick_hi = (k > 0) == maximize;
+            let pick_hi = positive == maximize;
             q = q.substitute(&v, if pick_hi { &hi } else { &lo });
         }
         None
@@ -92,6 +118,171 @@ impl Ranges {
             Atom::Max(x, y) => Some(self.poly_lb(x)?.max(self.poly_lb(y)?)),
             _ => None,
         }
+    }
+
+    /// An upper bound of an atom known from the launch rules (grid and extent limits) and
+    /// the parameters' types, if any.
+    pub fn atom_ub(&self, a: &Atom) -> Option<i128> {
+        use crate::width::{signed_range, DIM_MAX, GRID_MAX};
+        let nonneg = |x: &Poly| self.poly_lb(x).is_some_and(|lb| lb >= 0);
+        let pos = |y: &Poly| self.poly_lb(y).is_some_and(|lb| lb >= 1);
+        match a {
+            Atom::Grid(k) => GRID_MAX.get(usize::from(*k)).copied(),
+            Atom::Dim(..) | Atom::Tiles(..) => Some(DIM_MAX),
+            Atom::Scalar(n) => self.scalar_bits.get(n).map(|b| signed_range(*b).1),
+            Atom::Opaque(id) => self.bounded.get(id).map(|r| r.1),
+            // x // y, cdiv(x, y) <= x for x >= 0, y >= 1.
+            Atom::FloorDiv(x, y) | Atom::Cdiv(x, y) if nonneg(x) && pos(y) => self.poly_ub(x),
+            Atom::Mod(x, y) if pos(y) => Some(self.poly_ub(y)? - 1),
+            Atom::Min(x, y) => match (self.poly_ub(x), self.poly_ub(y)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            Atom::Max(x, y) => Some(self.poly_ub(x)?.max(self.poly_ub(y)?)),
+            _ => None,
+        }
+    }
+
+    /// A lower bound of an atom from its range alone (scalars by their type).
+    fn atom_lb_any(&self, a: &Atom) -> Option<i128> {
+        match a {
+            Atom::Scalar(n) => self
+                .scalar_bits
+                .get(n)
+                .map(|b| crate::width::signed_range(*b).0),
+            Atom::Opaque(id) => self.bounded.get(id).map(|r| r.0),
+            a => self.atom_lb(a),
+        }
+    }
+
+    /// An upper bound of a launch-known polynomial: each term bounded by its atoms'
+    /// bounds (products of non-negative atoms; a single atom may be signed).
+    pub fn poly_ub(&self, p: &Poly) -> Option<i128> {
+        let mut total: i128 = 0;
+        for (m, c) in p.terms.iter() {
+            let term = match m.as_slice() {
+                [] => *c,
+                [a] if *c > 0 => c.checked_mul(self.atom_ub(a)?)?,
+                [a] => c.checked_mul(self.atom_lb_any(a)?)?,
+                atoms => {
+                    // A product: every factor non-negative with an upper bound.
+                    let mut hi: i128 = 1;
+                    let mut lo: i128 = 1;
+                    for a in atoms {
+                        if self.atom_lb(a)? < 0 {
+                            return None;
+                        }
+                        hi = hi.checked_mul(self.atom_ub(a)?)?;
+                        lo = lo.checked_mul(self.atom_lb(a)?)?;
+                    }
+                    if *c > 0 {
+                        c.checked_mul(hi)?
+                    } else {
+                        c.checked_mul(lo)?
+                    }
+                }
+            };
+            total = total.checked_add(term)?;
+        }
+        Some(total)
+    }
+
+    /// Does `q` (over block ids and loop variables) fit a signed `bits`-bit integer for
+    /// every block of every launch? By intervals first (with divisors assumed `>= 1` at
+    /// launch where they must be), then by launch-known extremes.
+    pub fn decide_fits(&self, q: &Poly, bits: u8) -> Rung {
+        self.fits_assuming(q, bits).0
+    }
+
+    /// `decide_fits`, and the atoms it assumed `>= 1` (by launch predicates in the rung).
+    pub fn fits_assuming(&self, q: &Poly, bits: u8) -> (Rung, Vec<Atom>) {
+        let (lo, hi) = crate::width::signed_range(bits);
+        if let Some(v) = q.as_const() {
+            let r = if (lo..=hi).contains(&v) {
+                Rung::Static
+            } else {
+                Rung::Refuted
+            };
+            return (r, Vec::new());
+        }
+        let fits =
+            |r: &Ranges| crate::width::interval(q, r).is_some_and(|(a, b)| lo <= a && b <= hi);
+        if fits(self) {
+            return (Rung::Static, Vec::new());
+        }
+        // Divisors (`x // H`, `x % H`) that are launch-known atoms: the device divides by
+        // them, so they must be `>= 1` anyway; assume it, decided at launch.
+        let mut assumed = self.clone();
+        let mut pre = Rung::Static;
+        let mut taken: Vec<Atom> = Vec::new();
+        let mut divisors: Vec<Atom> = Vec::new();
+        q.visit_atoms(&mut |a| {
+            if let Atom::FloorDiv(_, y) | Atom::Mod(_, y) | Atom::Cdiv(_, y) = a {
+                let y = match y.as_atom() {
+                    Some(Atom::Opaque(id)) => self.exact.get(id).unwrap_or(y),
+                    _ => y,
+                };
+                // A product divisor (`n * G`): each factor must be `>= 1`.
+                if let Some((c, m)) = y.as_monomial() {
+                    if c >= 1 {
+                        for d in m {
+                            if !divisors.contains(d) {
+                                divisors.push(d.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        for d in divisors {
+            if self.atom_lb(&d).is_some_and(|v| v >= 1) {
+                continue;
+            }
+            let p = Poly::atom(d.clone());
+            if !p.launch_known() {
+                continue;
+            }
+            pre = worse(pre, launch_le(&Poly::c(1), &p));
+            assumed.positive.insert(d.clone());
+            taken.push(d);
+        }
+        if pre != Rung::Static && fits(&assumed) {
+            return (pre, taken);
+        }
+        let (Some(min), Some(max)) = (self.extreme(q, false), self.extreme(q, true)) else {
+            // Digits of block ids: bounded on the digit box (`digits.rs`), as an index
+            // into the type's range.
+            let r = self.decide_index(&q.sub(&Poly::c(lo)), &Poly::c(hi - lo + 1));
+            return (r, Vec::new());
+        };
+        let low = if self.poly_lb(&min).is_some_and(|v| v >= lo)
+            || self.poly_lb_any(&min).is_some_and(|v| v >= lo)
+        {
+            Rung::Static
+        } else {
+            launch_le(&Poly::c(lo), &min)
+        };
+        let high = if self.poly_ub(&max).is_some_and(|v| v <= hi) {
+            Rung::Static
+        } else {
+            launch_le(&max, &Poly::c(hi))
+        };
+        (worse(low, high), Vec::new())
+    }
+
+    /// A lower bound of a launch-known polynomial, signed atoms (scalars) included.
+    fn poly_lb_any(&self, p: &Poly) -> Option<i128> {
+        let mut total: i128 = 0;
+        for (m, c) in p.terms.iter() {
+            let term = match m.as_slice() {
+                [] => *c,
+                [a] if *c > 0 => c.checked_mul(self.atom_lb_any(a)?)?,
+                [a] => c.checked_mul(self.atom_ub(a)?)?,
+                _ => return None,
+            };
+            total = total.checked_add(term)?;
+        }
+        Some(total)
     }
 
     /// A lower bound of a launch-known polynomial whose non-constant terms all have

@@ -76,6 +76,8 @@ pub struct Checker<'d> {
     /// persistent root, whose blocks own the tiles the schedule mints.
     own_uses: Vec<(usize, Span, &'static str)>,
     opaque_ids: HashMap<(u32, u32), u32>,
+    /// Device results that may have wrapped: opaque id -> (the exact value, its width).
+    wraps: HashMap<u32, (Poly, u8)>,
     next_opaque: u32,
     var_ids: HashMap<String, u32>,
     var_names: Vec<Rc<str>>,
@@ -100,10 +102,18 @@ fn dim_poly(d: &Dim, param: &str, axis: usize) -> Poly {
 }
 
 fn is_int_dtype(d: Option<&str>) -> bool {
-    matches!(
-        d,
-        Some("int" | "bool" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64")
-    )
+    int_bits(d).is_some()
+}
+
+/// The width of an integer parameter type (`int` for a `Const`: exact, 64 bits).
+fn int_bits(d: Option<&str>) -> Option<u8> {
+    match d? {
+        "i8" => Some(8),
+        "i16" => Some(16),
+        "i32" => Some(32),
+        "i64" | "int" => Some(64),
+        _ => None,
+    }
 }
 
 impl<'d> Checker<'d> {
@@ -141,6 +151,7 @@ impl<'d> Checker<'d> {
                 _ => {}
             }
         }
+        shape_consts.extend(tile_shape_consts(entry));
         let mut mapped = false;
         for f in &doc.functions {
             walk_stmts(&f.body, &mut |s| {
@@ -176,6 +187,15 @@ impl<'d> Checker<'d> {
                 shape_consts: shape_consts.into_iter().collect(),
                 grid,
                 positive: HashSet::new(),
+                bounded: HashMap::new(),
+                exact: HashMap::new(),
+                materialized: Vec::new(),
+                scalar_bits: entry
+                    .params
+                    .iter()
+                    .filter(|p| p.kind == ParamKind::Scalar)
+                    .filter_map(|p| Some((p.name.clone(), int_bits(p.dtype.as_deref())?)))
+                    .collect(),
             },
             mapped,
             grid_rank,
@@ -191,6 +211,7 @@ impl<'d> Checker<'d> {
             minted: HashMap::new(),
             persistent: BTreeSet::new(),
             own_uses: Vec::new(),
+            wraps: HashMap::new(),
             opaque_ids: HashMap::new(),
             next_opaque: 0,
             var_ids: HashMap::new(),
@@ -316,6 +337,130 @@ impl<'d> Checker<'d> {
         let (_, r) = found?;
         let rank = self.roots.get(r).map_or(0, |x| x.tile.len());
         (comps.len() == rank).then_some(r)
+    }
+
+    /// The width of the device integer `p` is computed in (0: folded at compile time).
+    pub fn width_of(&self, p: &Poly) -> u8 {
+        crate::width::width(p, &|n| self.ranges.scalar_bits.get(n).copied())
+    }
+
+    /// The result `p` of a device operation of `bits` bits: itself if it provably fits for
+    /// every launch, else an opaque value that remembers it (`width.rs`).
+    pub fn wrap(&mut self, p: Poly, bits: u8) -> Poly {
+        if bits == 0 || self.ranges.decide_fits(&p, bits) == Rung::Static {
+            return p;
+        }
+        self.next_opaque += 1;
+        self.wraps.insert(self.next_opaque, (p, bits));
+        Poly::atom(Atom::Opaque(self.next_opaque))
+    }
+
+    /// An index component as the device computes it: the remembered device results in
+    /// `p` put back where they provably fit (the conditions gathered are the rung), the
+    /// others left opaque. The component's own last operation needs no condition: every
+    /// use of an index proves it in bounds (below a tile count, so within 32 bits) or
+    /// asserts it, and an operation on representable operands whose exact result is
+    /// representable did not wrap; its operands' results must fit on their own.
+    pub fn unwrap_index(&mut self, p: &Poly) -> (Poly, Rung) {
+        let mut ranges = self.ranges.clone();
+        let mut memo: HashMap<u32, Option<(Poly, Rung)>> = HashMap::new();
+        let top = match p.as_atom() {
+            Some(Atom::Opaque(id)) => self.wraps.get(id).cloned(),
+            _ => None,
+        };
+        let (p, rung) = match top {
+            Some((q, _)) => {
+                let r = self.resolve_wraps(&q, &mut ranges, &mut memo, 0);
+                (q, r)
+            }
+            None => {
+                let r = self.resolve_wraps(p, &mut ranges, &mut memo, 0);
+                (p.clone(), r)
+            }
+        };
+        let out = crate::width::substitute_deep(&p, &|a| match a {
+            Atom::Opaque(id) => memo
+                .get(id)
+                .and_then(|m| m.as_ref().map(|(q, _)| q.clone())),
+            _ => None,
+        });
+        (out, rung)
+    }
+
+    /// Does `p` hold a device result that may have wrapped?
+    pub fn has_wraps(&self, p: &Poly) -> bool {
+        p.any_atom(&|a| matches!(a, Atom::Opaque(id) if self.wraps.contains_key(id)))
+    }
+
+    /// `p` with every remembered device result replaced by its exact value, whether it
+    /// fits or not (for counterexamples on small launches only).
+    pub fn unwrap_all(&self, p: &Poly) -> Poly {
+        let mut cur = p.clone();
+        for _ in 0..32 {
+            if !self.has_wraps(&cur) {
+                break;
+            }
+            cur = crate::width::substitute_deep(&cur, &|a| match a {
+                Atom::Opaque(id) => self.wraps.get(id).map(|(q, _)| q.clone()),
+                _ => None,
+            });
+        }
+        cur
+    }
+
+    /// Decide, innermost first, whether each remembered result in `p` fits its type: with
+    /// its operands' results bounded by their types (`ranges.bounded`) once they are known
+    /// to fit. Returns the conditions gathered; `memo` holds each result's exact value
+    /// (operands put back) where it fits.
+    fn resolve_wraps(
+        &self,
+        p: &Poly,
+        ranges: &mut crate::bounds::Ranges,
+        memo: &mut HashMap<u32, Option<(Poly, Rung)>>,
+        depth: usize,
+    ) -> Rung {
+        let mut ids: Vec<u32> = Vec::new();
+        p.visit_atoms(&mut |a| {
+            if let Atom::Opaque(id) = a {
+                if self.wraps.contains_key(id) && !ids.contains(id) {
+                    ids.push(*id);
+                }
+            }
+        });
+        let mut rung = Rung::Static;
+        for id in ids {
+            if !memo.contains_key(&id) && depth <= 32 {
+                let (q, bits) = self.wraps[&id].clone();
+                let inner = self.resolve_wraps(&q, ranges, memo, depth + 1);
+                let exact = crate::width::substitute_deep(&q, &|a| match a {
+                    Atom::Opaque(i) => memo.get(i).and_then(|m| m.as_ref().map(|(x, _)| x.clone())),
+                    _ => None,
+                });
+                // With its operands as bounded values, or as their exact polynomials (both
+                // hold under the operands' conditions).
+                let (fits, assumed) = match ranges.fits_assuming(&q, bits) {
+                    f @ (Rung::Static | Rung::Launch(_), _) => f,
+                    _ => ranges.fits_assuming(&exact, bits),
+                };
+                let resolved = match fits {
+                    f @ (Rung::Static | Rung::Launch(_)) => {
+                        // Later results may rely on what this one's condition assumed.
+                        ranges.positive.extend(assumed);
+                        let (lo, hi) = crate::width::signed_range(bits);
+                        let (a, b) = crate::width::interval(&q, ranges).unwrap_or((lo, hi));
+                        ranges.bounded.insert(id, (a.max(lo), b.min(hi)));
+                        ranges.exact.insert(id, exact.clone());
+                        Some((exact, crate::bounds::worse(inner, f)))
+                    }
+                    _ => None,
+                };
+                memo.insert(id, resolved);
+            }
+            if let Some(Some((_, r))) = memo.get(&id) {
+                rung = crate::bounds::worse(rung, r.clone());
+            }
+        }
+        rung
     }
 
     /// An access of root `r`'s own tile.
@@ -634,7 +779,11 @@ impl<'d> Checker<'d> {
                 Some(st)
             }
             Stmt::AugAssign {
-                target, op, value, ..
+                target,
+                op,
+                value,
+                span,
+                ..
             } => {
                 let cur = match target {
                     Target::Name { id, span } => self.read_name(id, *span, &mut st),
@@ -652,7 +801,7 @@ impl<'d> Checker<'d> {
                     ));
                 }
                 let rhs = self.eval(value, &mut st);
-                let v = crate::effects::arith(self, *op, &cur, &rhs);
+                let v = crate::effects::arith(self, *op, &cur, &rhs, *span);
                 self.bind_target(target, v, &mut st);
                 Some(st)
             }
@@ -1030,19 +1179,26 @@ impl<'d> Checker<'d> {
                 Val::Tuple(vs)
             }
             Expr::Binop {
-                op, left, right, ..
+                op,
+                left,
+                right,
+                span,
+                ..
             } => {
                 let l = self.eval(left, st);
                 let r = self.eval(right, st);
                 self.no_mut(&l, left);
                 self.no_mut(&r, right);
-                crate::effects::arith(self, *op, &l, &r)
+                crate::effects::arith(self, *op, &l, &r, *span)
             }
             Expr::Unary { op, operand, .. } => {
                 let v = self.eval(operand, st);
                 self.no_mut(&v, operand);
                 match (op, v) {
-                    (cutile_kast::UnaryOp::Neg, Val::Int(p)) => Val::Int(p.scale(-1)),
+                    (cutile_kast::UnaryOp::Neg, Val::Int(p)) => {
+                        let w = self.width_of(&p);
+                        Val::Int(self.wrap(p.scale(-1), w))
+                    }
                     (cutile_kast::UnaryOp::Pos, Val::Int(p)) => Val::Int(p),
                     _ => self.fresh_opaque(),
                 }
@@ -1124,6 +1280,72 @@ impl<'d> Checker<'d> {
             }
         }
     }
+}
+
+/// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
+/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
+/// builds no tile with an extent below 1 (CT3023, CT3045), so a kernel that runs has
+/// them `>= 1`, like the `Const`s of the parameters' shapes.
+fn tile_shape_consts(entry: &Function) -> HashSet<String> {
+    use cutile_kast::ops::table;
+    let consts: HashSet<&str> = entry
+        .params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Const)
+        .map(|p| p.name.as_str())
+        .collect();
+    let mut assigned = BTreeSet::new();
+    walk_stmts(&entry.body, &mut |s| match s {
+        Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, &mut assigned)),
+        Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => {
+            target_names(target, &mut assigned)
+        }
+        _ => {}
+    });
+    let mut out = HashSet::new();
+    let mut note = |e: &Expr| {
+        let items: Vec<&Expr> = match e {
+            Expr::Tuple { elts, .. } => elts.iter().collect(),
+            e => vec![e],
+        };
+        for it in items {
+            if let Expr::Name { id, .. } = it {
+                if consts.contains(id.as_str()) && !assigned.contains(id) {
+                    out.insert(id.clone());
+                }
+            }
+        }
+    };
+    walk_stmts(&entry.body, &mut |s| {
+        for e in stmt_exprs(s) {
+            e.walk(&mut |e| {
+                let (sig, args) = match e {
+                    Expr::Call { func, args, .. } => (table().function(func), args),
+                    Expr::Method { method, args, .. } => (table().method(method), args),
+                    _ => return,
+                };
+                let Some(sig) = sig else { return };
+                if !matches!(
+                    sig.name.as_str(),
+                    "full"
+                        | "zeros"
+                        | "ones"
+                        | "reshape"
+                        | "arange"
+                        | "load_tile"
+                        | "partition_mut"
+                ) {
+                    return;
+                }
+                for name in ["shape", "n"] {
+                    if let Some(a) = sig.arg(args, name) {
+                        note(a);
+                    }
+                }
+            })
+        }
+    });
+    out
 }
 
 fn target_names(t: &Target, out: &mut BTreeSet<String>) {

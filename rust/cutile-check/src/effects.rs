@@ -1,6 +1,7 @@
 //! Memory effects of the DSL operations (`docs/kernel-ast.md`, "The DSL names the checker
 //! must know") and the integer semantics of the pure ones the provers read.
 
+use crate::bounds::Rung;
 use crate::check::Checker;
 use crate::errors;
 use crate::state::{State, Val};
@@ -9,28 +10,63 @@ use cutile_kast::ops::{table, Signature};
 use cutile_kast::{BinOp, Expr, Span, Target};
 
 /// Integer arithmetic on abstract values.
-pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val) -> Val {
+/// Integer arithmetic on abstract values. Between compile-time values it is exact (the
+/// lowering folds it); otherwise it is a device operation in the operands' width, whose
+/// result may wrap (`width.rs`).
+pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Val {
     let (Val::Int(a), Val::Int(b)) = (l, r) else {
         return c.fresh_opaque();
     };
-    Val::Int(match op {
+    let bits = c.width_of(a).max(c.width_of(b));
+    let exact = match exact_arith(op, a, b) {
+        Some(p) => p,
+        None => return c.fresh_opaque(),
+    };
+    if bits > 0 {
+        // A compile-time operand becomes one constant of the other operand's type.
+        for k in [a, b] {
+            if c.width_of(k) == 0 {
+                if let Some((coef, atoms)) = k.as_monomial() {
+                    if atoms.len() > 1 {
+                        c.ranges.materialized.push((coef, atoms.clone()));
+                    }
+                }
+            }
+            if let Some(v) = k.as_const() {
+                let (lo, hi) = crate::width::signed_range(bits);
+                if !(lo..=hi).contains(&v) {
+                    c.report(errors::constant_too_wide(v, bits, span));
+                    return c.fresh_opaque();
+                }
+            }
+        }
+    }
+    // `//` and `%` of representable operands are representable (a divisor the proofs rely
+    // on is shown `>= 1`; the device's only overflow, `INT_MIN // -1`, needs -1); sums,
+    // differences and products may wrap.
+    let may_wrap = matches!(
+        op,
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Lshift | BinOp::Pow
+    );
+    Val::Int(if may_wrap { c.wrap(exact, bits) } else { exact })
+}
+
+fn exact_arith(op: BinOp, a: &Poly, b: &Poly) -> Option<Poly> {
+    Some(match op {
         BinOp::Add => a.add(b),
         BinOp::Sub => a.sub(b),
         BinOp::Mul => a.mul(b),
         BinOp::Floordiv => a.floordiv(b),
         BinOp::Mod => a.modulo(b),
         BinOp::Pow => match (a.as_const(), b.as_const()) {
-            (Some(x), Some(y)) if (0..=62).contains(&y) => match x.checked_pow(y as u32) {
-                Some(v) => Poly::c(v),
-                None => return c.fresh_opaque(),
-            },
-            _ => return c.fresh_opaque(),
+            (Some(x), Some(y)) if (0..=62).contains(&y) => Poly::c(x.checked_pow(y as u32)?),
+            _ => return None,
         },
         BinOp::Lshift => match b.as_const() {
             Some(s) if (0..=62).contains(&s) => a.mul(&Poly::c(1i128 << s)),
-            _ => return c.fresh_opaque(),
+            _ => return None,
         },
-        _ => return c.fresh_opaque(),
+        _ => return None,
     })
 }
 
@@ -93,6 +129,37 @@ pub fn components(v: &Val) -> Option<Vec<Poly>> {
     }
 }
 
+/// An index value as the device computes it: device results that may have wrapped put
+/// back (`Checker::unwrap_index`), with the rung on which each component fits 32 bits. A
+/// value its rung cannot vouch for stays opaque.
+pub fn index_value(c: &mut Checker<'_>, v: &Val) -> (Val, Vec<Rung>) {
+    match v {
+        Val::Int(p) => {
+            let (q, r) = c.unwrap_index(p);
+            (Val::Int(q), vec![r])
+        }
+        Val::Tuple(items) => {
+            let mut rungs = Vec::with_capacity(items.len());
+            let mut out = Vec::with_capacity(items.len());
+            for x in items {
+                let (y, r) = index_value(c, x);
+                rungs.push(r.into_iter().fold(Rung::Static, crate::bounds::worse));
+                out.push(y);
+            }
+            (Val::Tuple(out), rungs)
+        }
+        other => (other.clone(), Vec::new()),
+    }
+}
+
+/// All components' rungs as one.
+pub fn joint(rungs: &[Rung]) -> Rung {
+    rungs
+        .iter()
+        .cloned()
+        .fold(Rung::Static, crate::bounds::worse)
+}
+
 /// Source text of each component of an index expression, for device predicates.
 pub fn component_texts(c: &Checker<'_>, e: Option<&Expr>, n: usize) -> Vec<String> {
     match e {
@@ -153,6 +220,13 @@ pub fn loop_binder<'d>(
             let id = c.instance(iter.nid(), 0);
             if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), a.int("step"))
             {
+                // The counter runs over the bounds as the device computed them (i32): put
+                // back results that may have wrapped only where they provably fit.
+                let mut exact = |p: Poly| match c.unwrap_index(&p) {
+                    (q, Rung::Static) => q,
+                    _ => p,
+                };
+                let (lo, hi) = (exact(lo), exact(hi));
                 match step.as_const() {
                     Some(s) if s > 0 => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                     Some(s) if s < 0 => c.set_loop_range(id, (hi.add(&Poly::c(1)), lo)),
@@ -397,9 +471,15 @@ pub fn method<'d>(
                 c.no_mut(t, e);
             }
             let idx_e = a.expr("index");
-            let idx = idx_e
+            let raw = idx_e
                 .zip(a.val("index"))
                 .map(|(e, v)| (v.clone(), e.span()));
+            let mut fits = Rung::Static;
+            let idx = raw.map(|(v, at)| {
+                let (v, r) = index_value(c, &v);
+                fits = joint(&r);
+                (v, at)
+            });
             if method == "store_unchecked" {
                 if let Val::Shared(i) = recv {
                     let p = c.shared.get(i).map(|s| s.span).unwrap_or(span);
@@ -407,12 +487,19 @@ pub fn method<'d>(
                 }
                 return Val::Other;
             }
-            crate::stores::store(c, &recv, &name, idx, idx_e, span);
+            crate::stores::store(c, &recv, &name, idx, idx_e, span, fits);
             Val::Other
         }
         "load" => {
             let idx_e = a.expr("index");
-            match (&recv, a.val("index")) {
+            let (index, fits) = match a.val("index").cloned() {
+                Some(v) => {
+                    let (v, r) = index_value(c, &v);
+                    (Some(v), r)
+                }
+                None => (None, Vec::new()),
+            };
+            match (&recv, index.as_ref()) {
                 (Val::Mut(r), None) => c.own_use(*r, span, "load"),
                 (Val::Mut(r), Some(v)) => {
                     let own_block =
@@ -435,7 +522,12 @@ pub fn method<'d>(
                 (Val::Sub { grid, .. }, Some(v)) => {
                     let (grid, v) = (grid.clone(), v.clone());
                     let texts = component_texts(c, idx_e, grid.len());
-                    crate::stores::subtile_bounds(c, &name, grid, &v, &texts, span, "load");
+                    let site = crate::loads::Site {
+                        name: &name,
+                        op: "load",
+                        span,
+                    };
+                    crate::stores::subtile_bounds(c, &site, grid, &v, &texts, &fits);
                 }
                 (Val::Sub { .. }, None) => c.report(errors::subtile_out_of_bounds(
                     &name,

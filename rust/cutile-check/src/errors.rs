@@ -381,6 +381,17 @@ pub fn scalar_reduction(op: &str, at: Span) -> Diagnostic {
     }
 }
 
+/// A literal that cannot be the constant of a device integer operation of `bits` bits.
+pub fn constant_too_wide(v: i128, bits: u8, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT3052",
+        format!("the constant {v} does not fit the {bits}-bit integers this operation runs in"),
+        Label::new(at, format!("computed in {bits}-bit integers on the device")),
+    )
+    .with_note("a literal takes the type of the value it meets; block ids, extents and loop counters are 32-bit")
+    .with_help("keep constants that meet device values within their type's range")
+}
+
 pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT2009",

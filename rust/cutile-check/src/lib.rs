@@ -43,6 +43,7 @@ mod state;
 mod stores;
 pub mod swizzle;
 pub mod sym;
+pub mod width;
 
 use cutile_diag::{Diagnostic, Severity};
 use cutile_kast::{Document, KastError};

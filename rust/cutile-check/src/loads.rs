@@ -62,6 +62,7 @@ pub fn load_tile_like(c: &mut Checker<'_>, a: &Args<'_>, span: Span) -> Val {
                     &idx,
                     &text,
                     &count,
+                    Rung::Static,
                 );
             }
         }
@@ -87,12 +88,11 @@ pub fn refuted_detail(c: &Checker<'_>, idx: &Poly, text: &str, count: &Poly, wha
     }
 }
 
-/// One axis of a tile access on the bounds ladder.
 /// Where a tile access happens: the tensor's name, the operation and its span.
-struct Site<'a> {
-    name: &'a str,
-    op: &'a str,
-    span: Span,
+pub struct Site<'a> {
+    pub name: &'a str,
+    pub op: &'a str,
+    pub span: Span,
 }
 
 fn bounds_obligation(
@@ -102,9 +102,12 @@ fn bounds_obligation(
     idx: &Poly,
     text: &str,
     count: &Poly,
+    fits: Rung,
 ) {
     let (name, op, span) = (site.name, site.op, site.span);
-    let rung = c.decide_index(idx, count);
+    // In bounds for the values it denotes, and computed without wrapping (a device assert
+    // checks the value the device computed, so a device-only fit is enough there).
+    let rung = crate::bounds::worse(c.decide_index(idx, count), fits);
     let device = format!("0 <= {text} && {text} < {count}");
     if rung == Rung::Refuted {
         let detail = refuted_detail(c, idx, text, count, "tiles");
@@ -130,7 +133,13 @@ pub fn load_tile(c: &mut Checker<'_>, recv: &Val, name: &str, a: &Args<'_>, span
         _ => return,
     };
     let idx_e = a.expr("index");
-    let idx = a.val("index").cloned();
+    let (idx, fits) = match a.val("index").cloned() {
+        Some(v) => {
+            let (v, r) = crate::effects::index_value(c, &v);
+            (Some(v), r)
+        }
+        None => (None, Vec::new()),
+    };
     let dims = c.shared.get(i).map(|s| s.shape.clone()).unwrap_or_default();
     let shape = a.val("shape").and_then(components);
     let comps = match &idx {
@@ -158,7 +167,8 @@ pub fn load_tile(c: &mut Checker<'_>, recv: &Val, name: &str, a: &Args<'_>, span
                     op: "load_tile",
                     span,
                 };
-                bounds_obligation(c, &site, k, ix, &text, &d.cdiv(t));
+                let fit = fits.get(k).cloned().unwrap_or(Rung::Static);
+                bounds_obligation(c, &site, k, ix, &text, &d.cdiv(t), fit);
             }
         }
         _ => {

@@ -42,6 +42,7 @@ pub fn store(
     idx: Option<(Val, Span)>,
     idx_e: Option<&Expr>,
     span: Span,
+    fits: Rung,
 ) {
     // One store map per tensor: the own tile under one map is another block's tile under
     // another (an own-tile store next to a transposed one races).
@@ -79,12 +80,23 @@ pub fn store(
                 );
                 return;
             };
-            store_index(c, *r, name, &iv, ispan, span);
+            store_index(c, *r, name, &iv, ispan, span, fits);
         }
         Val::Sub { grid, .. } => match idx {
             Some((iv, _)) => {
                 let texts = component_texts(c, idx_e, grid.len());
-                subtile_bounds(c, name, grid.clone(), &iv, &texts, span, "store")
+                subtile_bounds(
+                    c,
+                    &crate::loads::Site {
+                        name,
+                        op: "store",
+                        span,
+                    },
+                    grid.clone(),
+                    &iv,
+                    &texts,
+                    &[fits],
+                )
             }
             None => c.report(errors::subtile_out_of_bounds(
                 name,
@@ -101,7 +113,15 @@ pub fn store(
     }
 }
 
-fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span, span: Span) {
+fn store_index(
+    c: &mut Checker<'_>,
+    r: usize,
+    name: &str,
+    iv: &Val,
+    ispan: Span,
+    span: Span,
+    fits: Rung,
+) {
     let root = c.root_name(r);
     // `for i, j in z.iter_indices(): z.store(t, index=(i, j))` stores the minted index too.
     let minted = match iv {
@@ -159,7 +179,20 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
         return;
     }
     let tiles: Vec<Poly> = (0..rank).map(|k| tiles_of(c, r, k)).collect();
-    let proof = c.prove_store_map(&comps, &tiles);
+    let mut proof = c.prove_store_map(&comps, &tiles);
+    if matches!(proof, StoreMapProof::Unprovable(_)) && comps.iter().any(|p| c.has_wraps(p)) {
+        // Some arithmetic may wrap. The map over the integers still decides the message:
+        // its counterexamples use small launches, where nothing wraps, so they are real.
+        let full: Vec<Poly> = comps.iter().map(|p| c.unwrap_all(p)).collect();
+        proof = match c.prove_store_map(&full, &tiles) {
+            StoreMapProof::Proved(_) | StoreMapProof::Unprovable(_) => StoreMapProof::Unprovable(
+                "its arithmetic can wrap around 32 bits for some launch the checker cannot \
+                 rule out (a product of block ids and extents, or a large constant)"
+                    .into(),
+            ),
+            found => found,
+        };
+    }
     let device = comps
         .iter()
         .enumerate()
@@ -167,7 +200,16 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
         .collect::<Vec<_>>()
         .join(" && ");
     match proof {
-        StoreMapProof::Proved(rung) => c.oblige("store-index-injective", desc, rung, device, span),
+        // The index holds the values the proof is about only if its arithmetic did not
+        // wrap: that condition joins the proof's (a device-only one leaves the index
+        // opaque, which no proof accepts).
+        StoreMapProof::Proved(rung) => c.oblige(
+            "store-index-injective",
+            desc,
+            worse(rung, fits),
+            device,
+            span,
+        ),
         StoreMapProof::Collision {
             a,
             b,
@@ -266,13 +308,13 @@ fn store_index(c: &mut Checker<'_>, r: usize, name: &str, iv: &Val, ispan: Span,
 
 pub fn subtile_bounds(
     c: &mut Checker<'_>,
-    name: &str,
+    site: &crate::loads::Site<'_>,
     grid: Vec<Poly>,
     iv: &Val,
     texts: &[String],
-    span: Span,
-    op: &str,
+    fits: &[Rung],
 ) {
+    let (name, span, op) = (site.name, site.span, site.op);
     let desc = format!("`{name}.{op}` sub-tile index is inside the own tile");
     let Some(comps) = components(iv) else {
         c.oblige(
@@ -306,7 +348,13 @@ pub fn subtile_bounds(
         }
         rung = worse(rung, r);
     }
-    c.oblige("subtile-bounds", desc, rung, device.join(" && "), span);
+    c.oblige(
+        "subtile-bounds",
+        desc,
+        worse(rung, crate::effects::joint(fits)),
+        device.join(" && "),
+        span,
+    );
 }
 
 pub fn partition_mut(

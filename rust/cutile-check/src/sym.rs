@@ -278,6 +278,27 @@ impl Poly {
         r
     }
 
+    /// The coefficient of atom `a` when `p` is linear in it: every monomial holding `a`
+    /// holds it once, and `a` occurs nowhere else (not inside compound atoms). The
+    /// coefficient may itself be a polynomial (`b * grid(1)` has coefficient `grid(1)`).
+    pub fn coeff_of(&self, a: &Atom) -> Option<Poly> {
+        let mut k = Poly::zero();
+        for (m, c) in self.terms.iter() {
+            let here = m.iter().filter(|x| *x == a).count();
+            if m.iter().any(|x| x != a && atom_contains(x, a)) || here > 1 {
+                return None;
+            }
+            if here == 1 {
+                let mut rest = Poly::c(*c);
+                for x in m.iter().filter(|x| *x != a) {
+                    rest = rest.mul(&Poly::atom(x.clone()));
+                }
+                k = k.add(&rest);
+            }
+        }
+        Some(k)
+    }
+
     /// Does atom `a` occur at the top level in a monomial of degree one (`k * a`) and
     /// nowhere else (no `a*a`, no `a*b`, not inside compound atoms)? Then returns `k`.
     pub fn linear_coeff(&self, a: &Atom) -> Option<i128> {

@@ -123,6 +123,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT3051",
         "a reduction of a scalar along an axis (a shadowed builtin `min`/`max`)",
     ),
+    k(
+        "CT3052",
+        "a literal too large for the device integers it is computed with",
+    ),
     // CT4xxx: unsafe operations outside `unsafe`.
     k("CT4001", "pointer operation outside `unsafe`"),
     k("CT4002", "atomic operation outside `unsafe`"),

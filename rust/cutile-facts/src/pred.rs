@@ -51,18 +51,20 @@ pub enum CmpOp {
     Gt,
 }
 
-/// One comparison of a predicate.
+/// One comparison of a predicate, with the text the checker shows for it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Clause {
     pub lhs: Expr,
     pub op: CmpOp,
     pub rhs: Expr,
+    pub text: String,
 }
 
-/// A conjunction of clauses, with the text the checker shows for it.
+/// A conjunction of clauses.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Pred {
     pub clauses: Vec<Clause>,
+    /// The clauses' texts joined by ` && `.
     pub text: String,
 }
 
@@ -186,22 +188,24 @@ impl Pred {
     /// One clause; `text` is how the checker prints it.
     pub fn clause(lhs: Expr, op: CmpOp, rhs: Expr, text: String) -> Pred {
         Pred {
-            clauses: vec![Clause { lhs, op, rhs }],
-            text,
+            text: text.clone(),
+            clauses: vec![Clause { lhs, op, rhs, text }],
         }
     }
 
     /// Both predicates (clauses appended; identical clauses kept once).
     pub fn and(mut self, other: Pred) -> Pred {
-        if self == other {
-            return self;
-        }
         for c in other.clauses {
             if !self.clauses.contains(&c) {
                 self.clauses.push(c);
             }
         }
-        self.text = format!("{} && {}", self.text, other.text);
+        self.text = self
+            .clauses
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" && ");
         self
     }
 

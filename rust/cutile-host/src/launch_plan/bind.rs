@@ -247,6 +247,24 @@ impl LaunchPlan {
                             ))
                         }
                     };
+                    // Extents travel as 32-bit values to the checker's proofs (strides and
+                    // addresses may still need 64 bits).
+                    if let Some((axis, n)) = d
+                        .view
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .find(|(_, n)| i32::try_from(**n).is_err())
+                    {
+                        return Err(launch_err(
+                            "CT6111",
+                            format!(
+                                "`{}` has {n} elements on axis {axis}; tile kernels take extents below 2^31",
+                                p.name
+                            ),
+                            Some("reshape the tensor so that every axis is below 2^31 elements".into()),
+                        ));
+                    }
                     if p.dtype.is_none() || d.dtype != p.dtype {
                         let want = p.dtype.map_or("?", |c| super::DTYPES[c as usize].name);
                         return Err(launch_err(
@@ -366,6 +384,15 @@ impl LaunchPlan {
                     "CT6103",
                     format!("`{}` must be >= 1, got {}", c.name, show(v)),
                     None,
+                ));
+            }
+            // The checker's proofs take an int `Const` as a 32-bit value (the device
+            // receives it as one).
+            if matches!(v, Value::Int(x) if i32::try_from(*x).is_err()) {
+                return Err(launch_err(
+                    "CT6103",
+                    format!("`{}` = {} does not fit in 32 bits", c.name, show(v)),
+                    Some("int Consts are 32-bit integers; compute larger values from them".into()),
                 ));
             }
         }
