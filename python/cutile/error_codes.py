@@ -52,7 +52,6 @@ PYTHON_CODES: dict[str, str] = {
     "CT3040": "a grid axis other than 0, 1, 2",
     "CT3041": "`num_tiles` arguments that do not fit the tensor",
     "CT3042": "`load_tile_like` arguments that are not tensors / a `Mut` position",
-    "CT3043": "storing a tile of another element type",
     "CT3044": "storing a tile of another shape",
     "CT3045": "sub-partition shape that does not divide the tile",
     "CT3046": "a reduction axis out of range",

@@ -29,6 +29,14 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
     result = _native.check_kernel(doc.to_json())
     if not result.ok and raise_errors:
         raise KernelCheckError(result.rendered(), list(result.diagnostics))
+    if raise_errors:
+        # What the compiler cannot emit is found here too, before any Const is known.
+        from .lowering.support import check_support
+
+        try:
+            check_support(doc)
+        except FrontendError as err:
+            raise to_check_error(doc.files, err) from None
     return result
 
 

@@ -378,6 +378,9 @@ pub fn call<'d>(
             Some(Val::Tuple(t)) => Val::Int(Poly::c(t.len() as i128)),
             _ => c.fresh_opaque(),
         },
+        // Unsafe operations take raw tensors (outputs included); the checker vouches for
+        // nothing inside `unsafe`.
+        _ if sig.is_some_and(|s| s.is_unsafe) => c.fresh_opaque(),
         _ => {
             for (e, v) in a.all() {
                 c.no_mut(v, e);
@@ -465,6 +468,34 @@ pub fn method<'d>(
     let a = Args::eval(c, sig, args, st);
     c.op_node = nid;
     let name = c.describe(receiver);
+    // The op table says which kinds of value have the method; the few mistakes with a
+    // rule of their own (a store through an input, a read of another block's tile, a
+    // schedule of a non-output) keep their own code.
+    let kind = match &recv {
+        Val::Mut(_) => Some("mut"),
+        Val::Sub { .. } => Some("sub"),
+        Val::Shared(_) => Some("tensor"),
+        _ => None,
+    };
+    let own_rule = matches!(
+        (method, kind),
+        (
+            "store" | "store_unchecked" | "partition_mut",
+            Some("tensor")
+        ) | ("load_tile", Some("sub"))
+            | ("iter_indices", _)
+    );
+    if let (Some(sig), Some(kind)) = (sig, kind) {
+        if !own_rule && !sig.receivers.iter().any(|r| r == kind) {
+            c.report(errors::no_such_method(kind, method, span));
+            // Carry on with the receiver (one mistake, one error).
+            return if kind == "sub" {
+                recv
+            } else {
+                c.fresh_opaque()
+            };
+        }
+    }
     match method {
         "store" | "store_unchecked" => {
             if let (Some(t), Some(e)) = (a.val("tile"), a.expr("tile")) {

@@ -392,6 +392,26 @@ pub fn constant_too_wide(v: i128, bits: u8, at: Span) -> Diagnostic {
     .with_help("keep constants that meet device values within their type's range")
 }
 
+/// A method the op table does not give this kind of value.
+pub fn no_such_method(kind: &str, method: &str, at: Span) -> Diagnostic {
+    let what = match kind {
+        "mut" => "an output tensor",
+        "sub" => "a sub-partition",
+        "tensor" => "a shared input tensor",
+        _ => "this value",
+    };
+    Diagnostic::error(
+        "CT3031",
+        format!("{what} has no method `{method}`"),
+        Label::new(at, "unknown method for this value"),
+    )
+    .with_help(match kind {
+        "sub" => "a sub-partition has `load(index)` and `store(tile, index)`; partition the output once, with the finest shape",
+        "tensor" => "read an input with `x.load_tile(shape, index)` or `load_tile_like(x, z)`",
+        _ => "load the tile first (`z.load()`), then call the method on the tile",
+    })
+}
+
 pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT2009",

@@ -119,6 +119,7 @@ pub const CODES: &[CodeInfo] = &[
         "own-tile access on an output of a persistent kernel",
     ),
     // CT3xxx (types and shapes) the checker sees before the lowering does.
+    k("CT3031", "a method this kind of value does not have"),
     k(
         "CT3051",
         "a reduction of a scalar along an axis (a shadowed builtin `min`/`max`)",

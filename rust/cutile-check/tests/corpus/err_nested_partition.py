@@ -1,5 +1,5 @@
-# expect: ok
-# a sub-partition of a sub-partition stays inside the own tile
+# expect: CT3031
+# a sub-partition cannot be partitioned again (the compiler has no nested sub-partitions): partition once, with the finest shape
 import cutile
 from cutile.core import *
 
