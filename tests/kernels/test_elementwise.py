@@ -111,3 +111,26 @@ def test_integer_kernel_with_block_ids() -> None:
     out = z.unpartition().to_numpy()
     bi, bj = np.meshgrid(np.arange(12) // 4, np.arange(24) // 8, indexing="ij")
     np.testing.assert_array_equal(out, bi * 100 + bj)
+
+
+@cutile.entry
+def int_divmod(q: Mut[Tensor[i32, ["B"]]], r: Mut[Tensor[i32, ["B"]]], x: Tensor[i32, [-1]],
+               y: Tensor[i32, [-1]], B: Const[int]):
+    a = load_tile_like(x, q)
+    d = load_tile_like(y, q)
+    q.store(a // d)
+    r.store(a % d)
+
+
+def test_integer_division_is_pythons_and_a_zero_divisor_reads_as_one() -> None:
+    # Tile IR leaves `x / 0` undefined; the kernel language defines it (`x // 0 == x`,
+    # `x % 0 == 0`) so an accepted kernel never reaches undefined behaviour.
+    xs = rng.integers(-1000, 1000, 256).astype(np.int32)
+    ys = rng.integers(-9, 10, 256).astype(np.int32)
+    ys[::7] = 0
+    q = api.zeros([256], i32).partition([64])
+    r = api.zeros([256], i32).partition([64])
+    q, r, _, _ = int_divmod(q, r, api.from_numpy(xs), api.from_numpy(ys)).sync()
+    safe = np.where(ys == 0, 1, ys)
+    np.testing.assert_array_equal(q.unpartition().to_numpy(), xs // safe)
+    np.testing.assert_array_equal(r.unpartition().to_numpy(), xs % safe)

@@ -40,6 +40,10 @@ PREDICATES = {
 }
 
 
+def _nonzero_const(v: LVal) -> bool:
+    return isinstance(v, ConstV) and isinstance(v.value, int) and v.value != 0
+
+
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     n = max(len(a), len(b))
     pa = (1,) * (n - len(a)) + a
@@ -202,6 +206,8 @@ class Arith:
             return TileV(self.b.binary("divf", x.v, y.v))
         x, y = self.unify(a, b, span)
         d = x.dtype
+        if op in ("floordiv", "mod") and not d.is_float and not _nonzero_const(b):
+            y = self._divisor_or_one(y)
         if op in ("add", "sub", "mul") and d.is_float:
             return TileV(self.b.binary(FLOAT_OPS[op], x.v, y.v))
         if op in INT_OPS and not d.is_float:
@@ -230,6 +236,17 @@ class Arith:
         raise self.low.error(
             "CT3005", f"operator `{op}` is not defined for `{d.name}` tiles", span, "operands",
         )
+
+    def _divisor_or_one(self, y: TileV) -> TileV:
+        """Integer `x // 0` is `x` and `x % 0` is `0` (the divisor reads as 1, as in WGSL):
+        Tile IR leaves division by zero undefined, and a kernel the checker accepted must
+        not reach undefined behaviour through a divisor that happens to be zero at run time.
+        The checker and the interpreter use the same definition (`sym::py_divmod`)."""
+        b = self.b
+        zero = self.const_tile(0, y.dtype, y.shape).v
+        one = self.const_tile(1, y.dtype, y.shape).v
+        is_zero = b.cmp("cmpi", "equal", y.v, zero)
+        return TileV(b.select(is_zero, one, y.v))
 
     def _python_mod(self, x: TileV, y: TileV) -> TileV:
         """Python's `%`: the result takes the divisor's sign (Tile IR's rem truncates)."""

@@ -130,6 +130,8 @@ impl Ranges {
             Atom::Grid(k) => GRID_MAX.get(usize::from(*k)).copied(),
             Atom::Dim(..) | Atom::Tiles(..) => Some(DIM_MAX),
             Atom::Scalar(n) => self.scalar_bits.get(n).map(|b| signed_range(*b).1),
+            // int `Const`s are 32-bit (the launcher refuses others, CT6103)
+            Atom::Const(_) => Some(signed_range(crate::width::INDEX_BITS).1),
             Atom::Opaque(id) => self.bounded.get(id).map(|r| r.1),
             // x // y, cdiv(x, y) <= x for x >= 0, y >= 1.
             Atom::FloorDiv(x, y) | Atom::Cdiv(x, y) if nonneg(x) && pos(y) => self.poly_ub(x),
@@ -151,6 +153,10 @@ impl Ranges {
                 .get(n)
                 .map(|b| crate::width::signed_range(*b).0),
             Atom::Opaque(id) => self.bounded.get(id).map(|r| r.0),
+            Atom::Const(_) => Some(
+                self.atom_lb(a)
+                    .unwrap_or(crate::width::signed_range(crate::width::INDEX_BITS).0),
+            ),
             a => self.atom_lb(a),
         }
     }
@@ -283,6 +289,11 @@ impl Ranges {
             total = total.checked_add(term)?;
         }
         Some(total)
+    }
+
+    /// `poly_lb` for other modules.
+    pub fn poly_lb_pub(&self, p: &Poly) -> Option<i128> {
+        self.poly_lb(p)
     }
 
     /// A lower bound of a launch-known polynomial whose non-constant terms all have

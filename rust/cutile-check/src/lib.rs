@@ -39,6 +39,7 @@ mod loads;
 pub mod prover;
 pub mod schedule;
 pub mod search;
+pub mod simplify;
 mod state;
 mod stores;
 pub mod swizzle;

@@ -155,8 +155,10 @@ impl CPoly {
     }
 }
 
-/// Python's `a // b` and `a % b` in 64 bits; `None` for `b == 0` or an overflow.
+/// Python's `a // b` and `a % b` in 64 bits (a zero divisor reads as 1, as in
+/// `sym::py_divmod`); `None` for an overflow.
 fn divmod64(a: i64, b: i64) -> Option<(i64, i64)> {
+    let b = if b == 0 { 1 } else { b };
     let q = a.checked_div(b)?;
     let r = a.checked_rem(b)?;
     if r != 0 && ((r < 0) != (b < 0)) {

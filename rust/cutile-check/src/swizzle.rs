@@ -155,8 +155,8 @@ mod tests {
             for a in m {
                 let v = match a {
                     Atom::BlockId(0) => pid as i128,
-                    Atom::FloorDiv(x, y) => eval(x, pid)?.div_euclid(eval(y, pid)?),
-                    Atom::Mod(x, y) => eval(x, pid)?.rem_euclid(eval(y, pid)?),
+                    Atom::FloorDiv(x, y) => crate::sym::py_divmod(eval(x, pid)?, eval(y, pid)?)?.0,
+                    Atom::Mod(x, y) => crate::sym::py_divmod(eval(x, pid)?, eval(y, pid)?)?.1,
                     Atom::Min(x, y) => eval(x, pid)?.min(eval(y, pid)?),
                     _ => return None,
                 };

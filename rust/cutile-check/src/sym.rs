@@ -183,7 +183,8 @@ impl Poly {
     /// [`Poly::normalize_divisions`], which needs every divisor to be `>= 1`.
     pub fn floordiv(&self, o: &Poly) -> Poly {
         if let Some(d) = o.as_const() {
-            if d == 1 {
+            // A zero divisor reads as 1 (see `py_divmod`).
+            if d == 1 || d == 0 {
                 return self.clone();
             }
             if d != 0 {
@@ -201,6 +202,9 @@ impl Poly {
     /// Python `%`. With a positive constant divisor it is eliminated at once:
     /// `x % d == x - d * (x // d)` (floor semantics), so `(x // d) * d + x % d` folds to `x`.
     pub fn modulo(&self, o: &Poly) -> Poly {
+        if o.as_const() == Some(0) {
+            return Poly::c(0);
+        }
         if let (Some(n), Some(d)) = (self.as_const(), o.as_const()) {
             if d != 0 {
                 let r = n.rem_euclid(d.abs());
@@ -398,11 +402,11 @@ impl Poly {
     }
 }
 
-/// Python's `a // b` and `a % b`; `None` for `b == 0`.
+/// Python's `a // b` and `a % b`, with the kernel language's definition for a zero
+/// divisor: it reads as 1 (`a // 0 == a`, `a % 0 == 0`), as the lowering emits it, so that
+/// no accepted kernel reaches Tile IR's undefined division by zero.
 pub fn py_divmod(a: i128, b: i128) -> Option<(i128, i128)> {
-    if b == 0 {
-        return None;
-    }
+    let b = if b == 0 { 1 } else { b };
     let q = a.checked_div(b)?;
     let r = a.checked_rem(b)?;
     if r != 0 && ((r < 0) != (b < 0)) {

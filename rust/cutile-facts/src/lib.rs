@@ -148,10 +148,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_tighter_of_two_bounds_stays() {
+        let g = Expr::Atom(Atom::Grid(0));
+        let le = |k: i128| Pred::clause(g.clone(), CmpOp::Le, Expr::Int(k), format!("g <= {k}"));
+        assert_eq!(le(8).and(le(5)).text, "g <= 5");
+        assert_eq!(le(5).and(le(8)).text, "g <= 5");
+    }
+
+    #[test]
     fn worst_joins_launch_predicates() {
-        let p = |t: &str| Pred::clause(Expr::Int(0), CmpOp::Le, Expr::Int(1), t.into());
-        let a = Discharge::Launch(p("a"));
-        let b = Discharge::Launch(p("b"));
+        let p = |t: &str, k: i128| Pred::clause(Expr::Int(k), CmpOp::Le, Expr::Int(1), t.into());
+        let a = Discharge::Launch(p("a", 0));
+        let b = Discharge::Launch(p("b", 1));
         match a.clone().worst(b) {
             Discharge::Launch(q) => assert_eq!(q.text, "a && b"),
             other => panic!("{other:?}"),

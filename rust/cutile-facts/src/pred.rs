@@ -73,7 +73,6 @@ pub struct Pred {
 pub enum EvalError {
     /// An atom with no value at this launch.
     Unknown(Atom),
-    DivisionByZero,
     Overflow,
 }
 
@@ -81,16 +80,15 @@ impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EvalError::Unknown(a) => write!(f, "no value for `{a}`"),
-            EvalError::DivisionByZero => write!(f, "division by zero"),
             EvalError::Overflow => write!(f, "arithmetic overflow"),
         }
     }
 }
 
+/// Python's `a // b`; a zero divisor reads as 1, the kernel language's definition (the
+/// lowering emits it, so the device never divides by zero).
 fn floor_div(a: i128, b: i128) -> Result<i128, EvalError> {
-    if b == 0 {
-        return Err(EvalError::DivisionByZero);
-    }
+    let b = if b == 0 { 1 } else { b };
     let q = a.checked_div(b).ok_or(EvalError::Overflow)?;
     Ok(if a % b != 0 && ((a < 0) != (b < 0)) {
         q - 1
@@ -108,6 +106,7 @@ impl BinOp {
             BinOp::Mul => a.checked_mul(b).ok_or_else(of),
             BinOp::FloorDiv => floor_div(a, b),
             BinOp::Mod => {
+                let b = if b == 0 { 1 } else { b };
                 let q = floor_div(a, b)?;
                 a.checked_sub(q.checked_mul(b).ok_or_else(of)?)
                     .ok_or_else(of)
@@ -193,12 +192,30 @@ impl Pred {
         }
     }
 
-    /// Both predicates (clauses appended; identical clauses kept once).
+    /// Both predicates (clauses appended; identical clauses kept once, and of two bounds
+    /// `e <= k1`, `e <= k2` on one expression only the tighter).
     pub fn and(mut self, other: Pred) -> Pred {
         for c in other.clauses {
-            if !self.clauses.contains(&c) {
-                self.clauses.push(c);
+            if self.clauses.contains(&c) {
+                continue;
             }
+            let bound = |x: &Clause| match (x.op, &x.rhs) {
+                (CmpOp::Le, Expr::Int(k)) => Some(*k),
+                _ => None,
+            };
+            if let Some(k) = bound(&c) {
+                let same = self
+                    .clauses
+                    .iter()
+                    .position(|x| x.lhs == c.lhs && bound(x).is_some());
+                if let Some(i) = same {
+                    if bound(&self.clauses[i]).is_some_and(|j| k < j) {
+                        self.clauses[i] = c;
+                    }
+                    continue;
+                }
+            }
+            self.clauses.push(c);
         }
         self.text = self
             .clauses
@@ -291,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn python_division_and_fail_closed() {
+    fn python_division_zero_divisor_and_fail_closed() {
         let env = |a: &Atom| match a {
             Atom::Const(n) if n == "a" => Some(-7),
             Atom::Const(n) if n == "b" => Some(2),
@@ -304,8 +321,10 @@ mod tests {
         assert_eq!(e(BinOp::Cdiv), Ok(-3));
         assert_eq!(
             Expr::bin(BinOp::FloorDiv, c("a"), c("z")).eval(&env),
-            Err(EvalError::DivisionByZero)
+            Ok(-7)
         );
+        assert_eq!(Expr::bin(BinOp::Mod, c("a"), c("z")).eval(&env), Ok(0));
+        assert_eq!(Expr::bin(BinOp::Cdiv, c("a"), c("z")).eval(&env), Ok(-7));
         assert_eq!(
             c("nope").eval(&env),
             Err(EvalError::Unknown(Atom::Const("nope".into())))

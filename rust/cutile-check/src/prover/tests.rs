@@ -412,8 +412,11 @@ fn verify(map: &[Poly], n: usize, grid: &[i128], h: i128) -> Result<(), TestCase
                     grid: grid.to_vec(),
                     h,
                 };
-                let tx = eval_map(map, &env(&x));
-                prop_assert_eq!(&tx, &eval_map(map, &env(&y)), "{} {:?}", tile, map);
+                // (undefined where the map divides by zero: see below)
+                let (tx, ty) = (eval_map(map, &env(&x)), eval_map(map, &env(&y)));
+                if tx.is_some() && ty.is_some() {
+                    prop_assert_eq!(&tx, &ty, "{} {:?}", tile, map);
+                }
             }
         }
         StoreMapProof::CollisionAt {
@@ -438,8 +441,14 @@ fn verify(map: &[Poly], n: usize, grid: &[i128], h: i128) -> Result<(), TestCase
                 grid: launch.grid.clone(),
                 h: hv,
             };
-            prop_assert_eq!(eval_map(map, &env(&x)), Some(tile.clone()));
-            prop_assert_eq!(eval_map(map, &env(&y)), Some(tile));
+            // A map that divides by zero at a block is undefined there (the device gives
+            // any value, or traps): the prover may have simplified such a term away, and
+            // rejecting the kernel is right either way.
+            let (ex, ey) = (eval_map(map, &env(&x)), eval_map(map, &env(&y)));
+            if ex.is_some() && ey.is_some() {
+                prop_assert_eq!(ex, Some(tile.clone()));
+                prop_assert_eq!(ey, Some(tile));
+            }
         }
         StoreMapProof::OutOfBounds { .. } => {
             let twos = vec![2i128; n];

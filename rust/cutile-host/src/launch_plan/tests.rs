@@ -351,19 +351,19 @@ fn predicates_fail_closed_and_cache() {
     plan.check_predicates("add", &args, &b, g, &mut cache)
         .unwrap();
     assert!(cache.holds(1, &[8, 1024, 128]));
-    // an undecidable predicate (a division by zero) refuses the launch: CT6201
+    // an undecidable predicate (an overflow) refuses the launch: CT6201
     let specs = [param("z", "mut_tensor", "f32", &[DimSpec::Int(4)])];
     let consts = [("D".into(), ConstType::Int)];
-    let by_zero = Pred::clause(
-        Expr::bin(BinOp::FloorDiv, Expr::Int(1), atom(F::Const("D".into()))),
+    let overflows = Pred::clause(
+        Expr::bin(BinOp::Mul, Expr::Int(i128::MAX), atom(F::Const("D".into()))),
         CmpOp::Le,
         Expr::Int(1),
-        "1 // D <= 1".into(),
+        "BIG * D <= 1".into(),
     );
-    let plan = plan_of(&specs, &consts, &[], vec![by_zero], 132);
+    let plan = plan_of(&specs, &consts, &[], vec![overflows], 132);
     let z = view(1, &[8], Some(&[4]), "f32");
     let args = [Arg::Handle(&z)];
-    let b = plan.bind(&args, &[Some(Value::Int(0))]).unwrap();
+    let b = plan.bind(&args, &[Some(Value::Int(2))]).unwrap();
     match plan.check_predicates("k", &args, &b, [2, 1, 1], &mut PredicateCache::default()) {
         Err(Refusal::Refused(e)) => assert_eq!(e.code, "CT6201"),
         other => panic!("{other:?}"),
