@@ -98,6 +98,7 @@ class Ctx:
     local: dict[str, Val | tuple[Val, ...]]
     alias: dict[str, str]  # tensor name in scope -> parameter name
     subs: dict[str, tuple[str, tuple[int, ...]]]
+    moved: set[str] = field(default_factory=set)  # `Mut` names moved away (`w = z`)
 
     def take(self, sel: Array) -> Ctx:
         """The rows `sel` (a row may repeat: one copy per loop iteration)."""
@@ -109,7 +110,7 @@ class Ctx:
         b = self.block
         return Ctx(len(sel), (b[0][sel], b[1][sel], b[2][sel]), self.lin[sel],
                    {n: pick(v) for n, v in self.local.items()}, dict(self.alias),
-                   dict(self.subs))
+                   dict(self.subs), set(self.moved))
 
 
 class Machine:
@@ -162,6 +163,8 @@ class Machine:
         base = ctx.alias.get(name)
         if base is None:
             raise ModelCompileError(f"`{name}` is not a tensor here")
+        if name in ctx.moved:
+            raise ModelCompileError(f"`{name}` is used after a move")
         return base, self.launch.shapes[base]
 
     # -- accesses --------------------------------------------------------------------------
@@ -208,6 +211,10 @@ class Machine:
                 ctx.local[t] = v
         elif isinstance(s, Alias):
             for t, src in zip(s.targets, s.sources, strict=True):
+                if ctx.alias[src] in self.outs:  # a `Mut` moves (DESIGN.md §3 rule 3)
+                    if src in ctx.moved:
+                        raise ModelCompileError(f"`{src}` is moved twice")
+                    ctx.moved.add(src)
                 ctx.alias[t] = ctx.alias[src]
         elif isinstance(s, (ValueDef, Relay)):
             pass

@@ -48,6 +48,9 @@ def known_class(features: list[str], kinds: set[str], source: str) -> str:
         return "ragged-subtile"
     if f & {"store-badkw", "bad-kw"} or "like-badkw" in f:
         return "1-keywords"
+    if "device-load-twice" in f and ("unsound" in kinds or any(k.startswith("oob")
+                                                               for k in kinds)):
+        return "5-device-twice"
     if f & {"persistent-alias", "persistent-device"}:
         return "4-persistent-alias"
     if "multi-pair-alias" in f:
@@ -205,7 +208,8 @@ def table(stats: Stats, elapsed: float) -> str:
                  f"{k} {v}" for k, v in stats.missed_codes.most_common(8)),
              "", f"  {'feature':22s} {'n':>7s} {'safe':>7s} {'acc|safe':>8s} {'complete':>8s} "
              f"{'unsound':>7s}"]
-    for f in FEATURES + sorted(set(stats.feat) - set(FEATURES)):
+    focus = sorted(f for f in stats.feat if f.startswith("focus:"))
+    for f in focus + FEATURES + sorted(set(stats.feat) - set(FEATURES) - set(focus)):
         fc = stats.feat.get(f)
         if not fc:
             continue
@@ -247,11 +251,11 @@ def campaign(args: argparse.Namespace) -> Stats:
         p.join()
     elapsed = time.time() - start
     text = table(total, elapsed)
-    print(text)
     summary = total.as_json() | {"seconds": elapsed, "seed": args.seed,
                                  "workers": args.workers, "launch_every": args.launch_every}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     (out / "summary.txt").write_text(text + "\n")
+    print(text, flush=True)
     return total
 
 

@@ -529,6 +529,9 @@ class Gen:
         d = self.d
         how = d.weighted([("same", 3), ("two-maps", 3), ("pair-alias", 2), ("own-plus", 2)])
         self.features.add(f"multi-{how}")
+        if how == "pair-alias":  # the move comes first: the index names `c`, not `z`
+            body.append(Alias(("a", "c"), (self.out, self.out)))
+            self.out = "c"
         comps = tuple(self.disguise(c) for c in self.joint(
             [self.component(k) for k in range(self.rank)]))
         if how == "same":
@@ -539,7 +542,6 @@ class Gen:
             body.append(Store(self.out, comps, style=self.store_style()))
             body.append(Store(self.out, other, style=self.store_style()))
         elif how == "pair-alias":
-            body.append(Alias(("a", "c"), (self.out, self.out)))
             body.append(Store("a", tuple(self.bid_e[: self.rank]), style=self.store_style()))
             body.append(Store("c", comps, style=self.store_style()))
         else:
@@ -550,11 +552,21 @@ class Gen:
         d = self.d
         if self.x is not None and d.chance(0.6):
             self.features.add("load-tile")
-            comps = [self.component(k) if d.chance(0.4) else self.bid_e[k]
-                     for k in range(self.rank)]
-            body.append(LoadTile("t", self.x.name, tuple(self.decl),
-                                 tuple(self.disguise(c) for c in comps),
-                                 style=d.pick(["pos", "kw", "mixed"]), combine=True))
+            via = None
+            if all(isinstance(t, int) for t in self.decl) and d.chance(0.3):
+                self.nfn += 1
+                via = (f"get{self.nfn}", self.module())
+                self.features.add("device-load")
+            calls = 2 if via is not None and d.chance(0.6) else 1
+            if calls == 2:
+                self.features.add("device-load-twice")
+            for c in range(calls):
+                comps = [self.component(k) if d.chance(0.4 + 0.3 * c) else self.bid_e[k]
+                         for k in range(self.rank)]
+                body.append(LoadTile(f"t{c}" if calls > 1 else "t", self.x.name,
+                                     tuple(self.decl), tuple(self.disguise(x) for x in comps),
+                                     style=d.pick(["pos", "kw", "mixed"]), combine=True,
+                                     via=via))
         if self.x is not None and d.chance(0.3):
             style = d.weighted([("pos", 4), ("kw", 2), ("rev", 2), ("mixed", 1), ("badkw", 1)])
             self.features.add(f"like-{style}")
@@ -614,6 +626,7 @@ class Gen:
             else:
                 self.body.append(Alias(("w",), ("z",)))
             recv = "w"
+            self.out = "w"  # `z` is moved: later extents name the alias
         if kind == "index":
             self.index_store(recv, self.body)
         elif kind == "persistent":

@@ -103,6 +103,7 @@ class LoadTile(Stmt):
     style: str = "pos"  # pos | kw | mixed
     combine: bool = False
     minted: str | None = None
+    via: tuple[str, str] | None = None  # (device function, module) that does the load
 
 
 @dataclass
@@ -236,6 +237,7 @@ class Renderer:
         self.fns: dict[str, DevFn] = {}
         self.procs: dict[str, DevProc] = {}
         self.relays: dict[str, Relay] = {}
+        self.getters: dict[str, tuple[str, LoadTile]] = {}  # name -> (module, a call)
 
     def _note_exprs(self, exprs: list[Expr]) -> None:
         for e in exprs:
@@ -324,6 +326,15 @@ class Renderer:
         return f"{s.recv}.store({call})"
 
     def _load_tile(self, s: LoadTile, ind: str) -> list[str]:
+        if s.via is not None:  # `t = get(x, i0, i1)`: the load is in a device function
+            assert s.index is not None
+            self._note_exprs(list(s.index))
+            self.getters.setdefault(s.via[0], (s.via[1], s))
+            args = ", ".join([s.src, *(render(e) for e in s.index)])
+            lines = [f"{ind}{s.target} = {s.via[0]}({args})"]
+            if s.combine:
+                lines.append(f"{ind}val = val + {s.target} * 0")
+            return lines
         if s.minted is not None:
             i = s.minted
         else:
@@ -381,7 +392,7 @@ def render_kernel(k: Kernel) -> dict[str, str]:
     bodies: dict[str, list[str]] = {}
     done: set[str] = set()
     while True:
-        pending = [n for n in list(r.fns) + list(r.procs) + list(r.relays) if n not in done]
+        pending = [n for n in [*r.fns, *r.procs, *r.relays, *r.getters] if n not in done]
         if not pending:
             break
         for name in pending:
@@ -389,6 +400,12 @@ def render_kernel(k: Kernel) -> dict[str, str]:
             if name in r.fns:
                 r._note_exprs([r.fns[name].body])
                 bodies[name] = _dev_text(r.fns[name])
+            elif name in r.getters:
+                ld = r.getters[name][1]
+                params = [f"i{a}" for a in range(len(ld.shape))]
+                bodies[name] = ["@cutile.device", f"def {name}(src, {', '.join(params)}):",
+                                f"    return src.load_tile({_shape(ld.shape)}, "
+                                f"{_tuple(params)})", ""]
             elif name in r.procs:
                 p = r.procs[name]
                 params = [f"{q}: {p.annotate[q]}" if q in p.annotate else q for q in p.params]
@@ -402,7 +419,8 @@ def render_kernel(k: Kernel) -> dict[str, str]:
     module_of: dict[str, str] = {}
     for name in bodies:
         mod = (r.fns[name].module if name in r.fns else
-               r.procs[name].module if name in r.procs else r.relays[name].module)
+               r.procs[name].module if name in r.procs else
+               r.getters[name][0] if name in r.getters else r.relays[name].module)
         module_of[name] = mod or k.dev_module(1)
     # who calls whom, for the imports of each file
     calls: dict[str, list[str]] = {}
