@@ -17,9 +17,11 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import signal
 import sys
 import tempfile
 import time
+import traceback
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -145,14 +147,27 @@ class Stats:
                 "features": {f: dict(c) for f, c in sorted(self.feat.items())}}
 
 
+CASE_SECONDS = 30
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise CaseTimeout(f"the case ran for more than {CASE_SECONDS} s")
+
+
 def worker(wid: int, workers: int, seed: int, n: int, deadline: float, out: str,
            launch_every: int, keep: int, q: Any) -> None:
     # Imported here: each process sets up cutile (interpreter backend) itself.
     from .draw import Draw, RandomSource
     from .generate import generate
-    from .oracle import Loader, report, run_case
+    from .oracle import Finding, Loader, Outcome, report, run_case
+    from .program import render_kernel
 
     loader = Loader(Path(tempfile.mkdtemp(prefix=f"cutile-fuzz-{wid}-")))
+    signal.signal(signal.SIGALRM, _on_alarm)
     stats = Stats()
     kept: Counter[tuple[str, str]] = Counter()
     accepted = 0
@@ -160,8 +175,23 @@ def worker(wid: int, workers: int, seed: int, n: int, deadline: float, out: str,
     i = wid
     try:
         while i < n and time.time() < deadline:
-            k = generate(Draw(RandomSource(case_seed(seed, i))), f"{seed}_{i}")
-            out_ = run_case(k, loader, launch=(accepted % launch_every == 0))
+            # A case that runs past CASE_SECONDS (a hang in the checker, the lowering, the
+            # interpreter or the fuzzer) is stopped by SIGALRM and kept as a `slow` finding.
+            signal.alarm(CASE_SECONDS)
+            try:
+                k = generate(Draw(RandomSource(case_seed(seed, i))), f"{seed}_{i}")
+                out_ = run_case(k, loader, launch=(accepted % launch_every == 0))
+            except Exception as exc:  # a bug of the fuzzer or a hang: keep it, keep going
+                slow = isinstance(exc, CaseTimeout)
+                k = generate(Draw(RandomSource(case_seed(seed, i))), f"{seed}_{i}")
+                out_ = Outcome(k.case_id, sorted(k.features), status="slow" if slow else
+                               "harness")
+                out_.findings.append(Finding("slow" if slow else "harness", "".join(
+                    traceback.format_exception(exc)[-8:])))
+                k.files = render_kernel(k)
+                loader.unload(k)
+            finally:
+                signal.alarm(0)
             accepted += out_.status == "accepted"
             kinds = {f.kind for f in out_.findings}
             cls = known_class(out_.features, kinds, "\n".join(k.files.values()))

@@ -17,6 +17,8 @@ Each kernel records `features` (template and spelling names) for the completenes
 
 from __future__ import annotations
 
+import math
+
 from .draw import Draw
 from .model import (
     Bin,
@@ -589,9 +591,9 @@ class Gen:
             self.features.add(f"focus:{self.focus}")
         self.focus_axis = d.between(0, self.rank - 1)
         self.tile = [d.weighted(TILE_SIZES) for _ in range(self.rank)]
-        while self.rank > 1 and self.tile[0] * self.tile[1] * (self.tile[2] if self.rank > 2
-                                                                else 1) > 512:
-            self.tile[0] = max(1, self.tile[0] // 2)
+        while self.rank > 1 and math.prod(self.tile) > 512:  # keep tiles small
+            big = self.tile.index(max(self.tile))
+            self.tile[big] //= 2
         for k in range(self.rank):
             if d.chance(0.35):
                 self.decl.append(f"B{k}")

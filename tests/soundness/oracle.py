@@ -149,10 +149,10 @@ def admitted(preds: list[str], k: Kernel, ln: Launch, grid: tuple[int, int, int]
     if grid is None:
         return False
     for p in preds:
-        atoms = _ATOMS.get(p)
-        if atoms is None:
-            atoms = _ATOMS[p] = list(_native.predicate_atoms(p))
         try:
+            atoms = _ATOMS.get(p)
+            if atoms is None:
+                atoms = _ATOMS[p] = list(_native.predicate_atoms(p))
             values = {a: atom_value(a, k, ln, grid) for a in atoms}
             if not _native.eval_predicate(p, values):
                 return False
