@@ -24,7 +24,7 @@ from .draw import Draw, HypothesisSource
 from .generate import generate
 from .model import Bin, Env, Grid, Lit, NumTiles, evaluate
 from .oracle import Loader, report, run_case
-from .program import Kernel, Launch, OutParam, Persist, Store, ValueDef, render_kernel
+from .program import Assign, Kernel, Launch, OutParam, Persist, Store, ValueDef, render_kernel
 
 BUDGET = float(os.environ.get("CUTILE_FUZZ_SECONDS", "90"))
 SEED = int(os.environ.get("CUTILE_FUZZ_SEED", "20261201"))
@@ -112,7 +112,7 @@ def test_model_floor_division_and_modulo_follow_python() -> None:
 
 
 def _one_store(index: tuple[object, ...] | None, persistent: bool = False) -> Kernel:
-    body: list[object] = [ValueDef("val", (4,))]
+    body: list[object] = [Assign(("lin",), (Grid("block_id", 0),)), ValueDef("val", (4,))]
     if persistent:
         body.append(Persist("z", "idx", [Store("z", None, minted="idx")]))
     else:
@@ -150,3 +150,27 @@ def test_generator_is_deterministic_per_seed() -> None:
     a = render_kernel(generate(Draw(RandomSource(7)), "same"))
     b = render_kernel(generate(Draw(RandomSource(7)), "same"))
     assert a == b
+
+
+def test_the_interpreter_output_is_compared_with_the_model() -> None:
+    """A reversed store runs clean and matches the model; a model that predicts other
+    writers makes the same run a `mismatch` (so the comparison is live)."""
+    import pytest
+
+    from . import brute
+
+    b = Grid("block_id", 0)
+    k = _one_store((Bin("-", Bin("-", NumTiles("z", 0), Lit(1)), b),))
+    k.case_id = "mm"
+    k.launches = [_launch(16), _launch(16), _launch(16)]
+    out = run_case(k, _loader)
+    assert out.status == "accepted" and out.launched == "ran", report(k, out)
+    assert not out.findings, report(k, out)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(brute, "paint", lambda ev, shape: np.ones(shape, dtype=np.int64))
+    try:
+        k.case_id = "mm2"
+        out = run_case(k, _loader)
+    finally:
+        mp.undo()
+    assert [f.kind for f in out.findings] == ["mismatch"], report(k, out)
