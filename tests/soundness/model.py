@@ -1,0 +1,412 @@
+"""The fuzzer's own reading of integer index expressions: a tiny expression IR that renders
+to kernel source and evaluates with the device's semantics, vectorized over many blocks.
+
+The semantics are the lowering's (python/cutile/lowering/arith.py, dsl_ops.py), written down
+independently so that a disagreement with the checker *or* the compiler shows up:
+
+- literals and `Const` parameters are compile-time values; an operation on two of them is
+  folded exactly (unbounded Python integers, Python's `//` and `%`);
+- everything that depends on a block id, a grid size, a dynamic extent or a runtime scalar is
+  a device integer (`i32`, or `i64` for `i64` scalars) and every operation on it wraps
+  (two's complement); a compile-time operand is converted to the device type first, which
+  wraps too (truncation is what a 32-bit register holds);
+- `//` floors and `%` takes the divisor's sign (Python semantics, as the DSL documents);
+  a zero divisor is undefined behaviour: those rows are marked `undef`;
+- `min`/`max` are signed; `cdiv(a, b)` folds exactly on constants, else is `(a + b - 1) // b`
+  in device arithmetic (it can wrap).
+
+Values are `Val(v, kind)`: `kind` is "c" (a Python int, the same for every row) or the device
+dtype name, with `v` a numpy int64 array holding the wrapped value for every row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Array = np.ndarray
+
+BITS = {"i32": 32, "i64": 64}
+
+
+def wrap_int(v: int, bits: int) -> int:
+    """Two's-complement truncation of a Python int to `bits` bits."""
+    m = 1 << bits
+    v %= m
+    return v - m if v >= m >> 1 else v
+
+
+def wrap_arr(a: Array, bits: int) -> Array:
+    if bits == 64:
+        return a  # int64 arithmetic already wraps modulo 2**64
+    m = np.int64(1 << bits)
+    h = np.int64(1 << (bits - 1))
+    out: Array = ((a + h) % m) - h
+    return out
+
+
+# --------------------------------------------------------------------------- the IR
+
+
+class Expr:
+    """Base of index expressions. `prec` drives parenthesization when rendering."""
+
+    prec = 9
+
+
+@dataclass(frozen=True)
+class Lit(Expr):
+    value: int
+    spelling: str = ""  # another way to write the value, e.g. "2 ** 30"
+    prec = 9
+
+    def __post_init__(self) -> None:
+        if self.value < 0:
+            object.__setattr__(self, "prec", 3)  # `-3` renders as a unary minus
+
+
+@dataclass(frozen=True)
+class Grid(Expr):
+    """`block_id(axis)` or `num_blocks(axis)`; `kw` spells the axis as `axis=...`, and
+    `bad_kw` misspells it (an unknown keyword)."""
+
+    fn: str  # "block_id" | "num_blocks"
+    axis: int
+    kw: bool = False
+    bad_kw: bool = False
+
+
+@dataclass(frozen=True)
+class ConstRef(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class ScalarRef(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """A kernel local, loop variable or device-function parameter."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ShapeOf(Expr):
+    """`t.shape[axis]`."""
+
+    tensor: str
+    axis: int
+
+
+@dataclass(frozen=True)
+class NumTiles(Expr):
+    """`num_tiles(t, axis)` (a `Mut`'s own tiles) or `num_tiles(t, axis, shape)`;
+    `style` picks positional or keyword spelling."""
+
+    tensor: str
+    axis: int
+    shape: tuple[int, ...] | None = None
+    style: str = "pos"  # "pos" | "kw" | "allkw"
+
+
+@dataclass(frozen=True)
+class Bin(Expr):
+    op: str  # "+" "-" "*" "//" "%"
+    a: Expr
+    b: Expr
+
+    @property
+    def prec(self) -> int:  # type: ignore[override]
+        return 1 if self.op in "+-" else 2
+
+
+@dataclass(frozen=True)
+class Neg(Expr):
+    a: Expr
+    prec = 3
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """`min(a, b)`, `max(a, b)` (Python builtins) or `cdiv(a, b)`."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class DevFn:
+    """A `@cutile.device` function that returns an integer expression of its parameters."""
+
+    name: str
+    params: tuple[str, ...]
+    body: Expr
+    module: str = ""  # which generated file holds it
+
+
+@dataclass(frozen=True)
+class DevCall(Expr):
+    fn: DevFn
+    args: tuple[Expr, ...]
+    kw: bool = False  # pass the arguments by keyword
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render(e: Expr) -> str:
+    if isinstance(e, Lit):
+        return e.spelling or str(e.value)
+    if isinstance(e, Grid):
+        if e.bad_kw:
+            return f"{e.fn}(axs={e.axis})"
+        return f"{e.fn}(axis={e.axis})" if e.kw else f"{e.fn}({e.axis})"
+    if isinstance(e, (ConstRef, ScalarRef, Var)):
+        return e.name
+    if isinstance(e, ShapeOf):
+        return f"{e.tensor}.shape[{e.axis}]"
+    if isinstance(e, NumTiles):
+        shape = None
+        if e.shape is not None:
+            shape = f"({e.shape[0]},)" if len(e.shape) == 1 else str(tuple(e.shape))
+        if e.style == "allkw":
+            tail = "" if shape is None else f", shape={shape}"
+            return f"num_tiles(tensor={e.tensor}, axis={e.axis}{tail})"
+        if e.style == "kw":
+            tail = "" if shape is None else f", shape={shape}"
+            return f"num_tiles({e.tensor}, axis={e.axis}{tail})"
+        tail = "" if shape is None else f", {shape}"
+        return f"num_tiles({e.tensor}, {e.axis}{tail})"
+    if isinstance(e, Bin):
+        left = render(e.a)
+        if e.a.prec < e.prec:
+            left = f"({left})"
+        right = render(e.b)
+        # right operands of equal precedence need parentheses (a - (b - c), a * (b // c))
+        if e.b.prec <= e.prec:
+            right = f"({right})"
+        return f"{left} {e.op} {right}"
+    if isinstance(e, Neg):
+        inner = render(e.a)
+        if e.a.prec < 9:
+            inner = f"({inner})"
+        return f"-{inner}"
+    if isinstance(e, Call):
+        return f"{e.fn}({', '.join(render(a) for a in e.args)})"
+    if isinstance(e, DevCall):
+        if e.kw:
+            parts = [f"{p}={render(a)}" for p, a in zip(e.fn.params, e.args, strict=True)]
+        else:
+            parts = [render(a) for a in e.args]
+        return f"{e.fn.name}({', '.join(parts)})"
+    raise TypeError(f"cannot render {e!r}")
+
+
+def walk(e: Expr) -> list[Expr]:
+    """Every node of `e` (device-function bodies included), pre-order."""
+    out: list[Expr] = [e]
+    if isinstance(e, Bin):
+        out += walk(e.a) + walk(e.b)
+    elif isinstance(e, Neg):
+        out += walk(e.a)
+    elif isinstance(e, Call):
+        for a in e.args:
+            out += walk(a)
+    elif isinstance(e, DevCall):
+        for a in e.args:
+            out += walk(a)
+        out += walk(e.fn.body)
+    return out
+
+
+def dev_fns(e: Expr) -> list[DevFn]:
+    return [n.fn for n in walk(e) if isinstance(n, DevCall)]
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class Val:
+    v: int | Array
+    kind: str  # "c" | "i32" | "i64"
+
+
+class ModelCompileError(Exception):
+    """The expression cannot compile (e.g. a constant division by zero): the lowering is
+    expected to refuse the kernel with a typed error."""
+
+
+@dataclass
+class Env:
+    """Everything an expression may read, for `rows` rows at once (one row per block, or
+    per (block, loop iteration))."""
+
+    rows: int
+    grid: tuple[int, int, int]
+    block: tuple[Array, Array, Array]
+    consts: Mapping[str, int]
+    scalars: Mapping[str, tuple[str, int]]  # name -> (dtype, value)
+    shapes: Mapping[str, tuple[int, ...]]  # actual tensor shapes
+    static_dims: Mapping[str, tuple[int | None, ...]]  # compile-time dims (None: dynamic)
+    tiles: Mapping[str, tuple[int, ...]]  # tile shape of each Mut
+    local: dict[str, Val] = field(default_factory=dict)
+    undef: Array | None = None
+
+    def __post_init__(self) -> None:
+        if self.undef is None:
+            self.undef = np.zeros(self.rows, dtype=bool)
+
+
+def _dev(v: Val, kind: str, rows: int) -> Array:
+    """`v` as a device array of `kind`."""
+    bits = BITS[kind]
+    if v.kind == "c":
+        assert isinstance(v.v, int)
+        return np.full(rows, wrap_int(v.v, bits), dtype=np.int64)
+    assert isinstance(v.v, np.ndarray)
+    if v.kind == kind:
+        return v.v
+    if BITS[v.kind] < bits:
+        return v.v  # sign extension: the int64 array already holds the value
+    return wrap_arr(v.v, bits)
+
+
+def _unify(a: Val, b: Val, rows: int) -> tuple[Array, Array, str]:
+    kinds = [k for k in (a.kind, b.kind) if k != "c"]
+    kind = max(kinds, key=lambda k: BITS[k])
+    return _dev(a, kind, rows), _dev(b, kind, rows), kind
+
+
+def _fold(op: str, x: int, y: int) -> int:
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if y == 0:
+        raise ModelCompileError(f"constant {x} {op} 0")
+    return x // y if op == "//" else x % y
+
+
+def binop(op: str, a: Val, b: Val, env: Env) -> Val:
+    if a.kind == "c" and b.kind == "c":
+        assert isinstance(a.v, int) and isinstance(b.v, int)
+        return Val(_fold(op, a.v, b.v), "c")
+    x, y, kind = _unify(a, b, env.rows)
+    bits = BITS[kind]
+    with np.errstate(all="ignore"):
+        if op == "+":
+            r = x + y
+        elif op == "-":
+            r = x - y
+        elif op == "*":
+            r = x * y
+        else:
+            zero = y == 0
+            assert env.undef is not None
+            env.undef |= zero
+            safe = np.where(zero, 1, y)
+            r = np.floor_divide(x, safe) if op == "//" else np.mod(x, safe)
+    return Val(wrap_arr(r, bits), kind)
+
+
+def evaluate(e: Expr, env: Env) -> Val:
+    if isinstance(e, Lit):
+        return Val(e.value, "c")
+    if isinstance(e, Grid):
+        if e.bad_kw:
+            raise ModelCompileError("unknown keyword")
+        if e.fn == "block_id":
+            return Val(env.block[e.axis], "i32")
+        return Val(np.full(env.rows, env.grid[e.axis], dtype=np.int64), "i32")
+    if isinstance(e, ConstRef):
+        return Val(int(env.consts[e.name]), "c")
+    if isinstance(e, ScalarRef):
+        dtype, value = env.scalars[e.name]
+        return Val(np.full(env.rows, wrap_int(value, BITS[dtype]), dtype=np.int64), dtype)
+    if isinstance(e, Var):
+        return env.local[e.name]
+    if isinstance(e, ShapeOf):
+        static = env.static_dims[e.tensor][e.axis]
+        if static is not None:
+            return Val(static, "c")
+        n = env.shapes[e.tensor][e.axis]
+        return Val(np.full(env.rows, wrap_int(n, 32), dtype=np.int64), "i32")
+    if isinstance(e, NumTiles):
+        if e.shape is not None:
+            t = e.shape[e.axis]
+        elif e.tensor in env.tiles:
+            t = env.tiles[e.tensor][e.axis]
+        else:
+            raise ModelCompileError("num_tiles of a shared tensor needs a shape")
+        return cdiv(evaluate(ShapeOf(e.tensor, e.axis), env), Val(t, "c"), env)
+    if isinstance(e, Bin):
+        return binop(e.op, evaluate(e.a, env), evaluate(e.b, env), env)
+    if isinstance(e, Neg):
+        a = evaluate(e.a, env)
+        if a.kind == "c":
+            assert isinstance(a.v, int)
+            return Val(-a.v, "c")
+        assert isinstance(a.v, np.ndarray)
+        return Val(wrap_arr(-a.v, BITS[a.kind]), a.kind)
+    if isinstance(e, Call):
+        vals = [evaluate(a, env) for a in e.args]
+        if e.fn == "cdiv":
+            return cdiv(vals[0], vals[1], env)
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = minmax(e.fn, acc, v, env)
+        return acc
+    if isinstance(e, DevCall):
+        args = [evaluate(a, env) for a in e.args]
+        saved = env.local
+        env.local = dict(zip(e.fn.params, args, strict=True))
+        try:
+            return evaluate(e.fn.body, env)
+        finally:
+            env.local = saved
+    raise TypeError(f"cannot evaluate {e!r}")
+
+
+def cdiv(a: Val, b: Val, env: Env) -> Val:
+    if a.kind == "c" and b.kind == "c":
+        assert isinstance(a.v, int) and isinstance(b.v, int)
+        if b.v == 0:
+            raise ModelCompileError("cdiv by zero")
+        return Val(-(-a.v // b.v), "c")
+    s = binop("-", binop("+", a, b, env), Val(1, "c"), env)
+    return binop("//", s, b, env)
+
+
+def minmax(fn: str, a: Val, b: Val, env: Env) -> Val:
+    if a.kind == "c" and b.kind == "c":
+        assert isinstance(a.v, int) and isinstance(b.v, int)
+        return Val(min(a.v, b.v) if fn == "min" else max(a.v, b.v), "c")
+    x, y, kind = _unify(a, b, env.rows)
+    return Val(np.minimum(x, y) if fn == "min" else np.maximum(x, y), kind)
+
+
+def as_index(v: Val, rows: int) -> Array:
+    """A tile index as the device sees it: converted to i32 (an `i64` is truncated), then
+    read as unsigned by the view ops, so a negative index is far out of bounds."""
+    if v.kind == "c":
+        assert isinstance(v.v, int)
+        if v.v < 0:
+            raise ModelCompileError("negative constant tile index")  # CT3037
+        return np.full(rows, wrap_int(v.v, 32) % (1 << 32), dtype=np.int64)
+    assert isinstance(v.v, np.ndarray)
+    return wrap_arr(v.v, 32) % np.int64(1 << 32)
+
+
+def index_fn(e: Expr) -> Callable[[Env], Array]:
+    def run(env: Env) -> Array:
+        return as_index(evaluate(e, env), env.rows)
+
+    return run

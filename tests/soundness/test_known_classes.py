@@ -1,0 +1,269 @@
+"""One regression per known class of unsound acceptance (and the new ones the fuzzer found):
+each kernel below is accepted by the checker today and then races, faults, or fails with an
+untyped exception on the interpreter. A correct system rejects it, refuses the launch with a
+typed error, or runs it safely; `assert_sound` accepts any of those.
+
+These tests fail until the checker / lowering / launcher are fixed; do not weaken them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+import cutile
+from cutile import api
+from cutile.core import (
+    Const,
+    Mut,
+    Tensor,
+    block_id,
+    full,
+    i32,
+    load_tile_like,
+    num_blocks,
+    num_tiles,
+)
+
+from .harness import assert_sound, outcome
+from .known.loop_entry import sub_loop
+
+
+def part(n: int, tile: int) -> api.Partition:  # type: ignore[name-defined]
+    return api.zeros([n], i32).partition([tile])
+
+
+def arange(n: int) -> object:
+    return api.from_numpy(np.arange(n, dtype=np.int32))
+
+
+# -- 1. call arguments by keyword --------------------------------------------------------
+
+
+@cutile.entry
+def like_by_keyword(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [8]]):
+    z.store(load_tile_like(src=x, like=z))
+
+
+@cutile.entry
+def like_unknown_keyword(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]]):
+    z.store(load_tile_like(x, z, pad="zero"))
+
+
+@cutile.entry
+def store_unknown_keyword(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), idx=(b + 1,))
+
+
+def test_1_load_tile_like_by_keyword_keeps_its_bounds_check() -> None:
+    # x has 2 tiles of 4, the grid has 4 blocks: positionally this launch is refused
+    assert_sound(like_by_keyword, lambda: ((part(16, 4), arange(8)), {}))
+
+
+def test_1_unknown_keyword_is_a_typed_error() -> None:
+    assert_sound(like_unknown_keyword, lambda: ((part(16, 4), arange(16)), {}))
+
+
+def test_1_unknown_store_keyword_is_rejected() -> None:
+    # `idx=` is not a parameter of `store`: Python would raise TypeError; the kernel must
+    # not silently store the own tile instead of tile b + 1
+    what, _ = outcome(store_unknown_keyword, lambda: ((part(16, 4),), {}))
+    assert what == "rejected" or what.startswith("refused"), what
+
+
+# -- 2. `z.shape` of a `Mut`, `num_tiles(z, axis, shape)` --------------------------------
+
+
+@cutile.entry
+def mut_shape_index(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(b * z.shape[0] // 4,))
+
+
+@cutile.entry
+def num_tiles_foreign_shape(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(num_tiles(z, 0, (2,)) - 1 - b,))
+
+
+def test_2_mut_shape_is_one_thing() -> None:
+    assert_sound(mut_shape_index, lambda: ((part(16, 4),), {}))
+
+
+def test_2_num_tiles_with_a_shape() -> None:
+    assert_sound(num_tiles_foreign_shape, lambda: ((part(16, 4),), {}))
+
+
+# -- 3. 32-bit wraparound ----------------------------------------------------------------
+
+
+@cutile.entry
+def wrap_literal(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=((b * 2**30) // 2**30,))
+
+
+@cutile.entry
+def wrap_const(z: Mut[Tensor[i32, [4]]], C: Const[int]):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(b + C - C,))
+
+
+@cutile.entry
+def wrap_scalar(z: Mut[Tensor[i32, [4]]], s: i32):
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(b * s // s,))
+
+
+def test_3_wraparound_of_a_literal_product() -> None:
+    assert_sound(wrap_literal, lambda: ((part(16, 4),), {}))
+
+
+def test_3_a_const_beyond_i32() -> None:
+    assert_sound(wrap_const, lambda: ((part(16, 4),), {"C": 2**32}))
+
+
+def test_3_a_runtime_scalar_near_2_31() -> None:
+    assert_sound(wrap_scalar, lambda: ((part(16, 4), 2**30), {}))
+
+
+# -- 4. persistent loop through an alias or a device function ----------------------------
+
+
+@cutile.device
+def walk(o, v):
+    for idx in o.iter_indices():
+        o.store(v, index=idx)
+
+
+@cutile.entry
+def persistent_alias(z: Mut[Tensor[i32, [4, 4]]]):
+    lin = block_id(0) + num_blocks(0) * block_id(1)
+    w = z
+    for idx in w.iter_indices():
+        w.store(full((4, 4), lin + 1, i32), index=idx)
+
+
+@cutile.entry
+def persistent_in_device(z: Mut[Tensor[i32, [4, 4]]]):
+    lin = block_id(0) + num_blocks(0) * block_id(1)
+    walk(z, full((4, 4), lin + 1, i32))
+
+
+def test_4_persistent_loop_through_an_alias() -> None:
+    assert_sound(persistent_alias, lambda: ((api.zeros([8, 8], i32).partition([4, 4]),), {}))
+
+
+def test_4_persistent_loop_in_a_device_function() -> None:
+    assert_sound(persistent_in_device,
+                 lambda: ((api.zeros([8, 8], i32).partition([4, 4]),), {}))
+
+
+# -- 5. a device function called twice ---------------------------------------------------
+
+
+@cutile.device
+def get(src, i):
+    return src.load_tile((4,), (i,))
+
+
+@cutile.entry
+def device_called_twice(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]]):
+    a = get(x, block_id(0) + 1)  # needs grid(0) + 1 <= tiles of x
+    c = get(x, block_id(0))  # needs grid(0) <= tiles of x
+    z.store(a + c)
+
+
+def test_5_each_call_site_keeps_its_obligations() -> None:
+    assert_sound(device_called_twice, lambda: ((part(16, 4), arange(16)), {}))
+
+
+# -- 6. two loops at the same byte offset of two files -----------------------------------
+
+
+def test_6_loops_at_one_offset_in_two_files() -> None:
+    here = Path(__file__).parent / "known"
+    offsets = []
+    for name, var in (("loop_entry.py", "i"), ("loop_helper.py", "j")):
+        text = (here / name).read_text()
+        m = re.search(rf"^ +for ({var}) in", text, re.M)
+        assert m is not None
+        offsets.append(len(text[: m.start(1)].encode()))
+    assert offsets[0] == offsets[1], f"the fixture lost its alignment: {offsets}"
+    assert_sound(sub_loop, lambda: ((part(16, 4),), {}))
+
+
+# -- 7. persistent launches with more blocks than tiles, or no tiles ---------------------
+
+
+@cutile.entry
+def persistent_with_own_load(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]]):
+    t = load_tile_like(x, z)  # the block's "own" position is its block id
+    for idx in z.iter_indices():
+        z.store(t, index=idx)
+
+
+def test_7_more_blocks_than_tiles() -> None:
+    assert_sound(persistent_with_own_load,
+                 lambda: ((part(16, 4).persistent(8), arange(16)), {}))
+
+
+def test_7_zero_tiles() -> None:
+    assert_sound(persistent_with_own_load, lambda: ((part(0, 4).persistent(), arange(0)), {}))
+
+
+# -- 8. `a, b = z, z` --------------------------------------------------------------------
+
+
+@cutile.entry
+def pair_of_one_mut(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    a, c = z, z
+    t = a.load()
+    c.store(t + b + 1, index=(num_tiles(c, 0) - 1 - b,))
+
+
+def test_8_two_live_names_for_one_mut() -> None:
+    # DESIGN.md §3 rule 3: `a, c = z, z` moves `z` twice; here `c` writes the tile that
+    # another block read through `a`
+    assert_sound(pair_of_one_mut, lambda: ((part(16, 4),), {}))
+
+
+# -- new classes found by the fuzzer -----------------------------------------------------
+
+
+@cutile.entry
+def own_load_then_reversed_store(z: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    t = z.load()
+    z.store(t + b + 1, index=(num_tiles(z, 0) - 1 - b,))
+
+
+@cutile.entry
+def ragged_sub_tile(z: Mut[Tensor[i32, [8]]]):
+    p = z.partition_mut((4,))
+    p.store(full((4,), block_id(0) + 1, i32), (1,))
+
+
+@cutile.entry
+def index_divides_by_zero(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]]):
+    b = block_id(0)
+    t = x.load_tile((4,), (b % b,))
+    z.store(t)
+
+
+def test_new_own_tile_load_races_with_a_permuted_store() -> None:
+    # each map alone is fine; block b reads tile b while block n-1-b writes it
+    assert_sound(own_load_then_reversed_store, lambda: ((part(16, 4),), {}))
+
+
+def test_new_sub_tile_past_a_ragged_end() -> None:
+    # 12 elements in tiles of 8: the last block's second sub-tile (elements 12..15) is
+    # inside its own tile but outside the (4,)-partition's index space
+    assert_sound(ragged_sub_tile, lambda: ((part(12, 8),), {}))
+
+
+def test_new_index_that_divides_by_zero() -> None:
+    assert_sound(index_divides_by_zero, lambda: ((part(16, 4), arange(16)), {}))
