@@ -8,6 +8,9 @@ import os
 import pytest
 
 os.environ.setdefault("CUTILE_QUIET", "1")
+# Every interpreted launch in the suite runs under the race and bounds detector: each
+# hand-written kernel the checker accepts is also a soundness test.
+os.environ.setdefault("CUTILE_INTERPRET", "check")
 
 
 @functools.cache

@@ -45,11 +45,15 @@ class KernelCheckError(CutileError):
 
     code = "CT1000"
 
-    def __init__(self, rendered: str, diagnostics: list[Any], *, code: str | None = None) -> None:
+    def __init__(self, rendered: str, diagnostics: list[Any], *, code: str | None = None,
+                 result: Any = None) -> None:
         first_code = code or (getattr(diagnostics[0], "code", None) if diagnostics else None)
         super().__init__(rendered, code=first_code or "CT1000")
         self.diagnostics = diagnostics
         self.rendered = rendered
+        # The checker's whole verdict (obligations, facts) where the checker ran; tools
+        # read it, e.g. which outputs a rejected kernel walks persistently.
+        self.result = result
 
     def __str__(self) -> str:
         return self.rendered

@@ -28,7 +28,7 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
 
     result = _native.check_kernel(doc.to_json())
     if not result.ok and raise_errors:
-        raise KernelCheckError(result.rendered(), list(result.diagnostics))
+        raise KernelCheckError(result.rendered(), list(result.diagnostics), result=result)
     if raise_errors:
         # What the compiler cannot emit is found here too, before any Const is known.
         from .lowering.support import check_support

@@ -171,9 +171,9 @@ class Machine:
 
     def access(self, ctx: Ctx, base: str, idx: list[Array], tile: tuple[int, ...],
                write: bool, what: str, own_box: Array | None = None) -> None:
-        """Record one access per row; a tile outside the index space is a fault (a sub-tile
-        that lies inside the block's own tile but wholly past the tensor's ragged end is
-        told apart: `oob-ragged-subtile`)."""
+        """Record one access per row; a tile outside the index space is a fault, except a
+        sub-tile inside the block's own tile but wholly past the tensor's ragged end, which
+        reads as padding and writes nothing (docs/dsl.md, sub-partitions)."""
         shape = self.launch.shapes[base]
         if len(idx) != len(shape):
             raise ModelCompileError("index rank")
@@ -181,17 +181,25 @@ class Machine:
         bad = np.zeros(ctx.rows, dtype=bool)
         for i, n in zip(idx, space, strict=True):
             bad |= i >= n
+        if own_box is not None and bad.any():
+            past_end = bad & own_box
+            if past_end.any():
+                keep = ~past_end
+                idx = [i[keep] for i in idx]
+                bad, lin = bad[keep], ctx.lin[keep]
+            else:
+                lin = ctx.lin
+        else:
+            lin = ctx.lin
         if bad.any():
             r = int(np.argmax(bad))
             tile_ix = tuple(int(i[r]) for i in idx)
-            if own_box is not None and own_box[bad].all():
-                what = "ragged-subtile"
             raise Fault(f"oob-{what}", f"block {self.block_of(ctx, r)} {what}s tile {tile_ix} "
                         f"of `{base}` outside its index space {tuple(space)}")
         if base not in self.events:
             return  # a shared input: reads cannot race
         lo = np.stack([i * t for i, t in zip(idx, tile, strict=True)], axis=1)
-        batch = (ctx.lin, lo, tile)
+        batch = (lin, lo, tile)
         (self.events[base].writes if write else self.events[base].reads).append(batch)
 
     def own(self, ctx: Ctx, rank: int) -> list[Array]:
@@ -358,11 +366,12 @@ def schedule(flat: Array, space: list[int], group: int) -> list[Array]:
     truncating division on non-negative values, i32 arithmetic."""
 
     def grouped(pid: Array, m: int, n: int) -> list[Array]:
-        per = wrap_arr(np.array([group * n], dtype=np.int64), 32)[0]
+        g = min(group, 2**31 - 1, m)  # a group of m rows or more is a group of m
+        per = wrap_arr(np.array([g * n], dtype=np.int64), 32)[0]
         if per == 0:
             raise Fault("div-zero", "the schedule divides by a zero group")
-        first = (pid // per) * group
-        size = np.minimum(m - first, group)
+        first = (pid // per) * g
+        size = np.minimum(m - first, g)
         local = pid % per
         if (size == 0).any():
             raise Fault("div-zero", "the schedule divides by a zero group size")
@@ -376,9 +385,12 @@ def schedule(flat: Array, space: list[int], group: int) -> list[Array]:
     return [flat // plane, *grouped(flat % plane, space[1], space[2])]
 
 
-def truth(k: Kernel, launch: Launch, mapped: set[str]) -> Verdict:
-    """Run the model for every block of `launch` and judge it."""
-    grid = launch_grid(k, launch, mapped)
+def truth(k: Kernel, launch: Launch, mapped: set[str],
+          grid: tuple[int, int, int] | None = None) -> Verdict:
+    """Run the model for every block of `launch` (on `grid`, the launcher's, when given)
+    and judge it."""
+    if grid is None:
+        grid = launch_grid(k, launch, mapped)
     if grid is None:
         return Verdict(True, "no-launch", "the outputs' grids differ")
     gx, gy, gz = grid

@@ -16,8 +16,7 @@ os.environ.setdefault("CUTILE_QUIET", "1")
 import cutile
 from cutile.errors import KernelCheckError
 
-from . import detector
-from .oracle import HAVE_RACE_ERROR, classify
+from .oracle import classify
 
 
 def outcome(kern: Any, make_args: Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]
@@ -32,21 +31,13 @@ def outcome(kern: Any, make_args: Callable[[], tuple[tuple[Any, ...], dict[str, 
         return f"refused {exc.code}", str(exc)
     except Exception as exc:
         return "untyped", "check(): " + "".join(traceback.format_exception(exc)[-4:])
-    use_own = not HAVE_RACE_ERROR and detector.install()
     try:
         args, kwargs = make_args()
-        with detector.tracking() as t:
-            if HAVE_RACE_ERROR and hasattr(cutile, "check_races"):
-                with getattr(cutile, "check_races")():  # noqa: B009 (not in the tree yet)
-                    kern(*args, **kwargs).sync()
-            else:
-                kern(*args, **kwargs).sync()
+        with cutile.check_races():
+            kern(*args, **kwargs).sync()
     except Exception as exc:
         what, _ = classify(exc)
         return what, "".join(traceback.format_exception(exc)[-4:])
-    if use_own and t.races:
-        r = t.races[0]
-        return "race", f"{r.kind} race on element {r.element} between blocks {r.blocks}"
     return "ran", ""
 
 

@@ -11,9 +11,9 @@ independently so that a disagreement with the checker *or* the compiler shows up
   (two's complement); a compile-time operand is converted to the device type first, which
   wraps too (truncation is what a 32-bit register holds);
 - `//` floors and `%` takes the divisor's sign (Python semantics, as the DSL documents);
-  a zero divisor is undefined behaviour: those rows are marked `undef`;
-- `min`/`max` are signed; `cdiv(a, b)` folds exactly on constants, else is `(a + b - 1) // b`
-  in device arithmetic (it can wrap).
+  a zero divisor reads as 1 (`x // 0 == x`, `x % 0 == 0`), as the lowering defines it;
+- `min`/`max` are signed; `cdiv(a, b)` folds exactly on constants, else is
+  `a // b + (a % b != 0)` in device arithmetic (as the lowering emits it).
 
 Values are `Val(v, kind)`: `kind` is "c" (a Python int, the same for every row) or the device
 dtype name, with `v` a numpy int64 array holding the wrapped value for every row.
@@ -290,8 +290,7 @@ def _fold(op: str, x: int, y: int) -> int:
         return x - y
     if op == "*":
         return x * y
-    if y == 0:
-        raise ModelCompileError(f"constant {x} {op} 0")
+    y = y or 1  # a zero divisor reads as 1 (docs/dsl.md, integer division)
     return x // y if op == "//" else x % y
 
 
@@ -309,10 +308,7 @@ def binop(op: str, a: Val, b: Val, env: Env) -> Val:
         elif op == "*":
             r = x * y
         else:
-            zero = y == 0
-            assert env.undef is not None
-            env.undef |= zero
-            safe = np.where(zero, 1, y)
+            safe = np.where(y == 0, 1, y)  # a zero divisor reads as 1
             r = np.floor_divide(x, safe) if op == "//" else np.mod(x, safe)
     return Val(wrap_arr(r, bits), kind)
 
@@ -378,11 +374,11 @@ def evaluate(e: Expr, env: Env) -> Val:
 def cdiv(a: Val, b: Val, env: Env) -> Val:
     if a.kind == "c" and b.kind == "c":
         assert isinstance(a.v, int) and isinstance(b.v, int)
-        if b.v == 0:
-            raise ModelCompileError("cdiv by zero")
-        return Val(-(-a.v // b.v), "c")
-    s = binop("-", binop("+", a, b, env), Val(1, "c"), env)
-    return binop("//", s, b, env)
+        return Val(-(-a.v // (b.v or 1)), "c")
+    # as the lowering computes it: a // b + (a % b != 0), which cannot wrap
+    q, r = binop("//", a, b, env), binop("%", a, b, env)
+    x, y, kind = _unify(q, r, env.rows)
+    return Val(wrap_arr(x + (y != 0), BITS[kind]), kind)
 
 
 def minmax(fn: str, a: Val, b: Val, env: Env) -> Val:

@@ -37,17 +37,15 @@ os.environ.setdefault("CUTILE_QUIET", "1")
 import numpy as np
 
 import cutile
-from cutile import _native, api
+from cutile import api
 from cutile.core import i32
-from cutile.errors import CutileError, InterpreterError, KernelCheckError, LaunchError
+from cutile.errors import CutileError, InterpreterError, KernelCheckError, LaunchError, RaceError
 
-from . import detector
-from .brute import Verdict, cdiv, launch_grid, truth
+from .brute import Verdict, launch_grid, truth
 from .program import Kernel, Launch, Persist, render_kernel
 from .replay import claims, confirm
 
 MAX_LAUNCH_BLOCKS = 600
-HAVE_RACE_ERROR = hasattr(cutile, "RaceError")
 
 
 @dataclass
@@ -116,49 +114,46 @@ class Loader:
 # --------------------------------------------------------------------------- launch facts
 
 
-def mapped_of(kern: Any, k: Kernel) -> set[str]:
-    """The outputs the launcher treats as persistent (it decides the grid from them)."""
+def persistent_outputs(result: Any, k: Kernel) -> set[str]:
+    """The outputs the checker found walked by `iter_indices()` (its facts decide the
+    launch grid); for a kernel whose check failed before facts, the documented rule."""
+    outputs = getattr(getattr(result, "result", None) or result, "outputs", None)
+    if outputs is not None:
+        return {name for name, how in outputs if how == "persistent"}
+    return {s.recv for s in k.body if isinstance(s, Persist) and s.recv in
+            {o.name for o in k.outs}}
+
+
+def make_args(k: Kernel, ln: Launch) -> tuple[list[Any], dict[str, Any]]:
+    args: list[Any] = []
+    for o in k.outs:
+        p = api.zeros(list(ln.shapes[o.name]), i32).partition(list(ln.tiles[o.name]))
+        if ln.persistent is not None:
+            p = p.persistent(ln.persistent or None)
+        args.append(p)
+    for x in k.ins:
+        shape = ln.shapes[x.name]
+        args.append(api.from_numpy(np.arange(math.prod(shape), dtype=np.int32).reshape(shape)))
+    args += [ln.scalars[n] for n, _ in k.scalars]
+    return args, dict(ln.given)
+
+
+def launcher_grid(kern: Any, k: Kernel, ln: Launch) -> tuple[int, int, int] | None:
+    """The real launcher's decision, nothing run: the grid it binds (`(0, 0, 0)`: nothing to
+    do), or None when it refuses the launch (binding, grid rules or a launch predicate).
+    The pending launch is dropped unstarted, which hands the tensors back."""
+    args, kwargs = make_args(k, ln)
     try:
-        from cutile.runtime.launch_rules import mapped_params
-
-        return set(mapped_params(kern.entry))
-    except (ImportError, AttributeError, CutileError):  # the launcher moved: the documented rule
-        return {s.recv for s in k.body if isinstance(s, Persist) and s.recv in
-                {o.name for o in k.outs}}
-
-
-_ATOMS: dict[str, list[str]] = {}
-
-
-def atom_value(atom: str, k: Kernel, ln: Launch, grid: tuple[int, int, int]) -> int:
-    if atom.startswith("grid("):
-        return grid[int(atom[5:-1])]
-    if atom.startswith(("dim(", "tiles(")):
-        fn, rest = atom.split("(", 1)
-        name, axis = (s.strip() for s in rest[:-1].split(","))
-        n = ln.shapes[name][int(axis)]
-        return n if fn == "dim" else cdiv(n, ln.tiles[name][int(axis)])
-    if atom in ln.consts:
-        return ln.consts[atom]
-    return ln.scalars[atom]
-
-
-def admitted(preds: list[str], k: Kernel, ln: Launch, grid: tuple[int, int, int] | None
-             ) -> bool:
-    """The launcher's verdict as the checker's launch predicates give it (fail closed)."""
-    if grid is None:
-        return False
-    for p in preds:
-        try:
-            atoms = _ATOMS.get(p)
-            if atoms is None:
-                atoms = _ATOMS[p] = list(_native.predicate_atoms(p))
-            values = {a: atom_value(a, k, ln, grid) for a in atoms}
-            if not _native.eval_predicate(p, values):
-                return False
-        except (ValueError, KeyError, IndexError):
-            return False
-    return True
+        pending = kern(*args, **kwargs)
+    except LaunchError:
+        return None
+    except CutileError as exc:
+        if exc.code.startswith("CT9"):
+            raise
+        return None
+    grid = tuple(int(g) for g in pending.grid)
+    del pending
+    return grid  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- launching
@@ -166,7 +161,7 @@ def admitted(preds: list[str], k: Kernel, ln: Launch, grid: tuple[int, int, int]
 
 def classify(exc: BaseException) -> tuple[str, str | None]:
     """(what happened, finding kind or None) for an exception of a launch."""
-    if HAVE_RACE_ERROR and isinstance(exc, getattr(cutile, "RaceError")):  # noqa: B009
+    if isinstance(exc, RaceError):
         return "race", "race"
     if isinstance(exc, LaunchError):
         return f"refused {exc.code}", None
@@ -189,35 +184,17 @@ def classify(exc: BaseException) -> tuple[str, str | None]:
 
 
 def run_launch(kern: Any, k: Kernel, ln: Launch) -> tuple[list[np.ndarray] | None, Any]:
-    args: list[Any] = []
-    for o in k.outs:
-        p = api.zeros(list(ln.shapes[o.name]), i32).partition(list(ln.tiles[o.name]))
-        if ln.persistent is not None:
-            p = p.persistent(ln.persistent or None)
-        args.append(p)
-    for x in k.ins:
-        shape = ln.shapes[x.name]
-        args.append(api.from_numpy(np.arange(math.prod(shape), dtype=np.int32).reshape(shape)))
-    args += [ln.scalars[n] for n, _ in k.scalars]
-    res = kern(*args, **ln.given).sync()
+    args, kwargs = make_args(k, ln)
+    res = kern(*args, **kwargs).sync()
     return [res[i].unpartition().to_numpy() for i in range(len(k.outs))], None
 
 
 def launch_and_compare(kern: Any, k: Kernel, i: int, v: Verdict, out: Outcome,
                        accepted_unsafe: bool) -> None:
     ln = k.launches[i]
-    use_own = not HAVE_RACE_ERROR and detector.install()
-    if HAVE_RACE_ERROR:
-        os.environ["CUTILE_INTERPRET"] = "check"
-    races: list[detector.Race] = []
     try:
-        with detector.tracking() as t:
-            if HAVE_RACE_ERROR and hasattr(cutile, "check_races"):
-                with getattr(cutile, "check_races")():  # noqa: B009 (not in the tree yet)
-                    outs, _ = run_launch(kern, k, ln)
-            else:
-                outs, _ = run_launch(kern, k, ln)
-            races = list(t.races) if use_own else []
+        with cutile.check_races():
+            outs, _ = run_launch(kern, k, ln)
     except Exception as exc:  # every exception is classified; untyped ones are findings
         what, kind = classify(exc)
         out.launched = what
@@ -232,16 +209,7 @@ def launch_and_compare(kern: Any, k: Kernel, i: int, v: Verdict, out: Outcome,
                 msg += f" element={getattr(exc, 'element', '')} blocks={exc.blocks}"
             out.findings.append(Finding(kind, msg, i))
         return
-    finally:
-        if HAVE_RACE_ERROR:
-            os.environ.pop("CUTILE_INTERPRET", None)
     out.launched = "ran"
-    if races:
-        r = races[0]
-        out.findings.append(Finding("race", f"interpreter: {r.kind} race on element "
-                                    f"{r.element} between blocks {r.blocks[0]} and "
-                                    f"{r.blocks[1]} ({r.op})", i))
-        return
     if v.reason == "compile":
         out.findings.append(Finding("lenient", f"the model has no meaning for this kernel "
                                     f"({v.detail}) but it was accepted and ran", i))
@@ -301,21 +269,29 @@ def run_case(k: Kernel, loader: Loader, launch: bool = True) -> Outcome:
             traceback.format_exception(exc)[-6:])))
         result = None
     t2 = time.perf_counter()
-    mapped = mapped_of(kern, k) if out.status != "invalid" else set()
+    mapped = persistent_outputs(result, k)
     out.mapped = sorted(mapped)
-    preds = []
     if out.status == "accepted":
-        preds = [o.predicate for o in result.obligations
-                 if o.discharged == "launch" and o.predicate]
-        out.predicates = preds
+        out.predicates = [o.predicate for o in result.obligations
+                          if o.discharged == "launch" and o.predicate]
     verdicts = []
-    for ln in k.launches:
+    for i, ln in enumerate(k.launches):
         v = truth(k, ln, mapped)
+        grid = None
+        if out.status == "accepted":
+            try:
+                grid = launcher_grid(kern, k, ln)
+            except Exception as exc:  # an untyped or internal error deciding a launch
+                out.findings.append(Finding(classify(exc)[1] or "untyped", "launch decision: "
+                                            + "".join(traceback.format_exception(exc)[-6:]), i))
+        if grid is not None and v.reason != "no-launch" and grid != v.grid:
+            if math.prod(grid) != 0:
+                out.findings.append(Finding("grid", f"the launcher binds grid {grid}, the "
+                                            f"model's launch rule gives {v.grid}", i))
+            v = truth(k, ln, mapped, grid)
         verdicts.append(v)
         out.verdicts.append(v.reason or "safe")
-        out.admitted.append(out.status == "accepted" and v.reason != "no-launch"
-                            and admitted(preds, k, ln, v.grid if v.reason != "no-launch"
-                                         else None))
+        out.admitted.append(grid is not None and v.reason != "no-launch")
     compile_err = any(v.reason == "compile" for v in verdicts)
     out.truly_safe = None if compile_err else all(v.safe for v in verdicts)
     out.admits_all_safe = out.status == "accepted" and all(
@@ -347,7 +323,7 @@ def run_case(k: Kernel, loader: Loader, launch: bool = True) -> Outcome:
             pick = min(sizes)[3]
         if math.prod(verdicts[pick].grid) <= MAX_LAUNCH_BLOCKS:
             if verdicts[pick].safe and not verdicts[pick].expected:
-                verdicts[pick] = truth(k, k.launches[pick], mapped)
+                verdicts[pick] = truth(k, k.launches[pick], mapped, verdicts[pick].grid)
             launch_and_compare(kern, k, pick, verdicts[pick], out, bool(unsafe_admitted))
     t4 = time.perf_counter()
     out.seconds = {"load": t1 - t0, "check": t2 - t1, "model": t3 - t2, "launch": t4 - t3}

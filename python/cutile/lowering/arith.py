@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 FOLD: dict[str, Callable[[Any, Any], Any]] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "floordiv": lambda a, b: _int_or_float(operator.floordiv, a, b),
+    "mod": lambda a, b: _int_or_float(operator.mod, a, b), "pow": operator.pow,
     "lshift": operator.lshift, "rshift": operator.rshift, "bitand": operator.and_,
     "bitor": operator.or_, "bitxor": operator.xor,
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
@@ -38,6 +39,13 @@ PREDICATES = {
     "eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_than_or_equal",
     "gt": "greater_than", "ge": "greater_than_or_equal",
 }
+
+
+def _int_or_float(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """Constant `//` and `%`: integers by zero as on the device (the divisor reads as 1)."""
+    if isinstance(a, int) and isinstance(b, int) and b == 0:
+        return op(a, 1)
+    return op(a, b)
 
 
 def _nonzero_const(v: LVal) -> bool:

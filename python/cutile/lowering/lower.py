@@ -540,7 +540,10 @@ class Lowerer:
             return b.op("remi", [x, y], [x.type], {"signedness": "signed"}).result
 
         def grouped(pid: Value, m: Value, n: Value) -> list[Value]:
-            g = b.constant(it.group, scalar(dt.i32))
+            # A group of m rows or more is the same schedule as a group of m; taking the
+            # smaller keeps g * n within the tile count, so no product wraps.
+            g_max = b.constant(min(it.group, 2**31 - 1), scalar(dt.i32))
+            g = b.op("mini", [g_max, m], [m.type], {"signedness": "signed"}).result
             per_group = b.binary("muli", g, n)
             first = b.binary("muli", div(pid, per_group), g)
             rest = b.binary("subi", m, first)

@@ -85,6 +85,9 @@ pub struct Checker<'d> {
     bounds_cache: HashMap<(Poly, Poly), Rung>,
     /// The first store map seen for each root, and where.
     store_maps: HashMap<usize, (crate::stores::StoreMap, Span)>,
+    /// Loads of outputs by map (own tile or minted index), judged against the store map
+    /// once every store was seen.
+    load_maps: Vec<(usize, crate::stores::StoreMap, Span)>,
     /// Store-map proofs by (index components, tile counts): loops re-walk their bodies, and
     /// a failed proof may have searched for a counterexample.
     store_proofs: HashMap<(Vec<Poly>, Vec<Poly>), crate::prover::StoreMapProof>,
@@ -218,6 +221,7 @@ impl<'d> Checker<'d> {
             var_names: Vec::new(),
             bounds_cache: HashMap::new(),
             store_maps: HashMap::new(),
+            load_maps: Vec::new(),
             store_proofs: HashMap::new(),
         })
     }
@@ -266,6 +270,18 @@ impl<'d> Checker<'d> {
                 self.report(errors::mixed_store_maps(&name, at, first_at));
             }
             Some(_) => {}
+        }
+    }
+
+    /// A load of root `root`'s tile under `map`: a read of the tile another block writes
+    /// is a race, so the store map must be the same (CT2012, judged at the end of the run).
+    pub fn record_load_map(&mut self, root: usize, map: crate::stores::StoreMap, at: Span) {
+        if !self
+            .load_maps
+            .iter()
+            .any(|(r, m, _)| *r == root && *m == map)
+        {
+            self.load_maps.push((root, map, at));
         }
     }
 
@@ -514,6 +530,19 @@ impl<'d> Checker<'d> {
             if self.persistent.contains(&r) {
                 let name = self.root_name(r);
                 self.report(errors::no_own_tile(&name, op, at));
+            }
+        }
+        let loads = std::mem::take(&mut self.load_maps);
+        for (r, map, at) in loads {
+            // An own-tile load of a persistent output is CT2011 already.
+            if map == crate::stores::StoreMap::Own && self.persistent.contains(&r) {
+                continue;
+            }
+            if let Some((stored, store_at)) = self.store_maps.get(&r) {
+                if *stored != map {
+                    let (store_at, name) = (*store_at, self.root_name(r));
+                    self.report(errors::read_write_maps_differ(&name, at, store_at));
+                }
             }
         }
     }

@@ -530,27 +530,50 @@ pub fn method<'d>(
                 }
                 None => (None, Vec::new()),
             };
+            use crate::stores::StoreMap;
             match (&recv, index.as_ref()) {
-                (Val::Mut(r), None) => c.own_use(*r, span, "load"),
+                (Val::Mut(r), None) => {
+                    c.own_use(*r, span, "load");
+                    c.record_load_map(*r, StoreMap::Own, span);
+                }
                 (Val::Mut(r), Some(v)) => {
                     let own_block =
                         components(v).is_some_and(|cs| crate::stores::own_index(c, *r, &cs));
                     if own_block {
                         c.own_use(*r, span, "load");
+                        c.record_load_map(*r, StoreMap::Own, span);
                     }
-                    let own = own_block
-                        || match v {
+                    let minted = !own_block
+                        && match v {
                             Val::Minted { root, .. } => root == r,
                             v => components(v).and_then(|cs| c.minted_index(&cs)) == Some(*r),
                         };
-                    if !own {
+                    if minted {
+                        c.record_load_map(*r, StoreMap::Minted, span);
+                    }
+                    if own_block || minted {
+                        let what = if own_block {
+                            "the block's own tile"
+                        } else {
+                            "a tile minted by `iter_indices()`"
+                        };
+                        c.oblige(
+                            "load-own-tile",
+                            format!("`{name}.load` reads {what}"),
+                            crate::bounds::worse(Rung::Static, joint(&fits)),
+                            String::new(),
+                            span,
+                        );
+                    }
+                    if !own_block && !minted {
                         c.report(errors::load_not_own(
                             &name,
                             idx_e.map(|e| e.span()).unwrap_or(span),
                         ));
                     }
                 }
-                (Val::Sub { grid, .. }, Some(v)) => {
+                (Val::Sub { grid, root, .. }, Some(v)) => {
+                    c.record_load_map(*root, StoreMap::Own, span);
                     let (grid, v) = (grid.clone(), v.clone());
                     let texts = component_texts(c, idx_e, grid.len());
                     let site = crate::loads::Site {

@@ -344,6 +344,17 @@ pub fn mixed_store_maps(name: &str, at: Span, first: Span) -> Diagnostic {
     .with_help("store every tile of a tensor through the same index: the own tile, one computed index, or the minted index")
 }
 
+pub fn read_write_maps_differ(name: &str, load: Span, store: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT2012",
+        format!("`{name}` is read at one tile and written through another index map"),
+        Label::new(load, "this load reads a tile that another block may be writing"),
+    )
+    .with_secondary(store, "the store, through a different map")
+    .with_note("a block reads its tile while the block that the store's map sends there writes it: a read-write race")
+    .with_help("read and write an output through the same index (both the own tile, or both the minted index), or read the data from an input")
+}
+
 /// An own-tile access on an output of a persistent kernel, whose blocks own minted tiles.
 pub fn no_own_tile(name: &str, op: &str, at: Span) -> Diagnostic {
     Diagnostic::error(

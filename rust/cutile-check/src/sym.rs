@@ -223,8 +223,8 @@ impl Poly {
                 return Poly::c((n + d - 1).div_euclid(d));
             }
         }
-        if o.as_const() == Some(1) {
-            return self.clone();
+        if matches!(o.as_const(), Some(0 | 1)) {
+            return self.clone(); // a zero divisor reads as 1 (see `py_divmod`)
         }
         Poly::atom(Atom::Cdiv(Box::new(self.clone()), Box::new(o.clone())))
     }

@@ -118,6 +118,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT2011",
         "own-tile access on an output of a persistent kernel",
     ),
+    k(
+        "CT2012",
+        "an output read at one tile and written through another index map",
+    ),
     // CT3xxx (types and shapes) the checker sees before the lowering does.
     k("CT3031", "a method this kind of value does not have"),
     k(

@@ -91,6 +91,29 @@ impl LaunchPlan {
                 return Ok([0, 0, 0]);
             }
             let nb = asked.unwrap_or_else(|| fewest.min(self.sm_count).max(1));
+            // The schedule counts flat tile ids in 32 bits: block b visits b, b + nb, ...
+            // while below the tile count, so the count plus the stride must fit (no id
+            // wraps past the end and revisits a tile another block owns).
+            for (part, _) in &persistent {
+                let g =
+                    validate_launch(kernel, [0, 0, 0], std::slice::from_ref(part)).map_err(err)?;
+                let tiles = g.iter().try_fold(1u64, |acc, x| acc.checked_mul(*x));
+                if tiles
+                    .and_then(|t| t.checked_add(nb))
+                    .is_none_or(|t| t > i32::MAX as u64)
+                {
+                    return Err(err(HostError::launch(
+                        "CT6109",
+                        format!(
+                            "`{kernel}`: the persistent partition `{}` has {} tiles and {nb} \
+                             blocks; a persistent schedule counts at most 2^31 - 1 tile ids",
+                            part.name,
+                            tiles.map_or_else(|| "too many".to_string(), |t| t.to_string())
+                        ),
+                        Some("use larger tiles".into()),
+                    )));
+                }
+            }
             let grid = [nb, 1, 1];
             if !regular.is_empty() {
                 validate_launch(kernel, grid, &regular).map_err(err)?;

@@ -729,3 +729,40 @@ fn word_hasher_separates_keys() {
     assert_eq!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[1i64, 2][..]));
     assert_ne!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[2i64, 1][..]));
 }
+
+#[test]
+fn persistent_tile_ids_fit_32_bits() {
+    // the schedule counts flat tile ids in i32: tiles + blocks must stay below 2^31
+    let plan = plan_of(
+        &[param(
+            "z",
+            "mut_tensor",
+            "f32",
+            &[DimSpec::Int(1), DimSpec::Int(1)],
+        )],
+        &[],
+        &["z"],
+        vec![],
+        132,
+    );
+    let mk = |rows: i64, nb: Option<u64>| {
+        let mut d = view(1, &[rows, 65_536], Some(&[1, 1]), "f32");
+        d.view.num_blocks = nb;
+        d
+    };
+    let fits = mk(32_767, None);
+    assert_eq!(
+        plan.grid("k", &[Arg::Handle(&fits)], &[]).unwrap(),
+        [132, 1, 1]
+    );
+    for (rows, nb) in [(32_768, None), (32_767, Some(65_536))] {
+        let big = mk(rows, nb);
+        match plan.grid("k", &[Arg::Handle(&big)], &[]) {
+            Err(Refusal::Refused(e)) => {
+                assert_eq!(e.code, "CT6109");
+                assert!(e.message.contains("2^31 - 1 tile ids"), "{}", e.message);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
