@@ -288,6 +288,12 @@ class Machine:
         for o, q, t, ss in zip(self.own(ctx, len(tile)), shape, tile, sub, strict=True):
             glob.append(wrap_arr(o * (t // q) + ss, 32) % np.int64(1 << 32))
             inside &= (ss >= 0) & (ss < t // q)
+        if not inside.all():
+            # outside the block's own tile: the checker must refuse it or leave a device
+            # check (which the interpreter launch then shows firing)
+            r = int(np.argmin(inside))
+            raise Fault("oob-subtile", f"block {self.block_of(ctx, r)} stores sub-tile "
+                        f"{tuple(int(i[r]) for i in sub)} outside its own tile")
         self.access(ctx, base, glob, shape, True, "store", inside)
 
     def load_tile(self, s: LoadTile, ctx: Ctx) -> None:

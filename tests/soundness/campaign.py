@@ -17,6 +17,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import queue
 import signal
 import sys
 import tempfile
@@ -159,7 +160,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 
 def worker(wid: int, workers: int, seed: int, n: int, deadline: float, out: str,
-           launch_every: int, keep: int, q: Any) -> None:
+           launch_every: int, keep: int, q: Any, first: int | None = None) -> None:
     # Imported here: each process sets up cutile (interpreter backend) itself.
     from .draw import Draw, RandomSource
     from .generate import generate
@@ -172,9 +173,12 @@ def worker(wid: int, workers: int, seed: int, n: int, deadline: float, out: str,
     kept: Counter[tuple[str, str]] = Counter()
     accepted = 0
     last = time.time()
-    i = wid
+    i = wid if first is None else first
+    current = Path(out) / f".current-{wid}"
     try:
         while i < n and time.time() < deadline:
+            # The case in hand, for the parent to name if this process dies in it.
+            current.write_text(str(i))
             # A case that runs past CASE_SECONDS (a hang in the checker, the lowering, the
             # interpreter or the fuzzer) is stopped by SIGALRM and kept as a `slow` finding.
             signal.alarm(CASE_SECONDS)
@@ -256,18 +260,38 @@ def campaign(args: argparse.Namespace) -> Stats:
     q = ctx.Queue()
     start = time.time()
     deadline = start + args.seconds
-    procs = [ctx.Process(target=worker, args=(w, args.workers, args.seed, args.kernels,
-                                              deadline, str(out), args.launch_every, args.keep,
-                                              q)) for w in range(args.workers)]
-    for p in procs:
+    def spawn(w: int, first: int | None = None) -> Any:
+        p = ctx.Process(target=worker, args=(w, args.workers, args.seed, args.kernels,
+                                             deadline, str(out), args.launch_every, args.keep,
+                                             q, first))
         p.start()
+        return p
+
+    procs = [spawn(w) for w in range(args.workers)]
     total = Stats()
-    done = 0
+    finished: set[int] = set()
     last_print = time.time()
-    while done < len(procs):
-        kind, _, payload = q.get()
+    while len(finished) < len(procs):
+        try:
+            kind, wid, payload = q.get(timeout=5)
+        except queue.Empty:
+            # A worker that died without saying so (a crash in native code, the OOM
+            # killer): the case it was running is a `crash` finding; go on after it.
+            for w, p in enumerate(procs):
+                if w in finished or p.is_alive():
+                    continue
+                p.join()
+                case = int((out / f".current-{w}").read_text() or w)
+                d = out / "findings" / "crash"
+                d.mkdir(parents=True, exist_ok=True)
+                (d / f"crash__{args.seed}_{case}.txt").write_text(
+                    f"# replay: python -m tests.soundness.campaign --replay {args.seed}:{case}\n"
+                    f"# the worker process died (exit code {p.exitcode}) in this case\n")
+                total.kinds["crash"] += 1
+                procs[w] = spawn(w, case + args.workers)
+            continue
         if kind == "done":
-            done += 1
+            finished.add(wid)
             continue
         total.merge(payload)
         if time.time() - last_print > args.progress:

@@ -22,7 +22,7 @@ _PAIR = re.compile(
     r"blocks \((?P<a>[-\d, ]*)\) and \((?P<b>[-\d, ]*)\) both store to tile "
     r"\((?P<t>[-\d, ]*)\) of `(?P<tensor>\w+)`")
 _GRID = re.compile(r"grid \((?P<g>[\d, ]+)\)")
-_BIND = re.compile(r"\b([A-Za-z_]\w*) = (-?\d+)")
+_BIND = re.compile(r"\b([A-Za-z_]\w*(?:\.shape\[\d+\])?) = (-?\d+)")
 _NOTE_GRID = re.compile(r"at least \((?P<g>[\d, ]+)\)")
 _OFF = re.compile(r"block \((?P<b>[-\d, ]*)\) stores to tile \((?P<t>[-\d, ]*)\)")
 
@@ -91,6 +91,14 @@ def _launch_for(k: Kernel, base: Launch, grid: tuple[int, ...], binds: dict[str,
                                  for d, t in zip(o.decl, ln.tiles[o.name], strict=True))
         tile = ln.tiles[o.name]
         ln.shapes[o.name] = tuple(g * t for g, t in zip(grid, tile, strict=False))
+    # extents the claim names (`z.shape[2] = 2`), on outputs and inputs alike
+    for name, v in binds.items():
+        m = re.fullmatch(r"(\w+)\.shape\[(\d+)\]", name)
+        if m and m.group(1) in ln.shapes:
+            shape = list(ln.shapes[m.group(1)])
+            if int(m.group(2)) < len(shape):
+                shape[int(m.group(2))] = v
+                ln.shapes[m.group(1)] = tuple(shape)
     return ln
 
 

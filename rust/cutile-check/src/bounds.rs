@@ -37,6 +37,35 @@ pub struct Ranges {
     /// Products of `Const`s that met a device value (`k * [A, B]` for `(k*A*B) * x`): the
     /// device received them as one 32-bit constant (`width::materialized`).
     pub materialized: Vec<(i128, Monomial)>,
+    /// Lower bounds of output extents from the launch rule `grid(k) == cdiv(dim(z, k),
+    /// T_k)` (regular launches; a launch with an empty output runs nothing): `dim(z, k) >=
+    /// (grid(k) - 1) * T_k + 1`, and the weaker `dim(z, k) >= grid(k)` that needs no
+    /// factoring. Empty for kernels with `iter_indices()`, whose grid is a block count.
+    pub extent_floors: Vec<ExtentFloor>,
+}
+
+/// What the launch rule says of one output extent `dim(z, k)` with tile `T_k`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtentFloor {
+    pub dim: Atom,
+    /// `(grid(k) - 1) * T_k + 1` and the weaker `grid(k)`.
+    pub floors: [Poly; 2],
+    /// `grid(k) * T_k`.
+    pub ceiling: Poly,
+}
+
+impl Ranges {
+    /// Polynomials that are `>= 0` on every launch that runs (the launch rule for output
+    /// extents): a counterexample search keeps to launches that can happen.
+    pub fn launch_constraints(&self) -> Vec<Poly> {
+        self.extent_floors
+            .iter()
+            .flat_map(|f| {
+                let d = Poly::atom(f.dim.clone());
+                [d.sub(&f.floors[0]), f.ceiling.sub(&d)]
+            })
+            .collect()
+    }
 }
 
 /// The outcome of a goal.
@@ -321,6 +350,23 @@ impl Ranges {
         Some(total)
     }
 
+    /// `p >= 0` after replacing each output extent that `p` increases with (a positive
+    /// linear coefficient) by a lower bound from the launch rule (`extent_floors`).
+    fn holds_by_extent_floors(&self, p: &Poly) -> bool {
+        for pick in 0..2 {
+            let mut q = p.clone();
+            for f in &self.extent_floors {
+                if q.linear_coeff(&f.dim).is_some_and(|c| c > 0) {
+                    q = q.substitute(&f.dim, &f.floors[pick]);
+                }
+            }
+            if &q != p && self.poly_lb(&q).is_some_and(|lb| lb >= 0) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Decide `lhs <= rhs` on the ladder.
     pub fn decide_le(&self, lhs: &Poly, rhs: &Poly) -> Rung {
         let d = rhs.sub(lhs);
@@ -338,6 +384,9 @@ impl Ranges {
         if self.poly_lb(&worst.scale(-1)).is_some_and(|lb| lb > 0) {
             // -worst >= lb > 0: negative for every launch.
             return Rung::Refuted;
+        }
+        if self.holds_by_extent_floors(&worst) {
+            return Rung::Static;
         }
         if worst.any_atom(&|a| matches!(a, Atom::Opaque(_))) {
             return Rung::Device;

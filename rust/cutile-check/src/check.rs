@@ -181,6 +181,24 @@ impl<'d> Checker<'d> {
                 Poly::c(1)
             }
         });
+        let extent_floors = if mapped {
+            Vec::new()
+        } else {
+            roots
+                .iter()
+                .flat_map(|r| {
+                    r.tile.iter().enumerate().map(|(k, t)| {
+                        let g = grid.get(k).cloned().unwrap_or_else(|| Poly::c(1));
+                        let full = g.sub(&Poly::c(1)).mul(t).add(&Poly::c(1));
+                        crate::bounds::ExtentFloor {
+                            dim: Atom::Dim(r.name.clone(), k as u8),
+                            ceiling: g.mul(t),
+                            floors: [full, g],
+                        }
+                    })
+                })
+                .collect()
+        };
         Some(Checker {
             doc,
             roots,
@@ -193,6 +211,7 @@ impl<'d> Checker<'d> {
                 bounded: HashMap::new(),
                 exact: HashMap::new(),
                 materialized: Vec::new(),
+                extent_floors,
                 scalar_bits: entry
                     .params
                     .iter()

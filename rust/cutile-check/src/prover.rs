@@ -226,17 +226,25 @@ pub fn prove_store_map(
                 Digits::Done(p) => p,
                 Digits::NotInjective(why) => StoreMapProof::Unprovable(why),
                 Digits::BoundsRefuted(why) => {
-                    return match search(comps, tiles, nb, &fixed, Goal::OutOfBounds) {
+                    let legal = ranges.launch_constraints();
+                    return match search(comps, tiles, nb, &fixed, &legal, Goal::OutOfBounds) {
                         Some(f) => found(f),
                         None => StoreMapProof::Unprovable(why),
-                    }
+                    };
                 }
             },
         },
     };
     match proof {
         StoreMapProof::Proved(r) => StoreMapProof::Proved(worse(pre, r)),
-        StoreMapProof::Unprovable(why) => match search(comps, tiles, nb, &fixed, Goal::Collision) {
+        StoreMapProof::Unprovable(why) => match search(
+            comps,
+            tiles,
+            nb,
+            &fixed,
+            &ranges.launch_constraints(),
+            Goal::Collision,
+        ) {
             Some(f) => found(f),
             None => StoreMapProof::Unprovable(why),
         },

@@ -206,18 +206,31 @@ fn parameters(ps: &[Poly]) -> Option<Vec<Atom>> {
 
 /// Search small legal launches for a counterexample to `goal` for the store map `comps`
 /// into a partition with tile counts `tiles`, over a grid of rank `nb`; `fixed[k]` pins
-/// grid axis `k` to 1.
+/// grid axis `k` to 1. A launch is tried only where every polynomial of `legal` that
+/// speaks of the map's parameters is `>= 0` (the launch rule, `Ranges::launch_constraints`).
 pub fn search(
     comps: &[Poly],
     tiles: &[Poly],
     nb: usize,
     fixed: &[bool],
+    legal: &[Poly],
     goal: Goal,
 ) -> Option<Found> {
     let nb = nb.min(3);
     let mut all: Vec<Poly> = comps.to_vec();
     all.extend(tiles.iter().cloned());
+    let mentioned = parameters(&all)?;
+    // The constraints on the map's parameters, and the parameters they bring (a tile `Const`).
+    let legal: Vec<&Poly> = legal
+        .iter()
+        .filter(|c| c.any_atom(&|a| mentioned.contains(a)))
+        .collect();
+    all.extend(legal.iter().map(|c| (*c).clone()));
     let params = parameters(&all)?;
+    let legal_c: Vec<CPoly> = legal
+        .iter()
+        .map(|p| compile(p, &params))
+        .collect::<Option<_>>()?;
     let comps_c: Vec<CPoly> = comps
         .iter()
         .map(|p| compile(p, &params))
@@ -287,6 +300,9 @@ pub fn search(
             spent += volume;
             for k in 0..3 {
                 vals[3 + k] = g.get(k).copied().unwrap_or(1) as i64;
+            }
+            if legal_c.iter().any(|c| c.eval(&vals).is_none_or(|v| v < 0)) {
+                continue;
             }
             let Some(counts) = tiles_c
                 .iter()
@@ -401,7 +417,14 @@ mod tests {
             Poly::zero(),
         ];
         let tiles = [g(0), g(1), Poly::c(1)];
-        let found = search(&comps, &tiles, 3, &[false, false, true], Goal::Collision);
+        let found = search(
+            &comps,
+            &tiles,
+            3,
+            &[false, false, true],
+            &[],
+            Goal::Collision,
+        );
         match found {
             Some(Found::Collision { launch, a, b, tile }) => {
                 assert_eq!(launch.text(), "H = 2 and grid (3, 3, 1)");
@@ -417,7 +440,7 @@ mod tests {
         let comps = [b(0).floordiv(&h).mul(&h).add(&b(0).modulo(&h)), b(1)];
         let tiles = [g(0), g(1)];
         assert_eq!(
-            search(&comps, &tiles, 2, &[false, false], Goal::Collision),
+            search(&comps, &tiles, 2, &[false, false], &[], Goal::Collision),
             None
         );
     }
@@ -425,7 +448,7 @@ mod tests {
     #[test]
     fn out_of_bounds_witness() {
         let comps = [b(0).modulo(&Poly::c(4)).add(&Poly::c(5))];
-        match search(&comps, &[g(0)], 1, &[false], Goal::OutOfBounds) {
+        match search(&comps, &[g(0)], 1, &[false], &[], Goal::OutOfBounds) {
             Some(Found::OutOfBounds {
                 launch,
                 block,
@@ -446,7 +469,7 @@ mod tests {
         // b // (s - 1): s = 1 divides by zero and is skipped; s = 2 gives b // 1, s = 3 gives
         // b // 2, which collides.
         let comps = [b(0).floordiv(&s.sub(&Poly::c(1)))];
-        match search(&comps, &[g(0)], 1, &[false], Goal::Collision) {
+        match search(&comps, &[g(0)], 1, &[false], &[], Goal::Collision) {
             Some(Found::Collision { launch, .. }) => {
                 assert_eq!(launch.params, vec![(Atom::Scalar("s".into()), 3)])
             }
