@@ -1,0 +1,270 @@
+//! Expressions: names (moves, borrows still in use), device-function calls (inlined
+//! per call site) and the evaluation of every expression kind.
+
+use super::*;
+
+impl<'d> Checker<'d> {
+    /// Source text of an expression, for messages.
+    pub fn describe(&self, e: &Expr) -> String {
+        let s = e.span();
+        self.doc
+            .files
+            .get(s.file as usize)
+            .and_then(|f| f.source.get(s.lo as usize..s.hi as usize))
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "<expr>".into())
+    }
+
+    // ---- names -------------------------------------------------------------------------
+
+    pub fn read_name(&mut self, id: &str, span: Span, st: &mut State) -> Val {
+        let var = self.var(id);
+        let Some(Binding { val, moved }) = st.get(var).cloned() else {
+            return Val::Other;
+        };
+        if let (Some(m), true) = (moved, val.is_mut()) {
+            self.report(errors::use_after_move(id, span, m.span, m.why));
+            return val;
+        }
+        if let Val::Mut(root) = val {
+            let conflicts: Vec<_> = st
+                .borrows
+                .iter()
+                .filter(|b| b.root == root && b.holder != var && st.borrow_held(b))
+                .cloned()
+                .collect();
+            for b in conflicts {
+                if let Some(later) = self.used_later(&b.holder_name, span, b.created) {
+                    self.report(errors::used_while_borrowed(
+                        id,
+                        &b.holder_name,
+                        span,
+                        b.created,
+                        Some(later),
+                    ));
+                    break;
+                }
+            }
+        }
+        val
+    }
+
+    /// A read of `holder` after `at` in this function, or anywhere in an enclosing loop that
+    /// does not contain the borrow's creation (the next iteration).
+    fn used_later(&self, holder: &str, at: Span, created: Span) -> Option<Span> {
+        let f = self.frames.last()?;
+        let reads = f.uses.reads.get(holder)?;
+        let after = at.hi.max(f.stmt_hi);
+        if let Some((_, s)) = reads
+            .iter()
+            .find(|(lo, s)| *lo >= after && s.file == at.file)
+        {
+            return Some(*s);
+        }
+        for l in &f.loops {
+            if created.within(&l.span) {
+                continue;
+            }
+            if let Some((_, s)) = reads.iter().find(|(_, s)| s.within(&l.span)) {
+                return Some(*s);
+            }
+        }
+        None
+    }
+
+    // ---- device calls ------------------------------------------------------------------
+
+    /// A device function call; the frontend bound its arguments to the callee's
+    /// parameters, in order.
+    pub fn call_device(
+        &mut self,
+        name: &str,
+        args: &'d [Expr],
+        span: Span,
+        nid: u32,
+        st: &mut State,
+    ) -> Val {
+        let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
+        // Reborrow: the same root may be passed once.
+        let mut seen: Vec<(usize, Span)> = Vec::new();
+        for (v, e) in vals.iter().map(|(v, e)| (v, *e)) {
+            if let Some(r) = v.mut_root() {
+                if let Some((_, first)) = seen.iter().find(|(x, _)| *x == r) {
+                    let root = self.root_name(r);
+                    self.report(errors::passed_twice(&root, e.span(), *first, name));
+                } else {
+                    seen.push((r, e.span()));
+                }
+            }
+        }
+        let Some(callee) = self.doc.function(name) else {
+            return Val::Other;
+        };
+        if self.frames.iter().any(|f| f.func.name == name) {
+            self.report(errors::recursive_call(name, span));
+            return Val::Other;
+        }
+        if self.frames.len() >= MAX_INLINE_DEPTH {
+            return Val::Other;
+        }
+        let mut inner = State::default();
+        let mut bad_arg = false;
+        for (i, p) in callee.params.iter().enumerate() {
+            let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span()));
+            let v = match (p.kind, arg) {
+                (ParamKind::MutTensor, Some((v, at))) => {
+                    if !v.is_mut() {
+                        self.report(errors::expected_mut_arg(&p.name, name, at, p.span));
+                        bad_arg = true;
+                    }
+                    v
+                }
+                (_, Some((v, _))) => v,
+                (_, None) => self.scalar_param(p),
+            };
+            self.bind_var(&mut inner, &p.name, v);
+        }
+        if bad_arg {
+            return Val::Other;
+        }
+        let site = if self.frames.len() == 1 {
+            Some(span)
+        } else {
+            self.frames.get(1).and_then(|f| f.call_site)
+        };
+        self.call_path.push(nid);
+        let ret = self.run_function(callee, site, inner);
+        self.call_path.pop();
+        if ret.is_mut() {
+            Val::Other
+        } else {
+            ret
+        }
+    }
+
+    // ---- expressions -------------------------------------------------------------------
+
+    pub fn eval(&mut self, e: &'d Expr, st: &mut State) -> Val {
+        match e {
+            Expr::Name { id, span, .. } => self.read_name(id, *span, st),
+            Expr::Const { value, .. } => match value {
+                cutile_kast::ConstValue::Int(n) => Val::Int(Poly::c(i128::from(*n))),
+                cutile_kast::ConstValue::Bool(b) => Val::Int(Poly::c(i128::from(*b))),
+                cutile_kast::ConstValue::Float(_)
+                | cutile_kast::ConstValue::Str(_)
+                | cutile_kast::ConstValue::None => Val::Other,
+            },
+            Expr::Dtype { .. } => Val::Other,
+            Expr::Tuple { elts, .. } => {
+                let vs: Vec<Val> = elts.iter().map(|x| self.eval(x, st)).collect();
+                for (v, x) in vs.iter().zip(elts) {
+                    if v.is_mut() {
+                        let name = self.describe(x);
+                        self.report(errors::untracked_mut(&name, x.span(), "put in a tuple"));
+                    }
+                }
+                Val::Tuple(vs)
+            }
+            Expr::Binop {
+                op,
+                left,
+                right,
+                span,
+                ..
+            } => {
+                let l = self.eval(left, st);
+                let r = self.eval(right, st);
+                self.no_mut(&l, left);
+                self.no_mut(&r, right);
+                crate::effects::arith(self, *op, &l, &r, *span)
+            }
+            Expr::Unary { op, operand, .. } => {
+                let v = self.eval(operand, st);
+                self.no_mut(&v, operand);
+                match (op, v) {
+                    (cutile_kast::UnaryOp::Neg, Val::Int(p)) => {
+                        let w = self.width_of(&p);
+                        Val::Int(self.wrap(p.scale(-1), w))
+                    }
+                    (cutile_kast::UnaryOp::Pos, Val::Int(p)) => Val::Int(p),
+                    _ => self.fresh_opaque(),
+                }
+            }
+            Expr::Compare { left, right, .. } => {
+                let l = self.eval(left, st);
+                let r = self.eval(right, st);
+                self.no_mut(&l, left);
+                self.no_mut(&r, right);
+                self.fresh_opaque()
+            }
+            Expr::Boolop { values, .. } => {
+                for v in values {
+                    let x = self.eval(v, st);
+                    self.no_mut(&x, v);
+                }
+                self.fresh_opaque()
+            }
+            Expr::Ifexp {
+                test, body, orelse, ..
+            } => {
+                let t = self.eval(test, st);
+                self.no_mut(&t, test);
+                let a = self.eval(body, st);
+                let b = self.eval(orelse, st);
+                if a.is_mut() || b.is_mut() {
+                    let which = if a.is_mut() { body } else { orelse };
+                    let name = self.describe(which);
+                    self.report(errors::untracked_mut(
+                        &name,
+                        which.span(),
+                        "chosen by a conditional expression",
+                    ));
+                    return if a.is_mut() { a } else { b };
+                }
+                if a == b {
+                    a
+                } else {
+                    self.fresh_opaque()
+                }
+            }
+            Expr::Call {
+                func,
+                args,
+                span,
+                nid,
+            } => crate::effects::call(self, func, args, *span, *nid, st),
+            Expr::CallDevice {
+                func,
+                args,
+                span,
+                nid,
+            } => self.call_device(func, args, *span, *nid, st),
+            Expr::Method {
+                receiver,
+                method,
+                args,
+                span,
+                nid,
+            } => crate::effects::method(self, receiver, method, args, *span, *nid, st),
+            Expr::Attribute { value, attr, .. } => {
+                let v = self.eval(value, st);
+                crate::effects::attribute(self, &v, attr)
+            }
+            Expr::Subscript { value, index, .. } => {
+                let v = self.eval(value, st);
+                let i = self.eval(index, st);
+                self.no_mut(&v, value);
+                match (v, i) {
+                    (Val::Tuple(vs), Val::Int(p)) => match p.as_const() {
+                        Some(k) if k >= 0 && (k as usize) < vs.len() => vs[k as usize].clone(),
+                        Some(k) if k < 0 && ((-k) as usize) <= vs.len() => {
+                            vs[vs.len() - (-k) as usize].clone()
+                        }
+                        _ => self.fresh_opaque(),
+                    },
+                    _ => self.fresh_opaque(),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! Statements: blocks, assignments and their moves, branches and loops (joined to a
+//! fixed point), and the opaque values that merges make.
+
+use super::*;
+
+impl<'d> Checker<'d> {
+    pub fn fresh_opaque(&mut self) -> Val {
+        self.next_opaque += 1;
+        Val::Int(Poly::atom(Atom::Opaque(self.next_opaque)))
+    }
+
+    /// A deterministic opaque value for variable `var` merged at node `at` (so loop joins
+    /// converge); one per inlined instance of the merge point.
+    fn merged_opaque(&mut self, var: u32, at: u32) -> Val {
+        let key = (var, self.instance(at, 0));
+        let id = match self.opaque_ids.get(&key) {
+            Some(id) => *id,
+            None => {
+                self.next_opaque += 1;
+                self.opaque_ids.insert(key, self.next_opaque);
+                self.next_opaque
+            }
+        };
+        Val::Int(Poly::atom(Atom::Opaque(id)))
+    }
+
+    fn join_at(
+        &mut self,
+        a: Option<State>,
+        b: Option<State>,
+        why: MoveWhy,
+        at: u32,
+    ) -> Option<State> {
+        let mut names: Vec<u32> = Vec::new();
+        let mut opaque = |n: u32| {
+            names.push(n);
+            Val::Int(Poly::atom(Atom::Opaque(u32::MAX)))
+        };
+        let joined = join_opt(a, b, why, &mut opaque);
+        // Replace the placeholder by a stable opaque per (name, merge point).
+        joined.map(|mut st| {
+            for n in names {
+                let v = self.merged_opaque(n, at);
+                if let Some(b) = st.get_mut(n) {
+                    if b.val == Val::Int(Poly::atom(Atom::Opaque(u32::MAX))) {
+                        b.val = v;
+                    }
+                }
+            }
+            st
+        })
+    }
+
+    pub fn frame(&mut self) -> Option<&mut Frame<'d>> {
+        self.frames.last_mut()
+    }
+
+    pub fn in_unsafe(&self) -> bool {
+        self.frames
+            .last()
+            .is_some_and(|f| f.unsafe_depth > 0 || f.func.is_unsafe)
+    }
+
+    pub fn root_name(&self, r: usize) -> String {
+        self.roots
+            .get(r)
+            .map(|x| x.name.clone())
+            .unwrap_or_default()
+    }
+
+    // ---- statements ------------------------------------------------------------------
+
+    pub fn exec_block(&mut self, body: &'d [Stmt], mut st: State) -> Option<State> {
+        for s in body {
+            st = self.exec_stmt(s, st)?;
+        }
+        Some(st)
+    }
+
+    fn exec_stmt(&mut self, s: &'d Stmt, mut st: State) -> Option<State> {
+        let header_hi = match s {
+            Stmt::If { test, .. } | Stmt::While { test, .. } => test.span().hi,
+            Stmt::For { iter, .. } => iter.span().hi,
+            Stmt::Unsafe { span, .. } => span.lo,
+            other => other.span().hi,
+        };
+        if let Some(f) = self.frame() {
+            f.stmt_hi = header_hi;
+        }
+        match s {
+            Stmt::Assign {
+                targets,
+                value,
+                span,
+                ..
+            } => {
+                if let ([Target::Tuple { elts, .. }], Expr::Tuple { elts: vals, .. }) =
+                    (targets.as_slice(), value)
+                {
+                    if elts.len() == vals.len() {
+                        // Pairwise: evaluate every value first (Python semantics), then bind.
+                        let vs: Vec<Val> = vals.iter().map(|v| self.eval(v, &mut st)).collect();
+                        // `a, b = z, z` would leave two live names for one output.
+                        let mut roots: Vec<usize> = Vec::new();
+                        for (v, e) in vs.iter().zip(vals) {
+                            if let Some(r) = v.mut_root() {
+                                if roots.contains(&r) {
+                                    let name = self.describe(e);
+                                    self.report(errors::untracked_mut(
+                                        &name,
+                                        e.span(),
+                                        "bound to two names at once",
+                                    ));
+                                }
+                                roots.push(r);
+                            }
+                        }
+                        for (v, e) in vs.iter().zip(vals) {
+                            self.move_out(e, v, &mut st);
+                        }
+                        for (t, v) in elts.iter().zip(vs) {
+                            self.bind_target(t, v, &mut st);
+                        }
+                        return Some(st);
+                    }
+                }
+                let v = self.eval(value, &mut st);
+                if v.is_mut() && targets.len() > 1 {
+                    let name = self.describe(value);
+                    self.report(errors::untracked_mut(
+                        &name,
+                        *span,
+                        "bound to two names at once",
+                    ));
+                }
+                self.move_out(value, &v, &mut st);
+                for t in targets {
+                    self.bind_target(t, v.clone(), &mut st);
+                }
+                Some(st)
+            }
+            Stmt::AugAssign {
+                target,
+                op,
+                value,
+                span,
+                ..
+            } => {
+                let cur = match target {
+                    Target::Name { id, span } => self.read_name(id, *span, &mut st),
+                    Target::Tuple { .. } => Val::Other,
+                };
+                if cur.is_mut() {
+                    let name = match target {
+                        Target::Name { id, .. } => id.clone(),
+                        Target::Tuple { .. } => String::new(),
+                    };
+                    self.report(errors::untracked_mut(
+                        &name,
+                        target.span(),
+                        "updated in place",
+                    ));
+                }
+                let rhs = self.eval(value, &mut st);
+                let v = crate::effects::arith(self, *op, &cur, &rhs, *span);
+                self.bind_target(target, v, &mut st);
+                Some(st)
+            }
+            Stmt::Expr { value, .. } => {
+                let v = self.eval(value, &mut st);
+                let _ = v;
+                Some(st)
+            }
+            Stmt::Assert { test, .. } => {
+                let v = self.eval(test, &mut st);
+                self.no_mut(&v, test);
+                Some(st)
+            }
+            Stmt::Pass { .. } => Some(st),
+            Stmt::If {
+                test, body, orelse, ..
+            } => {
+                let v = self.eval(test, &mut st);
+                self.no_mut(&v, test);
+                let a = self.exec_block(body, st.clone());
+                let b = self.exec_block(orelse, st);
+                self.join_at(a, b, MoveWhy::Branch, s.nid())
+            }
+            Stmt::Unsafe { body, .. } => {
+                if let Some(f) = self.frame() {
+                    f.unsafe_depth += 1;
+                }
+                let out = self.exec_block(body, st);
+                if let Some(f) = self.frame() {
+                    f.unsafe_depth = f.unsafe_depth.saturating_sub(1);
+                }
+                out
+            }
+            Stmt::Return { value, .. } => {
+                let v = match value {
+                    Some(e) => {
+                        let v = self.eval(e, &mut st);
+                        if v.is_mut() {
+                            let name = self.describe(e);
+                            self.report(errors::untracked_mut(&name, e.span(), "returned"));
+                        }
+                        v
+                    }
+                    None => Val::Other,
+                };
+                if let Some(f) = self.frame() {
+                    f.returns.push(v);
+                }
+                None
+            }
+            Stmt::Break { .. } | Stmt::Continue { .. } => {
+                let is_break = matches!(s, Stmt::Break { .. });
+                if let Some(l) = self.frame().and_then(|f| f.loops.last_mut()) {
+                    if is_break {
+                        l.breaks.push(st);
+                    } else {
+                        l.continues.push(st);
+                    }
+                }
+                None
+            }
+            Stmt::For {
+                target,
+                iter,
+                body,
+                span,
+                ..
+            } => {
+                let binder = crate::effects::loop_binder(self, target, iter, &mut st);
+                Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None))
+            }
+            Stmt::While {
+                test, body, span, ..
+            } => Some(self.exec_loop(*span, s.nid(), st, body, None, Some(test))),
+        }
+    }
+
+    /// A loop: iterate the body until the head state is stable (moves made in one
+    /// iteration are seen by the next), then join the exits.
+    fn exec_loop(
+        &mut self,
+        span: Span,
+        nid: u32,
+        st: State,
+        body: &'d [Stmt],
+        target: Option<(&'d Target, Val)>,
+        test: Option<&'d Expr>,
+    ) -> State {
+        let mut assigned = BTreeSet::new();
+        walk_stmts(body, &mut |s| match s {
+            Stmt::Assign { targets, .. } => {
+                targets.iter().for_each(|t| target_names(t, &mut assigned))
+            }
+            Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => {
+                target_names(target, &mut assigned)
+            }
+            _ => {}
+        });
+        // Widen integers assigned in the body: their value at the head is unknown.
+        let mut head = st;
+        for n in &assigned {
+            let id = self.var(n);
+            if let Some(b) = head.get(id) {
+                if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted { .. }) {
+                    let v = self.merged_opaque(id, nid);
+                    if let Some(b) = head.get_mut(id) {
+                        b.val = v;
+                    }
+                }
+            }
+        }
+        let mut breaks = Vec::new();
+        let mut after_test = head.clone();
+        for _ in 0..MAX_LOOP_PASSES {
+            let mut s = head.clone();
+            if let Some(t) = test {
+                let v = self.eval(t, &mut s);
+                self.no_mut(&v, t);
+            }
+            after_test = s.clone();
+            if let Some((t, v)) = &target {
+                self.bind_target(t, v.clone(), &mut s);
+            }
+            if let Some(f) = self.frame() {
+                f.loops.push(LoopCtx {
+                    span,
+                    breaks: Vec::new(),
+                    continues: Vec::new(),
+                });
+            }
+            let out = self.exec_block(body, s);
+            let ctx = self.frame().and_then(|f| f.loops.pop());
+            let (brk, cont) = ctx.map(|c| (c.breaks, c.continues)).unwrap_or_default();
+            breaks = brk;
+            let mut back = out;
+            for c in cont {
+                back = self.join_at(back, Some(c), MoveWhy::Assign, nid);
+            }
+            let new_head = match back {
+                Some(b) => self
+                    .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, nid)
+                    .unwrap_or_else(|| head.clone()),
+                None => head.clone(),
+            };
+            if new_head == head {
+                break;
+            }
+            head = new_head;
+        }
+        let mut exit = Some(after_test);
+        for b in breaks {
+            exit = self.join_at(exit, Some(b), MoveWhy::Assign, nid);
+        }
+        exit.unwrap_or(head)
+    }
+
+    pub fn bind_target(&mut self, t: &Target, v: Val, st: &mut State) {
+        match t {
+            Target::Name { id, .. } => self.bind_var(st, id, v),
+            Target::Tuple { elts, span } => match v {
+                Val::Tuple(vs) if vs.len() == elts.len() => {
+                    for (t, v) in elts.iter().zip(vs) {
+                        self.bind_target(t, v, st);
+                    }
+                }
+                // `for i, j in z.iter_indices()`: the components of the minted index.
+                Val::Minted { root, lp }
+                    if self
+                        .roots
+                        .get(root)
+                        .is_some_and(|r| r.tile.len() == elts.len()) =>
+                {
+                    let comps = crate::effects::minted_components(self, root, lp);
+                    for (t, p) in elts.iter().zip(comps) {
+                        self.bind_target(t, Val::Int(p), st);
+                    }
+                }
+                v => {
+                    if v.is_mut() {
+                        self.report(errors::untracked_mut("", *span, "unpacked"));
+                    }
+                    for t in elts {
+                        let o = self.fresh_opaque();
+                        self.bind_target(t, o, st);
+                    }
+                }
+            },
+        }
+    }
+
+    /// `w = z`: the name `z` no longer owns its tensor.
+    pub fn move_out(&mut self, e: &Expr, v: &Val, st: &mut State) {
+        if let (Expr::Name { id, span, .. }, true) = (e, v.is_mut()) {
+            let var = self.var(id);
+            if let Some(b) = st.get_mut(var) {
+                b.moved = Some(Move {
+                    span: *span,
+                    why: MoveWhy::Assign,
+                });
+            }
+        }
+    }
+
+    /// A `Mut` value in a position the analysis cannot follow.
+    pub fn no_mut(&mut self, v: &Val, e: &Expr) {
+        if v.is_mut() {
+            let name = self.describe(e);
+            self.report(errors::untracked_mut(
+                &name,
+                e.span(),
+                "used as a plain value",
+            ));
+        }
+    }
+}

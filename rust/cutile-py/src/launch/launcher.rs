@@ -1,0 +1,423 @@
+//! `KernelLauncher`'s methods: preparing a launch (binding, grid, launch predicates,
+//! moving the handles in) and compiling or finding the kernel of a specialization.
+
+use super::*;
+
+#[pymethods]
+impl KernelLauncher {
+    /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
+    /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `checked`: the
+    /// kernel's `CheckResult`, whose facts decide the launch kind and the launch
+    /// predicates; `gpu`: `(cuLaunchKernel, cuStreamSynchronize, stream)` addresses, or
+    /// `None` on the interpreter.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_count, registry,
+                        ledger, owner, compile, interpret, cuda_error, gpu = None))]
+    fn new(
+        py: Python<'_>,
+        kernel: &str,
+        params: Vec<ParamTuple<'_>>,
+        consts: Vec<(String, String)>,
+        checked: PyRef<'_, crate::CheckResult>,
+        unchecked: bool,
+        sm_count: u64,
+        registry: Py<HostRegistry>,
+        ledger: Py<Ledger>,
+        owner: Py<PyAny>,
+        compile: Py<PyAny>,
+        interpret: Py<PyAny>,
+        cuda_error: Py<PyAny>,
+        gpu: Option<(usize, usize, usize)>,
+    ) -> PyResult<Self> {
+        let mut specs = Vec::with_capacity(params.len());
+        for (name, kind, dtype, dims) in params {
+            let dims = dims
+                .iter()
+                .map(|d| {
+                    if let Ok(s) = d.cast::<PyString>() {
+                        Ok(DimSpec::Name(s.to_str()?.to_string()))
+                    } else {
+                        Ok(DimSpec::Int(d.extract::<i64>()?))
+                    }
+                })
+                .collect::<PyResult<Vec<DimSpec>>>()?;
+            specs.push(ParamSpec {
+                name,
+                kind,
+                dtype,
+                dims,
+            });
+        }
+        let consts = consts
+            .into_iter()
+            .map(|(name, ty)| {
+                let t = match ty.as_str() {
+                    "int" => ConstType::Int,
+                    "float" => ConstType::Float,
+                    "bool" => ConstType::Bool,
+                    other => {
+                        return Err(PyValueError::new_err(format!("unknown Const type {other}")))
+                    }
+                };
+                Ok((name, t))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let gpu = match gpu {
+            Some((launch, sync, stream)) => {
+                if launch == 0 || sync == 0 {
+                    return Err(PyValueError::new_err("null driver function pointer"));
+                }
+                // SAFETY: the addresses come from cuGetProcAddress for exactly these
+                // symbols, whose C signatures `LaunchFn` / `SyncFn` spell out.
+                let (launch, sync) = unsafe {
+                    (
+                        std::mem::transmute::<usize, LaunchFn>(launch),
+                        std::mem::transmute::<usize, SyncFn>(sync),
+                    )
+                };
+                Some(Gpu {
+                    launch,
+                    sync,
+                    stream,
+                    launched: AtomicU64::new(0),
+                    synced: AtomicU64::new(0),
+                })
+            }
+            None => None,
+        };
+        // `unchecked` launches a rejected kernel: tests that replay the checker's
+        // counterexamples on the interpreter, never a user's path.
+        if !checked.ok && !unchecked {
+            return Err(PyValueError::new_err(
+                "a launcher needs the facts of a kernel the checker accepted",
+            ));
+        }
+        let plan = LaunchPlan::new(&specs, &consts, &checked.facts, sm_count).map_err(|e| {
+            crate::errors::internal(
+                py,
+                &format!("`{kernel}`: the checker's facts do not fit the kernel: {e}"),
+            )
+        })?;
+        let names = PyTuple::new(py, plan.params.iter().map(|p| p.name.as_str()))?.unbind();
+        Ok(KernelLauncher {
+            kernel: Arc::from(kernel),
+            plan,
+            names,
+            registry,
+            ledger,
+            gpu,
+            owner,
+            compile,
+            interpret,
+            cuda_error,
+            kernels: Mutex::new(WordMap::default()),
+            passed: Mutex::new(PredicateCache::default()),
+        })
+    }
+
+    /// The Python kernel object (`None` once it is gone).
+    #[getter]
+    fn kernel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.owner.bind(py).call0()
+    }
+
+    /// `PendingLaunch(self, args, kwargs, last_word)`, or `None` where that raises
+    /// `SlowPath`.
+    #[pyo3(signature = (args, kwargs = None, last_word = false))]
+    fn prepare(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
+    ) -> PyResult<Option<PendingLaunch>> {
+        slf.get().prepare_launch(slf, args, kwargs, last_word)
+    }
+
+    /// Compiled kernels registered so far.
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.kernels.lock().map_err(poisoned)?.len())
+    }
+}
+
+impl KernelLauncher {
+    /// Match, check and move in one call's arguments. `None` (only without `last_word`):
+    /// an argument needs normalizing first (a numpy scalar); every other refusal raises
+    /// the launch's typed error.
+    pub(super) fn prepare_launch(
+        &self,
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
+    ) -> PyResult<Option<PendingLaunch>> {
+        let py = slf.py();
+        let plan = &self.plan;
+        let n = plan.params.len();
+        // Keyword names and values, in call order.
+        let mut kw_names: Vec<String> = Vec::new();
+        let mut kw_values: Vec<Bound<'_, PyAny>> = Vec::new();
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let Ok(k) = k.cast::<PyString>() else {
+                    return Err(PyTypeError::new_err("keywords must be strings"));
+                };
+                kw_names.push(k.to_str()?.to_string());
+                kw_values.push(v);
+            }
+        }
+        let placed = if kw_names.is_empty() && args.len() == n {
+            None // the common call: every argument positional, in order
+        } else {
+            let names: Vec<&str> = kw_names.iter().map(String::as_str).collect();
+            match plan.place(&self.kernel, args.len(), &names) {
+                Ok(p) => Some(p),
+                Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
+                Err(Refusal::Slow(_)) => return Ok(None),
+            }
+        };
+        let object = |r: ArgRef| -> PyResult<Bound<'_, PyAny>> {
+            match r {
+                ArgRef::Positional(i) => args.get_item(i),
+                ArgRef::Keyword(j) => Ok(kw_values[j].clone()),
+            }
+        };
+        let mut objs: Vec<Bound<'_, PyAny>> = Vec::with_capacity(n);
+        for i in 0..n {
+            objs.push(match &placed {
+                Some(p) => object(p.order[i])?,
+                None => args.get_item(i)?,
+            });
+        }
+        // Small calls use stack buffers: a launch allocates only what it keeps.
+        const INLINE: usize = 16;
+        let mut given_buf = [None; INLINE];
+        let mut given_vec = Vec::new();
+        let given: &mut [Option<Arg<'_>>] = if plan.consts.len() <= INLINE {
+            &mut given_buf[..plan.consts.len()]
+        } else {
+            given_vec.resize(plan.consts.len(), None);
+            &mut given_vec
+        };
+        if let Some(p) = &placed {
+            for (g, j) in given.iter_mut().zip(&p.consts) {
+                if let Some(j) = j {
+                    *g = Some(value_arg(&kw_values[*j]));
+                }
+            }
+        }
+        let mut handles: Handles = Vec::with_capacity(n);
+        let mut raw_buf = [Arg::Other; INLINE];
+        let mut raw_vec = Vec::new();
+        let raw: &mut [Arg<'static>] = if n <= INLINE {
+            &mut raw_buf[..n]
+        } else {
+            raw_vec.resize(n, Arg::Other);
+            &mut raw_vec
+        };
+        for (o, r) in objs.iter().zip(raw.iter_mut()) {
+            match o.cast::<HandleMeta>() {
+                Ok(m) => handles.push(m.get().desc.get().cloned()),
+                Err(_) => {
+                    *r = value_arg(o);
+                    handles.push(None);
+                }
+            }
+        }
+        let mut argv_buf = [Arg::Other; INLINE];
+        let mut argv_vec = Vec::new();
+        let argv: &mut [Arg<'_>] = if n <= INLINE {
+            &mut argv_buf[..n]
+        } else {
+            argv_vec.resize(n, Arg::Other);
+            &mut argv_vec
+        };
+        for ((a, h), r) in argv.iter_mut().zip(&handles).zip(raw.iter()) {
+            *a = match h {
+                Some(d) => Arg::Handle(d),
+                None => *r,
+            };
+        }
+        let argv: &[Arg<'_>] = argv;
+        let mut moves_buf = [(0u64, false); INLINE];
+        let mut moves_vec = Vec::new();
+        let moves: &mut [(u64, bool)] = if n <= INLINE {
+            &mut moves_buf[..n]
+        } else {
+            moves_vec.resize(n, (0, false));
+            &mut moves_vec
+        };
+        let describe = |w: Which| -> String {
+            let o = match (w, &placed) {
+                (Which::Param(i), _) => objs.get(i).cloned(),
+                (Which::Const(c), Some(p)) => p.consts[c].map(|j| kw_values[j].clone()),
+                (Which::Const(_), None) => None,
+            };
+            o.map_or_else(|| "no value".to_string(), |o| describe_object(&o))
+        };
+        let checked = guard(|| {
+            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, &describe) {
+                Ok(b) => b,
+                Err(r) => return Ok(Err(r)),
+            };
+            let grid = match plan.grid(&self.kernel, argv, &bound.consts) {
+                Ok(g) => g,
+                Err(r) => return Ok(Err(r)),
+            };
+            let mut cache = self.passed.lock().map_err(poisoned)?;
+            if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
+                return Ok(Err(r));
+            }
+            Ok(Ok((bound, grid, plan.accesses(argv))))
+        })?;
+        let (bound, grid, accesses) = match checked {
+            Ok(x) => x,
+            Err(Refusal::Slow(_)) if !last_word => return Ok(None),
+            Err(Refusal::Slow(why)) => {
+                return Err(errors::internal(
+                    py,
+                    &format!(
+                        "`{}`: the launcher could not read normalized arguments ({why})",
+                        self.kernel
+                    ),
+                ))
+            }
+            Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
+        };
+        let moved = plan.moves_into(argv, moves);
+        let moves = &moves[..moved];
+        // Values come back in parameter order, scalars normalized (an int given for a
+        // float parameter is a float).
+        let converted = argv
+            .iter()
+            .zip(&bound.scalars)
+            .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
+        let values = if converted || placed.is_some() {
+            let mut out = Vec::with_capacity(n);
+            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(&bound.scalars)) {
+                out.push(match (a, s) {
+                    (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
+                    _ => o.clone(),
+                });
+            }
+            PyTuple::new(py, out)?.unbind()
+        } else {
+            args.clone().unbind()
+        };
+        let op = next_op_id();
+        let moved = {
+            let mut reg = self.registry.bind(py).try_borrow_mut()?;
+            reg.inner.move_in_launch(op, &self.kernel, moves)
+        };
+        moved.map_err(|e| host_err(py, e))?;
+        Ok(Some(PendingLaunch {
+            launcher: slf.clone().unbind(),
+            op,
+            values,
+            handles,
+            scalars: bound.scalars,
+            consts: bound.consts,
+            index_bits: bound.index_bits,
+            key: bound.key.into_boxed_slice(),
+            grid,
+            accesses,
+            holding: AtomicBool::new(true),
+            in_ledger: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            launched: AtomicU64::new(0),
+            ran: AtomicBool::new(false),
+            entry: OnceLock::new(),
+        }))
+    }
+
+    /// `p`'s specialization as the compile callback takes it: `(name, value)` per `Const`
+    /// and `(name, dtype, rank, align16, last_stride_one, shape_div, stride_div)` per
+    /// tensor argument.
+    pub(super) fn specialization<'py>(
+        &self,
+        py: Python<'py>,
+        p: &PendingLaunch,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let consts = PyList::empty(py);
+        for (c, v) in self.plan.consts.iter().zip(&p.consts) {
+            consts.append((c.name.as_str(), value_py(py, *v)?))?;
+        }
+        let facts = PyList::empty(py);
+        for (param, h) in self.plan.params.iter().zip(&p.handles) {
+            if let Some(d) = h {
+                let f = &d.facts;
+                let dtype = d.dtype.map_or("?", |c| DTYPES[c as usize].name);
+                facts.append((
+                    param.name.as_str(),
+                    dtype,
+                    d.view.shape.len(),
+                    f.align16,
+                    f.last_stride_one,
+                    PyTuple::new(py, &f.shape_div)?,
+                    PyTuple::new(py, &f.stride_div)?,
+                ))?;
+            }
+        }
+        Ok((consts, facts))
+    }
+
+    /// The compiled kernel for `p`'s specialization, compiling it (in Python) on a miss.
+    pub(super) fn kernel_for(
+        &self,
+        py: Python<'_>,
+        p: &PendingLaunch,
+    ) -> PyResult<Arc<KernelEntry>> {
+        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
+            return Ok(e.clone());
+        }
+        let (consts, facts) = self.specialization(py, p)?;
+        let method = self.compile.bind(py).call0()?;
+        if method.is_none() {
+            return Err(PyRuntimeError::new_err(format!(
+                "kernel `{}` is gone",
+                self.kernel
+            )));
+        }
+        let out = method.call1((consts, facts, p.index_bits))?;
+        let (runnable, function, slots, size): Compiled = out.extract()?;
+        let mut plan_slots = Vec::with_capacity(slots.len());
+        for (kind, param, axis, fmt, offset) in slots {
+            let kind = match kind.as_str() {
+                "ptr" => SlotKind::Ptr,
+                "shape" => SlotKind::Shape,
+                "stride" => SlotKind::Stride,
+                "scalar" => SlotKind::Scalar,
+                other => return Err(PyValueError::new_err(format!("unknown slot kind {other}"))),
+            };
+            let fmt = match fmt.as_bytes() {
+                [c] if fmt_size(*c).is_some_and(|n| offset + n <= size) => *c,
+                _ => return Err(PyValueError::new_err(format!("bad slot format {fmt:?}"))),
+            };
+            if param >= self.plan.params.len() {
+                return Err(PyValueError::new_err("slot names no parameter"));
+            }
+            plan_slots.push(SlotPlan {
+                kind,
+                param,
+                axis,
+                fmt,
+                offset,
+            });
+        }
+        let entry = Arc::new(KernelEntry {
+            runnable,
+            function,
+            slots: plan_slots,
+            size,
+        });
+        let mut kernels = self.kernels.lock().map_err(poisoned)?;
+        Ok(kernels.entry(p.key.clone()).or_insert(entry).clone())
+    }
+
+    pub(super) fn cuda_error(&self, py: Python<'_>, code: c_int, what: &str) -> PyErr {
+        match self.cuda_error.bind(py).call1((code, what)) {
+            Err(e) => e,
+            Ok(_) => PyRuntimeError::new_err(format!("{what} failed with CUresult {code}")),
+        }
+    }
+}

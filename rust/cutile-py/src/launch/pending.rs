@@ -1,0 +1,410 @@
+//! `PendingLaunch` (the Python `KernelOp`): starting a prepared launch (compile on a miss,
+//! ledger, parameter packing, `cuLaunchKernel` or the interpreter), waiting, and handing
+//! everything back.
+
+use super::*;
+
+/// One launch, and the op a kernel call returns (`cutile.KernelOp`, a registered virtual
+/// subclass of `DeviceOp`): its arguments (moved in), grid and specialization, from creation
+/// until `_finish` (or until it is dropped: then it waits for the device if it launched
+/// and gives everything back). `then`, `await` and the "runs once" error come from
+/// `DeviceOp`'s Python code.
+#[pyclass(module = "cutile._native", name = "KernelOp", frozen)]
+pub struct PendingLaunch {
+    pub(super) launcher: Py<KernelLauncher>,
+    pub(super) op: u64,
+    pub(super) values: Py<PyTuple>,
+    pub(super) handles: Handles,
+    pub(super) scalars: Vec<Option<Value>>,
+    pub(super) consts: Vec<Value>,
+    pub(super) index_bits: u32,
+    pub(super) key: Box<[u64]>,
+    pub(super) grid: [u64; 3],
+    pub(super) accesses: Vec<Access>,
+    pub(super) holding: AtomicBool,
+    pub(super) in_ledger: AtomicBool,
+    pub(super) started: AtomicBool,
+    /// This op's launch number on its launcher's stream (0: not launched).
+    pub(super) launched: AtomicU64,
+    pub(super) ran: AtomicBool,
+    pub(super) entry: OnceLock<Arc<KernelEntry>>,
+}
+
+#[pymethods]
+impl PendingLaunch {
+    /// Prepare a launch (see `KernelLauncher`): raises the launch's typed error, or
+    /// `SlowPath` where an argument needs normalizing first (never with `last_word`).
+    #[new]
+    #[pyo3(signature = (launcher, args, kwargs = None, last_word = false))]
+    fn new(
+        launcher: &Bound<'_, KernelLauncher>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+        last_word: bool,
+    ) -> PyResult<Self> {
+        match launcher
+            .get()
+            .prepare_launch(launcher, args, kwargs, last_word)?
+        {
+            Some(p) => Ok(p),
+            None => Err(SlowPath::new_err(())),
+        }
+    }
+
+    #[getter]
+    fn op_id(&self) -> u64 {
+        self.op
+    }
+
+    /// How errors name the op: "`kernel` (op #id)".
+    #[getter]
+    fn name(&self) -> String {
+        cutile_host::launch_op_name(&self.launcher.get().kernel, self.op)
+    }
+
+    #[getter]
+    fn _launcher(&self, py: Python<'_>) -> Py<KernelLauncher> {
+        self.launcher.clone_ref(py)
+    }
+
+    #[getter]
+    fn grid(&self) -> (u64, u64, u64) {
+        (self.grid[0], self.grid[1], self.grid[2])
+    }
+
+    /// The arguments in parameter order (scalars normalized).
+    #[getter]
+    fn values(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.values.clone_ref(py)
+    }
+
+    /// Every `Const` as `(name, value)`, sorted by name.
+    #[getter]
+    fn consts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        let l = self.launcher.get();
+        l.plan
+            .consts
+            .iter()
+            .zip(&self.consts)
+            .map(|(c, v)| Ok((c.name.clone(), value_py(py, *v)?)))
+            .collect()
+    }
+
+    /// Whether the arguments are still moved in.
+    #[getter]
+    fn holding(&self) -> bool {
+        self.holding.load(Ordering::Acquire)
+    }
+
+    /// `DeviceOp`'s "already ran" flag.
+    #[getter(_ran)]
+    fn get_ran(&self) -> bool {
+        self.ran.load(Ordering::Acquire)
+    }
+
+    #[setter(_ran)]
+    fn set_ran(&self, value: bool) {
+        self.ran.store(value, Ordering::Release);
+    }
+
+    /// Compile if needed, record the ledger ranges, and launch (GPU) or get ready to run
+    /// (interpreter); returns the waiter. On failure everything is given back.
+    fn _start<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.get().start(slf.py())?;
+        slf.getattr(pyo3::intern!(slf.py(), "_wait"))
+    }
+
+    /// Wait for the device (GPU), or run the interpreter.
+    fn _wait(&self, py: Python<'_>) -> PyResult<()> {
+        self.wait(py)
+    }
+
+    /// Give the arguments back and return them.
+    fn _finish(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.release(py);
+        self.values.clone_ref(py)
+    }
+
+    /// Release the ledger ranges and hand the arguments back (idempotent).
+    fn _give_back(&self, py: Python<'_>) {
+        self.release(py);
+    }
+
+    /// Run, wait for completion, and return the arguments (`DeviceOp.sync`); on failure
+    /// everything is given back. An op runs once (`DeviceOp._claim` raises).
+    fn sync<'py>(slf: &Bound<'py, Self>) -> PyResult<Py<PyTuple>> {
+        Self::_claim(slf)?;
+        slf.get().run(slf.py())
+    }
+
+    /// Mark the op as run; raises `BorrowError` (CT5020, from `DeviceOp._claim`) if it ran.
+    fn _claim(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if slf.get().ran.swap(true, Ordering::AcqRel) {
+            device_op(slf.py(), "_claim")?.call1((slf,))?;
+        }
+        Ok(())
+    }
+
+    /// `DeviceOp.then`: an op that runs this one, then `fn(*results)`.
+    fn then<'py>(slf: &Bound<'py, Self>, f: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "then")?.call1((slf, f))
+    }
+
+    /// `await op` (`DeviceOp.__await__`).
+    fn __await__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "__await__")?.call1((slf,))
+    }
+
+    fn _run_async<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "_run_async")?.call1((slf,))
+    }
+
+    /// The kernel object that made this op.
+    #[getter]
+    fn kernel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.launcher.get().owner.bind(py).call0()
+    }
+
+    /// `(consts, tensor facts, index bits)`: what the launch compiles for.
+    #[getter]
+    fn specialization<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, u32)> {
+        let (c, f) = self.launcher.get().specialization(py, self)?;
+        Ok((c, f, self.index_bits))
+    }
+
+    /// The launch's parameters, values, `Const`s, specialization and grid
+    /// (`cutile.kernel.op_binding`).
+    #[getter]
+    fn binding<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static OP_BINDING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        OP_BINDING
+            .import(slf.py(), "cutile.kernel", "op_binding")?
+            .call1((slf,))
+    }
+
+    /// `_start`, `_wait`, `_finish` in one call, without the "runs once" flag.
+    fn _run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        self.run(py)
+    }
+}
+
+impl PendingLaunch {
+    fn run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        let r = self.start(py).and_then(|_| self.wait(py));
+        self.release(py);
+        r.map(|_| self.values.clone_ref(py))
+    }
+
+    fn start(&self, py: Python<'_>) -> PyResult<()> {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return Err(PyRuntimeError::new_err("this launch already started"));
+        }
+        if !self.holding.load(Ordering::Acquire) {
+            return Err(PyRuntimeError::new_err(
+                "this launch gave its arguments back",
+            ));
+        }
+        let r = self.start_inner(py);
+        if r.is_err() {
+            self.release(py);
+        }
+        r
+    }
+
+    fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
+        if self.grid.contains(&0) {
+            // An output with no tile: no block runs (the checker's facts assume every
+            // output of a running launch has at least one tile).
+            return Ok(());
+        }
+        let l = self.launcher.get();
+        let entry = match self.entry.get() {
+            Some(e) => e.clone(),
+            None => l.kernel_for(py, self)?,
+        };
+        let acquired = {
+            let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
+            ledger.inner.acquire(self.op, &self.accesses)
+        };
+        acquired.map_err(|e| host_err(py, e))?;
+        self.in_ledger.store(true, Ordering::Release);
+        let _ = self.entry.set(entry.clone());
+        let Some(gpu) = &l.gpu else {
+            return Ok(());
+        };
+        let mut argv_buf = [Arg::Other; 16];
+        let argv_vec;
+        let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
+            for (a, v) in argv_buf
+                .iter_mut()
+                .zip(args_view(&self.handles, &self.scalars))
+            {
+                *a = v;
+            }
+            &argv_buf[..self.handles.len()]
+        } else {
+            argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
+            &argv_vec
+        };
+        let words = entry.size.div_ceil(8).max(1);
+        let mut small = [0u64; 64];
+        let mut big = Vec::new();
+        let buf: &mut [u64] = if words <= small.len() {
+            &mut small[..words]
+        } else {
+            big.resize(words, 0u64);
+            &mut big
+        };
+        // SAFETY: a u64 buffer viewed as its bytes (u8 has alignment 1), borrowed
+        // exclusively for the packing below.
+        let bytes: &mut [u8] =
+            unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), words * 8) };
+        if let Err(e) = pack(&entry.slots, argv, &self.scalars, bytes) {
+            return Err(struct_error(py, e.fmt, e.value));
+        }
+        let base = bytes.as_mut_ptr();
+        let mut small_ptrs = [std::ptr::null_mut::<c_void>(); 64];
+        let mut big_ptrs = Vec::new();
+        let ptrs: &mut [*mut c_void] = if entry.slots.len() <= small_ptrs.len() {
+            &mut small_ptrs[..entry.slots.len()]
+        } else {
+            big_ptrs.resize(entry.slots.len(), std::ptr::null_mut());
+            &mut big_ptrs
+        };
+        for (p, s) in ptrs.iter_mut().zip(&entry.slots) {
+            // SAFETY: every slot's offset + size lies inside the buffer (checked when the
+            // kernel was registered).
+            *p = unsafe { base.add(s.offset) }.cast::<c_void>();
+        }
+        let params = if ptrs.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            ptrs.as_mut_ptr()
+        };
+        let mut g = [0 as c_uint; 3];
+        for (k, x) in self.grid.iter().enumerate() {
+            g[k] = c_uint::try_from(*x).map_err(|_| {
+                PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
+            })?;
+        }
+        // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
+        // loaded module, `stream` the runtime's stream, `params` one pointer per kernel
+        // parameter into `bytes`, which outlive the call (the driver copies them).
+        let code = unsafe {
+            (gpu.launch)(
+                entry.function as *mut c_void,
+                g[0],
+                g[1],
+                g[2],
+                1,
+                1,
+                1,
+                0,
+                gpu.stream as *mut c_void,
+                params,
+                std::ptr::null_mut(),
+            )
+        };
+        if code != 0 {
+            return Err(l.cuda_error(py, code, "cuLaunchKernel"));
+        }
+        let seq = gpu.launched.fetch_add(1, Ordering::AcqRel) + 1;
+        self.launched.store(seq, Ordering::Release);
+        Ok(())
+    }
+
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        let l = self.launcher.get();
+        if self.grid.contains(&0) && self.started.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let Some(entry) = self.entry.get() else {
+            return Err(PyRuntimeError::new_err("this launch has not started"));
+        };
+        match &l.gpu {
+            Some(gpu) => {
+                let code = gpu.wait_for(py, self.launched.load(Ordering::Acquire));
+                if code != 0 {
+                    return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
+                }
+                Ok(())
+            }
+            None => {
+                let g = self.grid;
+                l.interpret
+                    .bind(py)
+                    .call1((
+                        entry.runnable.bind(py),
+                        (g[0], g[1], g[2]),
+                        l.names.bind(py),
+                        self.values.bind(py),
+                    ))
+                    .map(|_| ())
+            }
+        }
+    }
+
+    fn release(&self, py: Python<'_>) {
+        let l = self.launcher.get();
+        if self.in_ledger.swap(false, Ordering::AcqRel) {
+            if let Ok(mut ledger) = l.ledger.bind(py).try_borrow_mut() {
+                ledger.inner.release(self.op);
+            }
+        }
+        if self.holding.swap(false, Ordering::AcqRel) {
+            if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
+                reg.inner.give_back(self.op);
+            }
+        }
+    }
+}
+
+impl Drop for PendingLaunch {
+    fn drop(&mut self) {
+        if !self.holding.load(Ordering::Acquire) && !self.in_ledger.load(Ordering::Acquire) {
+            return;
+        }
+        // Dropped without finishing: wait for the device if it launched (nothing may still
+        // be writing the memory), then give everything back.
+        let _ = Python::try_attach(|py| {
+            let l = self.launcher.get();
+            let seq = self.launched.load(Ordering::Acquire);
+            if seq != 0 {
+                if let Some(gpu) = &l.gpu {
+                    gpu.wait_for(py, seq);
+                }
+            }
+            self.release(py);
+        });
+    }
+}
+
+static DEVICE_OP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// An attribute of `cutile.runtime.device_op.DeviceOp` (its Python methods).
+fn device_op<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    DEVICE_OP
+        .import(py, "cutile.runtime.device_op", "DeviceOp")?
+        .getattr(name)
+}
+
+static STRUCT_PACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The error `struct.pack(fmt, value)` raises (the packing rules' one source of messages).
+fn struct_error(py: Python<'_>, fmt: u8, value: Value) -> PyErr {
+    let raised = (|| -> PyResult<PyErr> {
+        let f = STRUCT_PACK.import(py, "struct", "pack")?;
+        let v = value_py(py, value)?;
+        f.call1((char::from(fmt).to_string(), v))?;
+        Ok(PyValueError::new_err(format!(
+            "cannot pack {value:?} as `{}`",
+            char::from(fmt)
+        )))
+    })();
+    match raised {
+        Ok(e) | Err(e) => e,
+    }
+}
