@@ -8,8 +8,8 @@ independently so that a disagreement with the checker *or* the compiler shows up
   folded exactly (unbounded Python integers, Python's `//` and `%`);
 - everything that depends on a block id, a grid size, a dynamic extent or a runtime scalar is
   a device integer (`i32`, or `i64` for `i64` scalars) and every operation on it wraps
-  (two's complement); a compile-time operand is converted to the device type first, which
-  wraps too (truncation is what a 32-bit register holds);
+  (two's complement); a compile-time operand is converted to the device type first, and
+  one that does not fit it does not compile (CT3052, as the checker and the lowering say);
 - `//` floors and `%` takes the divisor's sign (Python semantics, as the DSL documents);
   a zero divisor reads as 1 (`x // 0 == x`, `x % 0 == 0`), as the lowering defines it;
 - `min`/`max` are signed; `cdiv(a, b)` folds exactly on constants, else is
@@ -268,7 +268,9 @@ def _dev(v: Val, kind: str, rows: int) -> Array:
     bits = BITS[kind]
     if v.kind == "c":
         assert isinstance(v.v, int)
-        return np.full(rows, wrap_int(v.v, bits), dtype=np.int64)
+        if not -(1 << (bits - 1)) <= v.v < 1 << (bits - 1):
+            raise ModelCompileError(f"the constant {v.v} does not fit {kind}")  # CT3052
+        return np.full(rows, v.v, dtype=np.int64)
     assert isinstance(v.v, np.ndarray)
     if v.kind == kind:
         return v.v
@@ -396,7 +398,9 @@ def as_index(v: Val, rows: int) -> Array:
         assert isinstance(v.v, int)
         if v.v < 0:
             raise ModelCompileError("negative constant tile index")  # CT3037
-        return np.full(rows, wrap_int(v.v, 32) % (1 << 32), dtype=np.int64)
+        if v.v >= 1 << 31:
+            raise ModelCompileError(f"the constant index {v.v} does not fit i32")  # CT3052
+        return np.full(rows, v.v, dtype=np.int64)
     assert isinstance(v.v, np.ndarray)
     return wrap_arr(v.v, 32) % np.int64(1 << 32)
 

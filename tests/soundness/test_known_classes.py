@@ -1,9 +1,9 @@
-"""One regression per known class of unsound acceptance (and the new ones the fuzzer found):
-each kernel below is accepted by the checker today and then races, faults, or fails with an
-untyped exception on the interpreter. A correct system rejects it, refuses the launch with a
-typed error, or runs it safely; `assert_sound` accepts any of those.
-
-These tests fail until the checker / lowering / launcher are fixed; do not weaken them."""
+"""One regression per known class of unsound acceptance (issue 6, classes 1-8, and the new
+ones the fuzzer found): each kernel below was once accepted by the checker and then raced,
+faulted, or failed with an untyped exception on the interpreter. A correct system rejects
+it, refuses the launch with a typed error, or runs it safely under the race detector;
+`assert_sound` accepts any of those and nothing else. Classes 9-11 (reading a kernel) are in
+`test_one_reading.py` and `tests/frontend/test_check_finds_compile_errors.py`."""
 
 from __future__ import annotations
 

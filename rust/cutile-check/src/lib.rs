@@ -81,10 +81,35 @@ pub fn check(doc: &Document) -> CheckOutput {
     };
     c.run();
     let facts = c.facts();
-    let mut diagnostics = c.diags;
+    let mut diagnostics = drop_consequences(c.diags);
     // Stable order: by file, then position.
     diagnostics.sort_by_key(|d| (d.primary.span.file, d.primary.span.lo, d.primary.span.hi));
     CheckOutput { diagnostics, facts }
+}
+
+/// A constant too wide for the device (CT3052) makes its expression unknown, and every
+/// proof over it fails in turn: keep the cause alone, once (the innermost span), and drop
+/// the proof errors whose index contains it.
+fn drop_consequences(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let within = |inner: &cutile_kast::Span, outer: &cutile_kast::Span| {
+        inner.file == outer.file && outer.lo <= inner.lo && inner.hi <= outer.hi
+    };
+    let wide: Vec<cutile_kast::Span> = diags
+        .iter()
+        .filter(|d| d.code == "CT3052")
+        .map(|d| d.primary.span)
+        .collect();
+    diags
+        .into_iter()
+        .filter(|d| {
+            let s = d.primary.span;
+            match d.code.as_str() {
+                "CT3052" => !wide.iter().any(|w| *w != s && within(w, &s)),
+                c if c.starts_with("CT2") => !wide.iter().any(|w| within(w, &s)),
+                _ => true,
+            }
+        })
+        .collect()
 }
 
 /// Parse a kernel AST document and check it.
