@@ -8,6 +8,8 @@
 //!   overlaps with a mutable argument (rules 2, 3); `give_back` ends the loan.
 //! - [`Ledger`]: byte ranges in flight per completion token (rule 4).
 //! - [`validate_launch`]: grid and tile shapes against the kernel (rule 6).
+//! - [`OpState`]: one launch op's life (start once, release once); `launch_plan` binds,
+//!   grids, checks and packs a launch ([`launch_plan::ParamBuffer`]).
 //!
 //! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
 //! Testing: `cargo test -p cutile-host`; `cargo bench -p cutile-host` times `move_in`.
@@ -15,10 +17,12 @@
 mod launch;
 pub mod launch_plan;
 mod ledger;
+mod op_state;
 mod region;
 
 pub use launch::{validate_launch, PartitionArg};
 pub use ledger::{Access, Ledger};
+pub use op_state::{OpState, Release, StartRefusal};
 pub use region::{may_overlap, Region};
 
 use std::collections::HashMap;

@@ -19,16 +19,16 @@ pub use pending::PendingLaunch;
 use crate::errors::{self, guard, host_err};
 use crate::{HostRegistry, Ledger};
 use cutile_host::launch_plan::{
-    fmt_size, pack, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamSpec, PredicateCache,
+    fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamSpec, PredicateCache,
     Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
 };
-use cutile_host::Access;
+use cutile_host::{Access, OpState};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 static NEXT_OP: AtomicU64 = AtomicU64::new(0);

@@ -157,3 +157,85 @@ pub fn pack(
     }
     Ok(())
 }
+
+/// A launch's parameter buffer and the pointer array `cuLaunchKernel` takes, on the stack
+/// for kernels of up to 64 words and 64 slots (the launch path allocates nothing then).
+pub struct ParamBuffer {
+    small: [u64; 64],
+    big: Vec<u64>,
+    words: usize,
+}
+
+impl ParamBuffer {
+    /// A zeroed buffer of `size` bytes.
+    pub fn new(size: usize) -> Self {
+        let words = size.div_ceil(8).max(1);
+        ParamBuffer {
+            small: [0; 64],
+            big: if words > 64 {
+                vec![0; words]
+            } else {
+                Vec::new()
+            },
+            words,
+        }
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        if self.words > 64 {
+            &mut self.big
+        } else {
+            &mut self.small[..self.words]
+        }
+    }
+
+    /// The buffer as bytes (a `u64` buffer keeps every slot naturally aligned).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let words = self.words_mut();
+        let n = words.len() * 8;
+        // SAFETY: a u64 slice viewed as its bytes (u8 has alignment 1), borrowed
+        // exclusively for the lifetime of the returned slice.
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), n) }
+    }
+
+    /// Pack the launch (`pack`) into the buffer.
+    pub fn pack(
+        &mut self,
+        slots: &[SlotPlan],
+        args: &[Arg<'_>],
+        scalars: &[Option<Value>],
+    ) -> Result<(), PackError> {
+        pack(slots, args, scalars, self.bytes_mut())
+    }
+
+    /// Call `f` with one pointer per slot into the buffer (null when there are no slots):
+    /// the `kernelParams` of `cuLaunchKernel`, valid during the call.
+    pub fn with_params<R>(
+        &mut self,
+        slots: &[SlotPlan],
+        f: impl FnOnce(*mut *mut std::ffi::c_void) -> R,
+    ) -> R {
+        let bytes = self.bytes_mut();
+        let len = bytes.len();
+        let base = bytes.as_mut_ptr();
+        let mut small = [std::ptr::null_mut::<std::ffi::c_void>(); 64];
+        let mut big = Vec::new();
+        let ptrs: &mut [*mut std::ffi::c_void] = if slots.len() <= small.len() {
+            &mut small[..slots.len()]
+        } else {
+            big.resize(slots.len(), std::ptr::null_mut());
+            &mut big
+        };
+        for (p, s) in ptrs.iter_mut().zip(slots) {
+            let at = s.offset.min(len);
+            // SAFETY: `at` is within the buffer (every slot's offset + size is, as checked
+            // when the kernel was registered; clamped here all the same).
+            *p = unsafe { base.add(at) }.cast::<std::ffi::c_void>();
+        }
+        if ptrs.is_empty() {
+            f(std::ptr::null_mut())
+        } else {
+            f(ptrs.as_mut_ptr())
+        }
+    }
+}

@@ -612,6 +612,24 @@ fn packs_like_struct() {
     assert_eq!(u16::from_ne_bytes(buf[24..26].try_into().unwrap()), 0x3c00);
     assert_eq!(buf[26], 1);
     assert_eq!(f32::from_ne_bytes(buf[28..32].try_into().unwrap()), 3.0);
+    // the driver's view: one pointer per slot, at the slot's offset in the same bytes
+    let mut pb = ParamBuffer::new(32);
+    pb.pack(&slots, &args, &scalars).unwrap();
+    let read = pb.with_params(&slots, |ptrs| {
+        // SAFETY: `ptrs` holds `slots.len()` pointers into the live buffer.
+        unsafe {
+            (
+                (*ptrs).cast::<u64>().read_unaligned(),
+                (*ptrs.add(1)).cast::<i32>().read_unaligned(),
+            )
+        }
+    });
+    assert_eq!(read, (8192, 5));
+    assert!(pb.with_params(&[], |p| p.is_null()));
+    // past 64 words the buffer is on the heap, and packs the same
+    let mut wide = ParamBuffer::new(1024);
+    wide.pack(&slots, &args, &scalars).unwrap();
+    assert_eq!(&wide.bytes_mut()[..32], &buf[..]);
     // struct refuses: an i32 past its range, an f32 or f16 overflow
     let big = TensorDesc::new(View {
         shape: vec![1],

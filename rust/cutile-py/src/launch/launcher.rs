@@ -321,11 +321,7 @@ impl KernelLauncher {
             key: bound.key.into_boxed_slice(),
             grid,
             accesses,
-            holding: AtomicBool::new(true),
-            in_ledger: AtomicBool::new(false),
-            started: AtomicBool::new(false),
-            launched: AtomicU64::new(0),
-            ran: AtomicBool::new(false),
+            state: OpState::new(),
             entry: OnceLock::new(),
         }))
     }

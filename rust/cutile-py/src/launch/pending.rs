@@ -21,12 +21,8 @@ pub struct PendingLaunch {
     pub(super) key: Box<[u64]>,
     pub(super) grid: [u64; 3],
     pub(super) accesses: Vec<Access>,
-    pub(super) holding: AtomicBool,
-    pub(super) in_ledger: AtomicBool,
-    pub(super) started: AtomicBool,
-    /// This op's launch number on its launcher's stream (0: not launched).
-    pub(super) launched: AtomicU64,
-    pub(super) ran: AtomicBool,
+    /// Started once, released once (`cutile_host::OpState`).
+    pub(super) state: OpState,
     pub(super) entry: OnceLock<Arc<KernelEntry>>,
 }
 
@@ -93,18 +89,18 @@ impl PendingLaunch {
     /// Whether the arguments are still moved in.
     #[getter]
     fn holding(&self) -> bool {
-        self.holding.load(Ordering::Acquire)
+        self.state.holding()
     }
 
     /// `DeviceOp`'s "already ran" flag.
     #[getter(_ran)]
     fn get_ran(&self) -> bool {
-        self.ran.load(Ordering::Acquire)
+        self.state.ran()
     }
 
     #[setter(_ran)]
     fn set_ran(&self, value: bool) {
-        self.ran.store(value, Ordering::Release);
+        self.state.set_ran(value);
     }
 
     /// Compile if needed, record the ledger ranges, and launch (GPU) or get ready to run
@@ -139,7 +135,7 @@ impl PendingLaunch {
 
     /// Mark the op as run; raises `BorrowError` (CT5020, from `DeviceOp._claim`) if it ran.
     fn _claim(slf: &Bound<'_, Self>) -> PyResult<()> {
-        if slf.get().ran.swap(true, Ordering::AcqRel) {
+        if slf.get().state.claim() {
             device_op(slf.py(), "_claim")?.call1((slf,))?;
         }
         Ok(())
@@ -199,14 +195,9 @@ impl PendingLaunch {
     }
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        if self.started.swap(true, Ordering::AcqRel) {
-            return Err(PyRuntimeError::new_err("this launch already started"));
-        }
-        if !self.holding.load(Ordering::Acquire) {
-            return Err(PyRuntimeError::new_err(
-                "this launch gave its arguments back",
-            ));
-        }
+        self.state
+            .begin_start()
+            .map_err(|r| PyRuntimeError::new_err(r.message()))?;
         let r = self.start_inner(py);
         if r.is_err() {
             self.release(py);
@@ -230,7 +221,7 @@ impl PendingLaunch {
             ledger.inner.acquire(self.op, &self.accesses)
         };
         acquired.map_err(|e| host_err(py, e))?;
-        self.in_ledger.store(true, Ordering::Release);
+        self.state.entered_ledger();
         let _ = self.entry.set(entry.clone());
         let Some(gpu) = &l.gpu else {
             return Ok(());
@@ -249,41 +240,10 @@ impl PendingLaunch {
             argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
             &argv_vec
         };
-        let words = entry.size.div_ceil(8).max(1);
-        let mut small = [0u64; 64];
-        let mut big = Vec::new();
-        let buf: &mut [u64] = if words <= small.len() {
-            &mut small[..words]
-        } else {
-            big.resize(words, 0u64);
-            &mut big
-        };
-        // SAFETY: a u64 buffer viewed as its bytes (u8 has alignment 1), borrowed
-        // exclusively for the packing below.
-        let bytes: &mut [u8] =
-            unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), words * 8) };
-        if let Err(e) = pack(&entry.slots, argv, &self.scalars, bytes) {
+        let mut buf = ParamBuffer::new(entry.size);
+        if let Err(e) = buf.pack(&entry.slots, argv, &self.scalars) {
             return Err(struct_error(py, e.fmt, e.value));
         }
-        let base = bytes.as_mut_ptr();
-        let mut small_ptrs = [std::ptr::null_mut::<c_void>(); 64];
-        let mut big_ptrs = Vec::new();
-        let ptrs: &mut [*mut c_void] = if entry.slots.len() <= small_ptrs.len() {
-            &mut small_ptrs[..entry.slots.len()]
-        } else {
-            big_ptrs.resize(entry.slots.len(), std::ptr::null_mut());
-            &mut big_ptrs
-        };
-        for (p, s) in ptrs.iter_mut().zip(&entry.slots) {
-            // SAFETY: every slot's offset + size lies inside the buffer (checked when the
-            // kernel was registered).
-            *p = unsafe { base.add(s.offset) }.cast::<c_void>();
-        }
-        let params = if ptrs.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            ptrs.as_mut_ptr()
-        };
         let mut g = [0 as c_uint; 3];
         for (k, x) in self.grid.iter().enumerate() {
             g[k] = c_uint::try_from(*x).map_err(|_| {
@@ -292,8 +252,8 @@ impl PendingLaunch {
         }
         // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
         // loaded module, `stream` the runtime's stream, `params` one pointer per kernel
-        // parameter into `bytes`, which outlive the call (the driver copies them).
-        let code = unsafe {
+        // parameter into `buf`, valid during the call (the driver copies them).
+        let code = buf.with_params(&entry.slots, |params| unsafe {
             (gpu.launch)(
                 entry.function as *mut c_void,
                 g[0],
@@ -307,18 +267,18 @@ impl PendingLaunch {
                 params,
                 std::ptr::null_mut(),
             )
-        };
+        });
         if code != 0 {
             return Err(l.cuda_error(py, code, "cuLaunchKernel"));
         }
         let seq = gpu.launched.fetch_add(1, Ordering::AcqRel) + 1;
-        self.launched.store(seq, Ordering::Release);
+        self.state.launched_as(seq);
         Ok(())
     }
 
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
         let l = self.launcher.get();
-        if self.grid.contains(&0) && self.started.load(Ordering::Acquire) {
+        if self.grid.contains(&0) && self.state.started() {
             return Ok(());
         }
         let Some(entry) = self.entry.get() else {
@@ -326,7 +286,7 @@ impl PendingLaunch {
         };
         match &l.gpu {
             Some(gpu) => {
-                let code = gpu.wait_for(py, self.launched.load(Ordering::Acquire));
+                let code = gpu.wait_for(py, self.state.launched());
                 if code != 0 {
                     return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
                 }
@@ -349,12 +309,13 @@ impl PendingLaunch {
 
     fn release(&self, py: Python<'_>) {
         let l = self.launcher.get();
-        if self.in_ledger.swap(false, Ordering::AcqRel) {
+        let undo = self.state.take_release();
+        if undo.ledger {
             if let Ok(mut ledger) = l.ledger.bind(py).try_borrow_mut() {
                 ledger.inner.release(self.op);
             }
         }
-        if self.holding.swap(false, Ordering::AcqRel) {
+        if undo.moves {
             if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
                 reg.inner.give_back(self.op);
             }
@@ -364,14 +325,14 @@ impl PendingLaunch {
 
 impl Drop for PendingLaunch {
     fn drop(&mut self) {
-        if !self.holding.load(Ordering::Acquire) && !self.in_ledger.load(Ordering::Acquire) {
+        if !self.state.needs_release() {
             return;
         }
         // Dropped without finishing: wait for the device if it launched (nothing may still
         // be writing the memory), then give everything back.
         let _ = Python::try_attach(|py| {
             let l = self.launcher.get();
-            let seq = self.launched.load(Ordering::Acquire);
+            let seq = self.state.launched();
             if seq != 0 {
                 if let Some(gpu) = &l.gpu {
                     gpu.wait_for(py, seq);

@@ -1,0 +1,186 @@
+//! The life of one launch op, as a state machine the bindings drive: created holding its
+//! moved-in arguments; started once (never after giving them back); in the ledger from a
+//! successful start; launched with a sequence number on its stream; released exactly once
+//! (ledger ranges, then the moves), whether it finished, failed or was dropped.
+//!
+//! Atomics, not a lock: the Python object is shared (frozen) and `release` runs from
+//! `Drop` too; every transition is one swap, so each side effect happens at most once.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Why an op may not start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartRefusal {
+    AlreadyStarted,
+    GaveBack,
+}
+
+impl StartRefusal {
+    pub fn message(self) -> &'static str {
+        match self {
+            StartRefusal::AlreadyStarted => "this launch already started",
+            StartRefusal::GaveBack => "this launch gave its arguments back",
+        }
+    }
+}
+
+/// What a release must undo (each at most once over the op's life).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Release {
+    /// Release the op's ledger ranges.
+    pub ledger: bool,
+    /// Give the moved-in arguments back to the registry.
+    pub moves: bool,
+}
+
+#[derive(Debug)]
+pub struct OpState {
+    holding: AtomicBool,
+    in_ledger: AtomicBool,
+    started: AtomicBool,
+    /// The op's launch number on its stream (0: not launched).
+    launched: AtomicU64,
+    /// `DeviceOp`'s "runs once" flag.
+    ran: AtomicBool,
+}
+
+impl Default for OpState {
+    fn default() -> Self {
+        OpState::new()
+    }
+}
+
+impl OpState {
+    /// A prepared op: its arguments are moved in.
+    pub fn new() -> Self {
+        OpState {
+            holding: AtomicBool::new(true),
+            in_ledger: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            launched: AtomicU64::new(0),
+            ran: AtomicBool::new(false),
+        }
+    }
+
+    /// Start once, and only while holding the arguments.
+    pub fn begin_start(&self) -> Result<(), StartRefusal> {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return Err(StartRefusal::AlreadyStarted);
+        }
+        if !self.holding.load(Ordering::Acquire) {
+            return Err(StartRefusal::GaveBack);
+        }
+        Ok(())
+    }
+
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
+    pub fn holding(&self) -> bool {
+        self.holding.load(Ordering::Acquire)
+    }
+
+    /// The ledger accepted the op's ranges.
+    pub fn entered_ledger(&self) {
+        self.in_ledger.store(true, Ordering::Release);
+    }
+
+    /// The driver accepted the launch as number `seq` of its stream.
+    pub fn launched_as(&self, seq: u64) {
+        self.launched.store(seq, Ordering::Release);
+    }
+
+    /// The launch number to wait for (0: nothing was launched).
+    pub fn launched(&self) -> u64 {
+        self.launched.load(Ordering::Acquire)
+    }
+
+    /// Mark the op as run; true when it had run already.
+    pub fn claim(&self) -> bool {
+        self.ran.swap(true, Ordering::AcqRel)
+    }
+
+    pub fn ran(&self) -> bool {
+        self.ran.load(Ordering::Acquire)
+    }
+
+    pub fn set_ran(&self, value: bool) {
+        self.ran.store(value, Ordering::Release);
+    }
+
+    /// What is left to undo; afterwards nothing is (idempotent).
+    pub fn take_release(&self) -> Release {
+        Release {
+            ledger: self.in_ledger.swap(false, Ordering::AcqRel),
+            moves: self.holding.swap(false, Ordering::AcqRel),
+        }
+    }
+
+    /// Whether a drop must still wait and release.
+    pub fn needs_release(&self) -> bool {
+        self.holding.load(Ordering::Acquire) || self.in_ledger.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_op_starts_once_and_releases_once() {
+        let s = OpState::new();
+        assert!(s.holding() && !s.started() && s.needs_release());
+        assert_eq!(s.begin_start(), Ok(()));
+        assert_eq!(s.begin_start(), Err(StartRefusal::AlreadyStarted));
+        s.entered_ledger();
+        s.launched_as(7);
+        assert_eq!(s.launched(), 7);
+        assert_eq!(
+            s.take_release(),
+            Release {
+                ledger: true,
+                moves: true
+            }
+        );
+        assert_eq!(s.take_release(), Release::default());
+        assert!(!s.needs_release() && !s.holding());
+    }
+
+    #[test]
+    fn an_op_that_gave_back_does_not_start() {
+        let s = OpState::new();
+        assert_eq!(
+            s.take_release(),
+            Release {
+                ledger: false,
+                moves: true
+            }
+        );
+        assert_eq!(s.begin_start(), Err(StartRefusal::GaveBack));
+        assert!(!s.needs_release());
+    }
+
+    #[test]
+    fn a_failed_start_releases_only_the_moves() {
+        // the ledger refused the op: nothing to release there
+        let s = OpState::new();
+        s.begin_start().unwrap();
+        assert_eq!(
+            s.take_release(),
+            Release {
+                ledger: false,
+                moves: true
+            }
+        );
+    }
+
+    #[test]
+    fn runs_once() {
+        let s = OpState::new();
+        assert!(!s.claim());
+        assert!(s.claim() && s.ran());
+        s.set_ran(false);
+        assert!(!s.ran());
+    }
+}
