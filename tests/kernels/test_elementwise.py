@@ -123,14 +123,18 @@ def int_divmod(q: Mut[Tensor[i32, ["B"]]], r: Mut[Tensor[i32, ["B"]]], x: Tensor
 
 
 def test_integer_division_is_pythons_and_a_zero_divisor_reads_as_one() -> None:
-    # Tile IR leaves `x / 0` undefined; the kernel language defines it (`x // 0 == x`,
-    # `x % 0 == 0`) so an accepted kernel never reaches undefined behaviour.
+    # Tile IR leaves `x / 0` and `INT_MIN / -1` undefined; the kernel language defines them
+    # (`x // 0 == x`, `x % 0 == 0`, `INT_MIN // -1 == INT_MIN` wrapping, `x % -1 == 0`), so
+    # an accepted kernel never reaches undefined behaviour.
     xs = rng.integers(-1000, 1000, 256).astype(np.int32)
     ys = rng.integers(-9, 10, 256).astype(np.int32)
     ys[::7] = 0
+    ys[3::11] = -1
+    xs[3] = np.iinfo(np.int32).min
     q = api.zeros([256], i32).partition([64])
     r = api.zeros([256], i32).partition([64])
     q, r, _, _ = int_divmod(q, r, api.from_numpy(xs), api.from_numpy(ys)).sync()
-    safe = np.where(ys == 0, 1, ys)
-    np.testing.assert_array_equal(q.unpartition().to_numpy(), xs // safe)
-    np.testing.assert_array_equal(r.unpartition().to_numpy(), xs % safe)
+    safe = np.where(ys == 0, 1, ys).astype(np.int64)
+    want_q = (xs.astype(np.int64) // safe).astype(np.int32)  # wraps 2**31 to INT_MIN
+    np.testing.assert_array_equal(q.unpartition().to_numpy(), want_q)
+    np.testing.assert_array_equal(r.unpartition().to_numpy(), xs.astype(np.int64) % safe)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..frontend.kast import Span
-from ..ir import TileType
+from ..ir import TileType, Value
 from .values import ConstV, LVal, TileV
 
 if TYPE_CHECKING:
@@ -48,8 +48,9 @@ def _int_or_float(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
     return op(a, b)
 
 
-def _nonzero_const(v: LVal) -> bool:
-    return isinstance(v, ConstV) and isinstance(v.value, int) and v.value != 0
+def _plain_divisor(v: LVal) -> bool:
+    """A constant divisor other than 0 and -1 needs no guard."""
+    return isinstance(v, ConstV) and isinstance(v.value, int) and v.value not in (0, -1)
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -214,8 +215,9 @@ class Arith:
             return TileV(self.b.binary("divf", x.v, y.v))
         x, y = self.unify(a, b, span)
         d = x.dtype
-        if op in ("floordiv", "mod") and not d.is_float and not _nonzero_const(b):
-            y = self._divisor_or_one(y)
+        negate = None
+        if op in ("floordiv", "mod") and not d.is_float and not d.is_bool and not _plain_divisor(b):
+            y, negate = self._guarded_divisor(y)
         if op in ("add", "sub", "mul") and d.is_float:
             return TileV(self.b.binary(FLOAT_OPS[op], x.v, y.v))
         if op in INT_OPS and not d.is_float:
@@ -228,10 +230,12 @@ class Arith:
             if d.is_float:
                 q = self.b.binary("divf", x.v, y.v)
                 return TileV(self.b.unary("floor", q))
-            return TileV(
-                self.b.op("divi", [x.v, y.v], [x.type],
+            q = self.b.op("divi", [x.v, y.v], [x.type],
                           {"signedness": "signed", "rounding": "negative_inf"}).result
-            )
+            if negate is not None:
+                zero = self.const_tile(0, d, x.shape).v
+                q = self.b.select(negate, self.b.binary("subi", zero, q), q)
+            return TileV(q)
         if op == "mod":
             return self._python_mod(x, y)
         if op == "pow":
@@ -245,16 +249,22 @@ class Arith:
             "CT3005", f"operator `{op}` is not defined for `{d.name}` tiles", span, "operands",
         )
 
-    def _divisor_or_one(self, y: TileV) -> TileV:
-        """Integer `x // 0` is `x` and `x % 0` is `0` (the divisor reads as 1, as in WGSL):
-        Tile IR leaves division by zero undefined, and a kernel the checker accepted must
-        not reach undefined behaviour through a divisor that happens to be zero at run time.
-        The checker and the interpreter use the same definition (`sym::py_divmod`)."""
+    def _guarded_divisor(self, y: TileV) -> tuple[TileV, Value]:
+        """Integer division without Tile IR's undefined cases (a zero divisor, and the most
+        negative integer by -1): divisors 0 and -1 read as 1, and the quotient by -1 is
+        then negated (wrapping: `INT_MIN // -1 == INT_MIN`). So `x // 0 == x`, `x % 0 == 0`,
+        `x % -1 == 0` (as in Python), and a kernel the checker accepted never reaches
+        undefined behaviour through a divisor that happens to be 0 or -1 at run time. The
+        checker, the interpreter and the fuzzer's model use the same definition
+        (`sym::py_divmod`). Returns the divisor to use and where to negate the quotient."""
         b = self.b
         zero = self.const_tile(0, y.dtype, y.shape).v
         one = self.const_tile(1, y.dtype, y.shape).v
+        minus_one = self.const_tile(-1, y.dtype, y.shape).v
         is_zero = b.cmp("cmpi", "equal", y.v, zero)
-        return TileV(b.select(is_zero, one, y.v))
+        negate = b.cmp("cmpi", "equal", y.v, minus_one)
+        use_one = b.binary("ori", is_zero, negate)
+        return TileV(b.select(use_one, one, y.v)), negate
 
     def _python_mod(self, x: TileV, y: TileV) -> TileV:
         """Python's `%`: the result takes the divisor's sign (Tile IR's rem truncates)."""

@@ -47,8 +47,26 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
     let may_wrap = matches!(
         op,
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Lshift | BinOp::Pow
-    );
+    ) || (op == BinOp::Floordiv && bits > 0 && min_over_minus_one(c, a, b, bits));
     Val::Int(if may_wrap { c.wrap(exact, bits) } else { exact })
+}
+
+/// Can `a // b` be the one overflowing division, the most negative integer by -1? The
+/// lowering defines it as the wrapped negation (no undefined behaviour), so its result is
+/// one that may wrap. (`%` by -1 is 0, exact.)
+fn min_over_minus_one(c: &Checker<'_>, a: &Poly, b: &Poly, bits: u8) -> bool {
+    let (lo, _) = crate::width::signed_range(bits);
+    let b_can_be_minus_one =
+        crate::width::interval(b, &c.ranges).is_none_or(|(l, h)| l <= -1 && -1 <= h);
+    // A remainder is strictly above its divisor's most negative value, so never the
+    // most negative integer.
+    let remainder = matches!(a.as_atom(), Some(Atom::Mod(..)));
+    // A value that may have wrapped is its exact polynomial wherever a proof uses it (the
+    // wrap must be shown not to happen first).
+    let a = c.unwrap_all(a);
+    let a_can_be_min =
+        !remainder && crate::width::interval(&a, &c.ranges).is_none_or(|(l, _)| l <= lo);
+    b_can_be_minus_one && a_can_be_min
 }
 
 fn exact_arith(op: BinOp, a: &Poly, b: &Poly) -> Option<Poly> {

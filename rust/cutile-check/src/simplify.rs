@@ -34,7 +34,10 @@ fn simplify_atom(a: &Atom, r: &Ranges, depth: usize) -> Poly {
     match a {
         Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
             let (x, y) = (s(x), s(y));
-            if let Some((q, rem)) = split_multiples(&x, &y) {
+            // Without multiples of `y` to split off, the whole of `x` is the remainder:
+            // `x // y == 0` and `x % y == x` when `0 <= x < y`.
+            let split = split_multiples(&x, &y).or_else(|| Some((Poly::zero(), x.clone())));
+            if let Some((q, rem)) = split {
                 let (keep, drop) = if matches!(a, Atom::FloorDiv(..)) {
                     (q, rem.clone())
                 } else {

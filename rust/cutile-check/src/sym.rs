@@ -194,6 +194,8 @@ impl Poly {
                 if d > 0 {
                     return floordiv_pos(self, o, false);
                 }
+                // Floor division by a negative constant: `x // d == (-x) // (-d)`.
+                return self.scale(-1).floordiv(&Poly::c(-d));
             }
         }
         Poly::atom(Atom::FloorDiv(Box::new(self.clone()), Box::new(o.clone())))
