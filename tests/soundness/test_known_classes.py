@@ -21,6 +21,7 @@ from cutile.core import (
     block_id,
     full,
     i32,
+    i64,
     load_tile_like,
     num_blocks,
     num_tiles,
@@ -127,6 +128,28 @@ def test_3_a_const_beyond_i32() -> None:
 
 def test_3_a_runtime_scalar_near_2_31() -> None:
     assert_sound(wrap_scalar, lambda: ((part(16, 4), 2**30), {}))
+
+
+@cutile.entry
+def wrap_i64_multiple(z: Mut[Tensor[i32, [4]]], s: i64):
+    # b * 2**32 + 5 truncates to 5 on every block: injective only over unbounded integers
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(b * s + 5,))
+
+
+@cutile.entry
+def wrap_i64_cancels(z: Mut[Tensor[i32, [4]]], s: i64):
+    # b + s - s wraps in 64 bits for s near 2**63 and still truncates to b: accepted
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(b + s - s,))
+
+
+def test_3_an_i64_index_is_its_value_modulo_2_32() -> None:
+    assert_sound(wrap_i64_multiple, lambda: ((part(16, 4), 2**32), {}))
+    assert_sound(wrap_i64_cancels, lambda: ((part(16, 4), 2**63 - 1), {}))
+    wrap_i64_cancels.check()  # the sum may wrap; the index is the exact b all the same
+    what, _ = outcome(wrap_i64_cancels, lambda: ((part(16, 4), 2**63 - 1), {}))
+    assert what == "ran", what
 
 
 # -- 4. persistent loop through an alias or a device function ----------------------------

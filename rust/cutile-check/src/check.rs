@@ -396,27 +396,15 @@ impl<'d> Checker<'d> {
 
     /// An index component as the device computes it: the remembered device results in
     /// `p` put back where they provably fit (the conditions gathered are the rung), the
-    /// others left opaque. The component's own last operation needs no condition: every
-    /// use of an index proves it in bounds (below a tile count, so within 32 bits) or
-    /// asserts it, and an operation on representable operands whose exact result is
-    /// representable did not wrap; its operands' results must fit on their own.
+    /// others left opaque. Results that reach the index through `+ - *` alone need no
+    /// condition (`unwrap_ring`): every use of an index proves it in bounds (below a tile
+    /// count, so within 32 bits) or asserts it, and the device's index agrees with the
+    /// exact one modulo 2^32; results under `//`, `%`, `min`, `max` must fit.
     pub fn unwrap_index(&mut self, p: &Poly) -> (Poly, Rung) {
         let mut ranges = self.ranges.clone();
         let mut memo: HashMap<u32, Option<(Poly, Rung)>> = HashMap::new();
-        let top = match p.as_atom() {
-            Some(Atom::Opaque(id)) => self.wraps.get(id).cloned(),
-            _ => None,
-        };
-        let (p, rung) = match top {
-            Some((q, _)) => {
-                let r = self.resolve_wraps(&q, &mut ranges, &mut memo, 0);
-                (q, r)
-            }
-            None => {
-                let r = self.resolve_wraps(p, &mut ranges, &mut memo, 0);
-                (p.clone(), r)
-            }
-        };
+        let p = self.unwrap_ring(p);
+        let rung = self.resolve_wraps(&p, &mut ranges, &mut memo, 0);
         let out = crate::width::substitute_deep(&p, &|a| match a {
             Atom::Opaque(id) => memo
                 .get(id)
@@ -424,6 +412,37 @@ impl<'d> Checker<'d> {
             _ => None,
         });
         (out, rung)
+    }
+
+    /// `p` with every remembered result that reaches the top through `+`, `-` and `*`
+    /// alone put back, however it wrapped. Two's-complement `+ - *` agree with the exact
+    /// ones modulo 2^bits, and the index is taken modulo 2^32 (an `i64` index is
+    /// truncated): where the exact index is then proved in `[0, count)`, within 32 bits,
+    /// the device's index is that same number. Results under `//`, `%`, `min`, `max` are
+    /// not congruent and stay for `resolve_wraps`; so do results narrower than 32 bits.
+    fn unwrap_ring(&self, p: &Poly) -> Poly {
+        let mut cur = p.clone();
+        for _ in 0..32 {
+            let mut top: Vec<u32> = Vec::new();
+            for m in cur.terms.keys() {
+                for a in m {
+                    if let Atom::Opaque(id) = a {
+                        let wide = self.wraps.get(id).is_some_and(|(_, b)| *b >= 32);
+                        if wide && !top.contains(id) {
+                            top.push(*id);
+                        }
+                    }
+                }
+            }
+            if top.is_empty() || !cur.size_at_most(256) {
+                break;
+            }
+            for id in top {
+                let q = self.wraps[&id].0.clone();
+                cur = cur.substitute(&Atom::Opaque(id), &q);
+            }
+        }
+        cur
     }
 
     /// Does `p` hold a device result that may have wrapped?
