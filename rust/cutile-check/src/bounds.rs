@@ -12,7 +12,7 @@
 
 use crate::launch_pred;
 use crate::sym::{Atom, Monomial, Poly};
-use cutile_facts::Pred;
+use cutile_facts::{CmpOp, Pred};
 use std::collections::{HashMap, HashSet};
 
 /// The ranges of the variables a goal may mention.
@@ -290,15 +290,25 @@ impl Ranges {
             let r = self.decide_index(&q.sub(&Poly::c(lo)), &Poly::c(hi - lo + 1));
             return (r, Vec::new());
         };
+        // The type's limits compared as they are: moving them across (`launch_le`) would
+        // take polynomial coefficients past their range for 64-bit types.
+        let against = |l: &Poly, r: &Poly| {
+            launch_pred::compare(l, CmpOp::Le, r, format!("{l} <= {r}"))
+                .map_or(Rung::Device, Rung::Launch)
+        };
         let low = if self.poly_lb(&min).is_some_and(|v| v >= lo)
             || self.poly_lb_any(&min).is_some_and(|v| v >= lo)
         {
             Rung::Static
+        } else if bits > 32 {
+            against(&Poly::c(lo), &min)
         } else {
             launch_le(&Poly::c(lo), &min)
         };
         let high = if self.poly_ub(&max).is_some_and(|v| v <= hi) {
             Rung::Static
+        } else if bits > 32 {
+            against(&max, &Poly::c(hi))
         } else {
             launch_le(&max, &Poly::c(hi))
         };
