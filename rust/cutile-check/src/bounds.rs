@@ -120,7 +120,18 @@ impl Ranges {
                     } else if self.poly_lb(&k.scale(-1)).is_some_and(|lb| lb >= 0) {
                         false
                     } else {
-                        return None;
+                        // A coefficient of unknown sign (a runtime scalar): `k * v` is
+                        // extreme at one end of v's range, whichever the launch says.
+                        let (lo, hi) = self.range_of(&v)?;
+                        let rest = q.substitute(&v, &Poly::zero());
+                        let (at_lo, at_hi) = (k.mul(&lo), k.mul(&hi));
+                        let end = if maximize {
+                            at_lo.pmax(&at_hi)
+                        } else {
+                            at_lo.pmin(&at_hi)
+                        };
+                        q = rest.add(&end);
+                        continue;
                     }
                 }
             };

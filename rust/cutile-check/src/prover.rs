@@ -151,8 +151,49 @@ pub fn prove_store_map(
     ranges: &Ranges,
     grid_rank: usize,
 ) -> StoreMapProof {
+    // With the rewrites that hold on every launch; failing that, with those decided at
+    // launch too (`b * s // s` is `b` when `1 <= s`), which narrow the launches accepted.
+    // A map proved by neither is judged as first written, so that a counterexample found
+    // on small launches is one of the map itself.
+    let plain = prove_simplified(comps, tiles, ranges, grid_rank, false).0;
+    if matches!(plain, StoreMapProof::Unprovable(_)) {
+        if let (p @ StoreMapProof::Proved(_), true) =
+            prove_simplified(comps, tiles, ranges, grid_rank, true)
+        {
+            return p;
+        }
+    }
+    plain
+}
+
+/// `prove_store_map` after simplifying the map (`simplify.rs`), with launch-decided
+/// rewrites when `at_launch`; also says whether one was used.
+fn prove_simplified(
+    comps: &[Poly],
+    tiles: &[Poly],
+    ranges: &Ranges,
+    grid_rank: usize,
+    at_launch: bool,
+) -> (StoreMapProof, bool) {
+    let (proof, simplified) = prove_inner(comps, tiles, ranges, grid_rank, at_launch);
+    let used = simplified != Rung::Static;
+    let proof = match proof {
+        StoreMapProof::Proved(r) => StoreMapProof::Proved(worse(simplified, r)),
+        p => p,
+    };
+    (proof, used)
+}
+
+fn prove_inner(
+    comps: &[Poly],
+    tiles: &[Poly],
+    ranges: &Ranges,
+    grid_rank: usize,
+    at_launch: bool,
+) -> (StoreMapProof, Rung) {
     let nb = grid_rank.min(3);
     // Block ids past the grid rank are 0; spellings of the identity become block ids.
+    let mut simplified = Rung::Static;
     let comps: Vec<Poly> = comps
         .iter()
         .map(|c| {
@@ -160,28 +201,46 @@ pub fn prove_store_map(
             for j in nb..3 {
                 c = c.substitute(&Atom::BlockId(j as u8), &Poly::zero());
             }
-            crate::simplify::simplify(&c, ranges)
+            // A loop of one iteration binds one value.
+            for (id, (lo, hi)) in &ranges.loops {
+                if lo == hi && lo.launch_known() {
+                    c = c.substitute(&Atom::Loop(*id), lo);
+                }
+            }
+            if !at_launch {
+                return crate::simplify::simplify(&c, ranges);
+            }
+            let (c, cond) = crate::simplify::simplify_at_launch(&c, ranges);
+            simplified = worse(simplified.clone(), cond);
+            c
         })
         .collect();
     if comps
         .iter()
         .any(|c| c.any_atom(&|a| matches!(a, Atom::Loop(_))))
     {
-        return StoreMapProof::Unprovable(
-            "the index depends on a loop variable, so blocks could meet in different iterations"
-                .into(),
+        return (
+            StoreMapProof::Unprovable(
+                "the index depends on a loop variable, so blocks could meet in different \
+                 iterations"
+                    .into(),
+            ),
+            simplified,
         );
     }
     if comps
         .iter()
         .any(|c| c.any_atom(&|a| matches!(a, Atom::Opaque(_))))
     {
-        return StoreMapProof::Unprovable(
-            "the index depends on a value known only while the kernel runs".into(),
+        return (
+            StoreMapProof::Unprovable(
+                "the index depends on a value known only while the kernel runs".into(),
+            ),
+            simplified,
         );
     }
     if let Some(rung) = modular_affine(&comps, tiles, ranges) {
-        return StoreMapProof::Proved(rung);
+        return (StoreMapProof::Proved(rung), simplified);
     }
     // Collapsed axes: the index is the literal 0 on axis `k` and ignores `block_id(k)`, so
     // the partition must have one tile there (`grid(k) <= 1` at launch); the rest of the
@@ -227,15 +286,16 @@ pub fn prove_store_map(
                 Digits::NotInjective(why) => StoreMapProof::Unprovable(why),
                 Digits::BoundsRefuted(why) => {
                     let legal = ranges.launch_constraints();
-                    return match search(comps, tiles, nb, &fixed, &legal, Goal::OutOfBounds) {
+                    let p = match search(comps, tiles, nb, &fixed, &legal, Goal::OutOfBounds) {
                         Some(f) => found(f),
                         None => StoreMapProof::Unprovable(why),
                     };
+                    return (p, simplified);
                 }
             },
         },
     };
-    match proof {
+    let proof = match proof {
         StoreMapProof::Proved(r) => StoreMapProof::Proved(worse(pre, r)),
         StoreMapProof::Unprovable(why) => match search(
             comps,
@@ -249,7 +309,8 @@ pub fn prove_store_map(
             None => StoreMapProof::Unprovable(why),
         },
         p => p,
-    }
+    };
+    (proof, simplified)
 }
 
 fn found(f: Found) -> StoreMapProof {

@@ -9,12 +9,23 @@ use crate::sym::{Atom, Poly};
 
 /// `p` with every rewrite that holds for all launches applied, innermost first.
 pub fn simplify(p: &Poly, r: &Ranges) -> Poly {
-    simplify_depth(p, r, 0)
+    simplify_depth(p, r, 0, &mut None)
+}
+
+/// `simplify`, also applying the quotient and remainder rewrites whose range condition
+/// `0 <= rem < y` is decided at launch (`b * s // s` is `b` when `1 <= s`): the rewritten
+/// polynomial holds on the launches where the returned rung's predicates hold.
+pub fn simplify_at_launch(p: &Poly, r: &Ranges) -> (Poly, Rung) {
+    let mut cond = Some(Rung::Static);
+    let out = simplify_depth(p, r, 0, &mut cond);
+    (out, cond.unwrap_or(Rung::Static))
 }
 
 const MAX_DEPTH: usize = 8;
 
-fn simplify_depth(p: &Poly, r: &Ranges, depth: usize) -> Poly {
+/// `cond`: `None` for rewrites that hold on every launch only; `Some(rung)` to accept
+/// launch-decided ones too, gathering their predicates into `rung`.
+fn simplify_depth(p: &Poly, r: &Ranges, depth: usize, cond: &mut Option<Rung>) -> Poly {
     if depth > MAX_DEPTH {
         return p.clone();
     }
@@ -22,15 +33,15 @@ fn simplify_depth(p: &Poly, r: &Ranges, depth: usize) -> Poly {
     for (m, c) in p.terms.iter() {
         let mut term = Poly::c(*c);
         for a in m {
-            term = term.mul(&simplify_atom(a, r, depth));
+            term = term.mul(&simplify_atom(a, r, depth, cond));
         }
         out = out.add(&term);
     }
     out
 }
 
-fn simplify_atom(a: &Atom, r: &Ranges, depth: usize) -> Poly {
-    let s = |x: &Poly| simplify_depth(x, r, depth + 1);
+fn simplify_atom(a: &Atom, r: &Ranges, depth: usize, cond: &mut Option<Rung>) -> Poly {
+    let mut s = |x: &Poly| simplify_depth(x, r, depth + 1, cond);
     match a {
         Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
             let (x, y) = (s(x), s(y));
@@ -43,8 +54,15 @@ fn simplify_atom(a: &Atom, r: &Ranges, depth: usize) -> Poly {
                 } else {
                     (rem.clone(), q)
                 };
-                if droppable(&drop, r) && r.decide_index(&rem, &y) == Rung::Static {
-                    return keep;
+                if droppable(&drop, r) {
+                    match (r.decide_index(&rem, &y), cond.as_mut()) {
+                        (Rung::Static, _) => return keep,
+                        (l @ Rung::Launch(_), Some(c)) => {
+                            *c = crate::bounds::worse(c.clone(), l);
+                            return keep;
+                        }
+                        _ => {}
+                    }
                 }
             }
             if matches!(a, Atom::FloorDiv(..)) {
@@ -64,13 +82,17 @@ fn simplify_atom(a: &Atom, r: &Ranges, depth: usize) -> Poly {
                 (false, ..) => x.pmax(&y),
             }
         }
-        Atom::Cdiv(x, y) => s(x).cdiv(&s(y)),
+        Atom::Cdiv(x, y) => {
+            let x = s(x);
+            x.cdiv(&s(y))
+        }
         a => Poly::atom(a.clone()),
     }
 }
 
-/// May the rewrite drop `p`? Not when it divides by something that can be zero: the
-/// device's result is then undefined, and a rewrite must not make it defined.
+/// May the rewrite drop `p`? Not when it divides by something that can be zero or
+/// negative: the division by 0 or -1 is then the guarded one (the divisor reads as 1), a
+/// value the rewrite would lose.
 fn droppable(p: &Poly, r: &Ranges) -> bool {
     !p.any_atom(&|a| match a {
         Atom::FloorDiv(_, y) | Atom::Mod(_, y) | Atom::Cdiv(_, y) => {
