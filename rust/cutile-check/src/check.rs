@@ -420,7 +420,7 @@ impl<'d> Checker<'d> {
     /// truncated): where the exact index is then proved in `[0, count)`, within 32 bits,
     /// the device's index is that same number. Results under `//`, `%`, `min`, `max` are
     /// not congruent and stay for `resolve_wraps`; so do results narrower than 32 bits.
-    fn unwrap_ring(&self, p: &Poly) -> Poly {
+    pub fn unwrap_ring(&self, p: &Poly) -> Poly {
         let mut cur = p.clone();
         for _ in 0..32 {
             let mut top: Vec<u32> = Vec::new();

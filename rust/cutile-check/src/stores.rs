@@ -22,9 +22,23 @@ pub enum StoreMap {
     Computed(Vec<Poly>),
 }
 
-/// Is `comps` exactly `block_id(k)` on each axis of root `r`?
+/// An index as the map rules compare it, so that one map spelled two ways is one map:
+/// results that reach it through `+ - *` put back (`Checker::unwrap_ring`: the device's
+/// index is congruent to that modulo 2^32, hence equal where two maps are equal), then the
+/// rewrites that hold on every launch (`min(b, num_blocks(0) - 1)` and the digits
+/// `(lin // n1, lin % n1)` are the block ids). Results under `//`, `%`, `min`, `max` that
+/// may have wrapped stay opaque, each its own value.
+pub fn normalized(c: &Checker<'_>, comps: &[Poly]) -> Vec<Poly> {
+    comps
+        .iter()
+        .map(|p| crate::simplify::simplify(&c.unwrap_ring(p), &c.ranges))
+        .collect()
+}
+
+/// Is `comps` `block_id(k)` on each axis of root `r` (after `normalized`)?
 pub fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
     let rank = c.roots.get(r).map(|x| x.tile.len()).unwrap_or(0);
+    let comps = normalized(c, comps);
     comps.len() == rank
         && comps.iter().enumerate().all(|(k, p)| {
             if k < c.grid_rank {
@@ -57,7 +71,7 @@ pub fn store(
             } else if own_index(c, *r, &cs) {
                 (*r, StoreMap::Own)
             } else {
-                (*r, StoreMap::Computed(cs))
+                (*r, StoreMap::Computed(normalized(c, &cs)))
             }
         }),
         _ => None,
