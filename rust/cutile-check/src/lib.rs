@@ -29,6 +29,7 @@
 //! property tests). `CUTILE_BLESS=1 cargo test -p cutile-check --test corpus` rewrites the
 //! expected `.stderr` / `.obligations` files.
 
+pub mod axiswise;
 pub mod bounds;
 mod check;
 pub mod digits;

@@ -55,65 +55,6 @@ pub enum StoreMapProof {
     Unprovable(String),
 }
 
-/// Each component `k` is `block_id(k)` or `(a * block_id(k) + c) % tiles(k)` with `a` a
-/// nonzero constant and `c` known at launch, where the blocks of axis `k` are exactly the
-/// tiles (`grid(k) == tiles(k)`): a permutation of the axis when `gcd(a, tiles(k)) == 1`,
-/// which holds when no prime factor of `a` divides the tile count (checked at launch).
-fn modular_affine(comps: &[Poly], tiles: &[Poly], ranges: &Ranges) -> Option<Rung> {
-    let mut rung = Rung::Static;
-    let mut any = false;
-    for (k, (c, t)) in comps.iter().zip(tiles).enumerate() {
-        let b = Atom::BlockId(k as u8);
-        if ranges.grid.get(k) != Some(t) {
-            return None;
-        }
-        if c.as_atom() == Some(&b) {
-            continue;
-        }
-        let Some(Atom::Mod(x, y)) = c.as_atom() else {
-            return None;
-        };
-        if **y != *t {
-            return None;
-        }
-        let (a, rest) = affine_in(x, &b)?;
-        let a = a.as_const().filter(|a| *a != 0)?;
-        if !rest.launch_known() || (0..3).any(|j| rest.any_atom(&|x| *x == Atom::BlockId(j))) {
-            return None;
-        }
-        any = true;
-        for p in prime_factors(a.unsigned_abs()) {
-            let text = format!("{t} % {p} != 0");
-            let pred = crate::launch_pred::compare(
-                &t.modulo(&Poly::c(p as i128)),
-                cutile_facts::CmpOp::Ne,
-                &Poly::zero(),
-                text,
-            )?;
-            rung = worse(rung, Rung::Launch(pred));
-        }
-    }
-    any.then_some(rung)
-}
-
-fn prime_factors(mut n: u128) -> Vec<u128> {
-    let mut out = Vec::new();
-    let mut p = 2;
-    while p * p <= n && p < 1 << 20 {
-        if n.is_multiple_of(p) {
-            out.push(p);
-            while n.is_multiple_of(p) {
-                n /= p;
-            }
-        }
-        p += 1;
-    }
-    if n > 1 {
-        out.push(n);
-    }
-    out
-}
-
 /// Split `p` as `coeff * a + rest`, with `a` absent from `coeff` and `rest`; `None` when
 /// `p` is not affine in `a`.
 pub fn affine_in(p: &Poly, a: &Atom) -> Option<(Poly, Poly)> {
@@ -239,7 +180,7 @@ fn prove_inner(
             simplified,
         );
     }
-    if let Some(rung) = modular_affine(&comps, tiles, ranges) {
+    if let Some(rung) = crate::axiswise::prove(&comps, tiles, ranges, nb) {
         return (StoreMapProof::Proved(rung), simplified);
     }
     // Collapsed axes: the index is the literal 0 on axis `k` and ignores `block_id(k)`, so
