@@ -12,12 +12,14 @@ from cutile.core import (
     Const,
     Mut,
     Tensor,
+    block_id,
     exp,
     f16,
     f32,
     i32,
     load_tile_like,
     maximum,
+    num_blocks,
     sqrt,
     where,
 )
@@ -100,7 +102,6 @@ def test_mixed_dtypes_broadcasting_where() -> None:
 
 
 def test_integer_kernel_with_block_ids() -> None:
-    from cutile.core import block_id
 
     @cutile.entry
     def ids(z: Mut[Tensor[i32, [4, 8]]]):
@@ -138,3 +139,18 @@ def test_integer_division_is_pythons_and_a_zero_divisor_reads_as_one() -> None:
     want_q = (xs.astype(np.int64) // safe).astype(np.int32)  # wraps 2**31 to INT_MIN
     np.testing.assert_array_equal(q.unpartition().to_numpy(), want_q)
     np.testing.assert_array_equal(r.unpartition().to_numpy(), xs.astype(np.int64) % safe)
+
+
+@cutile.entry
+def bump_reversed(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
+    i = num_blocks(0) - 1 - block_id(0)
+    t = z.load(index=(i,))
+    z.store(t * 2.0 + i, index=(i,))
+
+
+def test_a_block_reads_the_tile_it_stores_through_a_computed_map() -> None:
+    xs = rng.standard_normal(64).astype(np.float32)
+    z = api.from_numpy(xs).partition([8])
+    (z,) = bump_reversed(z).sync()
+    np.testing.assert_allclose(z.unpartition().to_numpy(), xs * 2 + np.arange(64) // 8,
+                               rtol=1e-6)

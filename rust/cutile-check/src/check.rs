@@ -580,11 +580,19 @@ impl<'d> Checker<'d> {
             if map == crate::stores::StoreMap::Own && self.persistent.contains(&r) {
                 continue;
             }
-            if let Some((stored, store_at)) = self.store_maps.get(&r) {
-                if *stored != map {
-                    let (store_at, name) = (*store_at, self.root_name(r));
+            let stored = self.store_maps.get(&r).cloned();
+            let name = self.root_name(r);
+            match (stored, &map) {
+                (Some((s, _)), _) if s == map => {}
+                // A load at a computed index is race-free only as the store map itself
+                // (proved injective: the tile is this block's alone).
+                (_, crate::stores::StoreMap::Computed(_)) => {
+                    self.report(errors::load_not_own(&name, at));
+                }
+                (Some((_, store_at)), _) => {
                     self.report(errors::read_write_maps_differ(&name, at, store_at));
                 }
+                (None, _) => {}
             }
         }
     }

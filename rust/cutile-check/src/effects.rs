@@ -583,11 +583,30 @@ pub fn method<'d>(
                             span,
                         );
                     }
-                    if !own_block && !minted {
-                        c.report(errors::load_not_own(
-                            &name,
-                            idx_e.map(|e| e.span()).unwrap_or(span),
-                        ));
+                    let at = idx_e.map(|e| e.span()).unwrap_or(span);
+                    match components(v) {
+                        _ if own_block || minted => {}
+                        Some(cs) => {
+                            // Judged against the store map at the end of the run; in
+                            // bounds like any tile index.
+                            let map = StoreMap::Computed(crate::stores::normalized(c, &cs));
+                            c.record_load_map(*r, map, at);
+                            let texts = component_texts(c, idx_e, cs.len());
+                            let site = crate::loads::Site {
+                                name: &name,
+                                op: "load",
+                                span,
+                            };
+                            for (k, ix) in cs.iter().enumerate() {
+                                let count = tiles_of(c, *r, k);
+                                let text = texts.get(k).cloned().unwrap_or_default();
+                                let fit = fits.get(k).cloned().unwrap_or(Rung::Static);
+                                crate::loads::bounds_obligation(
+                                    c, &site, k, ix, &text, &count, fit,
+                                );
+                            }
+                        }
+                        None => c.report(errors::load_not_own(&name, at)),
                     }
                 }
                 (Val::Sub { grid, root, .. }, Some(v)) => {

@@ -116,7 +116,7 @@ pub fn load_not_own(name: &str, at: Span) -> Diagnostic {
     )
     .with_note("reading another block's tile of a `Mut` tensor races that block's store")
     .with_help(format!(
-        "use `{name}.load()`, an index minted by `{name}.iter_indices()`, or `block_id(k)` on each axis"
+        "use `{name}.load()`, an index minted by `{name}.iter_indices()`, `block_id(k)` on each axis, or the index this block stores `{name}` through"
     ))
 }
 

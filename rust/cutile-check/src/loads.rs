@@ -95,7 +95,7 @@ pub struct Site<'a> {
     pub span: Span,
 }
 
-fn bounds_obligation(
+pub fn bounds_obligation(
     c: &mut Checker<'_>,
     site: &Site<'_>,
     axis: usize,

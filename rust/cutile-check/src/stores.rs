@@ -31,7 +31,16 @@ pub enum StoreMap {
 pub fn normalized(c: &Checker<'_>, comps: &[Poly]) -> Vec<Poly> {
     comps
         .iter()
-        .map(|p| crate::simplify::simplify(&c.unwrap_ring(p), &c.ranges))
+        .map(|p| {
+            let mut p = c.unwrap_ring(p);
+            // A loop of one iteration binds one value.
+            for (id, (lo, hi)) in &c.ranges.loops {
+                if lo == hi && lo.launch_known() {
+                    p = p.substitute(&Atom::Loop(*id), lo);
+                }
+            }
+            crate::simplify::simplify(&p, &c.ranges)
+        })
         .collect()
 }
 
