@@ -102,7 +102,6 @@ def test_mixed_dtypes_broadcasting_where() -> None:
 
 
 def test_integer_kernel_with_block_ids() -> None:
-
     @cutile.entry
     def ids(z: Mut[Tensor[i32, [4, 8]]]):
         z.store(block_id(0) * 100 + block_id(1))
