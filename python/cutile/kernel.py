@@ -17,8 +17,8 @@ from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver, launch
 from .runtime.binding import Binding, normalize, specialization
+from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
-from .runtime.launch_rules import device_error_reporter
 from .runtime.ownership import ledger, registry
 
 
