@@ -16,8 +16,11 @@ Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU inte
 from . import api, core
 from .errors import (
     BorrowError,
+    CacheWarning,
     CompileError,
+    ConfigError,
     CutileError,
+    CutileWarning,
     DeviceError,
     InternalCompilerError,
     KernelCheckError,
@@ -33,8 +36,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BorrowError",
+    "CacheWarning",
     "CompileError",
+    "ConfigError",
     "CutileError",
+    "CutileWarning",
     "DeviceError",
     "DeviceFunction",
     "DeviceOp",

@@ -94,6 +94,10 @@ PYTHON_CODES: dict[str, str] = {
     "CT7004": "tileiras rejected the kernel or wrote nothing",
     "CT7005": "tileiras timed out",
     "CT7006": "no tileirdisasm next to tileiras",
+    # configuration: environment variables, the command line, the cubin cache
+    "CT8001": "CUTILE_BACKEND has a value other than `gpu`, `interpreter` (`cpu`) or empty",
+    "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
+    "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
     # internal
     "CT9001": "an internal error in cutile (please report it)",
     "CT9002": "an internal error in the lowering (please report it)",

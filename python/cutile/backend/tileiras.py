@@ -1,11 +1,11 @@
 """Finding and running `tileiras` (bytecode -> cubin) and `tileirdisasm` (bytecode -> text).
 
 Discovery order:
-1. the pip wheels `nvidia-cuda-tileiras`, `nvidia-cuda-nvcc` and `nvidia-nvvm`, when all
+1. `$CUTILE_TILEIRAS` (a path to the binary): set explicitly, it wins over everything;
+2. the pip wheels `nvidia-cuda-tileiras`, `nvidia-cuda-nvcc` and `nvidia-nvvm`, when all
    three are installed with one major.minor (tileiras runs the ptxas and libnvvm of the
    other two; mixing releases fails). The child then runs without CUDA_HOME/CUDA_PATH,
    which would make tileiras look for ptxas and libnvvm there instead;
-2. `$CUTILE_TILEIRAS` (a path to the binary);
 3. `tileiras` on `PATH`;
 4. `$CUDA_HOME/bin/tileiras`.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from ..errors import CompileError
+from ..errors import CompileError, ConfigError
 from .bytecode.version import BytecodeVersion, newest_common
 
 PIP_PACKAGES = ("nvidia-cuda-tileiras", "nvidia-cuda-nvcc", "nvidia-nvvm")
@@ -115,13 +115,9 @@ def _executable(path: Path) -> bool:
 def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = True) -> Tileiras:
     """Locate tileiras (see the module docstring for the order) or raise CompileError."""
     env = dict(os.environ if environ is None else environ)
-    if use_pip:
-        pip = find_pip_tileiras()
-        if pip is not None:
-            return Tileiras(pip, "pip", _child_env(env, drop_cuda_home=True))
     override = env.get("CUTILE_TILEIRAS")
     if override:
-        path = Path(override)
+        path = Path(override).expanduser()
         if not _executable(path):
             raise CompileError(
                 f"CUTILE_TILEIRAS={override} is not an executable file",
@@ -129,6 +125,10 @@ def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = T
                 hint="point CUTILE_TILEIRAS at a tileiras binary, or unset it",
             )
         return Tileiras(path, "CUTILE_TILEIRAS", _child_env(env, drop_cuda_home=False))
+    if use_pip:
+        pip = find_pip_tileiras()
+        if pip is not None:
+            return Tileiras(pip, "pip", _child_env(env, drop_cuda_home=True))
     on_path = shutil.which("tileiras", path=env.get("PATH", ""))
     if on_path:
         return Tileiras(Path(on_path), "PATH", _child_env(env, drop_cuda_home=False))
@@ -263,10 +263,19 @@ def parse_diagnostics(log: str) -> tuple[str, str | None]:
 
 def _timeout_from_env(environ: Mapping[str, str]) -> float:
     raw = environ.get("CUTILE_TILEIRAS_TIMEOUT")
-    try:
-        return float(raw) if raw else DEFAULT_TIMEOUT_S
-    except ValueError:
+    if raw is None or not raw.strip():
         return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # also catches nan
+        raise ConfigError(
+            f"CUTILE_TILEIRAS_TIMEOUT={raw!r} is not a number of seconds above 0",
+            code="CT8006",
+            hint=f"e.g. CUTILE_TILEIRAS_TIMEOUT=600, or unset it for {DEFAULT_TIMEOUT_S:g} s",
+        )
+    return value
 
 
 def assemble(
