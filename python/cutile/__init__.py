@@ -13,7 +13,7 @@ A kernel's source is checked by a Rust checker (no data races, no aliasing), low
 Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU interpreter.
 """
 
-from . import api, core
+from . import api, core, log
 from .errors import (
     BorrowError,
     CacheWarning,
@@ -33,6 +33,8 @@ from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
 
 __version__ = "0.1.0"
+
+log.configure()
 
 __all__ = [
     "BorrowError",

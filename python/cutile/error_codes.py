@@ -97,6 +97,7 @@ PYTHON_CODES: dict[str, str] = {
     # configuration: environment variables, the command line, the cubin cache
     "CT8001": "CUTILE_BACKEND has a value other than `gpu`, `interpreter` (`cpu`) or empty",
     "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
+    "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
     # internal
     "CT9001": "an internal error in cutile (please report it)",

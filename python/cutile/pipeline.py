@@ -10,9 +10,13 @@ specialization so that a launch never repeats work.
 
 from __future__ import annotations
 
+import logging
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import log
 from .errors import KernelCheckError
 from .frontend import kast as K
 from .frontend.diagnostics import FrontendError, to_check_error
@@ -26,7 +30,9 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
     (unless `raise_errors` is off: tests that replay rejected kernels)."""
     from . import _native
 
+    start = time.perf_counter()
     result = _native.check_kernel(doc.to_json())
+    _log_check(doc, result, time.perf_counter() - start)
     if not result.ok and raise_errors:
         raise KernelCheckError(result.rendered(), list(result.diagnostics), result=result)
     if raise_errors:
@@ -38,6 +44,21 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
         except FrontendError as err:
             raise to_check_error(doc.files, err) from None
     return result
+
+
+def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
+    logger = log.get("check")
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    names = f"`{doc.entry}`"
+    if result.ok:
+        how = Counter(str(o.discharged) for o in result.obligations)
+        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(how.items())) or "none"
+        logger.info("checked %s in %.1f ms: accepted; obligations: %s", names,
+                    seconds * 1e3, detail)
+    else:
+        codes = ", ".join(sorted({str(d.code) for d in result.diagnostics}))
+        logger.info("checked %s in %.1f ms: rejected (%s)", names, seconds * 1e3, codes)
 
 
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None) -> LoweredKernel:
@@ -83,16 +104,18 @@ class CompiledKernel:
 
 
 def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3) -> CompiledKernel:
-    import time
-
     from .backend.bytecode import write_bytecode
-    from .backend.cache import compile_cubin
+    from .backend.cache import cache_dir, compile_cubin
 
     t0 = time.perf_counter()
     bytecode = write_bytecode(lowered.module)
     t1 = time.perf_counter()
     out = compile_cubin(bytecode, arch=target, opt_level=opt_level)
     t2 = time.perf_counter()
+    if not out.from_cache:
+        where = cache_dir()
+        log.compile_finished(f"`{lowered.entry_name}` for {target}", t2 - t0,
+                             str(where) if where else None)
     return CompiledKernel(
         lowered.entry_name, target, lowered, bytecode, out.cubin, out.from_cache,
         {"bytecode_s": t1 - t0, "assemble_s": t2 - t1},

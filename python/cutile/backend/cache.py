@@ -22,7 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import log
 from .tileiras import Tileiras, assemble, find_tileiras, tileiras_version
+
+_log = log.get("cache")
 
 ENTRY_MAGIC = b"CUTILE-CUBIN\x00\x01"  # format version in the last byte
 _HEADER = len(ENTRY_MAGIC) + 32 + 8  # magic, sha256(cubin), u64 length
@@ -157,14 +160,17 @@ def compile_cubin(
     key = cache_key(bytecode, arch, opt_level, tileiras_version(tool))
     cubin = MEMORY.get(key)
     if cubin is not None:
+        _log.debug("cache hit (memory) %s", key[:16])
         return CompiledCubin(cubin, key, "memory")
     directory = cache_dir(environ)
     disk = DiskCache(directory) if directory is not None else None
     if disk is not None:
         cubin = disk.get(key)
         if cubin is not None:
+            _log.debug("cache hit (disk) %s", disk.path(key))
             MEMORY.put(key, cubin)
             return CompiledCubin(cubin, key, "disk")
+    _log.info("cache miss %s: running tileiras for %s", key[:16], arch)
     start = time.perf_counter()
     cubin = assemble(bytecode, arch, opt_level, tool=tool)
     elapsed = time.perf_counter() - start

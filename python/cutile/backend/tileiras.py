@@ -18,17 +18,22 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from .. import log as _logging
 from ..errors import CompileError, ConfigError
 from .bytecode.version import BytecodeVersion, newest_common
+
+_log = _logging.get("tileiras")
 
 PIP_PACKAGES = ("nvidia-cuda-tileiras", "nvidia-cuda-nvcc", "nvidia-nvvm")
 INSTALL_HINT = "install the assembler with `pip install 'cutile[tileiras]'`"
@@ -296,6 +301,8 @@ def assemble(
         out = Path(tmp) / "kernel.cubin"
         src.write_bytes(bytecode)
         args = ["--gpu-name", arch, f"-O{opt_level}", str(src), "-o", str(out), *extra_args]
+        _log.debug("$ %s", shlex.join([str(tool.path), *args]))
+        start = time.perf_counter()
         try:
             proc = tool.run(args, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired as exc:
@@ -306,6 +313,8 @@ def assemble(
                 log=_text(exc.stdout) + _text(exc.stderr),
             ) from exc
         log = proc.stdout + proc.stderr
+        _log.debug("tileiras exited %d after %.3f s", proc.returncode,
+                   time.perf_counter() - start)
         if proc.returncode != 0:
             message, location = parse_diagnostics(proc.stderr or proc.stdout)
             raise CompileError(
