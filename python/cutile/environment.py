@@ -20,7 +20,7 @@ from .errors import ConfigError
 @dataclass(frozen=True)
 class Variable:
     name: str
-    default: str  # what an unset variable means, in words
+    default: str  # what an unset variable means, in words ("" when nothing in particular)
     meaning: str
 
 
@@ -33,8 +33,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CUTILE_TILEIRAS", "the pip wheel, then `PATH`, then `$CUDA_HOME/bin`",
              "path of the `tileiras` to use; wins over every other place"),
     Variable("CUTILE_TILEIRAS_TIMEOUT", "300", "seconds one `tileiras` run may take"),
-    Variable("CUDA_HOME", "unset", "the last place `tileiras` is looked for (`bin/tileiras`)"),
-    Variable("CUDA_PATH", "unset", "read like `CUDA_HOME` when that is unset"),
+    Variable("CUDA_HOME", "", "the last place `tileiras` is looked for (`bin/tileiras`)"),
+    Variable("CUDA_PATH", "", "read like `CUDA_HOME` when that is unset"),
     Variable("CUTILE_CACHE_DIR", "`~/.cache/cutile`",
              "where compiled cubins are kept; `off` keeps them in memory only"),
     Variable("CUTILE_CACHE_MAX", "2G",

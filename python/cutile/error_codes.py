@@ -99,6 +99,13 @@ PYTHON_CODES: dict[str, str] = {
     "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
     "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
+    "CT8010": "a file named on the command line does not exist or is not a file",
+    "CT8011": "a file named on the command line raised an error when imported",
+    "CT8012": "`-D` that is not NAME=VALUE with an integer, float, True or False",
+    "CT8013": "`-D` naming a Const the kernel does not have, twice, or missing one it needs",
+    "CT8014": "the `-o` output file cannot be written",
+    "CT8015": "no kernel of that name in the file",
+    "CT8016": "`explain` of a code that does not exist",
     # internal
     "CT9001": "an internal error in cutile (please report it)",
     "CT9002": "an internal error in the lowering (please report it)",

@@ -114,7 +114,7 @@ def _init() -> _DriverState:
         if forced == "gpu":
             raise DeviceError(f"CUTILE_BACKEND=gpu but the CUDA driver is unusable: {exc}",
                               code="CT6902") from None
-        return _DriverState("interpreter", f"no CUDA driver ({type(exc).__name__})")
+        return _DriverState("interpreter", f"no CUDA driver: {type(exc).__name__}")
     if res[0] != d.CUresult.CUDA_SUCCESS:
         if forced == "gpu":
             check(res, "cuInit")
