@@ -55,6 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # the bytecode to the output, so different kernels give different cubins. It appends one
 # line per assembly to $FAKE_TILEIRAS_LOG (to count runs across threads and processes),
 # writes its pid to $FAKE_TILEIRAS_PID, and sleeps $FAKE_TILEIRAS_SLEEP seconds first.
+# $FAKE_TILEIRAS_HANG=N turns it into a `sleep N` with the same pid that never assembles.
 FAKE_TILEIRAS = r"""#!/bin/sh
 case "$1" in
   --version) echo "tileiras: NVIDIA (R) Cuda Tile IR optimizing assembler (fake)"
@@ -64,6 +65,7 @@ esac
 [ -n "$FAKE_TILEIRAS_LOG" ] && echo "$$ $*" >> "$FAKE_TILEIRAS_LOG"
 [ -n "$FAKE_TILEIRAS_PID" ] && echo "$$" > "$FAKE_TILEIRAS_PID"
 [ -n "$FAKE_TILEIRAS_SLEEP" ] && sleep "$FAKE_TILEIRAS_SLEEP"
+[ -n "$FAKE_TILEIRAS_HANG" ] && exec sleep "$FAKE_TILEIRAS_HANG"
 out=""; src=""; arch=""
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -14,6 +14,7 @@ Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU inte
 """
 
 from . import api, core, log
+from ._version import __version__ as __version__
 from .errors import (
     BorrowError,
     CacheWarning,
@@ -31,8 +32,6 @@ from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
-
-__version__ = "0.1.0"
 
 log.configure()
 

@@ -97,6 +97,7 @@ PYTHON_CODES: dict[str, str] = {
     # configuration: environment variables, the command line, the cubin cache
     "CT8001": "CUTILE_BACKEND has a value other than `gpu`, `interpreter` (`cpu`) or empty",
     "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
+    "CT8003": "CUTILE_CACHE_MAX is not a size (e.g. `500M`, `2G`)",
     "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
     "CT8010": "a file named on the command line does not exist or is not a file",
@@ -106,6 +107,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8014": "the `-o` output file cannot be written",
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
+    "CT8901": "the cubin cache directory cannot be written: a warning; kernels compile without it",
     # internal
     "CT9001": "an internal error in cutile (please report it)",
     "CT9002": "an internal error in the lowering (please report it)",

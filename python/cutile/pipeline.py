@@ -10,6 +10,7 @@ specialization so that a launch never repeats work.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections import Counter
@@ -103,14 +104,39 @@ class CompiledKernel:
         return str(disassemble(self.bytecode))
 
 
-def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3) -> CompiledKernel:
+def kast_sha256(doc: K.Document) -> str:
+    """The hash of a kernel's AST: its source, the device functions it calls, its options."""
+    return hashlib.sha256(doc.to_json().encode()).hexdigest()
+
+
+def kernel_identity(name: str, kast_hash: str, spec: Specialization) -> dict[str, Any]:
+    """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
+    entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
+    return {
+        "name": name,
+        "kast_sha256": kast_hash,
+        "consts": [[name, value] for name, value in spec.consts],
+        "tensors": [
+            [name, {"dtype": f.dtype, "rank": f.rank, "base_align16": f.base_align16,
+                    "last_stride_one": f.last_stride_one, "shape_div": list(f.shape_div),
+                    "stride_div": list(f.stride_div)}]
+            for name, f in spec.tensors
+        ],
+        "index_bits": spec.index_bits,
+    }
+
+
+def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3,
+             identity: dict[str, Any] | None = None) -> CompiledKernel:
+    """Bytecode and cubin of a lowered kernel; `identity` (`kernel_identity`) goes into
+    the cache key."""
     from .backend.bytecode import write_bytecode
     from .backend.cache import cache_dir, compile_cubin
 
     t0 = time.perf_counter()
     bytecode = write_bytecode(lowered.module)
     t1 = time.perf_counter()
-    out = compile_cubin(bytecode, arch=target, opt_level=opt_level)
+    out = compile_cubin(bytecode, arch=target, opt_level=opt_level, kernel=identity)
     t2 = time.perf_counter()
     if not out.from_cache:
         where = cache_dir()

@@ -15,6 +15,7 @@ Python source location (it prints the locations of our Debug section).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -22,9 +23,10 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +34,7 @@ from pathlib import Path
 from .. import log as _logging
 from ..errors import CompileError, ConfigError
 from .bytecode.version import BytecodeVersion, newest_common
+from .stale import temp_prefix
 
 _log = _logging.get("tileiras")
 
@@ -62,7 +65,10 @@ class Tileiras:
 def run_tool(
     argv: list[str], env: Mapping[str, str], *, timeout: float, cwd: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a tool in its own process group, so a timeout also ends the ptxas it started."""
+    """Run a tool in its own process group, and never leave it running without us: a
+    timeout or any exception while waiting (Ctrl-C, SystemExit) kills the group (the tool
+    and the ptxas it started), and a parent that dies without running Python code (SIGKILL,
+    SIGTERM) takes the tool with it (`orphan_guard`)."""
     with subprocess.Popen(
         argv,
         env=dict(env),
@@ -71,17 +77,51 @@ def run_tool(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=orphan_guard(),
     ) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill_group(proc)
             out, err = proc.communicate()
             raise subprocess.TimeoutExpired(argv, timeout, out, err) from exc
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def orphan_guard() -> Callable[[], None] | None:
+    """Linux: a function for the child, between fork and exec, that asks the kernel to
+    SIGKILL it when its parent dies, so a killed compile leaves no tileiras running. (What
+    tileiras started itself, ptxas, then finishes its file and exits; the temporary
+    directory it wrote in is removed by the next process, `stale`.) None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def guard() -> None:
+        # Only async-signal-safe work here: one syscall and a pid check.
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the guard was set
+            os._exit(1)
+
+    return guard
 
 
 def _child_env(environ: Mapping[str, str], drop_cuda_home: bool) -> dict[str, str]:
@@ -296,7 +336,7 @@ def assemble(
     directory and return the cubin."""
     tool = tool or find_tileiras()
     timeout = _timeout_from_env(os.environ) if timeout is None else timeout
-    with tempfile.TemporaryDirectory(prefix="cutile-tileiras-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("tileiras")) as tmp:
         src = Path(tmp) / "kernel.tilebc"
         out = Path(tmp) / "kernel.cubin"
         src.write_bytes(bytecode)
@@ -344,7 +384,7 @@ def disassemble(bytecode: bytes, *, tool: Tileiras | None = None, debug_info: bo
             code="CT7006",
             hint="tileirdisasm ships with nvidia-cuda-tileiras 13.4 and newer",
         )
-    with tempfile.TemporaryDirectory(prefix="cutile-disasm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("disasm")) as tmp:
         src = Path(tmp) / "kernel.tilebc"
         src.write_bytes(bytecode)
         args = [str(disasm), *(["-g"] if debug_info else []), str(src)]
