@@ -26,6 +26,7 @@ REPORT_URL = "the cutile issue tracker"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .cache import add_cache_parser
     from .commands import cmd_check, cmd_compile, cmd_explain
     from .info import cmd_info
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_explain = sub.add_parser("explain", help="what an error code means (all codes without one)")
     p_explain.add_argument("code", nargs="?")
     p_explain.set_defaults(fn=cmd_explain)
+    add_cache_parser(sub)
     return parser
 
 

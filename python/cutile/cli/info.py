@@ -68,7 +68,13 @@ def _cache(lines: list[str]) -> None:
     if directory is None:
         lines.append("cache: in memory only (CUTILE_CACHE_DIR=off)")
         return
-    lines.append(f"cache: {directory}")
+    from ..backend.disk_cache import DiskCache, unusable
+
+    usage = DiskCache(directory).usage()
+    size = environment.format_size
+    state = " (not writable: compiling without it)" if unusable(directory) else ""
+    lines.append(f"cache: {directory}{state}, {usage.entries} entries, {size(usage.bytes)} "
+                 f"of a {size(cache.cache_max())} bound")
 
 
 def _environment(lines: list[str]) -> None:
