@@ -99,6 +99,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
     "CT8003": "CUTILE_CACHE_MAX is not a size (e.g. `500M`, `2G`)",
     "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
+    "CT8005": "CUTILE_DUMP names a stage other than kast, facts, ir, bytecode, cubin, sass, all",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
     "CT8010": "a file named on the command line does not exist or is not a file",
     "CT8011": "a file named on the command line raised an error when imported",

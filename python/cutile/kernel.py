@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
-from . import _native, pipeline
+from . import _native, dump, pipeline
 from .errors import CutileError, LaunchError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
@@ -127,6 +127,7 @@ class EntryKernel(_native.KernelBase):
             self.check()
             facts = None if self._unchecked else LoweringFacts.of(self.check())
             got = pipeline.lower(self.document(), spec, facts)
+            dump.after_lowering(self.identity(spec), self.kast_json(), self.check(), got)
             self._lowered[spec] = got
         return got
 
@@ -157,6 +158,7 @@ class EntryKernel(_native.KernelBase):
                                                  identity=self.identity(spec))
                     got = LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
                 else:
+                    dump.interpreted(self.identity(spec), lowered)
                     got = lowered
                 self._loaded[spec] = got
         return got

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import log
+from . import dump, log
 from .errors import KernelCheckError
 from .frontend import kast as K
 from .frontend.diagnostics import FrontendError, to_check_error
@@ -138,6 +138,7 @@ def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3,
     t1 = time.perf_counter()
     out = compile_cubin(bytecode, arch=target, opt_level=opt_level, kernel=identity)
     t2 = time.perf_counter()
+    dump.after_assembly(identity, bytecode, out.cubin)
     if not out.from_cache:
         where = cache_dir()
         log.compile_finished(f"`{lowered.entry_name}` for {target}", t2 - t0,
