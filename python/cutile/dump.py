@@ -174,7 +174,9 @@ def sass(cubin: bytes, tool: Any = None) -> str | None:
                   "(pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
         return None
     env = dict(os.environ, PATH=f"{dump.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    with tempfile.TemporaryDirectory(prefix="cutile-dump-") as tmp:
+    from .backend.stale import temp_prefix
+
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("dump")) as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
         try:

@@ -1,12 +1,13 @@
 """Temporary files that outlive the process that made them, and their removal.
 
 A compile writes in two places: a directory per `tileiras` run in the system temp directory
-(`cutile-tileiras-<pid>-*`, `cutile-disasm-<pid>-*`) and a temporary file per cache entry
-it writes (`.<key>.<pid>.*.tmp`, renamed into place when complete). A process that ends
+(`cutile-tileiras-<pid>-*`; `cutile-disasm-<pid>-*` and `cutile-dump-<pid>-*` for
+`tileirdisasm` and `cuobjdump`) and a temporary file per cache entry it writes
+(`.<key>.<pid>.*.tmp`, renamed into place when complete). A process that ends
 normally, or by an exception, removes them; one that is killed (SIGKILL, OOM killer, a lost
 node) cannot. Every name carries the writer's pid, so the first compile of the next process
 removes what belongs to processes that no longer exist (`clean_once`), and `python -m cutile
-cache prune|clear` does the same on demand.
+cache prune` does the same on demand.
 
 A pid can be reused, and a cache directory can be shared by machines or containers with
 their own pid spaces: a file whose pid looks dead but which is younger than `MIN_AGE_S` is
@@ -26,11 +27,10 @@ from pathlib import Path
 
 from .. import log
 
-TEMP_PREFIXES = ("cutile-tileiras-", "cutile-disasm-")
 MIN_AGE_S = 60.0
 MAX_AGE_S = 24 * 3600.0
 
-_PID_IN_DIR = re.compile(r"^cutile-(?:tileiras|disasm)-(\d+)-")
+_PID_IN_DIR = re.compile(r"^cutile-(?:tileiras|disasm|dump)-(\d+)-")
 _PID_IN_TMP = re.compile(r"^\.[0-9a-f]+\.(\d+)\..*\.tmp$")
 _PID_IN_MEMO = re.compile(r"^\.tileiras-versions\.json\.(\d+)\.tmp$")  # tileiras._write_memo
 _log = log.get("cache")
