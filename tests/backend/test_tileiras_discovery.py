@@ -151,3 +151,32 @@ def test_installed_assembler_reads_13_3_and_newer() -> None:
     assert "release" in tileiras_version(tool)
     assert max_supported_version(tool) >= BytecodeVersion(13, 3)
     assert os.access(tool.path, os.X_OK)
+
+
+@pytest.mark.tileiras
+def test_the_fast_wheel_lookup_agrees_with_package_metadata_and_skips_it() -> None:
+    # The first launch of a cached kernel finds tileiras without importing
+    # importlib.metadata (tens of milliseconds); where the layout is the usual one both
+    # routes must name the same binary.
+    import os
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    from cutile.backend import tileiras as t
+
+    fast = t._find_pip_tileiras_fast()
+    if fast is False:
+        pytest.skip("tileiras wheels are not in the usual layout here")
+    assert fast is not None
+    dist = metadata.distribution(t.PIP_PACKAGES[0])
+    slow = [Path(str(dist.locate_file(f))) for f in dist.files or ()
+            if f.name == "tileiras" and f.parent.name == "bin"]
+    assert slow and fast.resolve() == slow[0].resolve()
+    probe = ("import sys; from cutile.backend.tileiras import find_tileiras; find_tileiras(); "
+             "print('importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(t.__file__).parents[2])})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -21,10 +21,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from .. import log
+
+if TYPE_CHECKING:
+    import filelock
 
 _log = log.get("cache")
 _guard = threading.Lock()
@@ -49,6 +51,10 @@ def _thread_lock(key: str) -> Iterator[None]:
 
 
 def _acquire_file_lock(directory: Path, key: str, timeout: float) -> filelock.FileLock | None:
+    # Imported here: only a cache miss takes the lock, and the first launch of a cached
+    # kernel should not pay for the import.
+    import filelock
+
     """The held file lock, or None when it cannot be had (timeout, unwritable directory:
     the compile goes on without it)."""
     path = directory / "locks" / f"{key}.lock"

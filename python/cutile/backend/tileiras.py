@@ -28,8 +28,8 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
 from .. import log as _logging
 from ..errors import CompileError, ConfigError
@@ -138,6 +138,11 @@ def _major_minor(version: str) -> tuple[str, ...]:
 
 def find_pip_tileiras() -> Path | None:
     """The wheel's tileiras, if the three wheels agree on major.minor."""
+    fast = _find_pip_tileiras_fast()
+    if fast is None or isinstance(fast, Path):
+        return fast
+    from importlib import metadata  # the general route: slow to import (tens of ms)
+
     try:
         versions = {name: metadata.version(name) for name in PIP_PACKAGES}
     except metadata.PackageNotFoundError:
@@ -151,6 +156,41 @@ def find_pip_tileiras() -> Path | None:
             if path.is_file() and os.access(path, os.X_OK):
                 return path
     return None
+
+
+def _find_pip_tileiras_fast() -> Path | Literal[False] | None:
+    """The common layout, read from the directory: the `nvidia` namespace package holds
+    `cu13/bin/tileiras`, and its site directory the three wheels' `.dist-info` folders,
+    whose names carry the versions. `False` when the layout is not that one (the caller
+    asks `importlib.metadata`), `None` when it is and the wheels disagree or are missing."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    for loc in spec.submodule_search_locations:
+        site = Path(loc).parent
+        try:
+            names = os.listdir(site)
+        except OSError:
+            continue
+        versions: dict[str, str] = {}
+        for pkg in PIP_PACKAGES:
+            prefix = pkg.replace("-", "_") + "-"
+            found = [n for n in names if n.startswith(prefix) and n.endswith(".dist-info")]
+            if len(found) != 1:
+                break
+            versions[pkg] = found[0][len(prefix):-len(".dist-info")]
+        else:
+            if len({_major_minor(v) for v in versions.values()}) != 1:
+                return None
+            for sub in sorted(Path(loc).glob("cu*/bin/tileiras")):
+                if _executable(sub):
+                    return sub
+    return False
 
 
 def _executable(path: Path) -> bool:
