@@ -22,6 +22,7 @@ from .errors import (
     InternalCompilerError,
     KernelCheckError,
     LaunchError,
+    OpNeverRunWarning,
     RaceError,
 )
 from .interpreter.race_mode import check_races
@@ -43,6 +44,7 @@ __all__ = [
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
+    "OpNeverRunWarning",
     "RaceError",
     "api",
     "check_races",

@@ -199,6 +199,13 @@ class RaceError(InterpreterError):
         return CutileError.__str__(self)
 
 
+class OpNeverRunWarning(RuntimeWarning):
+    """An op (what a kernel call, `.then(...)` or `cutile.zip(...)` returns) was dropped
+    before anything ran it, as Python warns of a coroutine never awaited: nothing ran, and
+    the tensors moved into it stay unusable (reading one raises `BorrowError` CT5009).
+    The warning points at the line that made the op; run it with `.sync()` or `await`."""
+
+
 __all__ = [
     "BorrowError",
     "CompileError",
@@ -208,5 +215,6 @@ __all__ = [
     "InterpreterError",
     "KernelCheckError",
     "LaunchError",
+    "OpNeverRunWarning",
     "RaceError",
 ]

@@ -20,6 +20,7 @@ from .runtime.binding import Binding, normalize, specialization
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
+from .runtime.unrun_ops import call_site
 
 
 class DeviceFunction:
@@ -193,15 +194,16 @@ class EntryKernel(_native.KernelBase):
         normalize argument values the native binder cannot read (numpy scalars), and bind
         again with the last word: the launch, or its typed error."""
         kwargs = kwargs or {}
+        site = call_site()  # the program's line, not this one (the op's warning names it)
         launcher = self._launcher
         if launcher is None:
             launcher = self._make_launcher()
             try:
-                return KernelOp(launcher, args, kwargs)
+                return KernelOp(launcher, args, kwargs, False, site)
             except _native.SlowPath:
                 pass
         return KernelOp(launcher, tuple(normalize(a) for a in args),
-                        {k: normalize(v) for k, v in kwargs.items()}, True)
+                        {k: normalize(v) for k, v in kwargs.items()}, True, site)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
@@ -224,8 +226,10 @@ def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...]
 
 
 # One launch of a kernel: its tensors are moved in when it is created and handed back by
-# `.sync()` / `await`; dropping it unfinished hands them back (after waiting for the device
-# if it launched). Native (`rust/cutile-py/src/launch.rs`), a virtual subclass of DeviceOp.
+# `.sync()` / `await`. Dropped after it ran or started, it waits for the device (if it
+# launched) and hands them back; dropped before anything ran it, it warns
+# (`OpNeverRunWarning`) and its tensors stay unusable (BorrowError CT5009). Native
+# (`rust/cutile-py/src/launch.rs`), a virtual subclass of DeviceOp.
 KernelOp = _native.KernelOp
 DeviceOp.register(KernelOp)
 

@@ -3,12 +3,14 @@
 //! - [`HostRegistry`]: storages (allocations) and handles (live Python tensor objects,
 //!   each viewing a byte [`Region`] of a storage). A handle is `live`, `moved` into a
 //!   pending operation (which names it in errors), `consumed` by `partition` /
-//!   `unpartition`, or `released`. `consume` enforces unique storage (rule 1); `move_in`
+//!   `unpartition`, `dropped` with an operation that never ran (unusable for good: what it
+//!   holds is not what the program meant it to hold), or `released`. `consume` enforces unique storage (rule 1); `move_in`
 //!   moves a launch's arguments all or nothing, refusing duplicates and stride-aware
 //!   overlaps with a mutable argument (rules 2, 3); `give_back` ends the loan.
 //! - [`Ledger`]: byte ranges in flight per completion token (rule 4).
 //! - [`validate_launch`]: grid and tile shapes against the kernel (rule 6).
-//! - [`OpState`]: one launch op's life (start once, release once); `launch_plan` binds,
+//! - [`OpState`]: one launch op's life (start once, release once, abandoned when dropped
+//!   without running); `launch_plan` binds,
 //!   grids, checks and packs a launch ([`launch_plan::ParamBuffer`]).
 //!
 //! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
@@ -22,7 +24,7 @@ mod region;
 
 pub use launch::{validate_launch, PartitionArg};
 pub use ledger::{Access, Ledger};
-pub use op_state::{OpState, Release, StartRefusal};
+pub use op_state::{DropAction, OpState, Release, StartRefusal};
 pub use region::{may_overlap, Region};
 
 use std::collections::HashMap;
@@ -102,6 +104,15 @@ pub enum HandleState {
     },
     Consumed {
         by: Arc<str>,
+    },
+    /// Moved into operation `op`, which was dropped without running: the tensor never got
+    /// the contents the program asked for, so no use of it is allowed again (the Python
+    /// object can only be released). `op_name` is how errors name the op ("`add` (op
+    /// #7)"); `param` the parameter it was passed as, where known.
+    Dropped {
+        op: u64,
+        op_name: Arc<str>,
+        param: Option<Arc<str>>,
     },
 }
 
@@ -288,6 +299,23 @@ impl HostRegistry {
                 format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
                 Some(format!("use the value returned by `{by}` instead")),
             ),
+            HandleState::Dropped { op_name, param, .. } => {
+                let tensor = param
+                    .as_deref()
+                    .map_or_else(|| "the tensor".to_string(), |p| format!("`{p}`"));
+                HostError::borrow(
+                    "CT5009",
+                    format!(
+                        "cannot {what}: {tensor} was moved into {op_name}, which was dropped \
+                         without running"
+                    ),
+                    Some(format!(
+                        "calling a kernel only builds an op, and `.sync()` or `await` runs it: \
+                         run the op and use the tensors it returns; {tensor} cannot be used \
+                         again (make it anew)"
+                    )),
+                )
+            }
         }
     }
 
@@ -466,6 +494,30 @@ impl HostRegistry {
     /// Operation `op` completed (or failed before launch): its handles are live again.
     /// Returns how many were handed back.
     pub fn give_back(&mut self, op: u64) -> usize {
+        self.end_loan(op, |_| HandleState::Live)
+    }
+
+    /// Operation `op` was dropped without running: its handles stay unusable for good
+    /// ([`HandleState::Dropped`]), each named by its parameter from `params` (`(handle,
+    /// parameter)`; the first entry for a handle wins). Returns how many were marked.
+    pub fn abandon(&mut self, op: u64, params: &[(u64, &str)]) -> usize {
+        let op_name: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n) | OpName::Launch(n)) => Arc::from(launch_op_name(n, op)),
+            None => return 0,
+        };
+        self.end_loan(op, |id| HandleState::Dropped {
+            op,
+            op_name: op_name.clone(),
+            param: params
+                .iter()
+                .find(|(handle, _)| *handle == id)
+                .map(|(_, p)| Arc::from(*p)),
+        })
+    }
+
+    /// End `op`'s loan: each handle it still holds takes the state `next(handle)`, and
+    /// those whose Python object died meanwhile are released. Returns how many changed.
+    fn end_loan(&mut self, op: u64, mut next: impl FnMut(u64) -> HandleState) -> usize {
         let Some(mut entry) = self.ops.remove(&op) else {
             return 0;
         };
@@ -482,7 +534,7 @@ impl HostRegistry {
             }
             if let Some(h) = self.handles.get_mut(&id) {
                 if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
-                    h.state = HandleState::Live;
+                    h.state = next(id);
                     n += 1;
                 }
             }

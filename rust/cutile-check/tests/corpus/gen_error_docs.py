@@ -59,6 +59,14 @@ HOST = {
         "bytes 50..60 of storage 7 are in use by pending operation 1",
         "Wait for the pending operation before the access.",
     ),
+    "CT5009": (
+        "add(z, x, y)  # builds the op; nothing runs it, and it is dropped\nz.to_numpy()",
+        "cannot read: `z` was moved into `add` (op #1), which was dropped without running",
+        "Calling a kernel builds an op; `.sync()` (or `await`) runs it. Keep the op and run "
+        "it, then use the tensors it returns: `z, x, y = add(z, x, y).sync()`. Python also "
+        "warns (`cutile.OpNeverRunWarning`) where the op was dropped, naming the line that "
+        "made it.",
+    ),
     "CT6001": (
         "validate_launch('add', (4, 1, 1), [('z', [1024], [128], [128])])",
         "`add` launched with grid [4, 1, 1], but partition `z` has tile grid [8, 1, 1]",

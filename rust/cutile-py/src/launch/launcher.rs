@@ -323,6 +323,7 @@ impl KernelLauncher {
             accesses,
             state: OpState::new(),
             entry: OnceLock::new(),
+            call_site: CallSite::here(py),
         }))
     }
 
