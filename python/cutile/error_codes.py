@@ -40,6 +40,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3021": "a partitioned output of rank above 3",
     "CT3022": "a tile whose rank differs from the tensor's",
     "CT3023": "a tile dimension that is not a power of two",
+    "CT3024": "a tile of more than 2^24 elements (Tile IR's limit)",
     "CT3030": "an operation the compiler does not lower yet",
     "CT3031": "an unknown method for this kind of value",
     "CT3032": "an unknown attribute",
