@@ -24,6 +24,7 @@ from .errors import (
     LaunchError,
     OpNeverRunWarning,
     RaceError,
+    TensorError,
 )
 from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
@@ -46,6 +47,7 @@ __all__ = [
     "LaunchError",
     "OpNeverRunWarning",
     "RaceError",
+    "TensorError",
     "api",
     "check_races",
     "core",

@@ -65,6 +65,11 @@ PYTHON_CODES: dict[str, str] = {
     "CT5011": "partitioning a tensor of rank above 3",
     "CT5012": "`persistent(num_blocks)` below 1",
     "CT5020": "running an operation a second time",
+    # host tensors (`cutile.api`, TensorError)
+    "CT5030": "a tensor shape that is not a sequence of non-negative integers",
+    "CT5031": "an element type cutile does not have (unknown name or numpy dtype)",
+    "CT5032": "a fill value or `arange` bound the element type cannot hold",
+    "CT5033": "a tensor larger than the memory that can be allocated",
     # launch arguments (Python binder)
     "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
     "CT6102": "an element type or scalar type that does not match the parameter",

@@ -70,6 +70,16 @@ class BorrowError(CutileError):
     code = "CT5000"
 
 
+class TensorError(CutileError, ValueError, TypeError):
+    """A host tensor cannot be made as asked (`cutile.api`): a shape that is not a sequence
+    of non-negative ints (CT5030), an element type cutile does not have (CT5031), a fill
+    value or `arange` bound the element type cannot hold (CT5032), or more memory than can
+    be had (CT5033). It is also a `ValueError` and a `TypeError`, the exceptions these
+    mistakes raised before they had codes."""
+
+    code = "CT5030"
+
+
 class LaunchError(CutileError):
     """A launch does not match its kernel: grid, tile shape, dtype, rank or Const values."""
 
@@ -217,4 +227,5 @@ __all__ = [
     "LaunchError",
     "OpNeverRunWarning",
     "RaceError",
+    "TensorError",
 ]

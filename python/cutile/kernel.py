@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from . import _native, pipeline
-from .errors import CutileError, LaunchError
+from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .lowering.facts import LoweringFacts
@@ -17,6 +17,7 @@ from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver, launch
 from .runtime.binding import Binding, normalize, specialization
+from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
@@ -103,7 +104,7 @@ class EntryKernel(_native.KernelBase):
         aligned, unit last stride, extents and strides multiples of 16. (A launch always
         builds from its own arguments' facts; this only shapes what `compile()` shows.)"""
         entry = self.entry
-        values = dict(consts)
+        values = checked_consts(self.name, entry.params, consts)
         facts = []
         for p in entry.params:
             if p.kind in ("tensor", "mut_tensor"):
@@ -111,14 +112,6 @@ class EntryKernel(_native.KernelBase):
                 assert p.dtype is not None
                 facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (16,) * rank,
                                                   (16,) * (rank - 1) + (1,))))
-        for p in entry.params:
-            if p.kind == "const" and p.name not in values:
-                raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6104",
-                                  hint=f"pass `{p.name}=...`")
-        unknown = set(values) - {p.name for p in entry.params if p.kind == "const"}
-        if unknown:
-            raise LaunchError(f"`{self.name}` has no Const parameter `{sorted(unknown)[0]}`",
-                              code="CT6104")
         return Specialization(tuple(sorted(values.items())), tuple(facts), 32)
 
     def lowered(self, spec: Specialization) -> Any:

@@ -463,15 +463,39 @@ impl LaunchPlan {
                     return Err(launch_err(
                         "CT6102",
                         format!(
-                            "`{}` = {f} overflows `{dname}` (it would be infinite)",
+                            "`{}` = {f:?} overflows `{dname}` (it would be infinite)",
                             p.name
                         ),
-                        None,
+                        Some(format!(
+                            "pass a value within `{dname}`'s range, or declare the parameter \
+                             with a wider float type"
+                        )),
                     ));
                 }
                 Ok(Value::Float(f))
             }
             (Some(ElemClass::Float), Arg::Int(v)) => Ok(Value::Float(v as f64)),
+            (Some(ElemClass::Float), Arg::Other) => {
+                // An int past 64 bits is still a number: say so, not "expects a number".
+                let got = describe();
+                match got.strip_prefix("an int ") {
+                    Some(n) => Err(launch_err(
+                        "CT6102",
+                        format!(
+                            "`{}` = {n} is an int past 64 bits, which {} `{dname}` parameter \
+                             does not take",
+                            p.name,
+                            if dname.starts_with(['f', 'i']) {
+                                "an"
+                            } else {
+                                "a"
+                            }
+                        ),
+                        Some("pass it as a float (`float(...)`)".into()),
+                    )),
+                    None => Err(bad("a number")),
+                }
+            }
             (Some(ElemClass::Float), _) => Err(bad("a number")),
             (Some(ElemClass::Bool), Arg::Bool(b)) => Ok(Value::Bool(b)),
             (Some(ElemClass::Bool), _) => Err(bad("a bool")),
