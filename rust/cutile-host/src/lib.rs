@@ -283,17 +283,29 @@ impl HostRegistry {
         }
     }
 
+    /// How a message names op `op`, ready to print (it brings its own backticks):
+    /// "`add` (op #7)".
+    fn shown(&self, op: u64) -> String {
+        match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n) | OpName::Launch(n)) => launch_op_name(n, op),
+            None => format!("op #{op}"),
+        }
+    }
+
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
         match state {
             HandleState::Live => HostError::borrow("CT5007", String::new(), None),
-            HandleState::Moved { op } => {
-                let name = self.op_name(*op);
-                HostError::borrow(
+            HandleState::Moved { op } => HostError::borrow(
                 "CT5001",
-                format!("cannot {what}: the tensor was moved into `{name}` (operation {op}), which has not completed"),
-                Some(format!("use the tensors returned by `{name}`'s `.sync()` (or `await`) instead")),
-            )
-            }
+                format!(
+                    "cannot {what}: the tensor was moved into {}, which has not completed",
+                    self.shown(*op)
+                ),
+                Some(
+                    "run the op with `.sync()` (or `await` it) and use the tensors it returns"
+                        .into(),
+                ),
+            ),
             HandleState::Consumed { by } => HostError::borrow(
                 "CT5002",
                 format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
@@ -381,7 +393,7 @@ impl HostRegistry {
         op_name: &str,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
-        self.check_moves(args, &|| op_name.to_string())?;
+        self.check_moves(args, &|| launch_op_name(op_name, op))?;
         let name = match self.names.get(op_name) {
             Some(n) => n.clone(),
             None => {
@@ -408,6 +420,7 @@ impl HostRegistry {
     }
 
     /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
+    /// `op_name` names the op ready to print, backticks included.
     fn check_moves(
         &self,
         args: &[(u64, bool)],
@@ -419,7 +432,7 @@ impl HostRegistry {
         for (i, &(id, _)) in args.iter().enumerate() {
             let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
             if h.state != HandleState::Live {
-                return Err(self.not_live(id, &h.state, &format!("pass it to `{}`", op_name())));
+                return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
             }
             if i < INLINE {
                 inline[i] = Some(h);
@@ -443,7 +456,7 @@ impl HostRegistry {
                 if a == b {
                     return Err(HostError::borrow(
                         "CT5005",
-                        format!("the same tensor is passed to `{}` as arguments {i} and {j}, and one of them is mutable", op_name()),
+                        format!("the same tensor is passed to {} as arguments {i} and {j}, and one of them is mutable", op_name()),
                         Some("pass distinct tensors, or copy one of them".into()),
                     ));
                 }
@@ -460,7 +473,7 @@ impl HostRegistry {
                 if !apart && may_overlap(&x.region, &y.region) {
                     return Err(HostError::borrow(
                         "CT5006",
-                        format!("arguments {i} and {j} of `{}` may overlap in memory, and one of them is mutable", op_name()),
+                        format!("arguments {i} and {j} of {} may overlap in memory, and one of them is mutable", op_name()),
                         Some("pass views that do not share elements, or copy one of them".into()),
                     ));
                 }

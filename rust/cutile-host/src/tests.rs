@@ -180,16 +180,19 @@ fn launch_ops_are_named_when_shown() {
     let kernel: Arc<str> = Arc::from("add");
     r.move_in_launch(7, &kernel, &[(z, true)]).unwrap();
     assert_eq!(r.holder(z).as_deref(), Some("`add` (op #7)"));
+    // A message names the op once, in its own backticks (never "``add` (op #7)`").
     let e = r.check_live(z, "read").unwrap_err();
-    assert!(
-        e.message
-            .contains("moved into ``add` (op #7)` (operation 7)"),
-        "{}",
-        e.message
+    assert_eq!(
+        e.message,
+        "cannot read: the tensor was moved into `add` (op #7), which has not completed"
+    );
+    assert_eq!(
+        e.hint.as_deref(),
+        Some("run the op with `.sync()` (or `await` it) and use the tensors it returns")
     );
     let e = r.move_in_launch(8, &kernel, &[(z, false)]).unwrap_err();
     assert!(
-        e.message.contains("pass it to ``add` (op #8)`"),
+        e.message.starts_with("cannot pass it to `add` (op #8): "),
         "{}",
         e.message
     );
@@ -199,7 +202,20 @@ fn launch_ops_are_named_when_shown() {
         .move_in_launch(9, &kernel, &[(z, true), (y, false)])
         .unwrap_err();
     assert_eq!(e.code, "CT5006");
-    assert!(e.message.contains("``add` (op #9)`"), "{}", e.message);
+    assert_eq!(
+        e.message,
+        "arguments 0 and 1 of `add` (op #9) may overlap in memory, and one of them is mutable"
+    );
+    assert!(!e.message.contains("``"), "{}", e.message);
+    // ops given a name whole are shown the same way
+    r.move_in(10, "scale", &[(z, true)]).unwrap();
+    let e = r.check_live(z, "read").unwrap_err();
+    assert!(
+        e.message.contains("moved into `scale` (op #10), which"),
+        "{}",
+        e.message
+    );
+    r.give_back(10);
     assert_eq!(r.state(z), Some(&HandleState::Live));
 }
 

@@ -19,7 +19,7 @@ CODES_RS = REPO / "rust" / "cutile-diag" / "src" / "codes.rs"
 HOST = {
     "CT5001": (
         "reg.move_in(1, 'add', [(z, True)])\nreg.check_live(z, 'read it')",
-        "the tensor was moved into `add` (operation 1), which has not completed",
+        "the tensor was moved into `add` (op #1), which has not completed",
         "Use the tensors that `.sync()` (or `await`) returns.",
     ),
     "CT5002": (
@@ -39,14 +39,15 @@ HOST = {
     ),
     "CT5005": (
         "reg.move_in(1, 'k', [(a, True), (a, False)])",
-        "the same tensor is passed to `k` as arguments 0 and 1, and one of them is mutable",
+        "the same tensor is passed to `k` (op #1) as arguments 0 and 1, and one of them is "
+        "mutable",
         "Pass distinct tensors.",
     ),
     "CT5006": (
         "whole = reg.new_handle(s, 0, [256], [1], 4)\n"
         "half = reg.new_handle(s, 512, [128], [1], 4)\n"
         "reg.move_in(1, 'k', [(whole, False), (half, True)])",
-        "arguments 0 and 1 of `k` may overlap in memory, and one of them is mutable",
+        "arguments 0 and 1 of `k` (op #1) may overlap in memory, and one of them is mutable",
         "Pass views that share no element (interleaved strided views are fine).",
     ),
     "CT5007": (
