@@ -25,13 +25,13 @@ def checked_consts(kernel: str, params: Sequence[K.Param], given: Mapping[str, A
     if unknown:
         known = ", ".join(f"`{n}`" for n in consts) or "none"
         raise LaunchError(f"`{kernel}` has no Const parameter `{unknown[0]}`", code="CT6104",
-                          hint=f"its Const parameters: {known}")
+                          hint=f"its Const parameters: {known}", kernel=kernel)
     in_shape = {d for p in params for d in (p.shape or []) if isinstance(d, str)}
     out: dict[str, int | float | bool] = {}
     for name, p in consts.items():
         if name not in given:
             raise LaunchError(f"compile() needs a value for `{name}`", code="CT6104",
-                              hint=f"pass `{name}=...`")
+                              hint=f"pass `{name}=...`", kernel=kernel)
         out[name] = _value(kernel, name, p.dtype or "int", given[name], name in in_shape)
     return out
 
@@ -45,13 +45,13 @@ def _value(kernel: str, name: str, ty: str, v: Any, in_shape: bool) -> int | flo
     if ty == "int" and isinstance(v, int) and not isinstance(v, bool):
         if in_shape and v < 1:
             raise LaunchError(f"`{name}` must be >= 1, got {v}", code="CT6103",
-                              hint=f"`{name}` is a tile size of `{kernel}`")
+                              hint=f"`{name}` is a tile size of `{kernel}`", kernel=kernel)
         if not -(1 << 31) <= v < 1 << 31:
             raise LaunchError(f"`{name}` = {v} does not fit in 32 bits", code="CT6103",
                               hint="int Consts are 32-bit integers; compute larger values "
-                              "from them")
+                              "from them", kernel=kernel)
         return v
     shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
     raise LaunchError(f"`{name}` expects {_TYPES.get(ty, ty)}, got a `{type(v).__name__}` "
                       f"({shown})", code="CT6102",
-                      hint=f"`{name}` is declared `Const[{ty}]` in `{kernel}`")
+                      hint=f"`{name}` is declared `Const[{ty}]` in `{kernel}`", kernel=kernel)

@@ -61,6 +61,8 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
             raise BorrowError(
                 f"{self.name} already ran; an operation runs once and hands its tensors back "
                 "once", code="CT5020", hint="call the kernel again to launch it again",
+                op_id=getattr(self, "op_id", None),
+                kernel=getattr(getattr(self, "kernel", None), "name", None),
             )
         self._ran = True
 

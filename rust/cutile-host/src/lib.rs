@@ -45,6 +45,18 @@ pub struct HostError {
     pub code: &'static str,
     pub message: String,
     pub hint: Option<String>,
+    /// What the error is about, as data for tools (the message says it in words); boxed
+    /// so that a refusal stays small on the launch path.
+    pub about: Box<About>,
+}
+
+/// The kernel, op and tensor an error names, where the layer that made it knows them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct About {
+    pub kernel: Option<String>,
+    pub op: Option<u64>,
+    /// The parameter the tensor was (or would be) passed as.
+    pub tensor: Option<String>,
 }
 
 impl HostError {
@@ -54,6 +66,7 @@ impl HostError {
             code,
             message,
             hint,
+            about: Box::default(),
         }
     }
 
@@ -63,7 +76,26 @@ impl HostError {
             code,
             message,
             hint,
+            about: Box::default(),
         }
+    }
+
+    /// Name the kernel, unless a more specific layer already did.
+    pub fn with_kernel(mut self, kernel: &str) -> Self {
+        self.about.kernel.get_or_insert_with(|| kernel.to_string());
+        self
+    }
+
+    /// Name the op, unless a more specific layer already did.
+    pub fn with_op(mut self, op: u64) -> Self {
+        self.about.op.get_or_insert(op);
+        self
+    }
+
+    /// Name the tensor's parameter, unless a more specific layer already did.
+    pub fn with_tensor(mut self, param: &str) -> Self {
+        self.about.tensor.get_or_insert_with(|| param.to_string());
+        self
     }
 }
 
@@ -107,11 +139,11 @@ pub enum HandleState {
     },
     /// Moved into operation `op`, which was dropped without running: the tensor never got
     /// the contents the program asked for, so no use of it is allowed again (the Python
-    /// object can only be released). `op_name` is how errors name the op ("`add` (op
-    /// #7)"); `param` the parameter it was passed as, where known.
+    /// object can only be released). `kernel` and `op` name the op in errors ("`add` (op
+    /// #7)"); `param` is the parameter it was passed as, where known.
     Dropped {
         op: u64,
-        op_name: Arc<str>,
+        kernel: Arc<str>,
         param: Option<Arc<str>>,
     },
 }
@@ -275,6 +307,13 @@ impl HostRegistry {
         }
     }
 
+    /// The kernel (or given name) of op `op`.
+    fn op_kernel(&self, op: u64) -> Option<&str> {
+        self.ops.get(&op).map(|o| match &o.name {
+            OpName::Given(n) | OpName::Launch(n) => &**n,
+        })
+    }
+
     fn op_name(&self, op: u64) -> String {
         match self.ops.get(&op).map(|o| &o.name) {
             Some(OpName::Given(n)) => n.to_string(),
@@ -295,27 +334,36 @@ impl HostRegistry {
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
         match state {
             HandleState::Live => HostError::borrow("CT5007", String::new(), None),
-            HandleState::Moved { op } => HostError::borrow(
-                "CT5001",
-                format!(
-                    "cannot {what}: the tensor was moved into {}, which has not completed",
-                    self.shown(*op)
-                ),
-                Some(
-                    "run the op with `.sync()` (or `await` it) and use the tensors it returns"
-                        .into(),
-                ),
-            ),
+            HandleState::Moved { op } => {
+                let e = HostError::borrow(
+                    "CT5001",
+                    format!(
+                        "cannot {what}: the tensor was moved into {}, which has not completed",
+                        self.shown(*op)
+                    ),
+                    Some(
+                        "run the op with `.sync()` (or `await` it) and use the tensors it \
+                         returns"
+                            .into(),
+                    ),
+                )
+                .with_op(*op);
+                match self.op_kernel(*op) {
+                    Some(k) => e.with_kernel(k),
+                    None => e,
+                }
+            }
             HandleState::Consumed { by } => HostError::borrow(
                 "CT5002",
                 format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
                 Some(format!("use the value returned by `{by}` instead")),
             ),
-            HandleState::Dropped { op_name, param, .. } => {
+            HandleState::Dropped { op, kernel, param } => {
                 let tensor = param
                     .as_deref()
                     .map_or_else(|| "the tensor".to_string(), |p| format!("`{p}`"));
-                HostError::borrow(
+                let op_name = launch_op_name(kernel, *op);
+                let e = HostError::borrow(
                     "CT5009",
                     format!(
                         "cannot {what}: {tensor} was moved into {op_name}, which was dropped \
@@ -327,6 +375,12 @@ impl HostRegistry {
                          again (make it anew)"
                     )),
                 )
+                .with_op(*op)
+                .with_kernel(kernel);
+                match param {
+                    Some(p) => e.with_tensor(p),
+                    None => e,
+                }
             }
         }
     }
@@ -393,7 +447,7 @@ impl HostRegistry {
         op_name: &str,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
-        self.check_moves(args, &|| launch_op_name(op_name, op))?;
+        self.check_moves(args, op, op_name)?;
         let name = match self.names.get(op_name) {
             Some(n) => n.clone(),
             None => {
@@ -414,18 +468,14 @@ impl HostRegistry {
         kernel: &Arc<str>,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
-        self.check_moves(args, &|| launch_op_name(kernel, op))?;
+        self.check_moves(args, op, kernel)?;
         self.record_moves(op, OpName::Launch(kernel.clone()), args);
         Ok(())
     }
 
     /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
-    /// `op_name` names the op ready to print, backticks included.
-    fn check_moves(
-        &self,
-        args: &[(u64, bool)],
-        op_name: &dyn Fn() -> String,
-    ) -> Result<(), HostError> {
+    fn check_moves(&self, args: &[(u64, bool)], op: u64, kernel: &str) -> Result<(), HostError> {
+        let op_name = || launch_op_name(kernel, op);
         const INLINE: usize = 16;
         let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
         let mut spill: Vec<&Handle> = Vec::new();
@@ -458,7 +508,9 @@ impl HostRegistry {
                         "CT5005",
                         format!("the same tensor is passed to {} as arguments {i} and {j}, and one of them is mutable", op_name()),
                         Some("pass distinct tensors, or copy one of them".into()),
-                    ));
+                    )
+                    .with_op(op)
+                    .with_kernel(kernel));
                 }
                 let (Some(x), Some(y)) = (get(i), get(j)) else {
                     continue;
@@ -475,7 +527,9 @@ impl HostRegistry {
                         "CT5006",
                         format!("arguments {i} and {j} of {} may overlap in memory, and one of them is mutable", op_name()),
                         Some("pass views that do not share elements, or copy one of them".into()),
-                    ));
+                    )
+                    .with_op(op)
+                    .with_kernel(kernel));
                 }
             }
         }
@@ -514,13 +568,13 @@ impl HostRegistry {
     /// ([`HandleState::Dropped`]), each named by its parameter from `params` (`(handle,
     /// parameter)`; the first entry for a handle wins). Returns how many were marked.
     pub fn abandon(&mut self, op: u64, params: &[(u64, &str)]) -> usize {
-        let op_name: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
-            Some(OpName::Given(n) | OpName::Launch(n)) => Arc::from(launch_op_name(n, op)),
+        let kernel: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n) | OpName::Launch(n)) => n.clone(),
             None => return 0,
         };
         self.end_loan(op, |id| HandleState::Dropped {
             op,
-            op_name: op_name.clone(),
+            kernel: kernel.clone(),
             param: params
                 .iter()
                 .find(|(handle, _)| *handle == id)

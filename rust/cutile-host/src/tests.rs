@@ -190,6 +190,10 @@ fn launch_ops_are_named_when_shown() {
         e.hint.as_deref(),
         Some("run the op with `.sync()` (or `await` it) and use the tensors it returns")
     );
+    assert_eq!(
+        (e.about.op, e.about.kernel.as_deref()),
+        (Some(7), Some("add"))
+    );
     let e = r.move_in_launch(8, &kernel, &[(z, false)]).unwrap_err();
     assert!(
         e.message.starts_with("cannot pass it to `add` (op #8): "),
@@ -207,6 +211,10 @@ fn launch_ops_are_named_when_shown() {
         "arguments 0 and 1 of `add` (op #9) may overlap in memory, and one of them is mutable"
     );
     assert!(!e.message.contains("``"), "{}", e.message);
+    assert_eq!(
+        (e.about.op, e.about.kernel.as_deref()),
+        (Some(9), Some("add"))
+    );
     // ops given a name whole are shown the same way
     r.move_in(10, "scale", &[(z, true)]).unwrap();
     let e = r.check_live(z, "read").unwrap_err();
@@ -243,6 +251,14 @@ fn an_abandoned_op_leaves_its_tensors_unusable() {
         "cannot read: `z` was moved into `add` (op #1), which was dropped without running"
     );
     assert!(e.hint.as_deref().unwrap().contains(".sync()"));
+    assert_eq!(
+        *e.about,
+        About {
+            kernel: Some("add".into()),
+            op: Some(1),
+            tensor: Some("z".into())
+        }
+    );
     assert_eq!(
         r.move_in_launch(2, &kernel, &[(x, false)])
             .unwrap_err()

@@ -285,7 +285,7 @@ impl PendingLaunch {
             let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
             ledger.inner.acquire(self.op, &self.accesses)
         };
-        acquired.map_err(|e| host_err(py, e))?;
+        acquired.map_err(|e| host_err(py, e.with_kernel(&l.kernel)))?;
         self.state.entered_ledger();
         let _ = self.entry.set(entry.clone());
         let Some(gpu) = &l.gpu else {

@@ -206,12 +206,16 @@ fn binds_infers_and_keys() {
         )
         .is_err());
     let h = view(4, &[1000], None, "f16");
-    assert!(plan
-        .bind(
-            &[Arg::Handle(&z), Arg::Handle(&h), Arg::Handle(&y)],
-            &[None]
-        )
-        .is_err());
+    match plan.bind(
+        &[Arg::Handle(&z), Arg::Handle(&h), Arg::Handle(&y)],
+        &[None],
+    ) {
+        // an argument's refusal names its parameter, as data too
+        Err(Refusal::Refused(e)) => {
+            assert_eq!((e.code, e.about.tensor.as_deref()), ("CT6102", Some("x")))
+        }
+        other => panic!("{other:?}"),
+    }
     assert!(plan.bind(&args[..2], &[None]).is_err());
     // a different alignment is a different kernel
     let x2 = TensorDesc::new(View {
