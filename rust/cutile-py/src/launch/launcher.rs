@@ -100,6 +100,7 @@ impl KernelLauncher {
             )
         })?;
         let names = PyTuple::new(py, plan.params.iter().map(|p| p.name.as_str()))?.unbind();
+        pending::warn_never_ran(py)?;
         Ok(KernelLauncher {
             kernel: Arc::from(kernel),
             plan,

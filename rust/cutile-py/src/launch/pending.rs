@@ -400,9 +400,7 @@ impl PendingLaunch {
                     tensors.push(p);
                 }
             }
-            WARN_NEVER_RAN
-                .import(py, "cutile.runtime.unrun_ops", "warn_kernel_op")?
-                .call1((self.name(), self.call_site.to_py(py)?, tensors))?;
+            warn_never_ran(py)?.call1((self.name(), self.call_site.to_py(py)?, tensors))?;
             Ok(())
         })();
         if let Err(e) = warned {
@@ -456,6 +454,12 @@ impl Drop for PendingLaunch {
 }
 
 static WARN_NEVER_RAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `cutile.runtime.unrun_ops.warn_kernel_op`. A launcher fetches it when it is made, so an
+/// op dropped while the interpreter shuts down (imports no longer work) still warns.
+pub(super) fn warn_never_ran(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    WARN_NEVER_RAN.import(py, "cutile.runtime.unrun_ops", "warn_kernel_op")
+}
 
 static DEVICE_OP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
