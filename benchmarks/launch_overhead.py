@@ -9,7 +9,7 @@ process on one GPU.
 
 Per peer:
 - launch + sync: wall time of one launch and a stream synchronize (a chain of dependent
-  tiny kernels; DESIGN.md §5 compares this with `ct.launch`);
+  tiny kernels; docs/design.md §5 compares this with `ct.launch`);
 - launch only: N launches enqueued back to back, then one synchronize; the time to enqueue
   divided by N (the host's cost per launch when the GPU is not the bottleneck). A cutile op
   owns its tensors until it completes, so each of the N ops gets its own (z, x, y); the op

@@ -3,7 +3,7 @@
 
     python benchmarks/race_detector.py [--n 1048576] [--tile 1024] [--trials 7]
 
-Kernels: the f32 add of DESIGN.md §1 on n elements (one load of x, one of y and one store of
+Kernels: the f32 add of docs/design.md §1 on n elements (one load of x, one of y and one store of
 z per block), and a 256 x 256 GEMM in 32 x 32 tiles (every block reads a whole row of x's
 tiles and a column of y's: shared inputs read by many blocks). Reported: the median wall time
 of `.sync()` per launch, unchecked and checked, and their ratio.

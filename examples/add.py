@@ -1,4 +1,4 @@
-"""Vector add: the example of DESIGN.md §1, on random inputs, every element checked.
+"""Vector add: the example of docs/design.md §1, on random inputs, every element checked.
 
 Runs on the GPU when there is one, else on the CPU interpreter:
     python examples/add.py

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +48,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_gpu)
         if "tileiras" in item.keywords and not tileiras_available():
             item.add_marker(skip_tileiras)
+
+
+# A stand-in for tileiras: a real executable that answers `--version` and
+# `--list-versions` like the real one and "assembles" by writing a marker, the target and
+# the bytecode to the output, so different kernels give different cubins. It appends one
+# line per assembly to $FAKE_TILEIRAS_LOG (to count runs across threads and processes),
+# writes its pid to $FAKE_TILEIRAS_PID, and sleeps $FAKE_TILEIRAS_SLEEP seconds first.
+# $FAKE_TILEIRAS_HANG=N turns it into a `sleep N` with the same pid that never assembles.
+FAKE_TILEIRAS = r"""#!/bin/sh
+case "$1" in
+  --version) echo "tileiras: NVIDIA (R) Cuda Tile IR optimizing assembler (fake)"
+             echo "Cuda compilation tools, release 13.4, V13.4.1"; exit 0 ;;
+  --list-versions) printf '13.1\n13.2\n13.3\n13.4\n'; exit 0 ;;
+esac
+[ -n "$FAKE_TILEIRAS_LOG" ] && echo "$$ $*" >> "$FAKE_TILEIRAS_LOG"
+[ -n "$FAKE_TILEIRAS_PID" ] && echo "$$" > "$FAKE_TILEIRAS_PID"
+[ -n "$FAKE_TILEIRAS_SLEEP" ] && sleep "$FAKE_TILEIRAS_SLEEP"
+[ -n "$FAKE_TILEIRAS_HANG" ] && exec sleep "$FAKE_TILEIRAS_HANG"
+out=""; src=""; arch=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift 2 ;;
+    --gpu-name) arch="$2"; shift 2 ;;
+    -O*) shift ;;
+    *) src="$1"; shift ;;
+  esac
+done
+printf 'FAKECUBIN %s\n' "$arch" > "$out" && cat "$src" >> "$out"
+"""
+
+
+@pytest.fixture
+def fake_tileiras(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The path of a fresh fake tileiras (see FAKE_TILEIRAS); point CUTILE_TILEIRAS at it."""
+    path = tmp_path_factory.mktemp("fake-tileiras") / "tileiras"
+    path.write_text(FAKE_TILEIRAS)
+    path.chmod(0o755)
+    return path

@@ -13,11 +13,15 @@ A kernel's source is checked by a Rust checker (no data races, no aliasing), low
 Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU interpreter.
 """
 
-from . import api, core
+from . import api, core, log
+from ._version import __version__ as __version__
 from .errors import (
     BorrowError,
+    CacheWarning,
     CompileError,
+    ConfigError,
     CutileError,
+    CutileWarning,
     DeviceError,
     InternalCompilerError,
     KernelCheckError,
@@ -31,12 +35,15 @@ from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
 
-__version__ = "0.1.0"
+log.configure()
 
 __all__ = [
     "BorrowError",
+    "CacheWarning",
     "CompileError",
+    "ConfigError",
     "CutileError",
+    "CutileWarning",
     "DeviceError",
     "DeviceFunction",
     "DeviceOp",

@@ -8,14 +8,42 @@ input raises `ValueError`; nothing panics across the boundary.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self, final
+
+from typing_extensions import disjoint_base
 
 from cutile.runtime.device_op import DeviceOp
+
+__all__ = [
+    "KAST_SCHEMA",
+    "KAST_VERSION",
+    "OP_TABLE_JSON",
+    "CheckResult",
+    "Diagnostic",
+    "HandleMeta",
+    "HostRegistry",
+    "KernelBase",
+    "KernelLauncher",
+    "KernelOp",
+    "Label",
+    "Ledger",
+    "Obligation",
+    "SlowPath",
+    "check_kernel",
+    "invalidate_launchers",
+    "list_all_error_codes",
+    "list_error_codes",
+    "mapped_schedule",
+    "next_op_id",
+    "render_diagnostics",
+    "validate_launch",
+]
 
 KAST_SCHEMA: str  # "cutile.kast"
 KAST_VERSION: int  # 2
 OP_TABLE_JSON: str  # rust/cutile-kast/ops.json: the DSL signature table
 
+@final
 class Label:
     file: str  # path of the source file
     lo: int  # UTF-8 byte offsets into that file
@@ -26,6 +54,7 @@ class Label:
     end_col: int
     message: str
 
+@final
 class Diagnostic:
     code: str  # stable, e.g. "CT1002"
     severity: str  # "error" | "warning"
@@ -36,6 +65,7 @@ class Diagnostic:
     help: str | None
     def render(self, color: bool = False) -> str: ...
 
+@final
 class Obligation:
     """One safety obligation of a kernel and how it was discharged."""
 
@@ -47,6 +77,7 @@ class Obligation:
     node_path: list[int]  # ids of the `call_device` nodes from the entry to the node
     nid: int  # the node (a DSL call) the obligation belongs to
 
+@final
 class CheckResult:
     """The checker's verdict and its facts (`cutile_facts::KernelFacts`): what the lowering
     and the launcher act on, and nothing else decides."""
@@ -78,6 +109,7 @@ def list_error_codes() -> list[tuple[str, str]]:
 def list_all_error_codes() -> list[tuple[str, str]]:
     """Every code (kernel CT1/2/4xxx, host CT5xxx, launch CT6xxx) with its summary."""
 
+@final
 class HostRegistry:
     """Host-side ownership of device memory (DESIGN.md §3, host rules).
 
@@ -124,6 +156,7 @@ class HostRegistry:
     def holder(self, handle: int) -> str | None:
         """Name of the op holding a moved handle, else None."""
 
+@final
 class Ledger:
     """In-flight ledger (host rule 4): byte ranges of pending operations per completion token."""
 
@@ -162,11 +195,12 @@ def validate_launch(
 def next_op_id() -> int:
     """A fresh operation id (also the op's ledger token), process-wide."""
 
+@disjoint_base
 class HandleMeta:
     """Native base class of `Tensor` and `Partition`: what the launcher reads of a handle,
     given once by `_init_meta` when the Python object is made."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None: ...
+    def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
     def _init_meta(
         self,
         storage: int,
@@ -193,6 +227,7 @@ class SlowPath(Exception):
     """`KernelOp(...)` did not take the call: the Python binder decides (it raises the
     exact error, or normalizes the arguments and constructs again)."""
 
+@final
 class KernelOp(DeviceOp):
     """One launch, and the op a kernel call returns (`cutile.KernelOp`; at run time a
     registered virtual subclass of `DeviceOp`, whose `_claim`, `then` and `await` it
@@ -202,14 +237,14 @@ class KernelOp(DeviceOp):
     unusable (BorrowError CT5009) and it warns (`OpNeverRunWarning`, at `call_site`) unless
     a composite op adopted it."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         launcher: KernelLauncher,
         args: tuple[object, ...],
         kwargs: Mapping[str, object] | None = None,
         last_word: bool = False,
         call_site: tuple[str, int] | None = None,
-    ) -> None:
+    ) -> Self:
         """Place positional and keyword arguments, infer Consts, check every argument, key
         the specialization, decide the grid (host rule 6, persistent as the facts say) and
         evaluate the launch predicates (fail closed), and move the handles in (rule 3).
@@ -273,12 +308,15 @@ class KernelOp(DeviceOp):
         given back and the error raised."""
     def _run(self) -> tuple[object, ...]:
         """start + wait + finish, without the runs-once flag."""
+    def then(self, f: Callable[..., Any]) -> DeviceOp:
+        """`DeviceOp.then`, taken in Rust."""
 
+@disjoint_base
 class KernelBase:
     """Native base of `cutile.kernel.EntryKernel`: `__call__` takes the fast path in Rust
     and hands anything else to the subclass's `_call_checked(args, kwargs)`."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None: ...
+    def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
     @property
     def _launcher(self) -> KernelLauncher | None:
         """The launcher (None before the first call or after `invalidate_launchers`)."""
@@ -289,12 +327,13 @@ class KernelBase:
 def invalidate_launchers() -> None:
     """Every kernel builds a new launcher on its next call (the driver state changed)."""
 
+@final
 class KernelLauncher:
     """A kernel's launch plan, prepared once; `KernelOp(launcher, args, kwargs)` is the
     per-call fast path."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         kernel: str,
         params: Sequence[tuple[str, str, str | None, Sequence[int | str]]],
         consts: Sequence[tuple[str, str]],
@@ -308,7 +347,7 @@ class KernelLauncher:
         interpret: object,
         cuda_error: object,
         gpu: tuple[int, int, int] | None = None,
-    ) -> None:
+    ) -> Self:
         """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
         `consts`: (name, "int" | "float" | "bool"); `checked`: the accepted kernel's
         `CheckResult`, whose facts (persistent outputs, launch predicates) the launcher

@@ -9,6 +9,8 @@ Code ranges:
   CT5xxx  host ownership (`BorrowError`)
   CT6xxx  launch configuration (`LaunchError`)
   CT7xxx  compilation toolchain (`CompileError`)
+  CT8xxx  configuration: environment variables, the command line, the cubin cache
+          (`ConfigError`, `CutileWarning`)
   CT9xxx  internal errors (a bug in cutile; please report it)
 """
 
@@ -306,17 +308,43 @@ class RaceError(InterpreterError):
         return CutileError.__str__(self)
 
 
-class OpNeverRunWarning(RuntimeWarning):
+class ConfigError(CutileError):
+    """A setting cutile cannot use: an environment variable with an unknown value, a
+    command-line argument that does not parse, a file that cannot be read or written."""
+
+    code = "CT8000"
+
+
+class CutileWarning(UserWarning):
+    """Base class of every warning cutile emits. Each carries a stable `code` like the
+    errors do, so a filter can name one (`-W error::cutile.CutileWarning`)."""
+
+    code: str = "CT8900"
+
+
+class CacheWarning(CutileWarning):
+    """The cubin cache cannot be used (e.g. its directory is not writable): kernels still
+    compile, only without caching. Emitted once per directory and process."""
+
+    code = "CT8901"
+
+
+class OpNeverRunWarning(CutileWarning, RuntimeWarning):
     """An op (what a kernel call, `.then(...)` or `cutile.zip(...)` returns) was dropped
     before anything ran it, as Python warns of a coroutine never awaited: nothing ran, and
     the tensors moved into it stay unusable (reading one raises `BorrowError` CT5009).
     The warning points at the line that made the op; run it with `.sync()` or `await`."""
 
+    code = "CT8902"
+
 
 __all__ = [
     "BorrowError",
+    "CacheWarning",
     "CompileError",
+    "ConfigError",
     "CutileError",
+    "CutileWarning",
     "DeviceError",
     "InternalCompilerError",
     "InterpreterError",

@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
-from . import _native, pipeline
+from . import _native, dump, pipeline
 from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
@@ -64,6 +64,7 @@ class EntryKernel(_native.KernelBase):
         self.unsafe = unsafe
         self.options = {"deny_in_kernel_checks": deny_in_kernel_checks}
         self._doc: K.Document | None = None
+        self._kast_hash: str | None = None
         self._check: Any = None
         self._lock = threading.Lock()
         self._lowered: dict[Specialization, Any] = {}
@@ -120,6 +121,7 @@ class EntryKernel(_native.KernelBase):
             self.check()
             facts = None if self._unchecked else LoweringFacts.of(self.check())
             got = pipeline.lower(self.document(), spec, facts)
+            dump.after_lowering(self.identity(spec), self.kast_json(), self.check(), got)
             self._lowered[spec] = got
         return got
 
@@ -127,7 +129,13 @@ class EntryKernel(_native.KernelBase):
                 ) -> CompiledKernel:
         """Build the cubin for `target` without a GPU (needs tileiras)."""
         spec = self.specialization(consts)
-        return pipeline.assemble(self.lowered(spec), target, opt_level)
+        return pipeline.assemble(self.lowered(spec), target, opt_level, self.identity(spec))
+
+    def identity(self, spec: Specialization) -> dict[str, Any]:
+        """What one specialization of this kernel is (`pipeline.kernel_identity`)."""
+        if self._kast_hash is None:
+            self._kast_hash = pipeline.kast_sha256(self.document())
+        return pipeline.kernel_identity(self.name, self._kast_hash, spec)
 
     def _runnable(self, spec: Specialization) -> Any:
         got = self._loaded.get(spec)
@@ -140,9 +148,11 @@ class EntryKernel(_native.KernelBase):
                 if driver.backend() == "gpu":
                     from .runtime.launch import LoadedKernel
 
-                    compiled = pipeline.assemble(lowered, driver.arch())
+                    compiled = pipeline.assemble(lowered, driver.arch(),
+                                                 identity=self.identity(spec))
                     got = LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
                 else:
+                    dump.interpreted(self.identity(spec), lowered)
                     got = lowered
                 self._loaded[spec] = got
         return got

@@ -10,9 +10,14 @@ specialization so that a launch never repeats work.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import dump, log
 from .errors import KernelCheckError
 from .frontend import kast as K
 from .frontend.diagnostics import FrontendError, to_check_error
@@ -26,7 +31,9 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
     (unless `raise_errors` is off: tests that replay rejected kernels)."""
     from . import _native
 
+    start = time.perf_counter()
     result = _native.check_kernel(doc.to_json())
+    _log_check(doc, result, time.perf_counter() - start)
     if not result.ok and raise_errors:
         raise KernelCheckError(result.rendered(), list(result.diagnostics), result=result)
     if raise_errors:
@@ -38,6 +45,21 @@ def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
         except FrontendError as err:
             raise to_check_error(doc.files, err) from None
     return result
+
+
+def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
+    logger = log.get("check")
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    names = f"`{doc.entry}`"
+    if result.ok:
+        how = Counter(str(o.discharged) for o in result.obligations)
+        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(how.items())) or "none"
+        logger.info("checked %s in %.1f ms: accepted; obligations: %s", names,
+                    seconds * 1e3, detail)
+    else:
+        codes = ", ".join(sorted({str(d.code) for d in result.diagnostics}))
+        logger.info("checked %s in %.1f ms: rejected (%s)", names, seconds * 1e3, codes)
 
 
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None) -> LoweredKernel:
@@ -82,17 +104,45 @@ class CompiledKernel:
         return str(disassemble(self.bytecode))
 
 
-def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3) -> CompiledKernel:
-    import time
+def kast_sha256(doc: K.Document) -> str:
+    """The hash of a kernel's AST: its source, the device functions it calls, its options."""
+    return hashlib.sha256(doc.to_json().encode()).hexdigest()
 
+
+def kernel_identity(name: str, kast_hash: str, spec: Specialization) -> dict[str, Any]:
+    """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
+    entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
+    return {
+        "name": name,
+        "kast_sha256": kast_hash,
+        "consts": [[name, value] for name, value in spec.consts],
+        "tensors": [
+            [name, {"dtype": f.dtype, "rank": f.rank, "base_align16": f.base_align16,
+                    "last_stride_one": f.last_stride_one, "shape_div": list(f.shape_div),
+                    "stride_div": list(f.stride_div)}]
+            for name, f in spec.tensors
+        ],
+        "index_bits": spec.index_bits,
+    }
+
+
+def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3,
+             identity: dict[str, Any] | None = None) -> CompiledKernel:
+    """Bytecode and cubin of a lowered kernel; `identity` (`kernel_identity`) goes into
+    the cache key."""
     from .backend.bytecode import write_bytecode
-    from .backend.cache import compile_cubin
+    from .backend.cache import cache_dir, compile_cubin
 
     t0 = time.perf_counter()
     bytecode = write_bytecode(lowered.module)
     t1 = time.perf_counter()
-    out = compile_cubin(bytecode, arch=target, opt_level=opt_level)
+    out = compile_cubin(bytecode, arch=target, opt_level=opt_level, kernel=identity)
     t2 = time.perf_counter()
+    dump.after_assembly(identity, bytecode, out.cubin)
+    if not out.from_cache:
+        where = cache_dir()
+        log.compile_finished(f"`{lowered.entry_name}` for {target}", t2 - t0,
+                             str(where) if where else None)
     return CompiledKernel(
         lowered.entry_name, target, lowered, bytecode, out.cubin, out.from_cache,
         {"bytecode_s": t1 - t0, "assemble_s": t2 - t1},

@@ -1,6 +1,6 @@
 """Kernels and single-op entries built with `cutile.ir.Builder`, shared by the backend tests.
 
-The representative kernels follow the calling convention of DESIGN.md §4: a tensor travels
+The representative kernels follow the calling convention of docs/design.md §4: a tensor travels
 as base pointer, shape[0..N), stride[0..N) (i32), each a rank-0 tile parameter, with
 `assume` hints on pointers (div_by 16), shapes (bounded >= 0) and leading strides.
 """

@@ -1,4 +1,6 @@
-"""The cubin cache: keys, the on-disk entry format, hits, corrupt entries, atomic writes."""
+"""The cubin cache: keys, the on-disk entry format, hits, corrupt entries, atomic writes.
+(Entries that prove their key, the size bound and concurrent compiles:
+test_cache_keys.py, test_cache_bound.py, test_cache_concurrency.py.)"""
 
 from __future__ import annotations
 
@@ -52,14 +54,18 @@ def test_cache_dir_from_environment(tmp_path: Path) -> None:
     assert cache_dir({}) == Path.home() / ".cache" / "cutile"
 
 
+FIELDS = {"target": "sm_90", "kernel": {"name": "k", "consts": [["B", 128]]}}
+
+
 @given(st.binary(max_size=300))
 def test_entry_round_trip(cubin: bytes) -> None:
-    assert decode_entry(encode_entry(cubin)) == cubin
+    entry = decode_entry(encode_entry(FIELDS, cubin))
+    assert entry is not None and (entry.fields, entry.cubin) == (FIELDS, cubin)
 
 
 @given(st.binary(min_size=1, max_size=200), st.data())
 def test_truncated_or_flipped_entries_are_rejected(cubin: bytes, data: st.DataObject) -> None:
-    entry = encode_entry(cubin)
+    entry = encode_entry(FIELDS, cubin)
     cut = data.draw(st.integers(0, len(entry) - 1))
     assert decode_entry(entry[:cut]) is None
     pos = data.draw(st.integers(0, len(entry) - 1))
@@ -71,7 +77,7 @@ def test_truncated_or_flipped_entries_are_rejected(cubin: bytes, data: st.DataOb
 def test_disk_cache_drops_a_corrupt_entry(tmp_path: Path) -> None:
     disk = DiskCache(tmp_path)
     key = "ab" + "0" * 62
-    disk.put(key, b"cubin bytes")
+    disk.put(key, FIELDS, b"cubin bytes")
     assert disk.get(key) == b"cubin bytes"
     path = disk.path(key)
     path.write_bytes(path.read_bytes()[:-3])  # truncated, e.g. by a full disk
@@ -82,7 +88,7 @@ def test_disk_cache_drops_a_corrupt_entry(tmp_path: Path) -> None:
 def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
     disk = DiskCache(tmp_path)
     for i in range(5):
-        disk.put(f"{i:02d}" + "f" * 62, bytes([i]) * 100)
+        disk.put(f"{i:02d}" + "f" * 62, FIELDS, bytes([i]) * 100)
     files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
     assert files == [f"{i:02d}{'f' * 62}.cubin" for i in range(5)]
 
@@ -93,23 +99,23 @@ def test_concurrent_writers_never_expose_a_partial_entry(tmp_path: Path) -> None
     disk = DiskCache(tmp_path)
     key = "cd" + "1" * 62
     small, large = b"s" * 10, b"L" * 200_000
-    disk.put(key, small)
+    disk.put(key, FIELDS, small)
     stop = threading.Event()
     bad: list[int] = []
     seen: set[bytes] = set()
 
     def write(cubin: bytes) -> None:
         while not stop.is_set():
-            disk.put(key, cubin)
+            disk.put(key, FIELDS, cubin)
 
     def read() -> None:
         for _ in range(300):
             data = disk.path(key).read_bytes()
-            cubin = decode_entry(data)
-            if cubin is None:
+            entry = decode_entry(data)
+            if entry is None:
                 bad.append(len(data))
             else:
-                seen.add(cubin[:1])
+                seen.add(entry.cubin[:1])
 
     writers = [threading.Thread(target=write, args=(c,)) for c in (small, large)]
     readers = [threading.Thread(target=read) for _ in range(4)]
@@ -156,7 +162,8 @@ def test_corrupt_entry_is_recompiled(tool: Tileiras, tmp_path: Path, damage: str
     MEMORY.clear()
     rebuilt = compile_cubin(bc, tool=tool, environ=env)
     assert rebuilt.from_cache == "" and rebuilt.cubin == good.cubin
-    assert decode_entry(path.read_bytes()) == good.cubin  # the entry was rewritten whole
+    rewritten = decode_entry(path.read_bytes())  # the entry was rewritten whole
+    assert rewritten is not None and rewritten.cubin == good.cubin
 
 
 @pytest.mark.tileiras

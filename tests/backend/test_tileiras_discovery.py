@@ -1,4 +1,4 @@
-"""Finding tileiras: pip wheels, then $CUTILE_TILEIRAS, then PATH, then $CUDA_HOME/bin.
+"""Finding tileiras: $CUTILE_TILEIRAS, then the pip wheels, then PATH, then $CUDA_HOME/bin.
 
 The lower rungs are exercised with small executables written into temporary directories
 (real programs that print what a tileiras would), so discovery and output parsing run
@@ -116,16 +116,33 @@ def test_assembler_too_old_for_sm_90_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.tileiras
-def test_pip_wheels_come_first_and_drop_cuda_home(three_tools: dict[str, Path]) -> None:
+def test_pip_wheels_beat_path_and_cuda_home_and_drop_cuda_home(
+    three_tools: dict[str, Path],
+) -> None:
     pip = find_pip_tileiras()
     if pip is None:
         pytest.skip("tileiras not installed from pip wheels")
-    env = env_for(three_tools, override=True, on_path=True, cuda_home=True)
+    env = env_for(three_tools, override=False, on_path=True, cuda_home=True)
     env["CUDA_PATH"] = "/somewhere"
+    env["SOMETHING_ELSE"] = "kept"
     found = find_tileiras(env)
     assert (found.path, found.source) == (pip, "pip")
     assert "CUDA_HOME" not in found.env and "CUDA_PATH" not in found.env
-    assert "CUTILE_TILEIRAS" in found.env  # everything else passes through
+    assert found.env["SOMETHING_ELSE"] == "kept"  # everything else passes through
+
+
+@pytest.mark.tileiras
+def test_an_explicit_cutile_tileiras_wins_over_the_pip_wheels(
+    three_tools: dict[str, Path],
+) -> None:
+    # Setting CUTILE_TILEIRAS is a deliberate choice (a newer or patched assembler): the
+    # installed wheels must not silently win over it.
+    if find_pip_tileiras() is None:
+        pytest.skip("tileiras not installed from pip wheels")
+    env = env_for(three_tools, override=True, on_path=True, cuda_home=True)
+    found = find_tileiras(env)
+    assert (found.path, found.source) == (three_tools["override"], "CUTILE_TILEIRAS")
+    assert tileiras_version(found) == "Cuda compilation tools, release 13.4, V13.4.1"
 
 
 @pytest.mark.tileiras

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+import cutile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -36,8 +39,10 @@ BAD = textwrap.dedent('''
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    # The cutile under test, wherever it is imported from (a checkout, an install).
+    env = dict(os.environ, PYTHONPATH=str(Path(cutile.__file__).resolve().parents[1]))
     return subprocess.run([sys.executable, "-m", "cutile", *args], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=env)
 
 
 def test_check_passes_clean_files(tmp_path: Path) -> None:

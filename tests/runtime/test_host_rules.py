@@ -1,4 +1,4 @@
-"""Host rules (DESIGN.md §3): moves into ops, unique storage for partitions, no overlapping
+"""Host rules (docs/design.md §3): moves into ops, unique storage for partitions, no overlapping
 mutable arguments, launch shape checks. Each misuse is a typed error with a code."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_a_dropped_op_warns_at_the_line_that_made_it() -> None:
     w = seen[0]
     assert (w.filename, w.lineno) == (__file__, line)
     text = str(w.message)
-    assert text.startswith("`add` (op #")
+    assert text.startswith("[CT8902] `add` (op #")
     assert f"made at {__file__}:{line}" in text
     assert "was dropped without running" in text and "`z`, `x`, `y`" in text
     assert "`.sync()` or `await`" in text
@@ -177,10 +177,11 @@ def test_a_dropped_composite_warns_once_for_what_it_holds() -> None:
         name = chain.name
         del chain
     assert len(seen) == 1  # the chain answers for the op inside it
-    assert str(seen[0].message).startswith(f"{name}, made at {__file__}:{line}, was dropped")
+    assert str(seen[0].message).startswith(
+        f"[CT8902] {name}, made at {__file__}:{line}, was dropped")
     with pytest.raises(cutile.BorrowError) as info:
         z.to_numpy()
     assert info.value.code == "CT5009"
     with pytest.warns(cutile.OpNeverRunWarning) as seen:
         cutile.zip(add(*args()), add(*args()))
-    assert len(seen) == 1 and str(seen[0].message).startswith("zip(`add` (op #")
+    assert len(seen) == 1 and str(seen[0].message).startswith("[CT8902] zip(`add` (op #")

@@ -219,7 +219,7 @@ class Machine:
                 ctx.local[t] = v
         elif isinstance(s, Alias):
             for t, src in zip(s.targets, s.sources, strict=True):
-                if ctx.alias[src] in self.outs:  # a `Mut` moves (DESIGN.md §3 rule 3)
+                if ctx.alias[src] in self.outs:  # a `Mut` moves (docs/design.md §3 rule 3)
                     if src in ctx.moved:
                         raise ModelCompileError(f"`{src}` is moved twice")
                     ctx.moved.add(src)

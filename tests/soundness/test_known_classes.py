@@ -249,7 +249,7 @@ def pair_of_one_mut(z: Mut[Tensor[i32, [4]]]):
 
 
 def test_8_two_live_names_for_one_mut() -> None:
-    # DESIGN.md §3 rule 3: `a, c = z, z` moves `z` twice; here `c` writes the tile that
+    # docs/design.md §3 rule 3: `a, c = z, z` moves `z` twice; here `c` writes the tile that
     # another block read through `a`
     assert_sound(pair_of_one_mut, lambda: ((part(16, 4),), {}))
 

@@ -1,32 +1,48 @@
 """Cubin cache: in memory (per process) and on disk.
 
 Disk location: `$CUTILE_CACHE_DIR`, else `~/.cache/cutile`; `CUTILE_CACHE_DIR=off` turns
-the disk cache off (the memory cache stays). The key is a SHA-256 over the bytecode, the
-target arch, the optimization level and the `tileiras --version` text, so a new assembler
-never reuses an old cubin.
-
-Entries are written to a temporary file in the same directory and renamed into place, so a
-reader never sees half an entry. Each entry carries a magic, its length and the SHA-256 of
-the cubin; an entry that fails any check is deleted and recompiled, never trusted.
+the disk cache off (the memory cache stays). Its size is bounded by `CUTILE_CACHE_MAX`
+(default 2 GiB; least recently used entries go first). What a key covers and how an entry
+proves it belongs to its key: `cache_entry`; the files, the bound and an unwritable
+directory: `disk_cache`; one compile per key at a time: `compile_lock`; what killed
+compiles leave behind: `stale`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .tileiras import Tileiras, assemble, find_tileiras, tileiras_version
+from .. import environment, log
+from . import stale
+from .cache_entry import decode_entry, encode_entry, key_fields, key_hash
+from .compile_lock import compile_lock
+from .disk_cache import DiskCache, unusable
+from .tileiras import Tileiras, _timeout_from_env, assemble, find_tileiras, tileiras_version
 
-ENTRY_MAGIC = b"CUTILE-CUBIN\x00\x01"  # format version in the last byte
-_HEADER = len(ENTRY_MAGIC) + 32 + 8  # magic, sha256(cubin), u64 length
+__all__ = [
+    "MEMORY",
+    "CompiledCubin",
+    "DiskCache",
+    "cache_dir",
+    "cache_key",
+    "cache_max",
+    "compile_cubin",
+    "decode_entry",
+    "encode_entry",
+    "key_fields",
+]
+
 MEMORY_ENTRIES = 256
+DEFAULT_MAX_BYTES = 2 << 30
+LOCK_MARGIN_S = 60.0
+_log = log.get("cache")
 
 
 @dataclass(frozen=True)
@@ -37,18 +53,14 @@ class CompiledCubin:
     compile_s: float = 0.0  # time spent in tileiras (0 on a cache hit)
 
 
-def cache_key(bytecode: bytes, arch: str, opt_level: int, tool_version: str) -> str:
-    h = hashlib.sha256()
-    for part in (b"cutile-cubin-v1", tool_version.encode(), arch.encode(), str(opt_level).encode()):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    h.update(bytecode)
-    return h.hexdigest()
+def cache_key(bytecode: bytes, arch: str, opt_level: int, tool_version: str,
+              kernel: Mapping[str, Any] | None = None) -> str:
+    """The entry name for these inputs: the SHA-256 of their `key_fields`."""
+    return key_hash(key_fields(bytecode, arch, opt_level, tool_version, kernel))
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
-    env = os.environ if environ is None else environ
-    configured = env.get("CUTILE_CACHE_DIR")
+    configured = environment.get("CUTILE_CACHE_DIR", environ)
     if configured is not None and configured.strip().lower() in ("off", "0", "none"):
         return None
     if configured:
@@ -56,20 +68,9 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path.home() / ".cache" / "cutile"
 
 
-def encode_entry(cubin: bytes) -> bytes:
-    return ENTRY_MAGIC + hashlib.sha256(cubin).digest() + len(cubin).to_bytes(8, "little") + cubin
-
-
-def decode_entry(data: bytes) -> bytes | None:
-    """The cubin of a well-formed entry, or None for anything truncated or corrupt."""
-    if len(data) < _HEADER or not data.startswith(ENTRY_MAGIC):
-        return None
-    digest = data[len(ENTRY_MAGIC) : len(ENTRY_MAGIC) + 32]
-    length = int.from_bytes(data[len(ENTRY_MAGIC) + 32 : _HEADER], "little")
-    cubin = data[_HEADER:]
-    if len(cubin) != length or hashlib.sha256(cubin).digest() != digest:
-        return None
-    return cubin
+def cache_max(environ: Mapping[str, str] | None = None) -> int:
+    """The size bound in bytes (`CUTILE_CACHE_MAX`, CT8003 when it is not a size)."""
+    return environment.size("CUTILE_CACHE_MAX", DEFAULT_MAX_BYTES, "CT8003", environ=environ)
 
 
 class _MemoryCache:
@@ -100,47 +101,18 @@ class _MemoryCache:
 MEMORY = _MemoryCache(MEMORY_ENTRIES)
 
 
-class DiskCache:
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.cubin"
-
-    def get(self, key: str) -> bytes | None:
-        path = self.path(key)
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        cubin = decode_entry(data)
-        if cubin is None:
-            # Corrupt or truncated (a crash mid-copy, a full disk, tampering): drop it so
-            # the fresh compile replaces it.
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        return cubin
-
-    def put(self, key: str, cubin: bytes) -> None:
-        path = self.path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-        except OSError:
-            return  # an unwritable cache only costs speed
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(encode_entry(cubin))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)  # atomic on POSIX: readers see the old entry or the new
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+def _lookup(key: str, fields: Mapping[str, Any], disk: DiskCache | None) -> CompiledCubin | None:
+    cubin = MEMORY.get(key)
+    if cubin is not None:
+        _log.debug("cache hit (memory) %s", key[:16])
+        return CompiledCubin(cubin, key, "memory")
+    if disk is not None:
+        cubin = disk.get(key, fields)
+        if cubin is not None:
+            _log.debug("cache hit (disk) %s", disk.path(key))
+            MEMORY.put(key, cubin)
+            return CompiledCubin(cubin, key, "disk")
+    return None
 
 
 def compile_cubin(
@@ -150,25 +122,33 @@ def compile_cubin(
     *,
     tool: Tileiras | None = None,
     environ: Mapping[str, str] | None = None,
+    kernel: Mapping[str, Any] | None = None,
 ) -> CompiledCubin:
     """The cubin for `bytecode`, from memory, disk, or a fresh tileiras run (in that
-    order); a fresh cubin is stored in both caches."""
+    order); a fresh cubin is stored in both caches. `kernel` (see `cache_entry.key_fields`)
+    names what the bytecode is, so that an entry can prove it is this kernel's."""
     tool = tool or find_tileiras(environ)
-    key = cache_key(bytecode, arch, opt_level, tileiras_version(tool))
-    cubin = MEMORY.get(key)
-    if cubin is not None:
-        return CompiledCubin(cubin, key, "memory")
+    fields = key_fields(bytecode, arch, opt_level, tileiras_version(tool), kernel)
+    key = key_hash(fields)
     directory = cache_dir(environ)
+    bound = cache_max(environ)  # a bad CUTILE_CACHE_MAX is an error even on a hit
+    if directory is not None and unusable(directory):
+        directory = None
     disk = DiskCache(directory) if directory is not None else None
-    if disk is not None:
-        cubin = disk.get(key)
-        if cubin is not None:
-            MEMORY.put(key, cubin)
-            return CompiledCubin(cubin, key, "disk")
-    start = time.perf_counter()
-    cubin = assemble(bytecode, arch, opt_level, tool=tool)
-    elapsed = time.perf_counter() - start
-    MEMORY.put(key, cubin)
-    if disk is not None:
-        disk.put(key, cubin)
+    found = _lookup(key, fields, disk)
+    if found is not None:
+        return found
+    stale.clean_once(directory)
+    timeout = _timeout_from_env(os.environ if environ is None else environ) + LOCK_MARGIN_S
+    with compile_lock(key, directory, timeout):
+        found = _lookup(key, fields, disk)  # another thread or process just built it
+        if found is not None:
+            return found
+        _log.info("cache miss %s: running tileiras for %s", key[:16], arch)
+        start = time.perf_counter()
+        cubin = assemble(bytecode, arch, opt_level, tool=tool)
+        elapsed = time.perf_counter() - start
+        MEMORY.put(key, cubin)
+        if disk is not None and disk.put(key, fields, cubin):
+            disk.prune(bound)
     return CompiledCubin(cubin, key, "", elapsed)

@@ -1,11 +1,11 @@
 """Finding and running `tileiras` (bytecode -> cubin) and `tileirdisasm` (bytecode -> text).
 
 Discovery order:
-1. the pip wheels `nvidia-cuda-tileiras`, `nvidia-cuda-nvcc` and `nvidia-nvvm`, when all
+1. `$CUTILE_TILEIRAS` (a path to the binary): set explicitly, it wins over everything;
+2. the pip wheels `nvidia-cuda-tileiras`, `nvidia-cuda-nvcc` and `nvidia-nvvm`, when all
    three are installed with one major.minor (tileiras runs the ptxas and libnvvm of the
    other two; mixing releases fails). The child then runs without CUDA_HOME/CUDA_PATH,
    which would make tileiras look for ptxas and libnvvm there instead;
-2. `$CUTILE_TILEIRAS` (a path to the binary);
 3. `tileiras` on `PATH`;
 4. `$CUDA_HOME/bin/tileiras`.
 
@@ -15,20 +15,28 @@ Python source location (it prints the locations of our Debug section).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from ..errors import CompileError
+from .. import log as _logging
+from ..errors import CompileError, ConfigError
 from .bytecode.version import BytecodeVersion, newest_common
+from .stale import temp_prefix
+
+_log = _logging.get("tileiras")
 
 PIP_PACKAGES = ("nvidia-cuda-tileiras", "nvidia-cuda-nvcc", "nvidia-nvvm")
 INSTALL_HINT = "install the assembler with `pip install 'cutile[tileiras]'`"
@@ -57,7 +65,10 @@ class Tileiras:
 def run_tool(
     argv: list[str], env: Mapping[str, str], *, timeout: float, cwd: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a tool in its own process group, so a timeout also ends the ptxas it started."""
+    """Run a tool in its own process group, and never leave it running without us: a
+    timeout or any exception while waiting (Ctrl-C, SystemExit) kills the group (the tool
+    and the ptxas it started), and a parent that dies without running Python code (SIGKILL,
+    SIGTERM) takes the tool with it (`orphan_guard`)."""
     with subprocess.Popen(
         argv,
         env=dict(env),
@@ -66,17 +77,51 @@ def run_tool(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=orphan_guard(),
     ) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill_group(proc)
             out, err = proc.communicate()
             raise subprocess.TimeoutExpired(argv, timeout, out, err) from exc
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def orphan_guard() -> Callable[[], None] | None:
+    """Linux: a function for the child, between fork and exec, that asks the kernel to
+    SIGKILL it when its parent dies, so a killed compile leaves no tileiras running. (What
+    tileiras started itself, ptxas, then finishes its file and exits; the temporary
+    directory it wrote in is removed by the next process, `stale`.) None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def guard() -> None:
+        # Only async-signal-safe work here: one syscall and a pid check.
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the guard was set
+            os._exit(1)
+
+    return guard
 
 
 def _child_env(environ: Mapping[str, str], drop_cuda_home: bool) -> dict[str, str]:
@@ -115,13 +160,9 @@ def _executable(path: Path) -> bool:
 def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = True) -> Tileiras:
     """Locate tileiras (see the module docstring for the order) or raise CompileError."""
     env = dict(os.environ if environ is None else environ)
-    if use_pip:
-        pip = find_pip_tileiras()
-        if pip is not None:
-            return Tileiras(pip, "pip", _child_env(env, drop_cuda_home=True))
     override = env.get("CUTILE_TILEIRAS")
     if override:
-        path = Path(override)
+        path = Path(override).expanduser()
         if not _executable(path):
             raise CompileError(
                 f"CUTILE_TILEIRAS={override} is not an executable file",
@@ -129,6 +170,10 @@ def find_tileiras(environ: Mapping[str, str] | None = None, *, use_pip: bool = T
                 hint="point CUTILE_TILEIRAS at a tileiras binary, or unset it",
             )
         return Tileiras(path, "CUTILE_TILEIRAS", _child_env(env, drop_cuda_home=False))
+    if use_pip:
+        pip = find_pip_tileiras()
+        if pip is not None:
+            return Tileiras(pip, "pip", _child_env(env, drop_cuda_home=True))
     on_path = shutil.which("tileiras", path=env.get("PATH", ""))
     if on_path:
         return Tileiras(Path(on_path), "PATH", _child_env(env, drop_cuda_home=False))
@@ -263,10 +308,19 @@ def parse_diagnostics(log: str) -> tuple[str, str | None]:
 
 def _timeout_from_env(environ: Mapping[str, str]) -> float:
     raw = environ.get("CUTILE_TILEIRAS_TIMEOUT")
-    try:
-        return float(raw) if raw else DEFAULT_TIMEOUT_S
-    except ValueError:
+    if raw is None or not raw.strip():
         return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # also catches nan
+        raise ConfigError(
+            f"CUTILE_TILEIRAS_TIMEOUT={raw!r} is not a number of seconds above 0",
+            code="CT8006",
+            hint=f"e.g. CUTILE_TILEIRAS_TIMEOUT=600, or unset it for {DEFAULT_TIMEOUT_S:g} s",
+        )
+    return value
 
 
 def assemble(
@@ -282,11 +336,13 @@ def assemble(
     directory and return the cubin."""
     tool = tool or find_tileiras()
     timeout = _timeout_from_env(os.environ) if timeout is None else timeout
-    with tempfile.TemporaryDirectory(prefix="cutile-tileiras-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("tileiras")) as tmp:
         src = Path(tmp) / "kernel.tilebc"
         out = Path(tmp) / "kernel.cubin"
         src.write_bytes(bytecode)
         args = ["--gpu-name", arch, f"-O{opt_level}", str(src), "-o", str(out), *extra_args]
+        _log.debug("$ %s", shlex.join([str(tool.path), *args]))
+        start = time.perf_counter()
         try:
             proc = tool.run(args, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired as exc:
@@ -297,6 +353,8 @@ def assemble(
                 log=_text(exc.stdout) + _text(exc.stderr),
             ) from exc
         log = proc.stdout + proc.stderr
+        _log.debug("tileiras exited %d after %.3f s", proc.returncode,
+                   time.perf_counter() - start)
         if proc.returncode != 0:
             message, location = parse_diagnostics(proc.stderr or proc.stdout)
             raise CompileError(
@@ -326,7 +384,7 @@ def disassemble(bytecode: bytes, *, tool: Tileiras | None = None, debug_info: bo
             code="CT7006",
             hint="tileirdisasm ships with nvidia-cuda-tileiras 13.4 and newer",
         )
-    with tempfile.TemporaryDirectory(prefix="cutile-disasm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("disasm")) as tmp:
         src = Path(tmp) / "kernel.tilebc"
         src.write_bytes(bytecode)
         args = [str(disasm), *(["-g"] if debug_info else []), str(src)]

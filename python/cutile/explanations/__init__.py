@@ -4,7 +4,7 @@ the Rust checker's codes are explained by their generated pages in `docs/errors/
 
 from __future__ import annotations
 
-from . import frontend, host, launch, operations, toolchain, values
+from . import config, frontend, host, launch, operations, toolchain, values
 
 EXPLANATIONS: dict[str, str] = {
     **frontend.TEXTS,
@@ -13,6 +13,7 @@ EXPLANATIONS: dict[str, str] = {
     **host.TEXTS,
     **launch.TEXTS,
     **toolchain.TEXTS,
+    **config.TEXTS,
 }
 
 

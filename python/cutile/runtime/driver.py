@@ -7,13 +7,16 @@ asks `backend()` which one is in use.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DeviceError
+from .. import environment
+from ..errors import ConfigError, DeviceError
+
+# Every spelling CUTILE_BACKEND accepts, and what it selects.
+BACKENDS = {"gpu": "gpu", "interpreter": "interpreter", "cpu": "interpreter"}
 
 _lock = threading.Lock()
 _state: _DriverState | None = None
@@ -81,9 +84,28 @@ def proc_address(symbol: str) -> int:
     return int(pfn)
 
 
+def forced_backend() -> str | None:
+    """The backend CUTILE_BACKEND asks for (None: pick by what is there); an unknown value
+    is a ConfigError (CT8001), never a silent fallback."""
+    return environment.choice("CUTILE_BACKEND", BACKENDS, "CT8001")
+
+
+def _device_ordinal() -> int:
+    raw = (environment.get("CUTILE_DEVICE") or "0").strip() or "0"
+    if not raw.isdigit():
+        raise ConfigError(f"CUTILE_DEVICE={raw!r} is not a GPU ordinal", code="CT8002",
+                          hint="set CUTILE_DEVICE to 0, 1, ... (the GPU's index), or unset it")
+    return int(raw)
+
+
+def _result_name(result: Any) -> str:
+    """`CUDA_ERROR_NO_DEVICE` rather than the enum's repr."""
+    return str(getattr(result, "name", result))
+
+
 def _init() -> _DriverState:
-    forced = os.environ.get("CUTILE_BACKEND", "").strip().lower()
-    if forced in ("interpreter", "cpu"):
+    forced = forced_backend()
+    if forced == "interpreter":
         return _DriverState("interpreter", "CUTILE_BACKEND=interpreter")
     try:
         d = _driver()
@@ -92,15 +114,15 @@ def _init() -> _DriverState:
         if forced == "gpu":
             raise DeviceError(f"CUTILE_BACKEND=gpu but the CUDA driver is unusable: {exc}",
                               code="CT6902") from None
-        return _DriverState("interpreter", f"no CUDA driver ({type(exc).__name__})")
+        return _DriverState("interpreter", f"no CUDA driver: {type(exc).__name__}")
     if res[0] != d.CUresult.CUDA_SUCCESS:
         if forced == "gpu":
             check(res, "cuInit")
-        return _DriverState("interpreter", f"cuInit failed ({res[0]})")
+        return _DriverState("interpreter", f"cuInit failed ({_result_name(res[0])})")
     count = check(d.cuDeviceGetCount(), "cuDeviceGetCount")
     if not count:
         return _DriverState("interpreter", "no CUDA device")
-    ordinal = int(os.environ.get("CUTILE_DEVICE", "0"))
+    ordinal = _device_ordinal()
     dev = check(d.cuDeviceGet(ordinal), "cuDeviceGet")
     ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
     check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
@@ -134,7 +156,7 @@ def backend() -> str:
     s = state()
     if s.backend == "interpreter" and not _announced:
         _announced = True
-        if os.environ.get("CUTILE_QUIET", "") != "1":
+        if not environment.quiet():
             print(f"cutile: {s.reason}; running kernels on the CPU interpreter",
                   file=sys.stderr)
     return s.backend

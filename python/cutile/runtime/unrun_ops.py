@@ -36,8 +36,8 @@ def warn_never_ran(name: str, site: Site | None, lost: str) -> None:
     tensors stay unusable. The warning is reported at `site`, so filters and tools point
     at the program's line."""
     made = f", made at {site[0]}:{site[1]}," if site else ""
-    message = (f"{name}{made} was dropped without running: {lost}; run an op with "
-               "`.sync()` or `await` (calling a kernel only builds it)")
+    message = (f"[{OpNeverRunWarning.code}] {name}{made} was dropped without running: {lost}; "
+               "run an op with `.sync()` or `await` (calling a kernel only builds it)")
     if site is None:
         warnings.warn(message, OpNeverRunWarning, stacklevel=2)
     else:

@@ -1,6 +1,6 @@
 //! Deciding `p >= 0` for a symbolic integer, and the rung of the ladder that decides it.
 //!
-//! The ladder (DESIGN.md §3, rule 5; cuTile Rust's `checks/mod.rs`), first rung that
+//! The ladder (docs/design.md §3, rule 5; cuTile Rust's `checks/mod.rs`), first rung that
 //! decides a goal wins:
 //! 1. **static**: the goal holds for every launch (block ids and loop variables replaced by
 //!    their extremes, then the sign follows from facts: grid extents and tile counts are

@@ -1,4 +1,4 @@
-//! Kernel-level safety rules of cutile (DESIGN.md §3), over the kernel AST.
+//! Kernel-level safety rules of cutile (docs/design.md §3), over the kernel AST.
 //!
 //! ```text
 //! kast::Document ──▶ check.rs   walk statements; names, moves, borrows, loops, inlining

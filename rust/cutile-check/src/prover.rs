@@ -1,5 +1,5 @@
 //! The store-index prover: is `block id -> tile index` injective and inside the partition
-//! grid? (DESIGN.md §3, rule 5.)
+//! grid? (docs/design.md §3, rule 5.)
 //!
 //! With grid == partition grid (host rule 6), blocks range over the box
 //! `[0, grid(0)) x [0, grid(1)) x [0, grid(2))`. A map `index = A * b + c` is injective on

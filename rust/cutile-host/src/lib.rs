@@ -1,4 +1,4 @@
-//! Host-level ownership rules of cutile (DESIGN.md §3, host rules 1-4 and 6).
+//! Host-level ownership rules of cutile (docs/design.md §3, host rules 1-4 and 6).
 //!
 //! - [`HostRegistry`]: storages (allocations) and handles (live Python tensor objects,
 //!   each viewing a byte [`Region`] of a storage). A handle is `live`, `moved` into a

@@ -291,7 +291,7 @@ fn list_all_error_codes() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Host-side ownership of device memory (DESIGN.md §3, host rules).
+/// Host-side ownership of device memory (docs/design.md §3, host rules).
 #[pyclass(module = "cutile._native")]
 pub struct HostRegistry {
     inner: cutile_host::HostRegistry,

@@ -1,5 +1,5 @@
 # expect: ok
-# DESIGN.md §1: vector add, own-tile store, shared reads at z's position
+# docs/design.md §1: vector add, own-tile store, shared reads at z's position
 import cutile
 from cutile.core import *
 
