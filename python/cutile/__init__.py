@@ -26,7 +26,9 @@ from .errors import (
     InternalCompilerError,
     KernelCheckError,
     LaunchError,
+    OpNeverRunWarning,
     RaceError,
+    TensorError,
 )
 from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
@@ -50,7 +52,9 @@ __all__ = [
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
+    "OpNeverRunWarning",
     "RaceError",
+    "TensorError",
     "api",
     "check_races",
     "core",

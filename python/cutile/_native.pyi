@@ -232,8 +232,10 @@ class KernelOp(DeviceOp):
     """One launch, and the op a kernel call returns (`cutile.KernelOp`; at run time a
     registered virtual subclass of `DeviceOp`, whose `_claim`, `then` and `await` it
     reuses): from construction (arguments matched, checked and moved in) until it hands its
-    arguments back. Dropped unfinished, it waits for the device (if it launched) and gives
-    everything back."""
+    arguments back. Dropped after it ran or started, it waits for the device (if it
+    launched) and gives everything back; dropped before anything ran it, its tensors stay
+    unusable (BorrowError CT5009) and it warns (`OpNeverRunWarning`, at `call_site`) unless
+    a composite op adopted it."""
 
     def __new__(
         cls,
@@ -241,16 +243,23 @@ class KernelOp(DeviceOp):
         args: tuple[object, ...],
         kwargs: Mapping[str, object] | None = None,
         last_word: bool = False,
+        call_site: tuple[str, int] | None = None,
     ) -> Self:
         """Place positional and keyword arguments, infer Consts, check every argument, key
         the specialization, decide the grid (host rule 6, persistent as the facts say) and
         evaluate the launch predicates (fail closed), and move the handles in (rule 3).
         Every refusal raises its typed error (LaunchError, BorrowError); SlowPath only
         where an argument needs normalizing first (a numpy scalar), never with
-        `last_word`."""
+        `last_word`. `call_site`: the program's `(file, line)` (default: the calling
+        frame's)."""
 
     @property
     def op_id(self) -> int: ...
+    @property
+    def call_site(self) -> tuple[str, int] | None:
+        """`(file, line)` of the call that made the op."""
+    def _adopt(self) -> None:
+        """A composite op (`zip`, `then`) took this one over and warns for it."""
     @property
     def name(self) -> str:
         """"`kernel` (op #id)", as errors name the op."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,42 +10,36 @@ import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
+from .errors import TensorError
 from .runtime.memory import allocate
 from .runtime.ownership import registry
 from .runtime.tensor import Partition, Tensor, contiguous_strides
+from .runtime.tensor_args import dtype_of, fill_pattern, nbytes_of, shape_of
 
 ShapeLike = int | Sequence[int]
 
 
-def _shape(shape: ShapeLike) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    out = tuple(int(s) for s in shape)
-    if any(s < 0 for s in out):
-        raise ValueError(f"negative dimension in shape {list(out)}")
-    return out
-
-
-def _dtype(dtype: DType | str | Any) -> DType:
-    if isinstance(dtype, DType):
-        return dtype
-    if isinstance(dtype, str):
-        return dt.from_name(dtype)
-    return dt.from_numpy(dtype)
-
-
 def empty(shape: ShapeLike, dtype: DType | str = dt.f32) -> Tensor:
-    """A tensor with undefined contents."""
-    s, d = _shape(shape), _dtype(dtype)
-    nbytes = math.prod(s) * d.itemsize
-    alloc = allocate(nbytes)
+    """A tensor with undefined contents. Raises `TensorError` for a shape that is not a
+    sequence of non-negative ints (CT5030), an unknown element type (CT5031) or a size no
+    memory holds (CT5033)."""
+    s, d = shape_of(shape), dtype_of(dtype)
+    nbytes = nbytes_of(s, d)
+    try:
+        alloc = allocate(nbytes)
+    except MemoryError:
+        raise TensorError(f"cannot allocate {nbytes} bytes for a `{d.name}` tensor of "
+                          f"shape {list(s)}", code="CT5033",
+                          hint="free other tensors, or use a smaller one") from None
     storage = registry().new_storage(nbytes)
     return Tensor(alloc, storage, 0, s, contiguous_strides(s), d)
 
 
 def full(shape: ShapeLike, value: float | int | bool, dtype: DType | str = dt.f32) -> Tensor:
+    """A tensor with every element `value`; a value the element type cannot hold is a
+    `TensorError` (CT5032)."""
+    pattern = fill_pattern(value, dtype_of(dtype))
     t = empty(shape, dtype)
-    pattern = np.array([value], dtype=t.dtype.numpy).tobytes()
     t._alloc.fill_bytes(pattern)
     return t
 
@@ -60,9 +53,10 @@ def ones(shape: ShapeLike, dtype: DType | str = dt.f32) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """Copy a numpy array into a new (contiguous) tensor."""
+    """Copy a numpy array into a new (contiguous) tensor; an array of an element type cutile
+    does not have (complex, object, strings) is a `TensorError` (CT5031)."""
     arr = np.ascontiguousarray(array)
-    t = empty(arr.shape, dt.from_numpy(arr.dtype))
+    t = empty(arr.shape, dtype_of(arr.dtype))
     if arr.nbytes:
         t._alloc.write(0, arr.reshape(-1).view(np.uint8))
     return t
@@ -72,9 +66,16 @@ def arange(
     start: int | float, stop: int | float | None = None, step: int | float = 1,
     dtype: DType | str = dt.f32,
 ) -> Tensor:
-    d = _dtype(dtype)
+    d = dtype_of(dtype)
     if stop is None:
         start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TensorError(f"`arange` takes numbers, but {name} is {v!r}", code="CT5032",
+                              hint="e.g. `api.arange(0, 1024, 1, f32)`")
+    if step == 0:
+        raise TensorError("`arange` needs a step other than 0", code="CT5032",
+                          hint="a positive step counts up, a negative one down")
     return from_numpy(np.arange(start, stop, step).astype(d.numpy))
 
 

@@ -184,12 +184,43 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     """Elementwise select."""
 
 
+# Elementwise math, one generated function per entry: name -> what it computes.
+UNARY_MATH: dict[str, str] = {
+    "exp": "the exponential of each element (`e ** x`)",
+    "exp2": "two raised to each element (`2 ** x`)",
+    "log": "the natural logarithm of each element",
+    "log2": "the base-2 logarithm of each element",
+    "sqrt": "the square root of each element",
+    "rsqrt": "the reciprocal square root of each element (`1 / sqrt(x)`)",
+    "sin": "the sine of each element (in radians)",
+    "cos": "the cosine of each element (in radians)",
+    "tan": "the tangent of each element (in radians)",
+    "sinh": "the hyperbolic sine of each element",
+    "cosh": "the hyperbolic cosine of each element",
+    "tanh": "the hyperbolic tangent of each element",
+    "floor": "each element rounded down to an integral value",
+    "ceil": "each element rounded up to an integral value",
+}
+
+
 def _unary(name: str) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
         raise AssertionError  # replaced by the stub
 
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}` of a float tile."
+    what = UNARY_MATH[name]
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{what[0].upper() + what[1:]}: a tile of the same shape.
+
+    `x` is a float tile (f16, bf16, f32, f64; an integer tile is converted to f32 first) or
+    a number. Kernel code: call it inside an `@cutile.entry` or `@cutile.device` function;
+    `numpy.{name}` and `math.{name}` compute on the host instead.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store({name}(load_tile_like(x, z)))
+    """
     return _op(name)(fn)
 
 
@@ -317,12 +348,32 @@ def scatter(tensor: Any, indices: Any, value: Any) -> Any:
     """Store elements at arbitrary indices (may race)."""
 
 
+# Atomic read-modify-writes (unsafe), one generated function per entry.
+ATOMICS: dict[str, str] = {
+    "atomic_add": "adds `value` to each element at `index`",
+    "atomic_max": "stores the larger of each element at `index` and `value`",
+    "atomic_min": "stores the smaller of each element at `index` and `value`",
+    "atomic_xchg": "stores `value` at `index`",
+    "atomic_cas": "compares and swaps each element at `index` with `value`",
+}
+
+
 def _atomic(name: str) -> Callable[..., Any]:
     def fn(tensor: Any, index: Any, value: Any) -> Any:
         raise AssertionError  # replaced by the stub
 
-    fn.__name__ = name
-    fn.__doc__ = f"Atomic `{name}` on tensor elements (returns the old values)."
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""Atomically {ATOMICS[name]} of `tensor`; returns the old values.
+
+    Unsafe: only inside `with cutile.unsafe():` (or `@cutile.entry(unsafe=True)`), since
+    the checker cannot prove what other blocks do to the same elements (CT4002); the
+    compiler does not lower it yet (CT3030).
+
+    Example::
+
+        with cutile.unsafe():
+            old = {name}(counts, idx, ones((16,), i32))
+    """
     return _op(name, unsafe=True)(fn)
 
 

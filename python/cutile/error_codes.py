@@ -1,7 +1,8 @@
 """Every error code a user can see, with a one-line summary: the Rust crates' (kernel rules
-CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5008 and CT6001-CT6004) and Python's own (the
+CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009 and CT6001-CT6004) and Python's own (the
 frontend, the lowering, argument binding, the toolchain). `python -m cutile explain CODE`
-prints the summary and, in a source checkout, the page in docs/errors/."""
+prints the summary and the long explanation (`cutile.explanations`; for the Rust codes, in
+a source checkout, the page in docs/errors/)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT0004": "the kernel's source text cannot be read",
     "CT0005": "a tensor shape names something that is not a `Const` parameter",
     "CT0006": "a global of a type kernels cannot use, or an operation used as a value",
-    "CT0007": "a call of a plain Python function or of another kernel",
+    "CT0007": "a call of host code (a Python function, `print`, numpy, math) or of a kernel",
     "CT0010": "a DSL operation or device function called outside a kernel",
     "CT0011": "a kernel nested too deeply (expressions or blocks)",
     "CT0012": "an integer literal that does not fit in 64 bits",
@@ -40,6 +41,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3021": "a partitioned output of rank above 3",
     "CT3022": "a tile whose rank differs from the tensor's",
     "CT3023": "a tile dimension that is not a power of two",
+    "CT3024": "a tile of more than 2^24 elements (Tile IR's limit)",
     "CT3030": "an operation the compiler does not lower yet",
     "CT3031": "an unknown method for this kind of value",
     "CT3032": "an unknown attribute",
@@ -64,6 +66,11 @@ PYTHON_CODES: dict[str, str] = {
     "CT5011": "partitioning a tensor of rank above 3",
     "CT5012": "`persistent(num_blocks)` below 1",
     "CT5020": "running an operation a second time",
+    # host tensors (`cutile.api`, TensorError)
+    "CT5030": "a tensor shape that is not a sequence of non-negative integers",
+    "CT5031": "an element type cutile does not have (unknown name or numpy dtype)",
+    "CT5032": "a fill value or `arange` bound the element type cannot hold",
+    "CT5033": "a tensor larger than the memory that can be allocated",
     # launch arguments (Python binder)
     "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
     "CT6102": "an element type or scalar type that does not match the parameter",
@@ -109,6 +116,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
     "CT8901": "the cubin cache directory cannot be written: a warning; kernels compile without it",
+    "CT8902": "an op dropped before anything ran it: a warning; its tensors stay unusable",
     # internal
     "CT9001": "an internal error in cutile (please report it)",
     "CT9002": "an internal error in the lowering (please report it)",
@@ -125,11 +133,20 @@ def all_codes() -> dict[str, str]:
 
 
 def explain(code: str) -> str | None:
-    summary = all_codes().get(code.upper())
+    """The summary of `code` and its long explanation with an example: Python's own codes
+    from `cutile.explanations`, the Rust checker's from their page in docs/errors/ (in a
+    source checkout)."""
+    from .explanations import long_text
+
+    code = code.upper()
+    summary = all_codes().get(code)
     if summary is None:
         return None
-    text = f"{code.upper()}: {summary}"
-    page = Path(__file__).resolve().parents[2] / "docs" / "errors" / f"{code.upper()}.md"
-    if page.is_file():
+    text = f"{code}: {summary}"
+    long = long_text(code)
+    page = Path(__file__).resolve().parents[2] / "docs" / "errors" / f"{code}.md"
+    if long is not None:
+        text += "\n\n" + long
+    elif page.is_file():
         text += "\n\n" + page.read_text()
     return text

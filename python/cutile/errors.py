@@ -18,9 +18,22 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .diagnostic_data import DiagnosticData
+
+
+def _rebuild(cls: type[CutileError], args: tuple[Any, ...], state: dict[str, Any]
+             ) -> CutileError:
+    """Unpickle without calling `__init__` (whose signature differs per class)."""
+    err = cls.__new__(cls, *args)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
 
 class CutileError(Exception):
-    """Base class of every cutile error."""
+    """Base class of every cutile error. Every one pickles (to another process: pytest-xdist,
+    multiprocessing) with its code, message, hint and data, and `data()` gives it as plain,
+    JSON-ready values."""
 
     code: str = "CT9000"
 
@@ -37,12 +50,33 @@ class CutileError(Exception):
             text += f"\n  help: {self.hint}"
         return text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self._pickled_state()))
+
+    def _pickled_state(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.setdefault("code", self.code)  # a class default, kept explicit
+        return state
+
+    def _fields(self) -> dict[str, Any]:
+        """What `data()` adds for this class."""
+        return {}
+
+    def data(self) -> dict[str, Any]:
+        """The error as plain data: `error` (the class name), `code`, `message`, `hint`, and
+        the class's own fields (a `KernelCheckError`'s diagnostics, the tensor, kernel and op
+        a `BorrowError` or `LaunchError` names, ...). Ints, strings, lists and dicts only."""
+        return {"error": type(self).__name__, "code": self.code, "message": self.message,
+                "hint": self.hint, **self._fields()}
+
 
 class KernelCheckError(CutileError):
     """A kernel broke a rule; raised before any code is generated.
 
-    `diagnostics` holds one entry per violation (code, message, spans, hint); `str(err)`
-    is the rustc-style rendering with the source line and a caret.
+    `diagnostics` holds one `DiagnosticData` per violation (code, severity, message, the
+    primary and secondary labels with their spans, notes, help; `to_dict()` for JSON);
+    `codes` lists their codes; `str(err)` is the rustc-style rendering with the source line
+    and a caret.
     """
 
     code = "CT1000"
@@ -51,10 +85,11 @@ class KernelCheckError(CutileError):
                  result: Any = None) -> None:
         first_code = code or (getattr(diagnostics[0], "code", None) if diagnostics else None)
         super().__init__(rendered, code=first_code or "CT1000")
-        self.diagnostics = diagnostics
+        self.diagnostics: list[DiagnosticData] = [DiagnosticData.of(d) for d in diagnostics]
         self.rendered = rendered
         # The checker's whole verdict (obligations, facts) where the checker ran; tools
-        # read it, e.g. which outputs a rejected kernel walks persistently.
+        # read it, e.g. which outputs a rejected kernel walks persistently. It stays in the
+        # process that raised the error (None once unpickled).
         self.result = result
 
     def __str__(self) -> str:
@@ -62,20 +97,80 @@ class KernelCheckError(CutileError):
 
     @property
     def codes(self) -> list[str]:
-        return [str(getattr(d, "code", "")) for d in self.diagnostics]
+        return [d.code for d in self.diagnostics]
+
+    def _pickled_state(self) -> dict[str, Any]:
+        return {**super()._pickled_state(), "result": None}
+
+    def _fields(self) -> dict[str, Any]:
+        return {"diagnostics": [d.to_dict() for d in self.diagnostics],
+                "rendered": self.rendered}
 
 
-class BorrowError(CutileError):
-    """Host ownership: a tensor was used while a pending operation holds it, partitioned while
-    shared, or passed twice to one launch."""
+class _Names:
+    """The tensor, kernel and op an ownership or launch error names, where the layer that
+    raised it knew them: `tensor` the parameter the tensor was passed as, `kernel` the
+    kernel, `op_id` the op's number (`op` reads "`kernel` (op #id)")."""
+
+    kernel: str | None
+    op_id: int | None
+    tensor: str | None
+
+    def _set_names(self, kernel: str | None, op_id: int | None, tensor: str | None) -> None:
+        self.kernel, self.op_id, self.tensor = kernel, op_id, tensor
+
+    @property
+    def op(self) -> str | None:
+        if self.op_id is None:
+            return None
+        return f"`{self.kernel}` (op #{self.op_id})" if self.kernel else f"op #{self.op_id}"
+
+    def _names(self) -> dict[str, Any]:
+        return {"tensor": self.tensor, "kernel": self.kernel, "op_id": self.op_id,
+                "op": self.op}
+
+
+class BorrowError(_Names, CutileError):
+    """Host ownership: a tensor was used while a pending operation holds it (or after one
+    was dropped without running), partitioned while shared, or passed twice to one launch.
+    `tensor`, `kernel`, `op_id` / `op` name what it is about where known."""
 
     code = "CT5000"
 
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
+                 tensor: str | None = None, kernel: str | None = None,
+                 op_id: int | None = None) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self._set_names(kernel, op_id, tensor)
 
-class LaunchError(CutileError):
-    """A launch does not match its kernel: grid, tile shape, dtype, rank or Const values."""
+    def _fields(self) -> dict[str, Any]:
+        return self._names()
+
+
+class TensorError(CutileError, ValueError, TypeError):
+    """A host tensor cannot be made as asked (`cutile.api`): a shape that is not a sequence
+    of non-negative ints (CT5030), an element type cutile does not have (CT5031), a fill
+    value or `arange` bound the element type cannot hold (CT5032), or more memory than can
+    be had (CT5033). It is also a `ValueError` and a `TypeError`, the exceptions these
+    mistakes raised before they had codes."""
+
+    code = "CT5030"
+
+
+class LaunchError(_Names, CutileError):
+    """A launch does not match its kernel: grid, tile shape, dtype, rank or Const values.
+    `kernel` names the kernel and `tensor` the parameter the error is about, where known."""
 
     code = "CT6000"
+
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
+                 tensor: str | None = None, kernel: str | None = None,
+                 op_id: int | None = None) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self._set_names(kernel, op_id, tensor)
+
+    def _fields(self) -> dict[str, Any]:
+        return self._names()
 
 
 class CompileError(CutileError):
@@ -103,6 +198,9 @@ class CompileError(CutileError):
         if self.log:
             text += "\n" + self.log.rstrip()
         return text
+
+    def _fields(self) -> dict[str, Any]:
+        return {"location": self.location, "log": self.log}
 
 
 class DeviceError(CutileError):
@@ -139,6 +237,10 @@ class InterpreterError(CutileError):
         self.location = location
         self.op = op
         self.block_id = block_id
+
+    def _fields(self) -> dict[str, Any]:
+        block = list(self.block_id) if self.block_id is not None else None
+        return {"location": self.location, "op": self.op, "block_id": block}
 
     def __str__(self) -> str:
         text = super().__str__()
@@ -195,6 +297,11 @@ class RaceError(InterpreterError):
         self.blocks = blocks
         self.kernel = kernel
 
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "kind": self.kind, "tensor": self.tensor,
+                "element": list(self.element) if self.element is not None else None,
+                "blocks": [list(b) for b in self.blocks], "kernel": self.kernel}
+
     def __str__(self) -> str:
         # The message already names the blocks and the line; repeating them as the
         # InterpreterError trailer would only add noise.
@@ -222,6 +329,15 @@ class CacheWarning(CutileWarning):
     code = "CT8901"
 
 
+class OpNeverRunWarning(CutileWarning, RuntimeWarning):
+    """An op (what a kernel call, `.then(...)` or `cutile.zip(...)` returns) was dropped
+    before anything ran it, as Python warns of a coroutine never awaited: nothing ran, and
+    the tensors moved into it stay unusable (reading one raises `BorrowError` CT5009).
+    The warning points at the line that made the op; run it with `.sync()` or `await`."""
+
+    code = "CT8902"
+
+
 __all__ = [
     "BorrowError",
     "CacheWarning",
@@ -234,5 +350,7 @@ __all__ = [
     "InterpreterError",
     "KernelCheckError",
     "LaunchError",
+    "OpNeverRunWarning",
     "RaceError",
+    "TensorError",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from . import _native, dump, pipeline
-from .errors import CutileError, LaunchError
+from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .lowering.facts import LoweringFacts
@@ -17,9 +17,11 @@ from .lowering.signature import Specialization, TensorFacts
 from .pipeline import CompiledKernel
 from .runtime import driver, launch
 from .runtime.binding import Binding, normalize, specialization
+from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
+from .runtime.unrun_ops import call_site
 
 
 class DeviceFunction:
@@ -103,7 +105,7 @@ class EntryKernel(_native.KernelBase):
         aligned, unit last stride, extents and strides multiples of 16. (A launch always
         builds from its own arguments' facts; this only shapes what `compile()` shows.)"""
         entry = self.entry
-        values = dict(consts)
+        values = checked_consts(self.name, entry.params, consts)
         facts = []
         for p in entry.params:
             if p.kind in ("tensor", "mut_tensor"):
@@ -111,14 +113,6 @@ class EntryKernel(_native.KernelBase):
                 assert p.dtype is not None
                 facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (16,) * rank,
                                                   (16,) * (rank - 1) + (1,))))
-        for p in entry.params:
-            if p.kind == "const" and p.name not in values:
-                raise LaunchError(f"compile() needs a value for `{p.name}`", code="CT6104",
-                                  hint=f"pass `{p.name}=...`")
-        unknown = set(values) - {p.name for p in entry.params if p.kind == "const"}
-        if unknown:
-            raise LaunchError(f"`{self.name}` has no Const parameter `{sorted(unknown)[0]}`",
-                              code="CT6104")
         return Specialization(tuple(sorted(values.items())), tuple(facts), 32)
 
     def lowered(self, spec: Specialization) -> Any:
@@ -203,15 +197,16 @@ class EntryKernel(_native.KernelBase):
         normalize argument values the native binder cannot read (numpy scalars), and bind
         again with the last word: the launch, or its typed error."""
         kwargs = kwargs or {}
+        site = call_site()  # the program's line, not this one (the op's warning names it)
         launcher = self._launcher
         if launcher is None:
             launcher = self._make_launcher()
             try:
-                return KernelOp(launcher, args, kwargs)
+                return KernelOp(launcher, args, kwargs, False, site)
             except _native.SlowPath:
                 pass
         return KernelOp(launcher, tuple(normalize(a) for a in args),
-                        {k: normalize(v) for k, v in kwargs.items()}, True)
+                        {k: normalize(v) for k, v in kwargs.items()}, True, site)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
@@ -234,8 +229,10 @@ def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...]
 
 
 # One launch of a kernel: its tensors are moved in when it is created and handed back by
-# `.sync()` / `await`; dropping it unfinished hands them back (after waiting for the device
-# if it launched). Native (`rust/cutile-py/src/launch.rs`), a virtual subclass of DeviceOp.
+# `.sync()` / `await`. Dropped after it ran or started, it waits for the device (if it
+# launched) and hands them back; dropped before anything ran it, it warns
+# (`OpNeverRunWarning`) and its tensors stay unusable (BorrowError CT5009). Native
+# (`rust/cutile-py/src/launch.rs`), a virtual subclass of DeviceOp.
 KernelOp = _native.KernelOp
 DeviceOp.register(KernelOp)
 

@@ -132,7 +132,7 @@ def test_refusals_are_typed_errors_and_move_nothing() -> None:
     # keywords are placed by name
     p = w.launcher.prepare((hs[0],), {"y": hs[2], "x": hs[1]})
     assert p is not None and p.values == hs
-    del p
+    p._give_back()
 
 
 def test_values_it_cannot_read_are_slow_until_normalized() -> None:
@@ -167,19 +167,29 @@ def test_moved_handles_raise_the_registry_error() -> None:
     with pytest.raises(BorrowError) as info:
         w.launcher.prepare(tuple(w.handles))
     assert info.value.code == "CT5001" and p is not None and p.name in str(info.value)
+    p._give_back()
 
 
-def test_dropping_a_pending_launch_gives_back() -> None:
+def test_dropping_a_started_launch_gives_back() -> None:
     w = World()
     p = w.launcher.prepare(tuple(w.handles))
-    assert w.holders()[0] is not None
-    del p
-    assert w.holders() == [None] * 3
-    p = w.launcher.prepare(tuple(w.handles))
-    assert p is not None
+    assert p is not None and w.holders()[0] is not None
     p._start()
     del p
     assert w.holders() == [None] * 3 and len(w.ledger) == 0
+    for m in w.handles:
+        w.reg.check_live(m._meta[1], "read")  # type: ignore[index]
+
+
+def test_dropping_a_launch_that_never_started_abandons_its_handles() -> None:
+    w = World()
+    p = w.launcher.prepare(tuple(w.handles))
+    with pytest.warns(cutile.OpNeverRunWarning, match=r"`z`, `x`, `y` moved into it"):
+        del p
+    for m, name in zip(w.handles, "zxy", strict=True):
+        with pytest.raises(BorrowError) as info:
+            w.reg.check_live(m._meta[1], "read")  # type: ignore[index]
+        assert info.value.code == "CT5009" and f"`{name}` was moved into `add`" in str(info.value)
 
 
 def test_bad_compile_results_and_arguments() -> None:

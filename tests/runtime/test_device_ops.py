@@ -59,10 +59,12 @@ def test_zip_returns_every_result() -> None:
     np.testing.assert_array_equal(z2.unpartition().to_numpy(), 1 - np.arange(256))
 
 
-def test_dropped_op_hands_tensors_back() -> None:
+def test_a_pending_op_holds_its_tensors() -> None:
     x = _x()
     op = axpb(api.zeros([512], f32).partition([128]), x, 1.0)
-    with pytest.raises(cutile.BorrowError):
+    with pytest.raises(cutile.BorrowError) as info:
         x.to_numpy()
-    del op
+    assert info.value.code == "CT5001"
+    _, x, _ = op.sync()
     assert x.to_numpy()[7] == 7
+    # (an op dropped without running keeps them for good: test_unrun_ops.py)

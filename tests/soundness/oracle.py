@@ -141,7 +141,7 @@ def make_args(k: Kernel, ln: Launch) -> tuple[list[Any], dict[str, Any]]:
 def launcher_grid(kern: Any, k: Kernel, ln: Launch) -> tuple[int, int, int] | None:
     """The real launcher's decision, nothing run: the grid it binds (`(0, 0, 0)`: nothing to
     do), or None when it refuses the launch (binding, grid rules or a launch predicate).
-    The pending launch is dropped unstarted, which hands the tensors back."""
+    The pending launch hands the tensors back unstarted."""
     args, kwargs = make_args(k, ln)
     try:
         pending = kern(*args, **kwargs)
@@ -152,7 +152,7 @@ def launcher_grid(kern: Any, k: Kernel, ln: Launch) -> tuple[int, int, int] | No
             raise
         return None
     grid = tuple(int(g) for g in pending.grid)
-    del pending
+    pending._give_back()
     return grid  # type: ignore[return-value]
 
 

@@ -95,12 +95,17 @@ def _param_of(name: str, spec: Any, span: Any, ann_span: Any, kind: str) -> Para
         return Param(name, span, "scalar", spec.name, None)
     if isinstance(spec, TileSpec) and kind == "device":
         return Param(name, span, "value", spec.dtype.name, list(spec.shape))
+    if spec is float and kind == "entry":
+        # As in Triton, where a Python float argument is an fp32 scalar: `a: float` is a
+        # runtime `f32` (a compile-time float is spelled `Const[float]`).
+        return Param(name, span, "scalar", "f32", None)
     if spec in (int, float, bool):
+        runtime = {"int": "`i32` (or `i64`)", "bool": "`bool_`", "float": "`f32`"}
         raise fail(
             "CT0003", f"`{name}: {spec.__name__}` is ambiguous in a kernel", ann_span,
             "plain Python type",
-            help=f"write `Const[{spec.__name__}]` for a compile-time constant, or an element "
-            "type such as `i32`/`f32` for a runtime scalar",
+            help=f"write `Const[{spec.__name__}]` for a compile-time constant (such as a tile "
+            f"size), or {runtime[spec.__name__]} for a runtime scalar",
         )
     raise fail(
         "CT0003", f"unsupported annotation for `{name}`: {spec!r}", ann_span, "not a kernel type",

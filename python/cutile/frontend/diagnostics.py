@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..diagnostic_data import DiagnosticData, LabelData
 from ..errors import KernelCheckError
 from .kast import SourceFile, Span
 
@@ -85,6 +86,19 @@ def render(files: list[SourceFile], diagnostics: list[Diagnostic], color: bool =
     return _native.render_diagnostics(json.dumps(doc), color)
 
 
+def _label_data(files: list[SourceFile], label: SpanLabel) -> LabelData:
+    s = label.span
+    path = files[s.file].path if 0 <= s.file < len(files) else "<kernel>"
+    return LabelData(path, s.line, s.col, s.end_line, s.end_col, s.lo, s.hi, label.message)
+
+
+def as_data(files: list[SourceFile], d: Diagnostic) -> DiagnosticData:
+    """`d` as plain data, its spans naming files by path."""
+    return DiagnosticData(d.code, d.severity, d.message, _label_data(files, d.primary),
+                          tuple(_label_data(files, s) for s in d.secondary), tuple(d.notes),
+                          d.help)
+
+
 def to_check_error(files: list[SourceFile], err: FrontendError) -> KernelCheckError:
     rendered = render(files, [err.diagnostic])
-    return KernelCheckError(rendered, [err.diagnostic])
+    return KernelCheckError(rendered, [as_data(files, err.diagnostic)])

@@ -20,6 +20,7 @@ from . import kast as K
 from .annotations import read_params
 from .capture import CapturedSource, capture
 from .diagnostics import FrontendError, fail, to_check_error
+from .foreign_calls import foreign_call
 from .signatures import ParamSig, Signature, bind, table
 
 BINOPS: dict[type[ast.operator], str] = {
@@ -428,12 +429,7 @@ class FunctionConverter:
                 "CT0007", "a kernel cannot launch another kernel", sp, "entry called",
                 help="mark shared code `@cutile.device` and call that",
             )
-        what = getattr(value, "__qualname__", type(value).__name__)
-        raise fail(
-            "CT0007", f"`{what}` is a plain Python function; kernels can only call cutile "
-            "operations and `@cutile.device` functions", sp, "not a kernel function",
-            help=f"decorate `{what}` with `@cutile.device`",
-        )
+        raise foreign_call(value, sp, PY_BUILTINS)
 
     def method(self, func: ast.Attribute, args: list[K.Expr],
                kwargs: list[tuple[str, K.Expr, K.Span]], sp: K.Span) -> K.Expr:

@@ -113,5 +113,10 @@ I64 = scalar(_dt.i64)
 F32 = scalar(_dt.f32)
 
 
+# The most elements a tile may hold: `maxTileNumElements` in NVIDIA/cuda-tile
+# (include/cuda_tile/Dialect/CudaTile/IR/Types.h); tileiras refuses larger tiles.
+MAX_TILE_ELEMENTS = 1 << 24
+
+
 def is_power_of_two(n: int) -> bool:
     return n > 0 and (n & (n - 1)) == 0

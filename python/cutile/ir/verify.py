@@ -26,7 +26,7 @@ from ..errors import InternalCompilerError
 from .attrs import OptimizationHints
 from .core import Block, Function, Location, Module, Op, Value
 from .rules import check_op
-from .types import PartitionViewType, TileType, Type, is_power_of_two
+from .types import MAX_TILE_ELEMENTS, PartitionViewType, TileType, Type, is_power_of_two
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,6 @@ def check_module(module: Module) -> list[Problem]:
 
 
 _LOOPS = ("for", "loop")
-MAX_TILE_ELEMENTS = 1 << 24  # the bytecode reader's limit ("tile would exceed the maximum")
 
 
 class _FunctionChecker:

@@ -13,6 +13,7 @@ from ..frontend import kast as K
 from ..frontend.signatures import Signature, is_absent, table
 from ..ir import Block, TileType, Value, scalar
 from .arith import broadcast_shapes
+from .tile_limits import check_tile_shape
 from .values import (
     ConstV,
     DTypeV,
@@ -525,10 +526,7 @@ class DslOps:
         return TileV(self.b.iota(n, d))
 
     def _check_shape(self, shape: tuple[int, ...], span: K.Span) -> None:
-        for s in shape:
-            if s < 1 or s & (s - 1):
-                raise self.err("CT3023", f"tile dimension {s} is not a power of two", span,
-                               "tile shape", help="Tile IR tiles have power-of-two sizes")
+        check_tile_shape(shape, span)
 
     # ------------------------------------------------------------------ elementwise
 

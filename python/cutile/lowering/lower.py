@@ -33,6 +33,7 @@ from ..ir import (
 from .arith import Arith
 from .facts import LoweringFacts, Node
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
+from .tile_limits import check_tile_shape, check_tile_size
 from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, TensorV, TileV, TupleV
 
 
@@ -570,7 +571,12 @@ class Lowerer:
     def expr(self, e: K.Expr) -> LVal:
         assert self.frame is not None
         with self.b.location(self.location(e.span)):
-            return self._expr(e)
+            v = self._expr(e)
+        if isinstance(v, TileV):
+            # Every tile an expression makes (a broadcast, an `mma`, a load) is named at
+            # the expression that made it, not at the IR verifier.
+            check_tile_size(v.shape, e.span)
+        return v
 
     def _expr(self, e: K.Expr) -> LVal:
         assert self.frame is not None
@@ -709,10 +715,7 @@ class Lowerer:
                 "CT3022", f"a tile of rank {len(tile_shape)} cannot index `{t.param}` of rank "
                 f"{t.rank}", span, "rank mismatch",
             )
-        for d in tile_shape:
-            if d < 1 or d & (d - 1):
-                raise self.error("CT3023", f"tile dimension {d} is not a power of two", span,
-                                 "tile shape", help="Tile IR tiles have power-of-two sizes")
+        check_tile_shape(tile_shape, span)
         key = (tile_shape, padding, tuple(range(t.rank)))
         pv = t.partitions.get(key)
         if pv is None:

@@ -1,8 +1,10 @@
 """Lazy device operations: a kernel call returns a `DeviceOp` that owns its arguments.
 
-`op.sync()` runs it and hands every argument back; `await op` does the same without
-blocking the event loop; `op.then(f)` runs `f` on the results once `op` completed;
-`cutile.zip(a, b)` runs several ops and returns all their results.
+Calling a kernel only builds the op. `op.sync()` runs it and hands every argument back;
+`await op` does the same without blocking the event loop; `op.then(f)` runs `f` on the
+results once `op` completed; `cutile.zip(a, b)` runs several ops and returns all their
+results. An op dropped before anything ran it warns (`OpNeverRunWarning`) and the tensors
+moved into it stay unusable (`unrun_ops.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from ..errors import BorrowError
 from . import driver
+from .unrun_ops import Site, call_site, warn_composite
 
 
 class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is native)
@@ -23,6 +26,11 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
 
     _name = "op"
     _ran = False
+    # A composite op (zip, then) took this one over and answers for it if dropped.
+    _adopted = False
+    # Handed back without running, on purpose (a zip whose other op failed to start).
+    _released = False
+    _site: Site | None = None
 
     @property
     def name(self) -> str:
@@ -35,13 +43,35 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
     def _finish(self) -> Any:
         raise NotImplementedError
 
+    def _inner(self) -> tuple[Any, ...]:
+        """The ops this one runs (composites)."""
+        return ()
+
+    def _adopt(self) -> None:
+        self._adopted = True
+
+    def _give_back(self) -> None:
+        """Hand every tensor back without running (idempotent); no warning follows."""
+        self._released = True
+        for op in self._inner():
+            op._give_back()
+
     def _claim(self) -> None:
         if self._ran:
             raise BorrowError(
                 f"{self.name} already ran; an operation runs once and hands its tensors back "
                 "once", code="CT5020", hint="call the kernel again to launch it again",
+                op_id=getattr(self, "op_id", None),
+                kernel=getattr(getattr(self, "kernel", None), "name", None),
             )
         self._ran = True
+
+    def __del__(self) -> None:
+        if self._ran or self._adopted or self._released:
+            return
+        unrun = [op.name for op in self._inner() if not op._ran]
+        if unrun:
+            warn_composite(self.name, self._site, unrun)
 
     def sync(self) -> Any:
         """Run, wait for completion, and return the results."""
@@ -77,6 +107,11 @@ class ThenOp(DeviceOp):
         self.fn = fn
         self._name = f"{first.name}.then({getattr(fn, '__name__', 'fn')})"
         self._result: Any = None
+        self._site = call_site()
+        first._adopt()
+
+    def _inner(self) -> tuple[Any, ...]:
+        return (self.first,)
 
     def _start(self) -> Callable[[], None]:
         res = self.first.sync()
@@ -101,18 +136,40 @@ class ZipOp(DeviceOp):
     def __init__(self, ops: tuple[DeviceOp, ...]) -> None:
         self.ops = ops
         self._name = "zip(" + ", ".join(o.name for o in ops) + ")"
+        self._site = call_site()
+        for op in ops:
+            op._adopt()
+
+    def _inner(self) -> tuple[Any, ...]:
+        return self.ops
 
     def _start(self) -> Callable[[], None]:
-        waits = []
-        for op in self.ops:
-            op._claim()
-            waits.append(op._start())
+        waits: list[Callable[[], None]] = []
+        try:
+            for op in self.ops:
+                op._claim()
+                waits.append(op._start())
+        except BaseException as err:
+            self._unwind(waits, err)
+            raise
 
         def done() -> None:
             for w in waits:
                 w()
 
         return done
+
+    def _unwind(self, waits: list[Callable[[], None]], err: BaseException) -> None:
+        """An op failed to start: the ones before it complete (on a GPU they launched and
+        may be writing their tensors), and every op hands its tensors back; none is left
+        holding them, and none warns (the zip was run)."""
+        for op, wait in zip(self.ops, waits, strict=False):
+            try:
+                wait()
+            except Exception as also:  # the first failure is the one raised
+                err.add_note(f"while completing {op.name} after that: {also}")
+        for op in self.ops:
+            op._give_back()
 
     def _finish(self) -> Any:
         return tuple(op._finish() for op in self.ops)

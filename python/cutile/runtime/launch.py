@@ -58,6 +58,8 @@ class LoadedKernel:
         self._success = d.CUresult.CUDA_SUCCESS
 
     def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any) -> None:
+        if 0 in grid:  # no tile, no block (cuLaunchKernel refuses an empty grid)
+            return
         with self._lock:
             struct.pack_into(self._fmt, self._buf, 0, *flat)
             err = self._launch(self._fn, grid[0], grid[1], grid[2], 1, 1, 1, 0, stream,
@@ -74,6 +76,10 @@ def interpret(module: Any, symbol: str, abi: KernelABI, grid: tuple[int, int, in
     from ..interpreter import Pointer, TensorArg, checking, run
     from .memory import HostAllocation
 
+    if 0 in grid:
+        # An output without tiles: no block runs, as on the GPU, where the launcher never
+        # calls cuLaunchKernel (the machine, like the driver, refuses an empty grid).
+        return
     check = checking()
     by_name = dict(zip(names, values, strict=True))
     args: list[Any] = []

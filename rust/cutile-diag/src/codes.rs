@@ -160,6 +160,10 @@ pub const CODES: &[CodeInfo] = &[
     ),
     h("CT5007", "unknown tensor handle or storage"),
     h("CT5008", "byte range in use by a pending operation"),
+    h(
+        "CT5009",
+        "tensor moved into an operation that was dropped without running",
+    ),
     // CT6xxx: launch configuration (`LaunchError`).
     l("CT6001", "launch grid differs from the partition grid"),
     l(

@@ -86,7 +86,8 @@ impl Ledger {
                     Some(
                         "wait for that operation (`.sync()` or `await`) before this access".into(),
                     ),
-                ));
+                )
+                .with_op(first));
             }
         }
         if accesses.is_empty() {
@@ -171,6 +172,7 @@ mod tests {
         l.acquire(2, &[acc(7, 50, 150, false)]).unwrap();
         let e = l.acquire(3, &[acc(7, 90, 95, true)]).unwrap_err();
         assert_eq!(e.code, "CT5008");
+        assert_eq!(e.about.op, Some(1)); // the error names the op to wait for
         assert_eq!(l.conflicts(&acc(7, 90, 95, true), None), vec![1, 2]);
         assert!(l.conflicts(&acc(8, 90, 95, true), None).is_empty());
         assert!(l.conflicts(&acc(7, 100, 150, true), None) == vec![2]);

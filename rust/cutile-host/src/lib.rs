@@ -3,12 +3,14 @@
 //! - [`HostRegistry`]: storages (allocations) and handles (live Python tensor objects,
 //!   each viewing a byte [`Region`] of a storage). A handle is `live`, `moved` into a
 //!   pending operation (which names it in errors), `consumed` by `partition` /
-//!   `unpartition`, or `released`. `consume` enforces unique storage (rule 1); `move_in`
+//!   `unpartition`, `dropped` with an operation that never ran (unusable for good: what it
+//!   holds is not what the program meant it to hold), or `released`. `consume` enforces unique storage (rule 1); `move_in`
 //!   moves a launch's arguments all or nothing, refusing duplicates and stride-aware
 //!   overlaps with a mutable argument (rules 2, 3); `give_back` ends the loan.
 //! - [`Ledger`]: byte ranges in flight per completion token (rule 4).
 //! - [`validate_launch`]: grid and tile shapes against the kernel (rule 6).
-//! - [`OpState`]: one launch op's life (start once, release once); `launch_plan` binds,
+//! - [`OpState`]: one launch op's life (start once, release once, abandoned when dropped
+//!   without running); `launch_plan` binds,
 //!   grids, checks and packs a launch ([`launch_plan::ParamBuffer`]).
 //!
 //! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
@@ -22,7 +24,7 @@ mod region;
 
 pub use launch::{validate_launch, PartitionArg};
 pub use ledger::{Access, Ledger};
-pub use op_state::{OpState, Release, StartRefusal};
+pub use op_state::{DropAction, OpState, Release, StartRefusal};
 pub use region::{may_overlap, Region};
 
 use std::collections::HashMap;
@@ -43,6 +45,18 @@ pub struct HostError {
     pub code: &'static str,
     pub message: String,
     pub hint: Option<String>,
+    /// What the error is about, as data for tools (the message says it in words); boxed
+    /// so that a refusal stays small on the launch path.
+    pub about: Box<About>,
+}
+
+/// The kernel, op and tensor an error names, where the layer that made it knows them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct About {
+    pub kernel: Option<String>,
+    pub op: Option<u64>,
+    /// The parameter the tensor was (or would be) passed as.
+    pub tensor: Option<String>,
 }
 
 impl HostError {
@@ -52,6 +66,7 @@ impl HostError {
             code,
             message,
             hint,
+            about: Box::default(),
         }
     }
 
@@ -61,7 +76,26 @@ impl HostError {
             code,
             message,
             hint,
+            about: Box::default(),
         }
+    }
+
+    /// Name the kernel, unless a more specific layer already did.
+    pub fn with_kernel(mut self, kernel: &str) -> Self {
+        self.about.kernel.get_or_insert_with(|| kernel.to_string());
+        self
+    }
+
+    /// Name the op, unless a more specific layer already did.
+    pub fn with_op(mut self, op: u64) -> Self {
+        self.about.op.get_or_insert(op);
+        self
+    }
+
+    /// Name the tensor's parameter, unless a more specific layer already did.
+    pub fn with_tensor(mut self, param: &str) -> Self {
+        self.about.tensor.get_or_insert_with(|| param.to_string());
+        self
     }
 }
 
@@ -102,6 +136,15 @@ pub enum HandleState {
     },
     Consumed {
         by: Arc<str>,
+    },
+    /// Moved into operation `op`, which was dropped without running: the tensor never got
+    /// the contents the program asked for, so no use of it is allowed again (the Python
+    /// object can only be released). `kernel` and `op` name the op in errors ("`add` (op
+    /// #7)"); `param` is the parameter it was passed as, where known.
+    Dropped {
+        op: u64,
+        kernel: Arc<str>,
+        param: Option<Arc<str>>,
     },
 }
 
@@ -264,6 +307,13 @@ impl HostRegistry {
         }
     }
 
+    /// The kernel (or given name) of op `op`.
+    fn op_kernel(&self, op: u64) -> Option<&str> {
+        self.ops.get(&op).map(|o| match &o.name {
+            OpName::Given(n) | OpName::Launch(n) => &**n,
+        })
+    }
+
     fn op_name(&self, op: u64) -> String {
         match self.ops.get(&op).map(|o| &o.name) {
             Some(OpName::Given(n)) => n.to_string(),
@@ -272,22 +322,66 @@ impl HostRegistry {
         }
     }
 
+    /// How a message names op `op`, ready to print (it brings its own backticks):
+    /// "`add` (op #7)".
+    fn shown(&self, op: u64) -> String {
+        match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n) | OpName::Launch(n)) => launch_op_name(n, op),
+            None => format!("op #{op}"),
+        }
+    }
+
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
         match state {
             HandleState::Live => HostError::borrow("CT5007", String::new(), None),
             HandleState::Moved { op } => {
-                let name = self.op_name(*op);
-                HostError::borrow(
-                "CT5001",
-                format!("cannot {what}: the tensor was moved into `{name}` (operation {op}), which has not completed"),
-                Some(format!("use the tensors returned by `{name}`'s `.sync()` (or `await`) instead")),
-            )
+                let e = HostError::borrow(
+                    "CT5001",
+                    format!(
+                        "cannot {what}: the tensor was moved into {}, which has not completed",
+                        self.shown(*op)
+                    ),
+                    Some(
+                        "run the op with `.sync()` (or `await` it) and use the tensors it \
+                         returns"
+                            .into(),
+                    ),
+                )
+                .with_op(*op);
+                match self.op_kernel(*op) {
+                    Some(k) => e.with_kernel(k),
+                    None => e,
+                }
             }
             HandleState::Consumed { by } => HostError::borrow(
                 "CT5002",
                 format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
                 Some(format!("use the value returned by `{by}` instead")),
             ),
+            HandleState::Dropped { op, kernel, param } => {
+                let tensor = param
+                    .as_deref()
+                    .map_or_else(|| "the tensor".to_string(), |p| format!("`{p}`"));
+                let op_name = launch_op_name(kernel, *op);
+                let e = HostError::borrow(
+                    "CT5009",
+                    format!(
+                        "cannot {what}: {tensor} was moved into {op_name}, which was dropped \
+                         without running"
+                    ),
+                    Some(format!(
+                        "calling a kernel only builds an op, and `.sync()` or `await` runs it: \
+                         run the op and use the tensors it returns; {tensor} cannot be used \
+                         again (make it anew)"
+                    )),
+                )
+                .with_op(*op)
+                .with_kernel(kernel);
+                match param {
+                    Some(p) => e.with_tensor(p),
+                    None => e,
+                }
+            }
         }
     }
 
@@ -353,7 +447,7 @@ impl HostRegistry {
         op_name: &str,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
-        self.check_moves(args, &|| op_name.to_string())?;
+        self.check_moves(args, op, op_name)?;
         let name = match self.names.get(op_name) {
             Some(n) => n.clone(),
             None => {
@@ -374,24 +468,21 @@ impl HostRegistry {
         kernel: &Arc<str>,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
-        self.check_moves(args, &|| launch_op_name(kernel, op))?;
+        self.check_moves(args, op, kernel)?;
         self.record_moves(op, OpName::Launch(kernel.clone()), args);
         Ok(())
     }
 
     /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
-    fn check_moves(
-        &self,
-        args: &[(u64, bool)],
-        op_name: &dyn Fn() -> String,
-    ) -> Result<(), HostError> {
+    fn check_moves(&self, args: &[(u64, bool)], op: u64, kernel: &str) -> Result<(), HostError> {
+        let op_name = || launch_op_name(kernel, op);
         const INLINE: usize = 16;
         let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
         let mut spill: Vec<&Handle> = Vec::new();
         for (i, &(id, _)) in args.iter().enumerate() {
             let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
             if h.state != HandleState::Live {
-                return Err(self.not_live(id, &h.state, &format!("pass it to `{}`", op_name())));
+                return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
             }
             if i < INLINE {
                 inline[i] = Some(h);
@@ -415,9 +506,11 @@ impl HostRegistry {
                 if a == b {
                     return Err(HostError::borrow(
                         "CT5005",
-                        format!("the same tensor is passed to `{}` as arguments {i} and {j}, and one of them is mutable", op_name()),
+                        format!("the same tensor is passed to {} as arguments {i} and {j}, and one of them is mutable", op_name()),
                         Some("pass distinct tensors, or copy one of them".into()),
-                    ));
+                    )
+                    .with_op(op)
+                    .with_kernel(kernel));
                 }
                 let (Some(x), Some(y)) = (get(i), get(j)) else {
                     continue;
@@ -432,9 +525,11 @@ impl HostRegistry {
                 if !apart && may_overlap(&x.region, &y.region) {
                     return Err(HostError::borrow(
                         "CT5006",
-                        format!("arguments {i} and {j} of `{}` may overlap in memory, and one of them is mutable", op_name()),
+                        format!("arguments {i} and {j} of {} may overlap in memory, and one of them is mutable", op_name()),
                         Some("pass views that do not share elements, or copy one of them".into()),
-                    ));
+                    )
+                    .with_op(op)
+                    .with_kernel(kernel));
                 }
             }
         }
@@ -466,6 +561,30 @@ impl HostRegistry {
     /// Operation `op` completed (or failed before launch): its handles are live again.
     /// Returns how many were handed back.
     pub fn give_back(&mut self, op: u64) -> usize {
+        self.end_loan(op, |_| HandleState::Live)
+    }
+
+    /// Operation `op` was dropped without running: its handles stay unusable for good
+    /// ([`HandleState::Dropped`]), each named by its parameter from `params` (`(handle,
+    /// parameter)`; the first entry for a handle wins). Returns how many were marked.
+    pub fn abandon(&mut self, op: u64, params: &[(u64, &str)]) -> usize {
+        let kernel: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
+            Some(OpName::Given(n) | OpName::Launch(n)) => n.clone(),
+            None => return 0,
+        };
+        self.end_loan(op, |id| HandleState::Dropped {
+            op,
+            kernel: kernel.clone(),
+            param: params
+                .iter()
+                .find(|(handle, _)| *handle == id)
+                .map(|(_, p)| Arc::from(*p)),
+        })
+    }
+
+    /// End `op`'s loan: each handle it still holds takes the state `next(handle)`, and
+    /// those whose Python object died meanwhile are released. Returns how many changed.
+    fn end_loan(&mut self, op: u64, mut next: impl FnMut(u64) -> HandleState) -> usize {
         let Some(mut entry) = self.ops.remove(&op) else {
             return 0;
         };
@@ -482,7 +601,7 @@ impl HostRegistry {
             }
             if let Some(h) = self.handles.get_mut(&id) {
                 if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
-                    h.state = HandleState::Live;
+                    h.state = next(id);
                     n += 1;
                 }
             }

@@ -3,6 +3,10 @@
 //! successful start; launched with a sequence number on its stream; released exactly once
 //! (ledger ranges, then the moves), whether it finished, failed or was dropped.
 //!
+//! An op is a value the program must run (like a Rust `#[must_use]` future): dropped before
+//! anything ran it, its arguments are abandoned, not handed back, since an output that was
+//! never written must not read as if it had been ([`OpState::on_drop`]).
+//!
 //! Atomics, not a lock: the Python object is shared (frozen) and `release` runs from
 //! `Drop` too; every transition is one swap, so each side effect happens at most once.
 
@@ -24,6 +28,18 @@ impl StartRefusal {
     }
 }
 
+/// What dropping an op must do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropAction {
+    /// Nothing is held any more.
+    Nothing,
+    /// It was run (or started): wait for the device if it launched, then give back.
+    GiveBack,
+    /// Nothing ever ran it: abandon its arguments, and warn unless a composite op that
+    /// adopted it (`zip`, `then`) warns for it.
+    Abandon { warn: bool },
+}
+
 /// What a release must undo (each at most once over the op's life).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Release {
@@ -42,6 +58,8 @@ pub struct OpState {
     launched: AtomicU64,
     /// `DeviceOp`'s "runs once" flag.
     ran: AtomicBool,
+    /// A composite op (`zip`, `then`) owns this one and answers for it when dropped.
+    adopted: AtomicBool,
 }
 
 impl Default for OpState {
@@ -59,6 +77,7 @@ impl OpState {
             started: AtomicBool::new(false),
             launched: AtomicU64::new(0),
             ran: AtomicBool::new(false),
+            adopted: AtomicBool::new(false),
         }
     }
 
@@ -114,6 +133,25 @@ impl OpState {
         Release {
             ledger: self.in_ledger.swap(false, Ordering::AcqRel),
             moves: self.holding.swap(false, Ordering::AcqRel),
+        }
+    }
+
+    /// A composite op took this one over: a drop without running stays silent.
+    pub fn adopt(&self) {
+        self.adopted.store(true, Ordering::Release);
+    }
+
+    /// What a drop must do now. Run means claimed (`sync`, `await`, a composite that ran)
+    /// or started; an explicit hand-back leaves nothing to do.
+    pub fn on_drop(&self) -> DropAction {
+        if !self.needs_release() {
+            DropAction::Nothing
+        } else if self.ran() || self.started() {
+            DropAction::GiveBack
+        } else {
+            DropAction::Abandon {
+                warn: !self.adopted.load(Ordering::Acquire),
+            }
         }
     }
 
@@ -173,6 +211,31 @@ mod tests {
                 moves: true
             }
         );
+    }
+
+    #[test]
+    fn a_dropped_op_that_never_ran_is_abandoned() {
+        let s = OpState::new();
+        assert_eq!(s.on_drop(), DropAction::Abandon { warn: true });
+        s.adopt();
+        assert_eq!(s.on_drop(), DropAction::Abandon { warn: false });
+    }
+
+    #[test]
+    fn a_dropped_op_that_ran_or_gave_back_is_not_abandoned() {
+        let claimed = OpState::new();
+        claimed.claim();
+        assert_eq!(claimed.on_drop(), DropAction::GiveBack);
+        // `_run` starts without the runs-once flag
+        let started = OpState::new();
+        started.begin_start().unwrap();
+        assert_eq!(started.on_drop(), DropAction::GiveBack);
+        // `_give_back`, or a failed start, released everything
+        let released = OpState::new();
+        released.take_release();
+        assert_eq!(released.on_drop(), DropAction::Nothing);
+        claimed.take_release();
+        assert_eq!(claimed.on_drop(), DropAction::Nothing);
     }
 
     #[test]

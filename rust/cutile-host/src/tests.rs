@@ -180,16 +180,23 @@ fn launch_ops_are_named_when_shown() {
     let kernel: Arc<str> = Arc::from("add");
     r.move_in_launch(7, &kernel, &[(z, true)]).unwrap();
     assert_eq!(r.holder(z).as_deref(), Some("`add` (op #7)"));
+    // A message names the op once, in its own backticks (never "``add` (op #7)`").
     let e = r.check_live(z, "read").unwrap_err();
-    assert!(
-        e.message
-            .contains("moved into ``add` (op #7)` (operation 7)"),
-        "{}",
-        e.message
+    assert_eq!(
+        e.message,
+        "cannot read: the tensor was moved into `add` (op #7), which has not completed"
+    );
+    assert_eq!(
+        e.hint.as_deref(),
+        Some("run the op with `.sync()` (or `await` it) and use the tensors it returns")
+    );
+    assert_eq!(
+        (e.about.op, e.about.kernel.as_deref()),
+        (Some(7), Some("add"))
     );
     let e = r.move_in_launch(8, &kernel, &[(z, false)]).unwrap_err();
     assert!(
-        e.message.contains("pass it to ``add` (op #8)`"),
+        e.message.starts_with("cannot pass it to `add` (op #8): "),
         "{}",
         e.message
     );
@@ -199,6 +206,85 @@ fn launch_ops_are_named_when_shown() {
         .move_in_launch(9, &kernel, &[(z, true), (y, false)])
         .unwrap_err();
     assert_eq!(e.code, "CT5006");
-    assert!(e.message.contains("``add` (op #9)`"), "{}", e.message);
+    assert_eq!(
+        e.message,
+        "arguments 0 and 1 of `add` (op #9) may overlap in memory, and one of them is mutable"
+    );
+    assert!(!e.message.contains("``"), "{}", e.message);
+    assert_eq!(
+        (e.about.op, e.about.kernel.as_deref()),
+        (Some(9), Some("add"))
+    );
+    // ops given a name whole are shown the same way
+    r.move_in(10, "scale", &[(z, true)]).unwrap();
+    let e = r.check_live(z, "read").unwrap_err();
+    assert!(
+        e.message.contains("moved into `scale` (op #10), which"),
+        "{}",
+        e.message
+    );
+    r.give_back(10);
     assert_eq!(r.state(z), Some(&HandleState::Live));
+}
+
+#[test]
+fn an_abandoned_op_leaves_its_tensors_unusable() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(8192);
+    let z = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    let x = r
+        .new_handle(s, Region::new(4096, vec![1024], vec![1], 4))
+        .unwrap();
+    let kernel: Arc<str> = Arc::from("add");
+    r.move_in_launch(1, &kernel, &[(z, true), (x, false)])
+        .unwrap();
+    assert_eq!(r.abandon(1, &[(z, "z"), (x, "x")]), 2);
+    assert!(matches!(
+        r.state(z),
+        Some(HandleState::Dropped { op: 1, param: Some(p), .. }) if &**p == "z"
+    ));
+    // Every later use is refused, naming the tensor, the op, and what happened to it.
+    let e = r.check_live(z, "read").unwrap_err();
+    assert_eq!(e.code, "CT5009");
+    assert_eq!(
+        e.message,
+        "cannot read: `z` was moved into `add` (op #1), which was dropped without running"
+    );
+    assert!(e.hint.as_deref().unwrap().contains(".sync()"));
+    assert_eq!(
+        *e.about,
+        About {
+            kernel: Some("add".into()),
+            op: Some(1),
+            tensor: Some("z".into())
+        }
+    );
+    assert_eq!(
+        r.move_in_launch(2, &kernel, &[(x, false)])
+            .unwrap_err()
+            .code,
+        "CT5009"
+    );
+    assert_eq!(
+        r.consume(z, "unpartition", false).unwrap_err().code,
+        "CT5009"
+    );
+    // Nothing is left to give back, and a second abandon is a no-op.
+    assert_eq!(r.give_back(1), 0);
+    assert_eq!(r.abandon(1, &[]), 0);
+    // The Python objects can still die: the storage loses its handles.
+    r.release_handle(z).unwrap();
+    assert_eq!(r.release_handle(x).unwrap(), 0);
+}
+
+#[test]
+fn abandoning_releases_handles_whose_object_died_meanwhile() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let z = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    r.move_in(3, "k", &[(z, true)]).unwrap();
+    r.release_handle(z).unwrap();
+    assert_eq!(r.abandon(3, &[(z, "z")]), 0);
+    assert_eq!(r.state(z), None);
+    assert_eq!(r.storage_live_handles(s).unwrap(), 0);
 }

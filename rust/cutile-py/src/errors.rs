@@ -1,6 +1,6 @@
 //! The one place Rust errors become Python exceptions.
 
-use cutile_host::{ErrorKind, HostError};
+use cutile_host::{About, ErrorKind, HostError};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -12,7 +12,8 @@ static BORROW_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static LAUNCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INTERNAL_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// Build `cls(message, code=code, hint=hint)` from `cutile.errors`, imported once. If the
+/// Build `cls(message, code=code, hint=hint[, kernel=, op_id=, tensor=])` from
+/// `cutile.errors`, imported once. If the
 /// package cannot be imported, fall back to `RuntimeError("[code] message")` chained to
 /// the import error, so no error is ever lost.
 fn make(
@@ -22,12 +23,19 @@ fn make(
     code: &str,
     message: &str,
     hint: Option<&str>,
+    about: Option<&About>,
 ) -> PyErr {
     let built = (|| -> PyResult<PyErr> {
         let cls = cell.import(py, "cutile.errors", class)?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("code", code)?;
         kwargs.set_item("hint", hint)?;
+        if let Some(a) = about {
+            // `BorrowError` / `LaunchError` keep what the error names as data.
+            kwargs.set_item("kernel", a.kernel.as_deref())?;
+            kwargs.set_item("op_id", a.op)?;
+            kwargs.set_item("tensor", a.tensor.as_deref())?;
+        }
         let obj = cls.call((message,), Some(&kwargs))?;
         Ok(PyErr::from_value(obj))
     })();
@@ -47,7 +55,15 @@ pub fn host_err(py: Python<'_>, e: HostError) -> PyErr {
         ErrorKind::Borrow => (&BORROW_ERROR, "BorrowError"),
         ErrorKind::Launch => (&LAUNCH_ERROR, "LaunchError"),
     };
-    make(py, cell, class, e.code, &e.message, e.hint.as_deref())
+    make(
+        py,
+        cell,
+        class,
+        e.code,
+        &e.message,
+        e.hint.as_deref(),
+        Some(&e.about),
+    )
 }
 
 /// A caught panic as `InternalCompilerError`.
@@ -59,6 +75,7 @@ pub fn internal(py: Python<'_>, msg: &str) -> PyErr {
         "CT9001",
         &format!("internal error in cutile._native: {msg}"),
         Some("this is a bug in cutile; please report it with the kernel that triggered it"),
+        None,
     )
 }
 

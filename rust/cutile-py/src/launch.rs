@@ -14,6 +14,7 @@
 mod launcher;
 mod pending;
 
+use pending::CallSite;
 pub use pending::PendingLaunch;
 
 use crate::errors::{self, guard, host_err};
@@ -22,7 +23,7 @@ use cutile_host::launch_plan::{
     fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamSpec, PredicateCache,
     Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
 };
-use cutile_host::{Access, OpState};
+use cutile_host::{Access, DropAction, OpState};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -19,7 +19,7 @@ CODES_RS = REPO / "rust" / "cutile-diag" / "src" / "codes.rs"
 HOST = {
     "CT5001": (
         "reg.move_in(1, 'add', [(z, True)])\nreg.check_live(z, 'read it')",
-        "the tensor was moved into `add` (operation 1), which has not completed",
+        "the tensor was moved into `add` (op #1), which has not completed",
         "Use the tensors that `.sync()` (or `await`) returns.",
     ),
     "CT5002": (
@@ -39,14 +39,15 @@ HOST = {
     ),
     "CT5005": (
         "reg.move_in(1, 'k', [(a, True), (a, False)])",
-        "the same tensor is passed to `k` as arguments 0 and 1, and one of them is mutable",
+        "the same tensor is passed to `k` (op #1) as arguments 0 and 1, and one of them is "
+        "mutable",
         "Pass distinct tensors.",
     ),
     "CT5006": (
         "whole = reg.new_handle(s, 0, [256], [1], 4)\n"
         "half = reg.new_handle(s, 512, [128], [1], 4)\n"
         "reg.move_in(1, 'k', [(whole, False), (half, True)])",
-        "arguments 0 and 1 of `k` may overlap in memory, and one of them is mutable",
+        "arguments 0 and 1 of `k` (op #1) may overlap in memory, and one of them is mutable",
         "Pass views that share no element (interleaved strided views are fine).",
     ),
     "CT5007": (
@@ -58,6 +59,14 @@ HOST = {
         "led.acquire(1, [(7, 0, 100, False)])\nled.acquire(2, [(7, 50, 60, True)])",
         "bytes 50..60 of storage 7 are in use by pending operation 1",
         "Wait for the pending operation before the access.",
+    ),
+    "CT5009": (
+        "add(z, x, y)  # builds the op; nothing runs it, and it is dropped\nz.to_numpy()",
+        "cannot read: `z` was moved into `add` (op #1), which was dropped without running",
+        "Calling a kernel builds an op; `.sync()` (or `await`) runs it. Keep the op and run "
+        "it, then use the tensors it returns: `z, x, y = add(z, x, y).sync()`. Python also "
+        "warns (`cutile.OpNeverRunWarning`) where the op was dropped, naming the line that "
+        "made it.",
     ),
     "CT6001": (
         "validate_launch('add', (4, 1, 1), [('z', [1024], [128], [128])])",

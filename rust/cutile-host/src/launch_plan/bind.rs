@@ -199,31 +199,33 @@ impl LaunchPlan {
         let mut scalars = vec![None; args.len()];
         let mut wide = false;
         for (i, (p, a)) in self.params.iter().zip(args).enumerate() {
-            let me = Which::Param(i);
-            match p.kind {
-                ParamKind::Partition | ParamKind::Tensor => {
-                    let d = match a {
-                        Arg::Handle(d) => *d,
-                        Arg::Other if !last_word => return Err(Refusal::Slow("not a handle")),
-                        _ => {
-                            let hint = if p.kind == ParamKind::Partition {
-                                None
-                            } else {
-                                Some("build one with cutile.api.from_numpy".into())
-                            };
-                            let what = if p.kind == ParamKind::Partition {
-                                format!(
+            // Every refusal about one argument names its parameter (`About::tensor`).
+            let bound = (|| -> Result<(), Refusal> {
+                let me = Which::Param(i);
+                match p.kind {
+                    ParamKind::Partition | ParamKind::Tensor => {
+                        let d = match a {
+                            Arg::Handle(d) => *d,
+                            Arg::Other if !last_word => return Err(Refusal::Slow("not a handle")),
+                            _ => {
+                                let hint = if p.kind == ParamKind::Partition {
+                                    None
+                                } else {
+                                    Some("build one with cutile.api.from_numpy".into())
+                                };
+                                let what = if p.kind == ParamKind::Partition {
+                                    format!(
                                     "`{}` is a kernel output (`Mut`); it takes a Partition, not {}",
                                     p.name,
                                     describe(me)
                                 )
-                            } else {
-                                format!("`{}` takes a Tensor, not {}", p.name, describe(me))
-                            };
-                            return Err(launch_err("CT6101", what, hint));
-                        }
-                    };
-                    let extents = match (p.kind, &d.view.tile) {
+                                } else {
+                                    format!("`{}` takes a Tensor, not {}", p.name, describe(me))
+                                };
+                                return Err(launch_err("CT6101", what, hint));
+                            }
+                        };
+                        let extents = match (p.kind, &d.view.tile) {
                         (ParamKind::Partition, Some(tile)) => tile,
                         (ParamKind::Tensor, None) => &d.view.shape,
                         (ParamKind::Partition, None) => {
@@ -247,16 +249,16 @@ impl LaunchPlan {
                             ))
                         }
                     };
-                    // Extents travel as 32-bit values to the checker's proofs (strides and
-                    // addresses may still need 64 bits).
-                    if let Some((axis, n)) = d
-                        .view
-                        .shape
-                        .iter()
-                        .enumerate()
-                        .find(|(_, n)| i32::try_from(**n).is_err())
-                    {
-                        return Err(launch_err(
+                        // Extents travel as 32-bit values to the checker's proofs (strides and
+                        // addresses may still need 64 bits).
+                        if let Some((axis, n)) = d
+                            .view
+                            .shape
+                            .iter()
+                            .enumerate()
+                            .find(|(_, n)| i32::try_from(**n).is_err())
+                        {
+                            return Err(launch_err(
                             "CT6111",
                             format!(
                                 "`{}` has {n} elements on axis {axis}; tile kernels take extents below 2^31",
@@ -264,21 +266,21 @@ impl LaunchPlan {
                             ),
                             Some("reshape the tensor so that every axis is below 2^31 elements".into()),
                         ));
-                    }
-                    if p.dtype.is_none() || d.dtype != p.dtype {
-                        let want = p.dtype.map_or("?", |c| super::DTYPES[c as usize].name);
-                        return Err(launch_err(
-                            "CT6102",
-                            format!(
-                                "`{}` of `{kernel}` expects `{want}` elements, got `{}`",
-                                p.name, d.view.dtype
-                            ),
-                            None,
-                        ));
-                    }
-                    if extents.len() != p.dims.len() {
-                        let (code, what) = if p.kind == ParamKind::Partition {
-                            (
+                        }
+                        if p.dtype.is_none() || d.dtype != p.dtype {
+                            let want = p.dtype.map_or("?", |c| super::DTYPES[c as usize].name);
+                            return Err(launch_err(
+                                "CT6102",
+                                format!(
+                                    "`{}` of `{kernel}` expects `{want}` elements, got `{}`",
+                                    p.name, d.view.dtype
+                                ),
+                                None,
+                            ));
+                        }
+                        if extents.len() != p.dims.len() {
+                            let (code, what) = if p.kind == ParamKind::Partition {
+                                (
                                 "CT6106",
                                 format!(
                                     "`{}` is declared with {}-D tiles but the partition's tiles are {}",
@@ -287,83 +289,86 @@ impl LaunchPlan {
                                     list(extents)
                                 ),
                             )
-                        } else {
-                            (
-                                "CT6105",
-                                format!(
-                                    "`{}` is declared {}-D but the tensor has shape {}",
-                                    p.name,
-                                    p.dims.len(),
-                                    list(extents)
-                                ),
-                            )
-                        };
-                        return Err(launch_err(code, what, None));
-                    }
-                    for (axis, (dim, actual)) in p.dims.iter().zip(extents).enumerate() {
-                        match *dim {
-                            Dim::Const(c) if self.consts[c].ty == ConstType::Int => {
-                                let here = if p.kind == ParamKind::Partition {
-                                    Origin::Tile(i, axis)
-                                } else {
-                                    Origin::Shape(i, axis)
-                                };
-                                match origin[c] {
-                                    None => {
-                                        consts[c] = Value::Int(*actual);
-                                        origin[c] = Some(here);
-                                    }
-                                    Some(o) if consts[c] != Value::Int(*actual) => {
-                                        let name = &self.consts[c].name;
-                                        return Err(launch_err(
-                                            "CT6103",
-                                            format!(
-                                                "`{name}` is {} from {} but {actual} from {}",
-                                                show(&consts[c]),
-                                                self.origin_text(o, name, &consts[c]),
-                                                self.origin_text(here, name, &consts[c]),
-                                            ),
-                                            Some(
-                                                "make the shapes agree, or drop the keyword \
-                                                 that contradicts them"
-                                                    .into(),
-                                            ),
-                                        ));
-                                    }
-                                    Some(_) => {}
-                                }
-                            }
-                            // Partition tile shapes are checked against the declaration
-                            // by the grid (CT6002), with the partition's own message.
-                            _ if p.kind == ParamKind::Partition => {}
-                            Dim::Any => {}
-                            Dim::Fixed(n) if n == *actual => {}
-                            Dim::Fixed(n) => {
-                                return Err(launch_err(
+                            } else {
+                                (
                                     "CT6105",
                                     format!(
+                                        "`{}` is declared {}-D but the tensor has shape {}",
+                                        p.name,
+                                        p.dims.len(),
+                                        list(extents)
+                                    ),
+                                )
+                            };
+                            return Err(launch_err(code, what, None));
+                        }
+                        for (axis, (dim, actual)) in p.dims.iter().zip(extents).enumerate() {
+                            match *dim {
+                                Dim::Const(c) if self.consts[c].ty == ConstType::Int => {
+                                    let here = if p.kind == ParamKind::Partition {
+                                        Origin::Tile(i, axis)
+                                    } else {
+                                        Origin::Shape(i, axis)
+                                    };
+                                    match origin[c] {
+                                        None => {
+                                            consts[c] = Value::Int(*actual);
+                                            origin[c] = Some(here);
+                                        }
+                                        Some(o) if consts[c] != Value::Int(*actual) => {
+                                            let name = &self.consts[c].name;
+                                            return Err(launch_err(
+                                                "CT6103",
+                                                format!(
+                                                    "`{name}` is {} from {} but {actual} from {}",
+                                                    show(&consts[c]),
+                                                    self.origin_text(o, name, &consts[c]),
+                                                    self.origin_text(here, name, &consts[c]),
+                                                ),
+                                                Some(
+                                                    "make the shapes agree, or drop the keyword \
+                                                 that contradicts them"
+                                                        .into(),
+                                                ),
+                                            ));
+                                        }
+                                        Some(_) => {}
+                                    }
+                                }
+                                // Partition tile shapes are checked against the declaration
+                                // by the grid (CT6002), with the partition's own message.
+                                _ if p.kind == ParamKind::Partition => {}
+                                Dim::Any => {}
+                                Dim::Fixed(n) if n == *actual => {}
+                                Dim::Fixed(n) => {
+                                    return Err(launch_err(
+                                        "CT6105",
+                                        format!(
                                         "`{}` must have size {n} on axis {axis}; it has {actual}",
                                         p.name
                                     ),
-                                    None,
-                                ))
+                                        None,
+                                    ))
+                                }
+                                _ => {}
                             }
-                            _ => {}
                         }
+                        wide |= d.wide;
                     }
-                    wide |= d.wide;
+                    ParamKind::Scalar => {
+                        scalars[i] = Some(self.scalar(p, a, last_word, &|| describe(me))?);
+                    }
+                    ParamKind::Unsupported => {
+                        return Err(launch_err(
+                            "CT6110",
+                            "pointer parameters are not supported by the launcher yet".into(),
+                            None,
+                        ))
+                    }
                 }
-                ParamKind::Scalar => {
-                    scalars[i] = Some(self.scalar(p, a, last_word, &|| describe(me))?);
-                }
-                ParamKind::Unsupported => {
-                    return Err(launch_err(
-                        "CT6110",
-                        "pointer parameters are not supported by the launcher yet".into(),
-                        None,
-                    ))
-                }
-            }
+                Ok(())
+            })();
+            bound.map_err(|r| r.about_param(&p.name))?;
         }
         for (i, (c, v)) in self.consts.iter().zip(&consts).enumerate() {
             if origin[i].is_none() {
@@ -463,15 +468,39 @@ impl LaunchPlan {
                     return Err(launch_err(
                         "CT6102",
                         format!(
-                            "`{}` = {f} overflows `{dname}` (it would be infinite)",
+                            "`{}` = {f:?} overflows `{dname}` (it would be infinite)",
                             p.name
                         ),
-                        None,
+                        Some(format!(
+                            "pass a value within `{dname}`'s range, or declare the parameter \
+                             with a wider float type"
+                        )),
                     ));
                 }
                 Ok(Value::Float(f))
             }
             (Some(ElemClass::Float), Arg::Int(v)) => Ok(Value::Float(v as f64)),
+            (Some(ElemClass::Float), Arg::Other) => {
+                // An int past 64 bits is still a number: say so, not "expects a number".
+                let got = describe();
+                match got.strip_prefix("an int ") {
+                    Some(n) => Err(launch_err(
+                        "CT6102",
+                        format!(
+                            "`{}` = {n} is an int past 64 bits, which {} `{dname}` parameter \
+                             does not take",
+                            p.name,
+                            if dname.starts_with(['f', 'i']) {
+                                "an"
+                            } else {
+                                "a"
+                            }
+                        ),
+                        Some("pass it as a float (`float(...)`)".into()),
+                    )),
+                    None => Err(bad("a number")),
+                }
+            }
             (Some(ElemClass::Float), _) => Err(bad("a number")),
             (Some(ElemClass::Bool), Arg::Bool(b)) => Ok(Value::Bool(b)),
             (Some(ElemClass::Bool), _) => Err(bad("a bool")),

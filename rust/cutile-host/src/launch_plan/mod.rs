@@ -79,6 +79,16 @@ pub enum Refusal {
     Refused(HostError),
 }
 
+impl Refusal {
+    /// A refusal about parameter `name`'s argument names it ([`crate::About::tensor`]).
+    pub fn about_param(self, name: &str) -> Refusal {
+        match self {
+            Refusal::Refused(e) => Refusal::Refused(e.with_tensor(name)),
+            slow => slow,
+        }
+    }
+}
+
 impl From<Slow> for Refusal {
     fn from(s: Slow) -> Refusal {
         Refusal::Slow(s.0)

@@ -100,6 +100,7 @@ impl KernelLauncher {
             )
         })?;
         let names = PyTuple::new(py, plan.params.iter().map(|p| p.name.as_str()))?.unbind();
+        pending::warn_never_ran(py)?;
         Ok(KernelLauncher {
             kernel: Arc::from(kernel),
             plan,
@@ -172,7 +173,7 @@ impl KernelLauncher {
             let names: Vec<&str> = kw_names.iter().map(String::as_str).collect();
             match plan.place(&self.kernel, args.len(), &names) {
                 Ok(p) => Some(p),
-                Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
+                Err(Refusal::Refused(e)) => return Err(host_err(py, e.with_kernel(&self.kernel))),
                 Err(Refusal::Slow(_)) => return Ok(None),
             }
         };
@@ -282,7 +283,7 @@ impl KernelLauncher {
                     ),
                 ))
             }
-            Err(Refusal::Refused(e)) => return Err(host_err(py, e)),
+            Err(Refusal::Refused(e)) => return Err(host_err(py, e.with_kernel(&self.kernel))),
         };
         let moved = plan.moves_into(argv, moves);
         let moves = &moves[..moved];
@@ -309,7 +310,7 @@ impl KernelLauncher {
             let mut reg = self.registry.bind(py).try_borrow_mut()?;
             reg.inner.move_in_launch(op, &self.kernel, moves)
         };
-        moved.map_err(|e| host_err(py, e))?;
+        moved.map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?;
         Ok(Some(PendingLaunch {
             launcher: slf.clone().unbind(),
             op,
@@ -323,6 +324,7 @@ impl KernelLauncher {
             accesses,
             state: OpState::new(),
             entry: OnceLock::new(),
+            call_site: CallSite::here(py),
         }))
     }
 

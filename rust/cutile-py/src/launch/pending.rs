@@ -1,14 +1,16 @@
 //! `PendingLaunch` (the Python `KernelOp`): starting a prepared launch (compile on a miss,
 //! ledger, parameter packing, `cuLaunchKernel` or the interpreter), waiting, and handing
-//! everything back.
+//! everything back; or, dropped without running, abandoning its arguments with a warning
+//! that names the line that made it.
 
 use super::*;
 
 /// One launch, and the op a kernel call returns (`cutile.KernelOp`, a registered virtual
 /// subclass of `DeviceOp`): its arguments (moved in), grid and specialization, from creation
-/// until `_finish` (or until it is dropped: then it waits for the device if it launched
-/// and gives everything back). `then`, `await` and the "runs once" error come from
-/// `DeviceOp`'s Python code.
+/// until `_finish`. Dropped after it ran or started, it waits for the device if it
+/// launched and gives everything back; dropped before anything ran it, its tensors stay
+/// unusable (`HandleState::Dropped`, CT5009) and it warns (`cutile.OpNeverRunWarning`).
+/// `then`, `await` and the "runs once" error come from `DeviceOp`'s Python code.
 #[pyclass(module = "cutile._native", name = "KernelOp", frozen)]
 pub struct PendingLaunch {
     pub(super) launcher: Py<KernelLauncher>,
@@ -24,25 +26,76 @@ pub struct PendingLaunch {
     /// Started once, released once (`cutile_host::OpState`).
     pub(super) state: OpState,
     pub(super) entry: OnceLock<Arc<KernelEntry>>,
+    /// Where the program made the op (the warning of a drop without running names it).
+    pub(super) call_site: CallSite,
+}
+
+/// The line of the program that made an op.
+pub(super) enum CallSite {
+    Unknown,
+    /// The calling frame's code object and line: its file name is read only when shown.
+    Frame(Py<PyAny>, i32),
+    /// `(file, line)` from Python (the slow path, which knows the user's frame).
+    Given(Py<PyAny>),
+}
+
+impl CallSite {
+    /// The frame running now: the one that called the kernel, on the native fast path.
+    pub(super) fn here(py: Python<'_>) -> CallSite {
+        // SAFETY: we hold the GIL; `PyEval_GetFrame` returns a borrowed frame (or null),
+        // `PyFrame_GetCode` a new reference to its code object.
+        unsafe {
+            let frame = pyo3::ffi::PyEval_GetFrame();
+            if frame.is_null() {
+                return CallSite::Unknown;
+            }
+            let line = pyo3::ffi::PyFrame_GetLineNumber(frame);
+            let code = pyo3::ffi::PyFrame_GetCode(frame);
+            if code.is_null() {
+                return CallSite::Unknown;
+            }
+            CallSite::Frame(Bound::from_owned_ptr(py, code.cast()).unbind(), line)
+        }
+    }
+
+    /// `(file, line)`, or `None` where unknown.
+    fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            CallSite::Unknown => Ok(py.None().into_bound(py)),
+            CallSite::Frame(code, line) => {
+                let file = code.bind(py).getattr(pyo3::intern!(py, "co_filename"))?;
+                Ok((file, *line).into_pyobject(py)?.into_any())
+            }
+            CallSite::Given(site) => Ok(site.bind(py).clone()),
+        }
+    }
 }
 
 #[pymethods]
 impl PendingLaunch {
     /// Prepare a launch (see `KernelLauncher`): raises the launch's typed error, or
     /// `SlowPath` where an argument needs normalizing first (never with `last_word`).
+    /// `call_site`: `(file, line)` of the user's call, where the caller knows it better
+    /// than the frame running now.
     #[new]
-    #[pyo3(signature = (launcher, args, kwargs = None, last_word = false))]
+    #[pyo3(signature = (launcher, args, kwargs = None, last_word = false, call_site = None))]
     fn new(
         launcher: &Bound<'_, KernelLauncher>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
         last_word: bool,
+        call_site: Option<Bound<'_, PyTuple>>,
     ) -> PyResult<Self> {
         match launcher
             .get()
             .prepare_launch(launcher, args, kwargs, last_word)?
         {
-            Some(p) => Ok(p),
+            Some(mut p) => {
+                if let Some(site) = call_site {
+                    p.call_site = CallSite::Given(site.into_any().unbind());
+                }
+                Ok(p)
+            }
             None => Err(SlowPath::new_err(())),
         }
     }
@@ -84,6 +137,18 @@ impl PendingLaunch {
             .zip(&self.consts)
             .map(|(c, v)| Ok((c.name.clone(), value_py(py, *v)?)))
             .collect()
+    }
+
+    /// `(file, line)` of the call that made the op, or `None`.
+    #[getter]
+    fn call_site<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.call_site.to_py(py)
+    }
+
+    /// A composite op (`zip`, `then`) took this one over: it warns for it if dropped
+    /// without running.
+    fn _adopt(&self) {
+        self.state.adopt();
     }
 
     /// Whether the arguments are still moved in.
@@ -220,7 +285,7 @@ impl PendingLaunch {
             let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
             ledger.inner.acquire(self.op, &self.accesses)
         };
-        acquired.map_err(|e| host_err(py, e))?;
+        acquired.map_err(|e| host_err(py, e.with_kernel(&l.kernel)))?;
         self.state.entered_ledger();
         let _ = self.entry.set(entry.clone());
         let Some(gpu) = &l.gpu else {
@@ -307,6 +372,46 @@ impl PendingLaunch {
         }
     }
 
+    /// Dropped before anything ran it: its tensors never got what the program asked of
+    /// them, so they stay unusable (named by parameter in every later error), and, unless
+    /// a composite op answers for it, a warning names the op and the line that made it.
+    fn abandon(&self, py: Python<'_>, warn: bool) {
+        let l = self.launcher.get();
+        self.state.take_release();
+        let params: Vec<(u64, &str)> = l
+            .plan
+            .params
+            .iter()
+            .zip(&self.handles)
+            .filter_map(|(p, h)| h.as_ref().map(|d| (d.view.handle, p.name.as_str())))
+            .collect();
+        if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
+            reg.inner.abandon(self.op, &params);
+        }
+        if !warn {
+            return;
+        }
+        // A drop may run while an exception propagates: keep it for the caller.
+        let pending = PyErr::take(py);
+        let warned = (|| -> PyResult<()> {
+            let mut tensors: Vec<&str> = Vec::with_capacity(params.len());
+            for (_, p) in &params {
+                if !tensors.contains(p) {
+                    tensors.push(p);
+                }
+            }
+            warn_never_ran(py)?.call1((self.name(), self.call_site.to_py(py)?, tensors))?;
+            Ok(())
+        })();
+        if let Err(e) = warned {
+            // `-W error`: a warning that became an exception cannot leave a destructor.
+            e.write_unraisable(py, None);
+        }
+        if let Some(e) = pending {
+            e.restore(py);
+        }
+    }
+
     fn release(&self, py: Python<'_>) {
         let l = self.launcher.get();
         let undo = self.state.take_release();
@@ -325,12 +430,17 @@ impl PendingLaunch {
 
 impl Drop for PendingLaunch {
     fn drop(&mut self) {
-        if !self.state.needs_release() {
+        let action = self.state.on_drop();
+        if action == DropAction::Nothing {
             return;
         }
-        // Dropped without finishing: wait for the device if it launched (nothing may still
-        // be writing the memory), then give everything back.
         let _ = Python::try_attach(|py| {
+            if let DropAction::Abandon { warn } = action {
+                self.abandon(py, warn);
+                return;
+            }
+            // Ran but not finished: wait for the device if it launched (nothing may still
+            // be writing the memory), then give everything back.
             let l = self.launcher.get();
             let seq = self.state.launched();
             if seq != 0 {
@@ -341,6 +451,14 @@ impl Drop for PendingLaunch {
             self.release(py);
         });
     }
+}
+
+static WARN_NEVER_RAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `cutile.runtime.unrun_ops.warn_kernel_op`. A launcher fetches it when it is made, so an
+/// op dropped while the interpreter shuts down (imports no longer work) still warns.
+pub(super) fn warn_never_ran(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    WARN_NEVER_RAN.import(py, "cutile.runtime.unrun_ops", "warn_kernel_op")
 }
 
 static DEVICE_OP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

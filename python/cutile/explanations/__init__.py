@@ -1,0 +1,25 @@
+"""The long explanation of every Python-side error code (`python -m cutile explain CODE`):
+what went wrong, an example that raises it, and the fix. One module per range of codes;
+the Rust checker's codes are explained by their generated pages in `docs/errors/`."""
+
+from __future__ import annotations
+
+from . import config, frontend, host, launch, operations, toolchain, values
+
+EXPLANATIONS: dict[str, str] = {
+    **frontend.TEXTS,
+    **values.TEXTS,
+    **operations.TEXTS,
+    **host.TEXTS,
+    **launch.TEXTS,
+    **toolchain.TEXTS,
+    **config.TEXTS,
+}
+
+
+def long_text(code: str) -> str | None:
+    """The explanation of `code` (dedented, without surrounding blank lines), or None."""
+    import textwrap
+
+    text = EXPLANATIONS.get(code)
+    return None if text is None else textwrap.dedent(text).strip("\n")

@@ -1,0 +1,177 @@
+"""CT8xxx: settings cutile cannot use (`ConfigError`: environment variables, the command
+line) and cutile's warnings (`CutileWarning`)."""
+
+TEXTS: dict[str, str] = {
+    "CT8001": """
+        `CUTILE_BACKEND` has a value cutile does not know. It picks where kernels run:
+        `gpu`, `interpreter` (or `cpu`), or empty / unset for the GPU when there is one and
+        the interpreter otherwise. An unknown value is an error, never a silent fallback.
+
+        Example:
+
+            $ CUTILE_BACKEND=cuda python my_program.py
+            [CT8001] CUTILE_BACKEND='cuda' is not one of `gpu`, `interpreter`, `cpu`
+
+        Fix: `CUTILE_BACKEND=gpu`, `CUTILE_BACKEND=interpreter`, or unset it.
+    """,
+    "CT8002": """
+        `CUTILE_DEVICE` is not a GPU ordinal (0, 1, ...): the index of the GPU cutile uses.
+
+        Example:
+
+            $ CUTILE_DEVICE=gpu1 python my_program.py
+            [CT8002] CUTILE_DEVICE='gpu1' is not a GPU ordinal
+
+        Fix: `CUTILE_DEVICE=1`, or unset it for GPU 0 (`nvidia-smi -L` lists them).
+    """,
+    "CT8003": """
+        `CUTILE_CACHE_MAX` (or `python -m cutile cache --max`) is not a size: the bound of
+        the cubin cache on disk, a number of bytes with an optional `K`, `M` or `G`.
+
+        Example:
+
+            $ CUTILE_CACHE_MAX=lots python my_program.py
+            [CT8003] CUTILE_CACHE_MAX='lots' is not a size
+
+        Fix: `CUTILE_CACHE_MAX=500M` or `2G`; unset it for the default.
+    """,
+    "CT8004": """
+        `CUTILE_LOG` is not `debug`, `info` or `warning`. This is a warning
+        (`cutile.CutileWarning` with `code == "CT8004"`), not an error: logging stays as the
+        program configured it.
+
+        Example:
+
+            $ CUTILE_LOG=verbose python my_program.py
+            CutileWarning: [CT8004] CUTILE_LOG='verbose' is not one of ...; logging stays as
+            the program configured it
+
+        Fix: `CUTILE_LOG=debug` (every compile and launch), `info` or `warning`.
+    """,
+    "CT8005": """
+        `CUTILE_DUMP` names a stage that does not exist. It lists the stages whose output is
+        written to disk (comma-separated): `kast`, `facts`, `ir`, `bytecode`, `cubin`,
+        `sass`, or `all`.
+
+        Example:
+
+            $ CUTILE_DUMP=ptx python my_program.py
+            [CT8005] CUTILE_DUMP names an unknown stage `ptx`
+
+        Fix: `CUTILE_DUMP=ir,sass` (Tile IR has no PTX stage; `sass` is the machine code).
+    """,
+    "CT8006": """
+        `CUTILE_TILEIRAS_TIMEOUT` is not a number of seconds above 0 (how long one tileiras
+        run may take).
+
+        Example:
+
+            $ CUTILE_TILEIRAS_TIMEOUT=10m python my_program.py
+            [CT8006] CUTILE_TILEIRAS_TIMEOUT='10m' is not a number of seconds above 0
+
+        Fix: `CUTILE_TILEIRAS_TIMEOUT=600`, or unset it for the default.
+    """,
+    "CT8010": """
+        A file named on the command line (`python -m cutile check FILE`, `compile FILE`)
+        does not exist or is not a file.
+
+        Example:
+
+            $ python -m cutile check kernels/ad.py
+            [CT8010] no such file: kernels/ad.py
+
+        Fix: check the path; it is relative to the working directory.
+    """,
+    "CT8011": """
+        A file named on the command line raised an error while it was imported (the CLI
+        imports it to find its kernels), or is not Python source.
+
+        Example:
+
+            $ python -m cutile check broken.py
+            [CT8011] cannot import broken.py: NameError: name 'f33' is not defined
+
+        Fix: `python broken.py` shows the error with its traceback.
+    """,
+    "CT8012": """
+        A `-D` option of `python -m cutile compile` is not `NAME=VALUE` with an integer, a
+        float, `True` or `False`.
+
+        Example:
+
+            $ python -m cutile compile add.py -k add -D B
+            [CT8012] -D B: expected NAME=VALUE
+
+        Fix: one `-D` per Const parameter: `-D B=128`.
+    """,
+    "CT8013": """
+        The `-D` options of `python -m cutile compile` do not match the kernel's `Const`
+        parameters: one the kernel does not have, one given twice, or one missing.
+
+        Example:
+
+            $ python -m cutile compile add.py -k add -D C=1
+            [CT8013] `add` has no Const parameter `C`
+
+        Fix: give each of the kernel's `Const` parameters once (the hint lists them).
+    """,
+    "CT8014": """
+        The `-o` output file of `python -m cutile compile` cannot be written.
+
+        Example:
+
+            $ python -m cutile compile add.py -k add -D B=128 -o /no/such/dir/add.cubin
+            [CT8014] cannot write -o /no/such/dir/add.cubin: No such file or directory
+
+        Fix: name a file in a directory that exists and is writable.
+    """,
+    "CT8015": """
+        `python -m cutile compile FILE -k NAME` names a kernel the file does not define.
+
+        Example:
+
+            $ python -m cutile compile add.py -k sub -D B=128
+            [CT8015] no kernel `sub` in add.py
+
+        Fix: use one of the kernels the hint lists (the `@cutile.entry` functions of the
+        file).
+    """,
+    "CT8016": """
+        `python -m cutile explain CODE` got a code that does not exist.
+
+        Example:
+
+            $ python -m cutile explain CT1234
+            [CT8016] unknown error code CT1234
+
+        Fix: `python -m cutile explain` lists every code with its summary.
+    """,
+    "CT8901": """
+        The cubin cache directory cannot be used (it is not writable, say). A warning
+        (`cutile.CacheWarning`), once per directory and process: kernels still compile,
+        only without the cache, so every process compiles them again.
+
+        Example:
+
+            $ CUTILE_CACHE_DIR=/read-only/dir python my_program.py
+            CacheWarning: [CT8901] the cubin cache at /read-only/dir cannot be written: ...
+
+        Fix: point `CUTILE_CACHE_DIR` at a writable directory, or set it to `off`.
+    """,
+    "CT8902": """
+        An op was dropped before anything ran it (`cutile.OpNeverRunWarning`, like Python's
+        "coroutine was never awaited"). Calling a kernel only builds an op; `.sync()` or
+        `await` runs it. The warning points at the line that made the op, and the tensors
+        moved into it stay unusable: reading one raises `BorrowError` CT5009.
+
+        Example:
+
+            add(z, x, y)        # builds the op, which is dropped at once
+            # my.py:12: OpNeverRunWarning: [CT8902] `add` (op #1), made at my.py:12, was
+            #   dropped without running: the kernel never ran, and `z`, `x`, `y` moved
+            #   into it stay unusable
+            z.to_numpy()        # [CT5009] cannot read: `z` was moved into `add` (op #1), ...
+
+        Fix: `z, x, y = add(z, x, y).sync()` (or `await add(z, x, y)`).
+    """,
+}

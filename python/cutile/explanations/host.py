@@ -1,0 +1,107 @@
+"""CT5010-CT5033: host tensors and ops, raised in Python (`BorrowError`, `TensorError`)."""
+
+TEXTS: dict[str, str] = {
+    "CT5010": """
+        `t.partition(tile_shape)` got a tile shape with a different number of axes than
+        the tensor, or a tile size below 1. (Raised as `BorrowError`; the tensor is not
+        consumed.)
+
+        Example:
+
+            t = api.zeros([1024, 512], f32)
+            t.partition([128])
+            # [CT5010] tile shape [128] has rank 1; the tensor has rank 2
+
+        Fix: give one tile size per tensor axis: `t.partition([128, 64])`.
+    """,
+    "CT5011": """
+        A tensor of more than 3 axes is partitioned. A partition's tiles map to the launch
+        grid's three axes (block (i, j, k) owns tile (i, j, k)), so it has at most three.
+
+        Example:
+
+            t = api.zeros([2, 4, 8, 16], f32)
+            t.partition([1, 1, 8, 16])
+            # [CT5011] a partition has at most 3 dimensions (one per grid axis)
+
+        Fix: reshape first (`t.reshape([8, 8, 16]).partition([1, 8, 16])`).
+    """,
+    "CT5012": """
+        `p.persistent(num_blocks)` got a block count below 1. A persistent launch runs
+        `num_blocks` blocks that share the tiles by the checked schedule; the default is
+        one per multiprocessor, at most one per tile.
+
+        Example:
+
+            z = api.zeros([1024, 1024], f32).partition([128, 128])
+            z.persistent(0)             # [CT5012] num_blocks must be >= 1, got 0
+
+        Fix: `z.persistent()` (the default) or a positive count.
+    """,
+    "CT5020": """
+        An op ran a second time. An op owns the tensors moved into it, runs once, and
+        hands them back once; what `.sync()` returned is what the program holds next.
+
+        Example:
+
+            op = add(z, x, y)
+            z, x, y = op.sync()
+            op.sync()                   # [CT5020] `add` (op #1) already ran; an operation runs once
+
+        Fix: call the kernel again for another launch: `z, x, y = add(z, x, y).sync()`.
+    """,
+    "CT5030": """
+        A tensor builder (`api.zeros`, `ones`, `full`, `empty`) got a shape that is not an
+        int or a sequence of non-negative ints: a negative extent, a float, a string, a
+        nested list, a bool. (Raised as `cutile.TensorError`, also a `ValueError`.)
+
+        Example:
+
+            api.zeros(-5)               # [CT5030] tensor extents are >= 0, but shape [-5] has -5
+            api.zeros([2.5])
+            # [CT5030] tensor extents are ints, but shape [2.5] has a `float` (2.5)
+
+        Fix: pass ints (`int(n)` where a size is computed as a float); an empty tensor has
+        extent 0 on some axis.
+    """,
+    "CT5031": """
+        An element type cutile does not have: an unknown name, or a numpy dtype with no
+        cutile counterpart (complex, object, strings). The element types are `bool_`,
+        `i8`, `i16`, `i32`, `i64`, `f16`, `bf16`, `f32`, `f64`, `tf32`, by object, name
+        or numpy dtype. (Raised as `cutile.TensorError`, also a `TypeError`.)
+
+        Example:
+
+            api.zeros(4, "f33")                          # [CT5031] there is no element type `f33`
+            api.from_numpy(np.zeros(4, np.complex64))
+            # [CT5031] numpy's `complex64` has no cutile element type
+
+        Fix: use one of the element types (split complex data into real and imaginary
+        tensors).
+    """,
+    "CT5032": """
+        A value the element type cannot hold: `api.full` with something that is not a
+        number, an int outside the integer type's range, a non-integral float for an
+        integer tensor, a finite float that would be infinite in the float type, or
+        `api.arange` bounds that are not numbers (or a zero step).
+
+        Example:
+
+            api.full(4, 300, i8)        # [CT5032] 300 does not fit in `i8` (-128 to 127)
+            api.full(4, 1e300, f16)     # [CT5032] 1e+300 overflows `f16` (it would be infinite)
+
+        Fix: use a wider type, or a value in range (`float("inf")` itself is accepted).
+    """,
+    "CT5033": """
+        A tensor larger than memory: its byte count does not fit in 63 bits, or the
+        allocation failed.
+
+        Example:
+
+            api.zeros([2**62, 4], f32)
+            # [CT5033] an `f32` tensor of shape [...] needs ... bytes, more than any memory holds
+
+        Fix: check the shape's extents; free other tensors (drop the last reference) or
+        use a smaller tensor.
+    """,
+}

@@ -1,0 +1,185 @@
+//! The grid a launch gets: persistent schedules, CUDA's grid limits, outputs without tiles.
+
+use super::*;
+
+#[test]
+fn persistent_grids() {
+    let plan = plan_of(
+        &[
+            param(
+                "z",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+            param(
+                "w",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+        ],
+        &[],
+        &["z", "w"],
+        vec![],
+        4,
+    );
+    let mk = |h: u64, nb: Option<u64>| {
+        let mut d = view(h, &[150, 300], Some(&[32, 64]), "f32");
+        d.view.num_blocks = nb;
+        d
+    };
+    let (a, b) = (mk(1, None), mk(2, None));
+    assert_eq!(
+        plan.grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+            .unwrap(),
+        [4, 1, 1]
+    );
+    let (a, b) = (mk(1, Some(7)), mk(2, None));
+    assert_eq!(
+        plan.grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+            .unwrap(),
+        [7, 1, 1]
+    );
+    let (a, b) = (mk(1, Some(7)), mk(2, Some(3)));
+    assert!(plan
+        .grid("k", &[Arg::Handle(&a), Arg::Handle(&b)], &[])
+        .is_err());
+    // a regular partition beside a mapped one must have the block grid
+    let mixed = plan_of(
+        &[
+            param(
+                "z",
+                "mut_tensor",
+                "f32",
+                &[DimSpec::Int(32), DimSpec::Int(64)],
+            ),
+            param("w", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+        ],
+        &[],
+        &["z"],
+        vec![],
+        132,
+    );
+    let z = mk(1, Some(5));
+    let w5 = view(2, &[20], Some(&[4]), "f32");
+    let w6 = view(3, &[24], Some(&[4]), "f32");
+    assert_eq!(
+        mixed
+            .grid("k", &[Arg::Handle(&z), Arg::Handle(&w5)], &[])
+            .unwrap(),
+        [5, 1, 1]
+    );
+    assert!(mixed
+        .grid("k", &[Arg::Handle(&z), Arg::Handle(&w6)], &[])
+        .is_err());
+    // no partition at all: no grid
+    let none = plan_of(
+        &[param("x", "tensor", "f32", &[DimSpec::Int(-1)])],
+        &[],
+        &[],
+        vec![],
+        132,
+    );
+    let x = view(1, &[8], None, "f32");
+    assert!(none.grid("k", &[Arg::Handle(&x)], &[]).is_err());
+}
+
+#[test]
+fn persistent_tile_ids_fit_32_bits() {
+    // the schedule counts flat tile ids in i32: tiles + blocks must stay below 2^31
+    let plan = plan_of(
+        &[param(
+            "z",
+            "mut_tensor",
+            "f32",
+            &[DimSpec::Int(1), DimSpec::Int(1)],
+        )],
+        &[],
+        &["z"],
+        vec![],
+        132,
+    );
+    let mk = |rows: i64, nb: Option<u64>| {
+        let mut d = view(1, &[rows, 65_536], Some(&[1, 1]), "f32");
+        d.view.num_blocks = nb;
+        d
+    };
+    let fits = mk(32_767, None);
+    assert_eq!(
+        plan.grid("k", &[Arg::Handle(&fits)], &[]).unwrap(),
+        [132, 1, 1]
+    );
+    for (rows, nb) in [(32_768, None), (32_767, Some(65_536))] {
+        let big = mk(rows, nb);
+        match plan.grid("k", &[Arg::Handle(&big)], &[]) {
+            Err(Refusal::Refused(e)) => {
+                assert_eq!(e.code, "CT6109");
+                assert!(e.message.contains("2^31 - 1 tile ids"), "{}", e.message);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// One `Mut` output of rank 3 whose tile is one element: the grid is the tensor's shape.
+fn one_element_tiles() -> LaunchPlan {
+    plan_of(
+        &[param(
+            "z",
+            "mut_tensor",
+            "i8",
+            &[DimSpec::Int(1), DimSpec::Int(1), DimSpec::Int(1)],
+        )],
+        &[],
+        &[],
+        vec![],
+        132,
+    )
+}
+
+#[test]
+fn grids_past_cudas_limits_are_refused() {
+    let plan = one_element_tiles();
+    let grid = |shape: [i64; 3]| {
+        let d = view(1, &shape, Some(&[1, 1, 1]), "i8");
+        plan.grid("k", &[Arg::Handle(&d)], &[])
+    };
+    // x up to 2^31 - 1, y and z up to 65,535: the limits themselves launch
+    for ok in [[(1 << 31) - 1, 1, 1], [1, 65_535, 1], [1, 1, 65_535]] {
+        let want = ok.map(|g| g as u64);
+        assert_eq!(grid(ok).unwrap(), want);
+    }
+    for (axis, past) in [[1 << 31, 1, 1], [1, 65_536, 1], [1, 1, 65_536]]
+        .into_iter()
+        .enumerate()
+    {
+        match grid(past) {
+            Err(Refusal::Refused(e)) => {
+                assert_eq!(e.code, "CT6109");
+                assert_eq!(e.kind, crate::ErrorKind::Launch);
+                let max = MAX_GRID[axis];
+                assert_eq!(
+                    e.message,
+                    format!(
+                        "`k`: the grid needs {} blocks on axis {axis}; CUDA allows at most {max}",
+                        max + 1
+                    )
+                );
+            }
+            other => panic!("{past:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn outputs_without_tiles_launch_no_block() {
+    let plan = one_element_tiles();
+    for shape in [[0, 1, 1], [4, 0, 1], [1, 1, 0], [0, 0, 0]] {
+        let d = view(1, &shape, Some(&[1, 1, 1]), "i8");
+        assert_eq!(plan.grid("k", &[Arg::Handle(&d)], &[]).unwrap(), [0; 3]);
+    }
+    // an empty axis wins over one past the limits: nothing is launched at all
+    let d = view(1, &[0, 70_000, 1], Some(&[1, 1, 1]), "i8");
+    assert_eq!(plan.grid("k", &[Arg::Handle(&d)], &[]).unwrap(), [0; 3]);
+}
