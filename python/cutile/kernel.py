@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
-from . import _native, dump, pipeline
+from . import _native, dump, log, pipeline
 from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
@@ -144,18 +144,39 @@ class EntryKernel(_native.KernelBase):
         with self._lock:
             got = self._loaded.get(spec)
             if got is None:
-                lowered = self.lowered(spec)
                 if driver.backend() == "gpu":
-                    from .runtime.launch import LoadedKernel
-
-                    compiled = pipeline.assemble(lowered, driver.arch(),
-                                                 identity=self.identity(spec))
-                    got = LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
+                    got = self._load_for_gpu(spec)
                 else:
+                    lowered = self.lowered(spec)
                     dump.interpreted(self.identity(spec), lowered)
                     got = lowered
                 self._loaded[spec] = got
         return got
+
+    def _load_for_gpu(self, spec: Specialization) -> Any:
+        """The cubin of a checked specialization, loaded: straight from the launch cache
+        when this kernel was assembled before (no lowering, no bytecode: the first launch
+        of a cached kernel in a fresh process), else lowered and assembled, and stored
+        there for the next process. Dumps, when asked for, need the lowering: no shortcut."""
+        from .backend import launch_cache
+        from .runtime.launch import LoadedKernel
+
+        identity = self.identity(spec)
+        arch = driver.arch()
+        shortcut = not dump.requested()
+        if shortcut:
+            hit = launch_cache.load(identity, arch)
+            if hit is not None:
+                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi)
+        lowered = self.lowered(spec)
+        compiled = pipeline.assemble(lowered, arch, identity=identity)
+        if shortcut:
+            try:
+                launch_cache.store(identity, arch, 3, launch_cache.LaunchEntry(
+                    compiled.cubin, lowered.entry_name, lowered.abi))
+            except Exception as exc:  # the launch cache is an optimization: never fatal
+                log.get("cache").debug("launch cache not written: %s", exc)
+        return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
 
     # -- launching -------------------------------------------------------------------------
 
