@@ -6,15 +6,16 @@ import struct
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from . import _native, dump, log, pipeline
 from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
-from .lowering.facts import LoweringFacts
 from .lowering.signature import Specialization, TensorFacts
-from .pipeline import CompiledKernel
+
+if TYPE_CHECKING:
+    from .pipeline import CompiledKernel
 from .runtime import driver, launch
 from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
@@ -119,6 +120,8 @@ class EntryKernel(_native.KernelBase):
         got = self._lowered.get(spec)
         if got is None:
             self.check()
+            from .lowering.facts import LoweringFacts
+
             facts = None if self._unchecked else LoweringFacts.of(self.check())
             got = pipeline.lower(self.document(), spec, facts)
             dump.after_lowering(self.identity(spec), self.kast_json(), self.check(), got)

@@ -15,15 +15,19 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dump, log
 from .errors import KernelCheckError
 from .frontend import kast as K
 from .frontend.diagnostics import FrontendError, to_check_error
-from .lowering.facts import LoweringFacts
-from .lowering.lower import LoweredKernel, lower_kernel
-from .lowering.signature import Specialization
+
+if TYPE_CHECKING:
+    # The lowering, the IR and the bytecode writer are imported by the stages that use
+    # them: a kernel loaded from the launch cache never does (`backend/launch_cache.py`).
+    from .lowering.facts import LoweringFacts
+    from .lowering.lower import LoweredKernel
+    from .lowering.signature import Specialization
 
 
 def run_checker(doc: K.Document, raise_errors: bool = True) -> Any:
@@ -65,6 +69,8 @@ def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None) -> LoweredKernel:
     """Lower with the checker's `facts` (None only where a test compiles without the
     checker)."""
+    from .lowering.lower import lower_kernel
+
     try:
         lowered = lower_kernel(doc, spec, facts)
     except FrontendError as err:

@@ -22,18 +22,46 @@ view without padding (and masked-off pointer loads without padding) read a poiso
 NaN for floats, bytes 0xA5 for integers, true for i1.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from ..errors import InterpreterError, RaceError
-from . import ops_arith, ops_control, ops_convert, ops_memory, ops_reduce, ops_shape
-from .machine import Machine, Signal, run
-from .memory import Pointer
-from .race import TensorArg
 from .race_mode import check_races, checking
-from .registry import HANDLERS
-from .values import poison
+
+# The machine and its op handlers load on first use: `import cutile` (which needs only the
+# race mode above) should not pay for numpy-heavy modules a GPU program never runs.
+_LAZY = {
+    "Machine": "machine", "Signal": "machine", "run": "machine", "Pointer": "memory",
+    "TensorArg": "race", "HANDLERS": "registry", "poison": "values",
+}
+_HANDLER_MODULES = ("ops_arith", "ops_control", "ops_convert", "ops_memory", "ops_reduce",
+                    "ops_shape")
+
+
+def _load_handlers() -> None:
+    for name in _HANDLER_MODULES:
+        importlib.import_module(f".{name}", __name__)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HANDLER_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load_handlers()  # every way in can run a kernel: register the handlers first
+    value = getattr(importlib.import_module(f".{where}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def supported_ops() -> list[str]:
     """The names of the Tile IR ops the interpreter executes."""
+    _load_handlers()
+    from .registry import HANDLERS
+
     return sorted([*HANDLERS, "yield", "continue", "break", "return"])
 
 

@@ -10,7 +10,6 @@ moved into it stay unusable (`unrun_ops.py`).
 from __future__ import annotations
 
 import abc
-import asyncio
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -86,6 +85,8 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
     async def _run_async(self) -> Any:
         self._claim()
         wait = self._start()
+        import asyncio  # here: only `await op` needs it, and importing it takes ~20 ms
+
         loop = asyncio.get_running_loop()
 
         def in_thread() -> None:
