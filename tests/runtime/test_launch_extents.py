@@ -98,6 +98,10 @@ def test_empty_launches_run_through_every_op() -> None:
 
 
 def test_the_interpreter_runs_no_block_for_an_empty_grid() -> None:
+    from cutile.runtime import driver
+
+    if driver.backend() == "gpu":
+        pytest.skip("drives the interpreter over host buffers")
     op = empty_add(16)
     runnable = add._runnable(specialization(*op.specialization))
     z, _, y = op.sync()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
-from .bytecode.writer import MAGIC as _BYTECODE_MAGIC
+from .bytecode.version import MAGIC as _BYTECODE_MAGIC
 
 ENTRY_MAGIC = b"CUTILE-CUBIN\x00\x02"
 FORMAT = 2

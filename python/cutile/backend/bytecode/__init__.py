@@ -6,14 +6,31 @@ Layout: `wire` (varints, tables), `tables` (strings, types, constants), `constan
 `writer` (sections and the file envelope), `version` (which versions we write).
 """
 
-from .opwriter import ENCODERS, EncodeError
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from .version import (
     DEFAULT_VERSION,
     SUPPORTED_VERSIONS,
     BytecodeVersion,
     newest_common,
 )
-from .writer import write_bytecode
+
+# The writer loads on first use: the assembler's version check (`version`) is read by
+# every launch, the writer only by a launch that compiles.
+_LAZY = {"ENCODERS": "opwriter", "EncodeError": "opwriter", "write_bytecode": "writer"}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{where}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_VERSION",

@@ -73,3 +73,8 @@ def newest_common(tool_versions: Iterable[str]) -> BytecodeVersion:
         listed = ", ".join(sorted(str(v) for v in offered)) or "none"
         raise ValueError(f"the assembler reads bytecode versions {listed}; cutile needs 13.3+")
     return max(common)
+
+
+# The first bytes of every bytecode file (the writer emits them; the cache reads them
+# without loading the writer).
+MAGIC = b"\x7fTileIR\x00"

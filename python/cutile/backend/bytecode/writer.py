@@ -14,10 +14,8 @@ from .attributes import encode_empty_array, encode_hints_tagged
 from .debug import DebugTable, FunctionDebugInfo, write_debug_section
 from .opwriter import EncodeError, ModuleTables, OpWriter
 from .tables import ConstantTable, StringTable, TypeTable
-from .version import V13_5, BytecodeVersion, check_supported
+from .version import MAGIC, V13_5, BytecodeVersion, check_supported
 from .wire import pad_to, varint, write_table
-
-MAGIC = b"\x7fTileIR\x00"
 
 SECTION_END = 0x00
 SECTION_STRING = 0x01
