@@ -151,3 +151,21 @@ def test_an_int_annotation_is_ambiguous_and_says_both_spellings() -> None:
         cutile.entry(k).check()
     assert info.value.codes == ["CT0003"]
     assert "`Const[int]`" in str(info.value) and "`i32`" in str(info.value)
+
+
+def test_partition_reshape_and_persistent_take_ints_with_typed_errors() -> None:
+    from cutile.errors import BorrowError, TensorError
+
+    with pytest.raises(TensorError) as err:
+        api.zeros([16], f32).partition([2.5])
+    assert err.value.code == "CT5030"  # no silent truncation to 2
+    with pytest.raises(TensorError) as err:
+        api.zeros([4, 6], f32).reshape([5, 5])
+    assert err.value.code == "CT5034" and "24 elements" in str(err.value)
+    with pytest.raises(TensorError) as err:
+        api.zeros([4, 6], f32)[:, ::2].reshape([12])
+    assert err.value.code == "CT5034"
+    with pytest.raises(BorrowError) as err2:
+        api.zeros([16], f32).partition([4]).persistent(2.5)  # type: ignore[arg-type]
+    assert err2.value.code == "CT5012"
+    assert api.zeros([4, 6], f32).reshape([24]).shape == (24,)

@@ -1,4 +1,4 @@
-"""CT5010-CT5033: host tensors and ops, raised in Python (`BorrowError`, `TensorError`)."""
+"""CT5010-CT5034: host tensors and ops, raised in Python (`BorrowError`, `TensorError`)."""
 
 TEXTS: dict[str, str] = {
     "CT5010": """
@@ -103,5 +103,17 @@ TEXTS: dict[str, str] = {
 
         Fix: check the shape's extents; free other tensors (drop the last reference) or
         use a smaller tensor.
+    """,
+    "CT5034": """
+        `Tensor.reshape` to a shape with another number of elements, or of a tensor whose
+        elements are not contiguous (a strided view): a reshape is a view of the same
+        bytes, so it needs both to hold.
+
+        Example:
+
+            api.zeros([4, 6], f32).reshape([5, 5])
+            # [CT5034] cannot reshape [4, 6] (24 elements) to [5, 5] (25 elements)
+
+        Fix: give a shape with the same element count; reshape before slicing.
     """,
 }

@@ -17,9 +17,10 @@ import numpy as np
 
 from .. import _native
 from ..dtypes import DType
-from ..errors import BorrowError
+from ..errors import BorrowError, TensorError
 from .memory import Allocation
 from .ownership import ledger, registry
+from .tensor_args import shape_of
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -160,7 +161,7 @@ class Tensor(_Handle):
     def partition(self, tile_shape: Sequence[int]) -> Partition:
         """Consume this tensor and cut it into tiles of `tile_shape` (host rule 1: its storage
         must have no other live view)."""
-        shape = tuple(int(s) for s in tile_shape)
+        shape = shape_of(tile_shape)  # CT5030 for 2.5 or "8": a tile size is an int
         if len(shape) != self.ndim:
             raise BorrowError(
                 f"tile shape {list(shape)} has rank {len(shape)}; the tensor has rank "
@@ -216,11 +217,18 @@ class Tensor(_Handle):
     def reshape(self, shape: Sequence[int]) -> Tensor:
         """A view with a new shape (the tensor must be contiguous)."""
         self._ensure_live("reshape")
-        new = tuple(int(s) for s in shape)
+        new = shape_of(shape)
         if math.prod(new) != self.size:
-            raise ValueError(f"cannot reshape {list(self.shape)} to {list(new)}")
+            raise TensorError(
+                f"cannot reshape {list(self.shape)} ({self.size} elements) to {list(new)} "
+                f"({math.prod(new)} elements)", code="CT5034",
+                hint="the new shape must hold the same number of elements",
+            )
         if self.strides != contiguous_strides(self.shape):
-            raise ValueError("only contiguous tensors can be reshaped")
+            raise TensorError(
+                "only contiguous tensors can be reshaped", code="CT5034",
+                hint="reshape the tensor before taking a strided view of it",
+            )
         return Tensor(self._alloc, self._storage, self._offset, new, contiguous_strides(new),
                       self.dtype)
 
@@ -272,6 +280,11 @@ class Partition(_Handle):
         """For kernels that walk this partition with `for idx in z.iter_indices()`: launch
         `num_blocks` blocks (default: one per multiprocessor, at most one per tile) that
         share the tiles by the checked schedule. Consumes this partition."""
+        if num_blocks is not None and (isinstance(num_blocks, bool)
+                                       or not isinstance(num_blocks, (int, np.integer))):
+            raise BorrowError(f"num_blocks is an int, got {num_blocks!r}", code="CT5012",
+                              hint="e.g. `.persistent(132)`, or `.persistent()` for one "
+                              "block per multiprocessor")
         if num_blocks is not None and num_blocks < 1:
             raise BorrowError(f"num_blocks must be >= 1, got {num_blocks}", code="CT5012")
         new = registry().consume(self._handle, "persistent", False)
