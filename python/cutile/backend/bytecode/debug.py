@@ -5,8 +5,8 @@ these locations in its diagnostics, which is how a `CompileError` finds the Pyth
 
 Layout: per function, a list of debug-attribute ids, one for the function and then one per
 op in pre-order (an op before the ops nested in its regions); id 0 is "unknown location".
-The attributes themselves (DIFile, DICompileUnit, DISubprogram, DILoc) live in a table
-whose ids start at 1.
+The attributes themselves (DIFile, DICompileUnit, DISubprogram, DILoc, CallSite) live in a
+table whose ids start at 1.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ _DI_COMPILE_UNIT = 1
 _DI_FILE = 2
 _DI_LOC = 4
 _DI_SUBPROGRAM = 5
+_CALL_SITE = 6
 
 
 class DebugTable(Table):
@@ -52,6 +53,9 @@ class DebugTable(Table):
 
     def loc(self, scope: int, path: str, line: int, col: int) -> int:
         return self._attr(_DI_LOC, scope, self.strings.id(path), line, col)
+
+    def call_site(self, callee: int, caller: int) -> int:
+        return self._attr(_CALL_SITE, callee, caller)
 
 
 class FunctionDebugInfo:
@@ -86,7 +90,12 @@ class FunctionDebugInfo:
         if loc is None:
             return UNKNOWN_LOC
         # Python columns are 0-based; MLIR locations (and every compiler message) are 1-based.
-        return self.table.loc(self._scope(loc), loc.file, loc.line, loc.col + 1)
+        here = self.table.loc(self._scope(loc), loc.file, loc.line, loc.col + 1)
+        if loc.inlined_at is None:
+            return here
+        # An op of an inlined device function: its own line in the device function's scope,
+        # called from the chain of call sites that ends in the kernel's scope.
+        return self.table.call_site(here, self.loc_id(loc.inlined_at))
 
     def record(self, loc: Location | None) -> None:
         self.ids.append(self.loc_id(loc))
