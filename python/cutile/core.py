@@ -153,8 +153,11 @@ def cdiv(a: Any, b: Any) -> Any:
 
 # ---------------------------------------------------------------------------- memory
 @_op("load_tile_like")
-def load_tile_like(src: Any, like: Any, padding: str = "zero") -> Any:
-    """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`)."""
+def load_tile_like(src: Any, like: Any, padding: str = "zero", latency: int | None = None,
+                   allow_tma: bool | None = None) -> Any:
+    """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`).
+    `latency` (1-10) and `allow_tma` are hints to tileiras (loads of `x.load_tile(...)` and
+    `z.load(...)` take them too); they change speed, never the values read."""
 
 
 # ---------------------------------------------------------------------------- creation
@@ -225,11 +228,8 @@ def _unary(name: str) -> Callable[[Any], Any]:
 
 
 exp = _unary("exp")
-exp2 = _unary("exp2")
 log = _unary("log")
 log2 = _unary("log2")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
 sin = _unary("sin")
 cos = _unary("cos")
 tan = _unary("tan")
@@ -238,6 +238,64 @@ cosh = _unary("cosh")
 tanh = _unary("tanh")
 floor = _unary("floor")
 ceil = _unary("ceil")
+
+
+@_op("exp2")
+def exp2(x: Any, flush_to_zero: bool = False) -> Any:
+    """Two raised to each element (`2 ** x`): a tile of the same shape.
+
+    `x` is a float tile (f16, bf16, f32, f64; an integer tile is converted to f32 first) or
+    a number. `flush_to_zero=True` (f32 only) lets the GPU treat subnormal inputs and
+    results as zero, the fast path attention kernels use for their softmax; the interpreter
+    flushes the same way. Kernel code: `numpy.exp2` and `math.exp2` compute on the host.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(exp2(load_tile_like(x, z), flush_to_zero=True))
+    """
+
+
+@_op("sqrt")
+def sqrt(x: Any, rounding: str = "nearest_even", flush_to_zero: bool = False) -> Any:
+    """The square root of each element: a tile of the same shape.
+
+    `x` is a float tile (an integer tile is converted to f32 first) or a number.
+    `rounding` is "nearest_even" (IEEE, the default), "zero", "negative_inf",
+    "positive_inf", or "approx" (f32 only: faster, within a few ulp); `flush_to_zero=True`
+    (f32 only) treats subnormals as zero. `numpy.sqrt` and `math.sqrt` compute on the host.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(sqrt(load_tile_like(x, z), rounding="approx"))
+    """
+
+
+@_op("rsqrt")
+def rsqrt(x: Any, flush_to_zero: bool = False) -> Any:
+    """The reciprocal square root of each element (`1 / sqrt(x)`): a tile of the same shape.
+
+    `x` is a float tile (an integer tile is converted to f32 first) or a number. The GPU
+    computes it approximately (PTX `rsqrt.approx`); `flush_to_zero=True` (f32 only) treats
+    subnormals as zero. `numpy.rsqrt` does not exist: on the host, `1 / numpy.sqrt(x)`.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(rsqrt(load_tile_like(x, z)))
+    """
+
+
+@_op("truediv")
+def truediv(a: Any, b: Any, rounding: str = "nearest_even", flush_to_zero: bool = False
+            ) -> Any:
+    """`a / b` with a chosen rounding: "nearest_even" (IEEE, what `/` does), "zero",
+    "negative_inf", "positive_inf", or "approx" (the GPU's fast division, within 2 ulp);
+    `flush_to_zero` flushes f32 subnormal inputs and results to zero."""
 
 
 @_op("maximum")
@@ -454,6 +512,7 @@ __all__ = [
     "tanh",
     "tf32",
     "transpose",
+    "truediv",
     "where",
     "zeros",
 ]

@@ -61,6 +61,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
+    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool)",
+    "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",
@@ -116,6 +118,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8014": "the `-o` output file cannot be written",
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
+    "CT8020": "a kernel hint (num_ctas, occupancy, num_worker_warps, opt_level) out of range",
     "CT8901": "the cubin cache directory cannot be written: a warning; kernels compile without it",
     "CT8902": "an op dropped before anything ran it: a warning; its tensors stay unusable",
     # internal

@@ -271,4 +271,31 @@ TEXTS: dict[str, str] = {
 
         Fix: a group of 1 or more (8 is a common choice for GEMM).
     """,
+    "CT3060": """
+        A load hint is out of range. `latency=` (an integer from 1 to 10) tells tileiras
+        how long to expect the load to take, so it can issue it earlier; `allow_tma=`
+        (True or False) lets it use, or keeps it off, the TMA unit. Both are compile-time
+        values and change speed, never the values read.
+
+        Example:
+
+            a = x.load_tile((BM, BK), (block_id(0), k), latency=20)
+            # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
+
+        Fix: `latency=3` (or leave it out and let tileiras decide).
+    """,
+    "CT3061": """
+        A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of
+        `truediv` is one of nearest_even, zero, negative_inf, positive_inf, approx, full
+        (`sqrt`: the same but full); `approx`, `full` and `flush_to_zero=True` exist for
+        f32 only, as on the GPU (PTX `div.approx.f32`, `ex2.approx.ftz.f32`).
+
+        Example:
+
+            h = load_tile_like(x, z)                    # an f16 tile
+            z.store(truediv(h, 3.0, rounding="approx"))
+            # error[CT3061]: rounding `approx` exists for f32 only, not f16
+
+        Fix: `truediv(h.astype(f32), 3.0, rounding="approx")`, or the default rounding.
+    """,
 }

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ... import dtypes as dt
@@ -11,10 +9,11 @@ from ...frontend import kast as K
 from ...ir import Block, TileType, Value, scalar
 from ..arith import broadcast_shapes
 from ..values import ConstV, LVal, TileV
-from .base import REDUCE_IDENTITY, Bound, OpsBase
+from .base import REDUCE_IDENTITY, Bound
+from .modes import ModeOps
 
 
-class ComputeOps(OpsBase):
+class ComputeOps(ModeOps):
     # ------------------------------------------------------------------ creation
 
     def f_full(self, a: Bound, span: K.Span) -> LVal:
@@ -49,14 +48,7 @@ class ComputeOps(OpsBase):
         t = self.tile_arg(a["x"], span)
         if not t.dtype.is_float:
             t = self.arith.convert(t, dt.f32)
-        attrs: dict[str, Any] = {}
-        if name in ("exp", "tanh"):
-            attrs["rounding_mode"] = "full"
-        if name in ("exp2", "rsqrt"):
-            attrs["flush_to_zero"] = False
-        if name == "sqrt":
-            attrs.update(rounding_mode="nearest_even", flush_to_zero=False)
-        return TileV(self.b.unary(name, t.v, **attrs))
+        return TileV(self.b.unary(name, t.v, **self.mode_attrs(name, a, t, span)))
 
     def f_where(self, a: Bound, span: K.Span) -> LVal:
         x, y = self.arith.unify(a["a"], a["b"], span)
