@@ -271,6 +271,12 @@ class FunctionConverter:
             return self.int_literal(value, sp)
         if isinstance(value, float):
             return K.Const(value, "float", sp)
+        # None and strings fold like the literals (a closure's `latency=None` is an absent
+        # hint, `padding=mode` a padding name), so a kernel factory can parametrize them.
+        if value is None:
+            return K.Const(None, "none", sp)
+        if isinstance(value, str):
+            return K.Const(value, "str", sp)
         if isinstance(value, DType):
             return K.DTypeRef(value.name, sp)
         if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):

@@ -130,8 +130,19 @@ class Arith:
                 b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even")
             )
         if src.is_float and to.is_int:
-            return TileV(b.convert("ftoi", t.v, to, signedness="signed",
-                                        rounding_mode="nearest_int_to_zero"))
+            if to.bits >= 32:
+                return TileV(b.convert("ftoi", t.v, to, signedness="signed",
+                                       rounding_mode="nearest_int_to_zero"))
+            # The GPU's float -> i32 saturates (NaN -> 0) but narrower results come from
+            # truncating that i32 (300.0 -> i8 44): saturate in i32 first, so a float
+            # converts to i8/i16 by clamping, on the GPU and the interpreter alike.
+            wide = TileV(b.convert("ftoi", t.v, dt.i32, signedness="signed",
+                                   rounding_mode="nearest_int_to_zero"))
+            lo = self.const_tile(-(2 ** (to.bits - 1)), dt.i32, t.shape)
+            hi = self.const_tile(2 ** (to.bits - 1) - 1, dt.i32, t.shape)
+            clamped = b.op("maxi", [wide.v, lo.v], [wide.type], {"signedness": "signed"}).result
+            clamped = b.op("mini", [clamped, hi.v], [wide.type], {"signedness": "signed"}).result
+            return TileV(b.convert("trunci", clamped, to, overflow="none"))
         if src.is_float and to.is_bool:
             zero = self.const_tile(0.0, src, t.shape)
             return TileV(b.cmp("cmpf", "not_equal", t.v, zero.v, comparison_ordering="unordered"))
