@@ -108,6 +108,7 @@ def bench(n: int, dtype_name: str, names: list[str]) -> dict[str, Any]:
         return torch.from_numpy(host.view("int16").reshape(n, n).copy()).view(tdt).cuda()
 
     x, y = to_ct(a), to_ct(b)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for name in names:
         kind, (bm, bn, bk), hints, latency = CONFIGS[name]
         make = tiled if kind == "tiled" else persistent
@@ -116,14 +117,14 @@ def bench(n: int, dtype_name: str, names: list[str]) -> dict[str, Any]:
         try:
             part = api.empty([n, n], DTYPES[dtype_name]).partition([bm, bn])
             if kind == "persistent":
-                part = part.persistent()
+                part = part.persistent(sms * hints.get("occupancy", 1))
             op = kernel(part, x, y, **consts)
             z, x, y = op.sync()
             raw = z.unpartition()
             err = rel_err(to_torch(raw), a, b)
             part = raw.partition([bm, bn])
             if kind == "persistent":
-                part = part.persistent()
+                part = part.persistent(sms * hints.get("occupancy", 1))
             op = kernel(part, x, y, **consts)
             bnd = op.binding
             loaded = kernel._runnable(bnd.spec)
