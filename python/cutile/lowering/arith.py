@@ -140,7 +140,10 @@ class Arith:
                 b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even")
             )
         if src.is_float and to.is_int:
-            return TileV(b.convert("ftoi", t.v, to, signedness="signed", rounding_mode="zero"))
+            # Toward zero: Tile IR's ftoi takes only `nearest_int_to_zero` (tileiras
+            # rejects `zero`).
+            return TileV(b.convert("ftoi", t.v, to, signedness="signed",
+                                   rounding_mode="nearest_int_to_zero"))
         if src.is_float and to.is_bool:
             zero = self.const_tile(0.0, src, t.shape)
             return TileV(b.cmp("cmpf", "not_equal", t.v, zero.v, comparison_ordering="unordered"))

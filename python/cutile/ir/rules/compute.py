@@ -196,7 +196,11 @@ def _ftof(op: Op) -> list[str]:
 
 @rule("ftoi")
 def _ftoi(op: Op) -> list[str]:
-    return _conversion(op, "float", "int", "any")
+    problems = _conversion(op, "float", "int", "any")
+    mode = op.attrs.get("rounding_mode", "nearest_int_to_zero")
+    if mode != "nearest_int_to_zero":
+        problems.append(f"ftoi rounds only `nearest_int_to_zero`, not `{mode}`")
+    return problems
 
 
 @rule("itof")
