@@ -67,7 +67,8 @@ TEXTS: dict[str, str] = {
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
                 t = z.load()
-                z.store(t << 1)     # error[CT3005]: operator `lshift` is not defined for `f32` tiles
+                z.store(t << 1)
+                # error[CT3005]: operator `lshift` is not defined for `f32` tiles
 
         Fix: shift and mask integers (convert with `.astype(i32)`), or multiply floats
         (`t * 2.0`); convert booleans to numbers first.

@@ -262,6 +262,7 @@ class Arith:
         bits in a loop (one trip per bit but the sign's). A negative device exponent gives
         the integer part of the true power: 1 for a base of 1, +-1 for -1, else 0."""
         if isinstance(b, ConstV):
+            assert isinstance(b.value, int)  # `_int_exponent`
             n = int(b.value)
             if n < 0:
                 raise self.low.error(
@@ -287,8 +288,8 @@ class Arith:
         b_ = self.b
         one = self.const_tile(1, d, shape).v
         zero = self.const_tile(0, d, shape).v
-        bounds = [b_.scalar_const(v, dt.i32) for v in (0, d.bits - 1, 1)]
-        with b_.for_(*bounds, init=[one, x.v, e.v]) as loop:
+        lower, upper, step = (b_.scalar_const(v, dt.i32) for v in (0, d.bits - 1, 1))
+        with b_.for_(lower, upper, step, init=[one, x.v, e.v]) as loop:
             _, acc, base, rest = loop.args
             odd = b_.cmp("cmpi", "not_equal", b_.binary("andi", rest, one), zero)
             acc = b_.select(odd, b_.binary("muli", acc, base), acc)
