@@ -349,6 +349,7 @@ ASSEMBLED = [
     (gemm_at, {"BM": 32, "BN": 32, "BK": 16}),
     (one_product, {"BM": 16, "BN": 16}),
     (product_f32, {"BM": 16}),
+    (product_f64, {}),
     (product_i8, {"BM": 16}),
     (mixed_types, {}),
     (vectors, {}),
