@@ -310,7 +310,50 @@ def minimum(a: Any, b: Any) -> Any:
 
 @_op("pow")
 def pow(a: Any, b: Any) -> Any:
-    """Elementwise power."""
+    """Elementwise power, the same as `a ** b`.
+
+    Floats use Tile IR's `pow`. Two integers give an integer: a compile-time exponent
+    unrolls into multiplications (a negative one is refused, CT3053), a device exponent
+    runs by repeated squaring; products wrap like `*`. A negative device exponent gives
+    the integer part of the true power (1 for a base of 1, +-1 for -1, otherwise 0).
+
+    Example::
+
+        z.store(pow(load_tile_like(x, z), 3))     # x * x * x, also for integer tiles
+    """
+
+
+@_op("atan2")
+def atan2(y: Any, x: Any) -> Any:
+    """The angle of the point `(x, y)` in radians, elementwise, in [-pi, pi] (numpy's
+    `arctan2(y, x)`): the operands broadcast and promote as for `+`; integers become f32.
+
+    Example::
+
+        z.store(atan2(load_tile_like(y, z), load_tile_like(x, z)))
+    """
+
+
+@_op("fma")
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """`a * b + c` elementwise, rounded once (a fused multiply-add) for floats; the
+    operands broadcast and promote as for `+`. Integer tiles multiply and add, wrapping.
+
+    Example::
+
+        z.store(fma(load_tile_like(x, z), 2.0, z.load()))
+    """
+
+
+@_op("isnan")
+def isnan(x: Any) -> Any:
+    """A bool tile: True where an element of `x` is NaN (False everywhere for integers).
+
+    Example::
+
+        t = load_tile_like(x, z)
+        z.store(where(isnan(t), 0.0, t))
+    """
 
 
 # ---------------------------------------------------------------------------- reductions
@@ -340,6 +383,23 @@ def mma(a: Any, b: Any, acc: Any) -> Any:
     """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]."""
 
 
+@_op("matmul")
+def matmul(a: Any, b: Any) -> Any:
+    """The matrix product `a @ b` (also written `a @ b` in a kernel), as cuTile Python's
+    `matmul`: `[M, K] @ [K, N] -> [M, N]`, a 1-D `a` is a row and a 1-D `b` a column
+    (squeezed from the result), and 3-D operands are batches (batch axes broadcast).
+
+    The operands promote to one dtype, which is also the result's; the product runs
+    through `mma` into a zero accumulator: f32 for f16, bf16, f32 (multiplied as tf32, as
+    `mma` does) and tf32 operands, f64 for f64, i32 for i8. Other integer types and bool
+    are refused (CT3004).
+
+    Example::
+
+        c = x.load_tile((BM, BK), (i, k)) @ y.load_tile((BK, BN), (k, j))   # f16 x f16 -> f16
+    """
+
+
 @_op("astype")
 def astype(x: Any, dtype: DType) -> Any:
     """Convert a tile's element type."""
@@ -363,6 +423,18 @@ def transpose(x: Any) -> Any:
 @_op("broadcast_to")
 def broadcast_to(x: Any, shape: Any) -> Any:
     """Numpy-style broadcast to `shape`."""
+
+
+@_op("expand_dims")
+def expand_dims(x: Any, axis: int) -> Any:
+    """`x` with a new axis of size 1 at position `axis` (a compile-time int; negative
+    counts from the end of the result, as numpy's `expand_dims`). `t[None]`,
+    `t[:, None]` and `t[..., None]` are the same operation.
+
+    Example::
+
+        col = expand_dims(arange(16, f32), 1)     # shape (16, 1)
+    """
 
 
 # ---------------------------------------------------------------------------- unsafe-only
@@ -458,6 +530,7 @@ __all__ = [
     "assume_bounds",
     "assume_div_by",
     "astype",
+    "atan2",
     "atomic_add",
     "atomic_cas",
     "atomic_max",
@@ -473,10 +546,12 @@ __all__ = [
     "cosh",
     "exp",
     "exp2",
+    "expand_dims",
     "f16",
     "f32",
     "f64",
     "floor",
+    "fma",
     "full",
     "gather",
     "i8",
@@ -484,10 +559,12 @@ __all__ = [
     "i32",
     "i64",
     "int_to_ptr",
+    "isnan",
     "load_ptr",
     "load_tile_like",
     "log",
     "log2",
+    "matmul",
     "max",
     "maximum",
     "min",

@@ -354,14 +354,10 @@ class FunctionConverter:
         if isinstance(e, ast.IfExp):
             return K.IfExp(self.expr(e.test), self.expr(e.body), self.expr(e.orelse), sp)
         if isinstance(e, ast.Subscript):
-            if isinstance(e.slice, ast.Slice) or (
-                isinstance(e.slice, ast.Tuple)
-                and any(isinstance(x, ast.Slice) for x in e.slice.elts)
-            ):
-                raise fail(
-                    "CT0001", "slicing is not supported in kernels", sp, "slice",
-                    help="load a tile with `x.load_tile(shape, index)` instead",
-                )
+            items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if any(_is_none(x) or isinstance(x, (ast.Slice, ast.Starred)) or _is_ellipsis(x)
+                   for x in items):
+                return self.new_axes(e, items)
             return K.Subscript(self.expr(e.value), self.expr(e.slice), sp)
         if isinstance(e, ast.Call):
             return self.call(e)
@@ -369,6 +365,43 @@ class FunctionConverter:
         raise fail(
             "CT0001", f"`{kind}` expressions are not supported in kernels", sp, "not supported",
         )
+
+    def new_axes(self, e: ast.Subscript, items: list[ast.expr]) -> K.Expr:
+        """`t[None]`, `t[:, None]`, `t[..., None]`: size-1 axes inserted where the `None`s
+        stand, written as the `expand_dims` calls they are (one reading for the checker and
+        the lowering). Every other entry must be a full `:`; slices with bounds are not
+        supported yet."""
+        sp = self.span(e)
+        for x in items:
+            if isinstance(x, ast.Slice) and (x.lower or x.upper or x.step):
+                raise fail(
+                    "CT0001", "slicing with bounds is not supported in kernels", self.span(x),
+                    "slice", help="load the part you need with `x.load_tile(shape, index)`; "
+                    "in a subscript only `None` (a new axis), `:` and `...` are accepted",
+                )
+            if not (_is_none(x) or isinstance(x, ast.Slice) or _is_ellipsis(x)):
+                raise fail(
+                    "CT0001", "a subscript mixing indices with `None` or `:` is not "
+                    "supported in kernels", self.span(x), "index",
+                    help="in a subscript with `None` or `:` every entry is `None`, `:` or `...`",
+                )
+        if sum(_is_ellipsis(x) for x in items) > 1:
+            raise fail("CT0001", "a subscript can have one `...`", sp, "second `...`")
+        if not any(_is_none(x) for x in items):
+            raise fail("CT0001", "a subscript of only `:` and `...` is not supported in "
+                       "kernels", sp, "subscript", help="it is the value itself: drop it")
+        cut = next((i for i, x in enumerate(items) if _is_ellipsis(x)), len(items))
+        before, after = items[:cut], items[cut + 1:]
+        # Axes before `...` are counted from the front in increasing order, axes after it
+        # from the back (negative), nearest the end first: each call puts its axis where
+        # the whole subscript does.
+        axes = [i for i, x in enumerate(before) if _is_none(x)]
+        axes += [i - len(after) for i, x in reversed(list(enumerate(after))) if _is_none(x)]
+        out = self.expr(e.value)
+        sig = table().functions["expand_dims"]
+        for axis in axes:
+            out = K.Call("expand_dims", bind(sig, [out, K.Const(axis, "int", sp)], [], sp), sp)
+        return out
 
     def compare(self, e: ast.Compare) -> K.Expr:
         sp = self.span(e)
@@ -461,6 +494,14 @@ class FunctionConverter:
         params = tuple(ParamSig(n, True, None, False) for n in names)
         sig = Signature(dev.__name__, params, (), False, True, False)
         return bind(sig, args, kwargs, sp, code="CT3020", what=f"`{dev.__name__}`")
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
 
 
 def _dotted(node: ast.expr) -> str:
