@@ -55,10 +55,24 @@ def make_attention(causal: bool) -> cutile.EntryKernel:
         acc = zeros((BM, D), f32)
         rows = m * BM + arange(BM)[:, None]
         n_keys = k.shape[1]
+        # Key tiles wholly inside the sequence (and, causal, wholly at or before this block's
+        # first row) need no mask; the rest (a ragged last tile, the diagonal tile) do.
+        clear = n_keys // BN
         stop = cdiv(n_keys, BN)
         if causal:
-            stop = min(stop, m + 1)   # key tiles at or before this block's rows (BM == BN)
-        for j in range(stop):
+            clear = min(clear, m)        # BM == BN: tile j < m is below the diagonal
+            stop = min(stop, m + 1)
+        for j in range(clear):
+            ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
+            s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
+            m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+            alpha = exp2(m_i - m_new, flush_to_zero=True)
+            p = exp2(s - m_new, flush_to_zero=True)
+            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+            vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
+            acc = mma(p.astype(bf16), vs, acc * alpha)
+            m_i = m_new
+        for j in range(clear, stop):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
             s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
             cols = j * BN + arange(BN)[None, :]

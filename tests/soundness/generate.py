@@ -576,6 +576,8 @@ class Gen:
                                      tuple(self.decl), tuple(self.disguise(x) for x in comps),
                                      style=d.pick(["pos", "kw", "mixed"]), combine=True,
                                      via=via))
+        if self.x is not None and d.chance(0.15):
+            self.loop_min_load(body)
         if self.x is not None and d.chance(0.3):
             style = d.weighted([("pos", 4), ("kw", 2), ("rev", 2), ("mixed", 1), ("badkw", 1)])
             self.features.add(f"like-{style}")
@@ -584,6 +586,31 @@ class Gen:
             self.features.add("mut-load")
             idx = None if d.chance(0.5) else tuple(self.component(k) for k in range(self.rank))
             body.append(MutLoad("m", self.out, idx))
+
+    def loop_min_load(self, body: list[Stmt]) -> None:
+        """`for j in range(min(cdiv(x.shape[k], T), b + c)): t = x.load_tile(..., j, ...)`:
+        a loop bounded by a `min` of a tile count and a block-dependent value (the checker
+        bounds it through the `min`), sometimes one too far."""
+        d = self.d
+        assert self.x is not None
+        self.features.add("load-loop-min")
+        k = d.between(0, self.rank - 1)
+        v = self.fresh("j")
+        t = self.decl[k]
+        count: Expr = Call("cdiv", (ShapeOf(self.x.name, k),
+                                    Lit(t) if isinstance(t, int) else ConstRef(t)))
+        if d.chance(0.15):
+            count = Bin("+", count, Lit(1))
+            self.features.add("mutated")
+        other = Bin("+", self.bid_e[k], Lit(d.pick([0, 1, 2])))
+        n = Call("min", (count, other) if d.chance(0.5) else (other, count))
+        comps: list[Expr] = [self.bid_e[i] for i in range(self.rank)]
+        comps[k] = Var(v)
+        if d.chance(0.15):
+            comps[k] = Bin("+", Var(v), Lit(1))
+            self.features.add("mutated")
+        body.append(Loop(v, n, [LoadTile("t", self.x.name, tuple(self.decl), tuple(comps),
+                                         combine=True)]))
 
     # -- the kernel ------------------------------------------------------------------------
 

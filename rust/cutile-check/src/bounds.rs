@@ -167,12 +167,28 @@ impl Ranges {
             if let Some(a) = found {
                 let k = q.linear_coeff(&a)?;
                 let upper = (k > 0) == maximize;
-                let (x, y) = match (&a, upper) {
-                    (Atom::Min(x, y), true) | (Atom::Max(x, y), false) => (x, y),
-                    _ => return None, // would need both operands' extremes
+                let by = match (&a, upper) {
+                    // min(x, y) <= x (upper bound), max(x, y) >= x (lower bound)
+                    (Atom::Min(x, y), true) | (Atom::Max(x, y), false) => {
+                        if has_var(x) && !has_var(y) {
+                            (**y).clone()
+                        } else {
+                            (**x).clone()
+                        }
+                    }
+                    // min(x, y) >= min(lb x, lb y), max(x, y) <= max(ub x, ub y)
+                    (Atom::Min(x, y), false) | (Atom::Max(x, y), true) => {
+                        let bx = self.extreme_bound(x, upper)?;
+                        let by = self.extreme_bound(y, upper)?;
+                        if upper {
+                            bx.pmax(&by)
+                        } else {
+                            bx.pmin(&by)
+                        }
+                    }
+                    _ => return None,
                 };
-                let by = if has_var(x) && !has_var(y) { y } else { x };
-                q = q.substitute(&a, by);
+                q = q.substitute(&a, &by);
                 continue;
             }
             // A block id or loop variable with a constant coefficient: its end of the range
@@ -607,6 +623,7 @@ mod tests {
     fn loop_to_a_min_with_the_block_id_is_bounded_through_the_min() {
         // `for j in range(min(cdiv(n, BN), cdiv((b + 1) * BM, BN)))` (causal attention)
         let mut r = ranges();
+        r.shape_consts.insert("BN".into());
         let cd = |x: Poly, y: &str| x.cdiv(&Poly::atom(Atom::Const(y.into())));
         let count = cd(Poly::atom(Atom::Dim("k".into(), 1)), "BN");
         let causal = cd(
@@ -621,5 +638,14 @@ mod tests {
         assert_eq!(r.decide_index(&j, &count), Rung::Static);
         // one past the end is not refuted through a bound: it goes to the device
         assert_eq!(r.decide_index(&j.add(&Poly::c(1)), &count), Rung::Device);
+        // `for j in range(min(n // BN, b), ...)`: min(x, y) >= min(lb x, lb y) >= 0
+        let floor =
+            Poly::atom(Atom::Dim("k".into(), 1)).floordiv(&Poly::atom(Atom::Const("BN".into())));
+        let start = floor.pmin(&Poly::atom(Atom::BlockId(1)));
+        r.loops.insert(8, (start, count.sub(&Poly::c(1))));
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(8)), &count),
+            Rung::Static
+        );
     }
 }
