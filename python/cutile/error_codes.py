@@ -61,6 +61,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
+    "CT3070": "a gather, scatter or atomic whose tensor, indices or element type do not fit",
+    "CT3071": "an unknown memory order or scope of an atomic operation",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",

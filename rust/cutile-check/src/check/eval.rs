@@ -226,6 +226,10 @@ impl<'d> Checker<'d> {
                         "chosen by a conditional expression",
                     );
                 }
+                // Carry on with the atomic tensor (one mistake, one error).
+                if let Some(v) = [&a, &b].into_iter().find(|v| matches!(v, Val::Atomic(_))) {
+                    return v.clone();
+                }
                 if a.is_mut() || b.is_mut() {
                     let which = if a.is_mut() { body } else { orelse };
                     let name = self.describe(which);

@@ -161,8 +161,8 @@ impl KernelLauncher {
         // `grid=` (unless the kernel has a parameter of that name): the launch grid of a
         // kernel without `Mut` outputs (`LaunchPlan::grid_with`).
         let mut explicit_grid: Option<[u64; 3]> = None;
-        let grid_is_param = plan.params.iter().any(|p| p.name == "grid")
-            || plan.const_index("grid").is_some();
+        let grid_is_param =
+            plan.params.iter().any(|p| p.name == "grid") || plan.const_index("grid").is_some();
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 let Ok(k) = k.cast::<PyString>() else {
@@ -170,7 +170,8 @@ impl KernelLauncher {
                 };
                 let k = k.to_str()?;
                 if k == "grid" && !grid_is_param {
-                    explicit_grid = Some(grid_arg(&v).map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?);
+                    explicit_grid =
+                        Some(grid_arg(&v).map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?);
                     continue;
                 }
                 kw_names.push(k.to_string());
