@@ -1,5 +1,5 @@
-"""The kernel-side DSL: annotations (`Tensor`, `Mut`, `Atomic`, `Const`, `Ptr`, `Tile`), element types,
-and the operations a kernel may call.
+"""The kernel-side DSL: annotations (`Tensor`, `Mut`, `Atomic`, `Const`, `Ptr`, `Tile`),
+element types, and the operations a kernel may call.
 
 Nothing here runs: a kernel's body is captured as source and compiled. Calling an operation
 outside a kernel raises an error that says so (Triton's `@builtin` habit).

@@ -72,10 +72,10 @@ def test_a_plain_store_to_an_atomic_tensor_is_ct1014() -> None:
 
 def test_an_atomic_tensor_has_no_tiles_ct1015() -> None:
     def k(a: Atomic[Tensor[f32, [-1]]]):
-        p = a.partition_mut((16,))
+        a.partition_mut((16,))
 
     def schedule(a: Atomic[Tensor[f32, [-1]]]):
-        for idx in a.iter_indices():
+        for _idx in a.iter_indices():
             atomic_add(a, arange(16, i32), 1.0)
 
     assert codes_of(k) == codes_of(schedule) == ["CT1015"]
@@ -83,10 +83,10 @@ def test_an_atomic_tensor_has_no_tiles_ct1015() -> None:
 
 def test_an_atomic_tensor_that_escapes_is_ct1016() -> None:
     def tupled(a: Atomic[Tensor[f32, [-1]]]):
-        t = (a, 1)
+        atomic_add((a, 1)[0], arange(16, i32), 1.0)
 
     def arithmetic(a: Atomic[Tensor[f32, [-1]]]):
-        b = a + 1
+        atomic_add(a, arange(16, i32), a + 1)
 
     def chosen(a: Atomic[Tensor[f32, [-1]]], b: Atomic[Tensor[f32, [-1]]], c: i32):
         atomic_add(a if c > 0 else b, arange(16, i32), 1.0)

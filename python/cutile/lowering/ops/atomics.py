@@ -107,7 +107,9 @@ class AtomicOps(OpsBase):
             return self.arith.const_tile(v, to, shape, span)
         if isinstance(v, ConstV):
             return self.arith.const_tile(v.value, to, shape, span)
-        tile = v if isinstance(v, TileV) else TileV(v)
+        tile = v if isinstance(v, TileV) else TileV(v) if isinstance(v, Value) else None
+        if tile is None:
+            raise self.err("CT3070", "an extent or stride that is not an integer", span)
         return self.arith.broadcast_to(self.arith.convert(tile, to), shape, span)
 
     def _values(self, v: LVal, t: TensorV, shape: tuple[int, ...], span: K.Span) -> Value:

@@ -161,9 +161,9 @@ impl KernelLauncher {
         // `grid=` (unless the kernel has a parameter of that name): the launch grid of a
         // kernel without `Mut` outputs (`LaunchPlan::grid_with`).
         let mut explicit_grid: Option<[u64; 3]> = None;
-        let grid_is_param =
-            plan.params.iter().any(|p| p.name == "grid") || plan.const_index("grid").is_some();
         if let Some(kw) = kwargs {
+            let grid_is_param =
+                plan.params.iter().any(|p| p.name == "grid") || plan.const_index("grid").is_some();
             for (k, v) in kw.iter() {
                 let Ok(k) = k.cast::<PyString>() else {
                     return Err(PyTypeError::new_err("keywords must be strings"));
