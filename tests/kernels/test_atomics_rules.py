@@ -212,12 +212,14 @@ def test_a_kernel_without_mut_outputs_needs_a_grid() -> None:
     with pytest.raises(cutile.LaunchError) as info:
         count(api.zeros([10], i32), x, B=16)
     assert info.value.code == "CT6107" and "grid=" in str(info.value)
-    for bad in ((1, 2, 3, 4), (-1,), "8", 2.0):
+    for bad in ((1, 2, 3, 4), (-1,), (), "8", 2.0, True, None):
         with pytest.raises(cutile.LaunchError) as info:
             count(api.zeros([10], i32), x, B=16, grid=bad)
         assert info.value.code == "CT6104"
     a, x = count(api.zeros([10], i32), x, B=16, grid=1).sync()
     assert a.to_numpy().tolist() == [1] * 10
+    a, x = count(a, x, B=16, grid=[np.int64(1), 1]).sync()  # numpy ints and lists too
+    assert a.to_numpy().tolist() == [2] * 10
 
 
 def test_grid_may_only_repeat_the_outputs_grid() -> None:

@@ -431,7 +431,8 @@ impl KernelLauncher {
     }
 }
 
-/// `grid=`: an int (one axis) or a tuple/list of one to three ints, each `>= 0`.
+/// `grid=`: an int (one axis) or a tuple/list of one to three ints, each `>= 0` (numpy
+/// integers too: anything with `__index__`, but not a bool).
 fn grid_arg(v: &Bound<'_, PyAny>) -> Result<[u64; 3], cutile_host::HostError> {
     let bad = || {
         cutile_host::HostError::launch(
@@ -443,21 +444,19 @@ fn grid_arg(v: &Bound<'_, PyAny>) -> Result<[u64; 3], cutile_host::HostError> {
             Some("e.g. `grid=(num_blocks,)` or `grid=(gx, gy)`".into()),
         )
     };
-    let items: Vec<Bound<'_, PyAny>> = if v.is_instance_of::<PyInt>() {
-        vec![v.clone()]
-    } else if let Ok(t) = v.cast::<PyTuple>() {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = v.cast::<PyTuple>() {
         t.iter().collect()
     } else if let Ok(l) = v.cast::<PyList>() {
         l.iter().collect()
     } else {
-        return Err(bad());
+        vec![v.clone()]
     };
     if items.is_empty() || items.len() > 3 {
         return Err(bad());
     }
     let mut g = [1u64; 3];
     for (k, it) in items.iter().enumerate() {
-        if it.is_instance_of::<PyBool>() || !it.is_instance_of::<PyInt>() {
+        if it.is_instance_of::<PyBool>() {
             return Err(bad());
         }
         g[k] = it.extract::<u64>().map_err(|_| bad())?;
