@@ -399,7 +399,8 @@ _ATOMIC_DOC = """
     axis, broadcast together); `value` is broadcast to their shape and converted to the
     tensor's element type. Lanes whose index is outside the tensor do nothing (their result
     is unspecified). `memory_order` is "relaxed", "acquire", "release" or "acq_rel" (the
-    default); `scope` is "device" (the default), "system" or "block".
+    default); `scope` is "device" (the default), "system" or "block" (atomic only among one
+    block's threads: on an `Atomic` tensor only inside `unsafe`, CT1018).
 
     Safe on an `Atomic[Tensor[...]]` parameter, which every block shares without a data
     race; on a `Mut` or shared `Tensor` only inside `with cutile.unsafe():` (CT4002).

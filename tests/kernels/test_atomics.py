@@ -119,6 +119,13 @@ def embed(z: Mut[Tensor[f32, ["BR", "D"]]], table: Tensor[f32, [-1, "D"]],
 
 
 @cutile.entry
+def windows(z: Mut[Tensor[f32, ["B", 4]]], x: Tensor[f32, [-1]], fill: f32, B: Const[int]):
+    # A 2-D tile of indices into a 1-D tensor: row r holds x[r - 2 : r + 2], `fill` outside.
+    starts = (block_id(0) * B + arange(B, i32) - 2).reshape((B, 1))
+    z.store(gather(x, starts + arange(4, i32).reshape((1, 4)), padding=fill))
+
+
+@cutile.entry
 def permute_scatter(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]],
                     perm: Tensor[i32, [-1]], B: Const[int]):
     # Lanes past the end read -1 from `perm`, an index outside `z`: they write nothing.
@@ -220,6 +227,16 @@ def test_embedding_gather_reads_padding_for_unknown_ids() -> None:
     np.testing.assert_array_equal(z.unpartition().to_numpy(), want)
 
 
+def test_gather_with_a_2d_index_tile_and_a_runtime_padding() -> None:
+    n = 45
+    xs = rng.standard_normal(n).astype(np.float32)
+    z, _, _ = windows(api.zeros([n, 4], f32).partition([16, 4]), api.from_numpy(xs),
+                      9.5).sync()
+    idx = np.arange(n)[:, None] - 2 + np.arange(4)[None, :]
+    want = np.where((idx >= 0) & (idx < n), xs[np.clip(idx, 0, n - 1)], 9.5)
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), want)
+
+
 def test_unsafe_scatter_of_a_permutation() -> None:
     n = 300
     xs = rng.standard_normal(n).astype(np.float32)
@@ -242,6 +259,7 @@ KERNELS = [
     (bit_ops, {"B": 64}),
     (claim, {"B": 64}),
     (embed, {"BR": 8, "D": 16}),
+    (windows, {"B": 16}),
     (permute_scatter, {"B": 64}),
 ]
 
