@@ -1,5 +1,5 @@
-"""The kernel-side DSL: annotations (`Tensor`, `Mut`, `Const`, `Ptr`, `Tile`), element types,
-and the operations a kernel may call.
+"""The kernel-side DSL: annotations (`Tensor`, `Mut`, `Atomic`, `Const`, `Ptr`, `Tile`),
+element types, and the operations a kernel may call.
 
 Nothing here runs: a kernel's body is captured as source and compiled. Calling an operation
 outside a kernel raises an error that says so (Triton's `@builtin` habit).
@@ -26,6 +26,11 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class MutSpec:
+    inner: TensorSpec
+
+
+@dataclass(frozen=True)
+class AtomicSpec:
     inner: TensorSpec
 
 
@@ -76,6 +81,20 @@ class Mut:
         if not isinstance(inner, TensorSpec):
             raise TypeError("use Mut[Tensor[dtype, tile_shape]]")
         return MutSpec(inner)
+
+
+class Atomic:
+    """`Atomic[Tensor[f32, [-1]]]`: a tensor every block updates with atomic operations only.
+
+    The caller passes a `Tensor` (the launch holds it exclusively, like an output, but it is
+    not partitioned and does not decide the grid); the shape is the full shape. Inside the
+    kernel the only accesses are `atomic_add`, `atomic_max`, ..., `atomic_cas`: blocks share
+    the tensor without a data race by construction."""
+
+    def __class_getitem__(cls, inner: Any) -> AtomicSpec:
+        if not isinstance(inner, TensorSpec):
+            raise TypeError("use Atomic[Tensor[dtype, shape]]")
+        return AtomicSpec(inner)
 
 
 class Const:
@@ -468,54 +487,99 @@ def int_to_ptr(value: Any, dtype: DType) -> Any:
     """Forge a pointer from an integer."""
 
 
-@_op("gather", unsafe=True)
-def gather(tensor: Any, indices: Any) -> Any:
-    """Load elements at arbitrary indices."""
+@_op("gather")
+def gather(tensor: Any, indices: Any, padding: Any = "zero") -> Any:
+    """Elements of a shared `tensor` at `indices`: `tensor[indices]`, elementwise.
+
+    `indices` is an integer tile (any shape) for a 1-D tensor, or a tuple of integer tiles,
+    one per axis, broadcast together; the result has their shape. Each lane is checked on
+    the device: an index outside `0 <= i < tensor.shape[axis]` reads `padding` instead (a
+    padding name such as "zero" or "neg_inf", or a number). Safe: a shared input cannot be
+    written while the kernel runs, and the mask keeps every read in bounds.
+
+    Example::
+
+        rows = gather(table, ids)     # ids out of range read 0
+    """
 
 
 @_op("scatter", unsafe=True)
 def scatter(tensor: Any, indices: Any, value: Any) -> Any:
-    """Store elements at arbitrary indices (may race)."""
+    """Store `value` (broadcast to the indices' shape) at `indices` of a `Mut` tensor.
+
+    Lanes outside the tensor do nothing. Unsafe: only inside `with cutile.unsafe():`, since
+    two lanes or two blocks may write one element (CT4003); test it under the interpreter's
+    race detector. For accumulation use an `Atomic` parameter and `atomic_add`, which is
+    safe."""
 
 
-# Atomic read-modify-writes (unsafe), one generated function per entry.
+# Atomic read-modify-writes, one generated function per entry: name -> what it does.
 ATOMICS: dict[str, str] = {
-    "atomic_add": "adds `value` to each element at `index`",
-    "atomic_max": "stores the larger of each element at `index` and `value`",
-    "atomic_min": "stores the smaller of each element at `index` and `value`",
-    "atomic_xchg": "stores `value` at `index`",
-    "atomic_cas": "compares and swaps each element at `index` with `value`",
+    "atomic_add": "adds `value` to each element at `indices`",
+    "atomic_max": "stores the larger of each element at `indices` and `value` (integers)",
+    "atomic_min": "stores the smaller of each element at `indices` and `value` (integers)",
+    "atomic_and": "bitwise-ands `value` into each element at `indices` (integers)",
+    "atomic_or": "bitwise-ors `value` into each element at `indices` (integers)",
+    "atomic_xor": "bitwise-xors `value` into each element at `indices` (integers)",
+    "atomic_xchg": "stores `value` at each element at `indices`",
 }
+_ATOMIC_DOC = """
 
+    `indices` is an integer tile for a 1-D tensor, or a tuple of integer tiles (one per
+    axis, broadcast together); `value` is broadcast to their shape and converted to the
+    tensor's element type. Lanes whose index is outside the tensor do nothing (their result
+    is unspecified). `memory_order` is "relaxed", "acquire", "release" or "acq_rel" (the
+    default); `scope` is "device" (the default), "system" or "block" (atomic only among one
+    block's threads: on an `Atomic` tensor only inside `unsafe`, CT1018).
 
-def _atomic(name: str) -> Callable[..., Any]:
-    def fn(tensor: Any, index: Any, value: Any) -> Any:
-        raise AssertionError  # replaced by the stub
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"""Atomically {ATOMICS[name]} of `tensor`; returns the old values.
-
-    Unsafe: only inside `with cutile.unsafe():` (or `@cutile.entry(unsafe=True)`), since
-    the checker cannot prove what other blocks do to the same elements (CT4002); the
-    compiler does not lower it yet (CT3030).
+    Safe on an `Atomic[Tensor[...]]` parameter, which every block shares without a data
+    race; on a `Mut` or shared `Tensor` only inside `with cutile.unsafe():` (CT4002).
 
     Example::
 
-        with cutile.unsafe():
-            old = {name}(counts, idx, ones((16,), i32))
+        @cutile.entry
+        def histogram(counts: Atomic[Tensor[i32, [-1]]], x: Tensor[i32, [-1]], B: Const[int]):
+            bins = x.load_tile((B,), (block_id(0),))
+            {call}
     """
-    return _op(name, unsafe=True)(fn)
+
+
+def _atomic(name: str) -> Callable[..., Any]:
+    def fn(tensor: Any, indices: Any, value: Any, memory_order: str = "acq_rel",
+           scope: str = "device") -> Any:
+        raise AssertionError  # replaced by the stub
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Atomically {ATOMICS[name]} of `tensor`; returns the old values."
+                  + _ATOMIC_DOC.format(call=f"{name}(counts, bins, 1)"))
+    return _op(name)(fn)
 
 
 atomic_add = _atomic("atomic_add")
 atomic_max = _atomic("atomic_max")
 atomic_min = _atomic("atomic_min")
+atomic_and = _atomic("atomic_and")
+atomic_or = _atomic("atomic_or")
+atomic_xor = _atomic("atomic_xor")
 atomic_xchg = _atomic("atomic_xchg")
-atomic_cas = _atomic("atomic_cas")
+
+
+@_op("atomic_cas")
+def atomic_cas(tensor: Any, indices: Any, expected: Any, value: Any,
+               memory_order: str = "acq_rel", scope: str = "device") -> Any:
+    """Atomically compare and swap: where the element of `tensor` at `indices` equals
+    `expected` (bit for bit), store `value`; returns the old values (a lane swapped where
+    its old value equals `expected`)."""
+
+
+atomic_cas.__doc__ = (atomic_cas.__doc__ or "") + _ATOMIC_DOC.format(
+    call="atomic_cas(counts, bins, 0, 1)")
 
 
 __all__ = [
     "OPS",
+    "Atomic",
+    "AtomicSpec",
     "Const",
     "ConstSpec",
     "Mut",
@@ -532,10 +596,13 @@ __all__ = [
     "astype",
     "atan2",
     "atomic_add",
+    "atomic_and",
     "atomic_cas",
     "atomic_max",
     "atomic_min",
+    "atomic_or",
     "atomic_xchg",
+    "atomic_xor",
     "bf16",
     "block_id",
     "bool_",

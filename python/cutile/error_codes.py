@@ -65,6 +65,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
     "CT3053": "an integer raised to a negative constant power",
     "CT3054": "`.item()` of a tile with more than one element",
+    "CT3080": "a gather, scatter or atomic whose tensor, indices or element type do not fit",
+    "CT3081": "an unknown memory order or scope of an atomic operation",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",

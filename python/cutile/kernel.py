@@ -132,7 +132,7 @@ class EntryKernel(_native.KernelBase):
         values = checked_consts(self.name, entry.params, consts)
         facts = []
         for p in entry.params:
-            if p.kind in ("tensor", "mut_tensor"):
+            if p.kind in ("tensor", "mut_tensor", "atomic_tensor"):
                 rank = len(p.shape or [])
                 assert p.dtype is not None
                 facts.append((p.name, TensorFacts(p.dtype, rank, True, True, (16,) * rank,

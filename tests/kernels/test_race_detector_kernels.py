@@ -329,6 +329,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "saxpy": {"n": 30_001, "tile": 512},
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},
+    "attention": {"bh": 2, "seq": 70, "d": 16},
 }
 
 

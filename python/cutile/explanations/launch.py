@@ -43,8 +43,9 @@ TEXTS: dict[str, str] = {
     """,
     "CT6104": """
         The call's arguments do not match the parameters: too many positional arguments,
-        one given twice, an unknown keyword, a missing argument, or a `Const` that
-        nothing determines (not given, not in any shape); `compile()` needs every `Const`.
+        one given twice, an unknown keyword, a missing argument, a `Const` that nothing
+        determines (not given, not in any shape), or a `grid=` that is not an int or a
+        tuple of one to three ints >= 0; `compile()` needs every `Const`.
 
         Example:
 
@@ -78,17 +79,21 @@ TEXTS: dict[str, str] = {
         Fix: partition a tensor of the declared rank.
     """,
     "CT6107": """
-        The kernel has no `Mut` output, so no partition decides how many blocks run.
+        The kernel has no `Mut` output, so no partition decides how many blocks run, and
+        the call gives no `grid=`. A kernel whose outputs are `Atomic` tensors (shared by
+        every block, updated atomically) runs the grid it is given.
 
         Example:
 
             @cutile.entry
-            def k(x: Tensor[f32, [-1]]):
-                ...
-            k(x)
-            # [CT6107] `k` has no `Mut` output, so no partition determines its grid
+            def histogram(counts: Atomic[Tensor[i32, [-1]]], x: Tensor[i32, [-1]],
+                          B: Const[int]):
+                atomic_add(counts, gather(x, block_id(0) * B + arange(B, i32)), 1)
+            histogram(counts, x, B=256)
+            # [CT6107] `histogram` has no `Mut` output, so no partition determines its grid
 
-        Fix: give the kernel an output (a kernel without one has no effect).
+        Fix: pass the grid, `histogram(counts, x, B=256, grid=(cdiv(n, 256),))`; a kernel
+        with neither outputs nor `Atomic` tensors has no effect.
     """,
     "CT6108": """
         Several persistent outputs ask for different block counts through

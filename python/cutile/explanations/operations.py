@@ -5,19 +5,20 @@ TEXTS: dict[str, str] = {
     "CT3030": """
         The operation is accepted by the checker (inside `unsafe`) but the compiler does
         not generate code for it yet: `load_ptr`, `store_ptr`, `ptr_offset`, `int_to_ptr`,
-        `gather`, `scatter`, the `atomic_*` operations, `assume_div_by` and
-        `assume_bounds`. (`store_unchecked` is lowered.) `kernel.check()` reports it, so
-        the CI linter finds it before a launch.
+        `assume_div_by` and `assume_bounds`. (`store_unchecked`, `gather`, `scatter` and
+        the `atomic_*` operations are lowered.) `kernel.check()` reports it, so the CI
+        linter finds it before a launch.
 
         Example:
 
             @cutile.entry(unsafe=True)
             def k(z: Mut[Tensor[f32, [16]]]):
-                atomic_add(z, 0, 1.0)
-                # error[CT3030]: `atomic_add` is not supported by the compiler yet
+                n = assume_div_by(num_blocks(0), 4)
+                # error[CT3030]: `assume_div_by` is not supported by the compiler yet
 
         Fix: express the computation with tile loads and stores; use `store_unchecked`
-        for stores at computed indices the checker cannot prove.
+        for stores at computed indices the checker cannot prove, `gather`, `scatter` and
+        the atomics for elements at computed indices.
     """,
     "CT3031": """
         A method is called on a value that does not have it: a method no kernel value has

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..core import ConstSpec, MutSpec, PtrSpec, TensorSpec, TileSpec
+from ..core import AtomicSpec, ConstSpec, MutSpec, PtrSpec, TensorSpec, TileSpec
 from ..dtypes import DType
 from .capture import CapturedSource
 from .diagnostics import fail
@@ -85,6 +85,9 @@ def _param_of(name: str, spec: Any, span: Any, ann_span: Any, kind: str) -> Para
     if isinstance(spec, MutSpec):
         t = spec.inner
         return Param(name, span, "mut_tensor", t.dtype.name, list(t.shape))
+    if isinstance(spec, AtomicSpec):
+        t = spec.inner
+        return Param(name, span, "atomic_tensor", t.dtype.name, list(t.shape))
     if isinstance(spec, TensorSpec):
         return Param(name, span, "tensor", spec.dtype.name, list(spec.shape))
     if isinstance(spec, ConstSpec):
@@ -109,5 +112,6 @@ def _param_of(name: str, spec: Any, span: Any, ann_span: Any, kind: str) -> Para
         )
     raise fail(
         "CT0003", f"unsupported annotation for `{name}`: {spec!r}", ann_span, "not a kernel type",
-        help="use Mut[Tensor[...]], Tensor[...], Const[...], Ptr[...] or an element type",
+        help="use Mut[Tensor[...]], Tensor[...], Atomic[Tensor[...]], Const[...], Ptr[...] or an "
+        "element type",
     )

@@ -298,7 +298,7 @@ Stmt = (
 class Param:
     name: str
     span: Span
-    kind: str  # mut_tensor | tensor | const | scalar | ptr | value
+    kind: str  # mut_tensor | tensor | atomic_tensor | const | scalar | ptr | value
     dtype: str | None
     shape: list[int | str] | None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..frontend import kast as K
 from ..frontend.signatures import table
+from .ops.atomics import AtomicOps
 from .ops.base import MATH_OPS, Bound
 from .ops.compute import ComputeOps
 from .ops.grid import GridOps
@@ -15,7 +16,7 @@ from .values import ConstV, DTypeV, LVal, SubPartitionV, TensorV, TileV, TupleV
 __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
-class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps):
+class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps):
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:

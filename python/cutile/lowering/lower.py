@@ -109,7 +109,7 @@ class Lowerer:
         idx_fmt = "i" if self.spec.index_bits == 32 else "q"
         idx_ty = scalar(self.index_dtype)
         for p in entry.params:
-            if p.kind in ("mut_tensor", "tensor"):
+            if p.kind in ("mut_tensor", "tensor", "atomic_tensor"):
                 facts = self.spec.tensor(p.name)
                 assert p.dtype is not None
                 types.append(tile((), PointerType(dt.from_name(p.dtype))))
@@ -167,7 +167,7 @@ class Lowerer:
         b = self.b
         self.block_ids = b.block_ids()
         for p in entry.params:
-            if p.kind in ("mut_tensor", "tensor"):
+            if p.kind in ("mut_tensor", "tensor", "atomic_tensor"):
                 facts = self.spec.tensor(p.name)
                 assert p.dtype is not None
                 base = next(it)
@@ -201,10 +201,12 @@ class Lowerer:
                 tile_shape = None
                 if p.kind == "mut_tensor":
                     tile_shape = tuple(self._resolve_dim(d, p) for d in (p.shape or []))
+                if p.kind != "tensor":  # outputs and atomics order their accesses
                     self.tokens[p.name] = b.make_token()
                 env[p.name] = TensorV(
                     p.name, dt.from_name(p.dtype), view, tuple(shape_vals),
-                    p.kind == "mut_tensor", tile_shape,
+                    p.kind == "mut_tensor", tile_shape, base=base,
+                    strides=tuple(stride_items), atomic=p.kind == "atomic_tensor",
                 )
             elif p.kind in ("scalar", "ptr"):
                 env[p.name] = TileV(next(it))
@@ -212,7 +214,7 @@ class Lowerer:
                 env[p.name] = ConstV(self.consts[p.name])
 
     def _static_dim(self, p: K.Param, axis: int) -> int | None:
-        if p.kind != "tensor" or p.shape is None:
+        if p.kind not in ("tensor", "atomic_tensor") or p.shape is None:
             return None
         d = p.shape[axis]
         if isinstance(d, str):

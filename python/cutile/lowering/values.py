@@ -52,8 +52,8 @@ class DTypeV(LVal):
 
 @dataclass
 class TensorV(LVal):
-    """A tensor parameter: its tensor_view and extents (ints when static, i32/i64 values
-    when dynamic). For a `Mut` parameter, `tile_shape` is its partition's tile."""
+    """A tensor parameter: its tensor_view and extents (constants when static, i32/i64
+    values when dynamic). For a `Mut` parameter, `tile_shape` is its partition's tile."""
 
     param: str
     dtype: DType
@@ -65,6 +65,11 @@ class TensorV(LVal):
     partitions: dict[tuple[tuple[int, ...], str | None, tuple[int, ...]], Value] = field(
         default_factory=dict
     )
+    # The base pointer and element strides (ints when static), for element-indexed access
+    # (`gather`, `scatter`, atomics); `atomic` for an `Atomic` parameter.
+    base: Value | None = None
+    strides: tuple[Value | int, ...] = ()
+    atomic: bool = False
 
     @property
     def rank(self) -> int:

@@ -2,8 +2,11 @@
 //! are in `check/exec.rs`, expressions and device calls in `check/eval.rs`; memory effects
 //! of DSL operations in `effects.rs`.
 
+mod consts;
 mod eval;
 mod exec;
+
+use consts::{target_names, tile_shape_consts};
 
 use crate::bounds::{Ranges, Rung};
 use crate::errors::{self, MoveWhy};
@@ -56,6 +59,8 @@ pub struct Checker<'d> {
     pub doc: &'d Document,
     pub roots: Vec<Root>,
     pub shared: Vec<SharedParam>,
+    /// The entry's `Atomic` parameters (`atomics.rs`).
+    pub atomics: Vec<SharedParam>,
     pub ranges: Ranges,
     pub mapped: bool,
     pub grid_rank: usize,
@@ -128,6 +133,7 @@ impl<'d> Checker<'d> {
         let entry = doc.entry_function()?;
         let mut roots = Vec::new();
         let mut shared = Vec::new();
+        let mut atomics = Vec::new();
         let mut shape_consts = HashSet::new();
         for p in &entry.params {
             let shape: Vec<Poly> = p
@@ -150,11 +156,18 @@ impl<'d> Checker<'d> {
                         .collect(),
                     tile: shape,
                 }),
-                ParamKind::Tensor => shared.push(SharedParam {
-                    name: p.name.clone(),
-                    span: p.span,
-                    shape,
-                }),
+                ParamKind::Tensor | ParamKind::AtomicTensor => {
+                    let list = if p.kind == ParamKind::Tensor {
+                        &mut shared
+                    } else {
+                        &mut atomics
+                    };
+                    list.push(SharedParam {
+                        name: p.name.clone(),
+                        span: p.span,
+                        shape,
+                    })
+                }
                 _ => {}
             }
         }
@@ -207,6 +220,7 @@ impl<'d> Checker<'d> {
             doc,
             roots,
             shared,
+            atomics,
             ranges: Ranges {
                 loops: HashMap::new(),
                 shape_consts: shape_consts.into_iter().collect(),
@@ -548,8 +562,7 @@ impl<'d> Checker<'d> {
             return;
         };
         let mut st = State::default();
-        let mut ri = 0;
-        let mut si = 0;
+        let (mut ri, mut si, mut ai) = (0, 0, 0);
         for p in &entry.params {
             let v = match p.kind {
                 ParamKind::MutTensor => {
@@ -559,6 +572,10 @@ impl<'d> Checker<'d> {
                 ParamKind::Tensor => {
                     si += 1;
                     Val::Shared(si - 1)
+                }
+                ParamKind::AtomicTensor => {
+                    ai += 1;
+                    Val::Atomic(ai - 1)
                 }
                 _ => self.scalar_param(p),
             };
@@ -720,80 +737,5 @@ impl<'d> Checker<'d> {
                 });
             }
         }
-    }
-}
-
-/// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
-/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
-/// builds no tile with an extent below 1 (CT3023, CT3045), so a kernel that runs has
-/// them `>= 1`, like the `Const`s of the parameters' shapes.
-fn tile_shape_consts(entry: &Function) -> HashSet<String> {
-    use cutile_kast::ops::table;
-    let consts: HashSet<&str> = entry
-        .params
-        .iter()
-        .filter(|p| p.kind == ParamKind::Const)
-        .map(|p| p.name.as_str())
-        .collect();
-    let mut assigned = BTreeSet::new();
-    walk_stmts(&entry.body, &mut |s| match s {
-        Stmt::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, &mut assigned)),
-        Stmt::AugAssign { target, .. } | Stmt::For { target, .. } => {
-            target_names(target, &mut assigned)
-        }
-        _ => {}
-    });
-    let mut out = HashSet::new();
-    let mut note = |e: &Expr| {
-        let items: Vec<&Expr> = match e {
-            Expr::Tuple { elts, .. } => elts.iter().collect(),
-            e => vec![e],
-        };
-        for it in items {
-            if let Expr::Name { id, .. } = it {
-                if consts.contains(id.as_str()) && !assigned.contains(id) {
-                    out.insert(id.clone());
-                }
-            }
-        }
-    };
-    walk_stmts(&entry.body, &mut |s| {
-        for e in stmt_exprs(s) {
-            e.walk(&mut |e| {
-                let (sig, args) = match e {
-                    Expr::Call { func, args, .. } => (table().function(func), args),
-                    Expr::Method { method, args, .. } => (table().method(method), args),
-                    _ => return,
-                };
-                let Some(sig) = sig else { return };
-                if !matches!(
-                    sig.name.as_str(),
-                    "full"
-                        | "zeros"
-                        | "ones"
-                        | "reshape"
-                        | "arange"
-                        | "load_tile"
-                        | "partition_mut"
-                ) {
-                    return;
-                }
-                for name in ["shape", "n"] {
-                    if let Some(a) = sig.arg(args, name) {
-                        note(a);
-                    }
-                }
-            })
-        }
-    });
-    out
-}
-
-fn target_names(t: &Target, out: &mut BTreeSet<String>) {
-    match t {
-        Target::Name { id, .. } => {
-            out.insert(id.clone());
-        }
-        Target::Tuple { elts, .. } => elts.iter().for_each(|e| target_names(e, out)),
     }
 }

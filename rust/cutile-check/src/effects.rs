@@ -269,6 +269,9 @@ pub fn loop_binder<'d>(
                         lp: c.instance(iter.nid(), 0),
                     }
                 }
+                Val::Atomic(i) => {
+                    crate::atomics::method_on_atomic(c, i, "iter_indices", iter.span())
+                }
                 _ => {
                     let what = c.describe(receiver);
                     c.report(errors::iter_indices_not_mut(&what, receiver.span()));
@@ -312,6 +315,15 @@ pub fn attribute(c: &mut Checker<'_>, v: &Val, attr: &str) -> Val {
         (Val::Shared(i), "ndim") => Val::Int(Poly::c(
             c.shared.get(*i).map(|s| s.shape.len()).unwrap_or(0) as i128,
         )),
+        (Val::Atomic(i), "shape") => Val::Tuple(
+            c.atomics
+                .get(*i)
+                .map(|s| s.shape.iter().cloned().map(Val::Int).collect())
+                .unwrap_or_default(),
+        ),
+        (Val::Atomic(i), "ndim") => Val::Int(Poly::c(
+            c.atomics.get(*i).map(|s| s.shape.len()).unwrap_or(0) as i128,
+        )),
         (Val::Mut(r), "ndim") => Val::Int(Poly::c(
             c.roots.get(*r).map(|s| s.tile.len()).unwrap_or(0) as i128,
         )),
@@ -341,13 +353,19 @@ pub fn call<'d>(
         Some(b) => table().builtin(b),
         None => table().function(func),
     };
-    if builtin.is_none() {
+    // `gather`, `scatter` and the atomics decide by their tensor (`atomics.rs`).
+    let by_tensor = matches!(func, "gather" | "scatter") || sig.is_some_and(|s| s.atomic);
+    if builtin.is_none() && !by_tensor {
         unsafe_check(c, func, span);
     }
     let a = Args::eval(c, sig, args, st);
     c.op_node = nid;
     match (builtin, func) {
+        (None, "load_tile_like") if crate::atomics::load_like_guard(c, &a, span) => Val::Other,
         (None, "load_tile_like") => crate::loads::load_tile_like(c, &a, span),
+        (None, "gather") => crate::atomics::gather(c, &a, span),
+        (None, "scatter") => crate::atomics::scatter(c, &a, span),
+        (None, _) if by_tensor => crate::atomics::atomic_op(c, func, &a, span),
         (None, "block_id") => grid_query(c, &a, |k| Poly::atom(Atom::BlockId(k)), Poly::zero()),
         (None, "num_blocks") => grid_query(c, &a, |k| Poly::atom(Atom::Grid(k)), Poly::c(1)),
         (None, "num_tiles") => num_tiles(c, &a),
@@ -462,6 +480,7 @@ fn num_tiles(c: &mut Checker<'_>, a: &Args<'_>) -> Val {
             c.roots.get(r).and_then(|x| x.dims.get(axis).cloned())
         }
         Some(Val::Shared(i)) => c.shared.get(*i).and_then(|s| s.shape.get(axis)).cloned(),
+        Some(Val::Atomic(i)) => c.atomics.get(*i).and_then(|s| s.shape.get(axis)).cloned(),
         _ => None,
     };
     match (extent, tile) {
@@ -482,6 +501,10 @@ pub fn method<'d>(
 ) -> Val {
     let recv = c.eval(receiver, st);
     let sig = table().method(method);
+    if let Val::Atomic(i) = recv {
+        let _ = Args::eval(c, sig, args, st);
+        return crate::atomics::method_on_atomic(c, i, method, span);
+    }
     unsafe_check(c, method, span);
     let a = Args::eval(c, sig, args, st);
     c.op_node = nid;

@@ -409,6 +409,7 @@ pub fn no_such_method(kind: &str, method: &str, at: Span) -> Diagnostic {
         "mut" => "an output tensor",
         "sub" => "a sub-partition",
         "tensor" => "a shared input tensor",
+        "atomic" => "an atomic tensor",
         _ => "this value",
     };
     Diagnostic::error(
@@ -419,6 +420,7 @@ pub fn no_such_method(kind: &str, method: &str, at: Span) -> Diagnostic {
     .with_help(match kind {
         "sub" => "a sub-partition has `load(index)` and `store(tile, index)`; partition the output once, with the finest shape",
         "tensor" => "read an input with `x.load_tile(shape, index)` or `load_tile_like(x, z)`",
+        "atomic" => "an `Atomic` tensor is accessed only by atomic operations: `atomic_add(a, indices, value)`",
         _ => "load the tile first (`z.load()`), then call the method on the tile",
     })
 }
@@ -432,13 +434,132 @@ pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     .with_help("iterate the output partition, `for idx in z.iter_indices():`")
 }
 
+/// A plain read of an `Atomic` tensor (`load_tile`, `load_tile_like`, `gather`, ...).
+pub fn atomic_plain_read(name: &str, op: &str, at: Span, decl: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1013",
+        format!("cannot read atomic tensor `{name}` with `{op}`, a plain load"),
+        Label::new(at, "plain read of a tensor other blocks update atomically"),
+    )
+    .with_secondary(decl, format!("`{name}` is declared `Atomic` here"))
+    .with_note("every block may update any element of an `Atomic` tensor while the kernel runs; a plain read races those updates")
+    .with_help(format!(
+        "use the old values an atomic operation returns (`atomic_add({name}, indices, 0)` reads atomically), or read `{name}` in a later launch"
+    ))
+}
+
+/// A plain write to an `Atomic` tensor (`store`, `scatter`, ...).
+pub fn atomic_plain_write(name: &str, op: &str, at: Span, decl: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1014",
+        format!("cannot write atomic tensor `{name}` with `{op}`, a plain store"),
+        Label::new(at, "plain write to a tensor other blocks update atomically"),
+    )
+    .with_secondary(decl, format!("`{name}` is declared `Atomic` here"))
+    .with_note("other blocks update the same elements atomically; a plain store races them")
+    .with_help(format!(
+        "store atomically with `atomic_xchg({name}, indices, value)`, or declare a `Mut` output for tile-by-tile writes"
+    ))
+}
+
+/// An `Atomic` tensor partitioned, scheduled or used as a tile position.
+pub fn atomic_partitioned(name: &str, what: &str, at: Span, decl: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1015",
+        format!("atomic tensor `{name}` cannot be {what}"),
+        Label::new(at, "an `Atomic` tensor has no tiles"),
+    )
+    .with_secondary(decl, format!("`{name}` is declared `Atomic` here"))
+    .with_note("an `Atomic` tensor is shared by every block element by element: no block owns a tile of it, and it does not decide the grid")
+    .with_help(format!(
+        "index its elements in an atomic operation, `atomic_add({name}, indices, value)`; partition a `Mut` output instead"
+    ))
+}
+
+/// An `Atomic` tensor where the checker cannot follow it.
+pub fn atomic_escapes(name: &str, at: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        "CT1016",
+        format!("atomic tensor `{name}` cannot be {what}"),
+        Label::new(at, "the checker cannot follow this atomic tensor"),
+    )
+    .with_note("an `Atomic` tensor may be bound to a name, passed to a device function's `Atomic` parameter, read for its `shape`, or be the first argument of an atomic operation")
+    .with_help(format!("use `{name}` directly where it is needed"))
+}
+
+/// An argument of a device call whose kind differs from the parameter's (`Atomic` or not).
+pub fn atomic_arg_mismatch(
+    param: &str,
+    callee: &str,
+    at: Span,
+    decl: Span,
+    arg_is_atomic: bool,
+) -> Diagnostic {
+    let (msg, label, help) = if arg_is_atomic {
+        (
+            format!("`{callee}` takes `{param}` as a plain tensor, but this argument is an atomic tensor"),
+            "an `Atomic` tensor",
+            format!("declare the parameter `{param}: Atomic[Tensor[...]]`"),
+        )
+    } else {
+        (
+            format!("`{callee}` takes `{param}` as an atomic tensor, but this argument is not one"),
+            "not an `Atomic` tensor",
+            "pass an `Atomic` parameter of the kernel".to_string(),
+        )
+    };
+    Diagnostic::error("CT1017", msg, Label::new(at, label))
+        .with_secondary(decl, format!("`{param}` is declared here"))
+        .with_note("an `Atomic` tensor is accessed only by atomic operations, a plain tensor never by them")
+        .with_help(help)
+}
+
+/// A block-scoped atomic on a tensor every block shares.
+pub fn atomic_block_scope(op: &str, name: &str, at: Span, literal: bool) -> Diagnostic {
+    let msg = if literal {
+        format!("`{op}` with `scope=\"block\"` on atomic tensor `{name}`, which every block shares")
+    } else {
+        format!("the `scope` of `{op}` on atomic tensor `{name}` is not a string literal")
+    };
+    Diagnostic::error(
+        "CT1018",
+        msg,
+        Label::new(at, "atomic only among the threads of one block"),
+    )
+    .with_note("a block-scoped atomic is not atomic with respect to other blocks: their updates of one element race")
+    .with_help("write `scope=\"device\"` (the default) or `scope=\"system\"`")
+}
+
+/// An atomic operation on a tensor that is not an `Atomic` parameter, outside `unsafe`.
+pub fn atomic_needs_atomic_param(op: &str, name: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT4002",
+        format!("atomic operation `{op}` on `{name}`, which is not an `Atomic` tensor, outside `unsafe`"),
+        Label::new(at, "atomic operation outside `unsafe`"),
+    )
+    .with_note("the checker proves atomics race-free only on an `Atomic` parameter, which every block touches through atomic operations alone")
+    .with_help(format!(
+        "declare the parameter `{name}: Atomic[Tensor[...]]` and pass it a Tensor, or wrap the call in `with cutile.unsafe():`"
+    ))
+}
+
+/// `gather` from something other than a shared input, outside `unsafe`.
+pub fn gather_not_shared(name: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT4003",
+        format!("`gather` from `{name}`, which is not a shared input, outside `unsafe`"),
+        Label::new(at, "scatter/gather outside `unsafe`"),
+    )
+    .with_note("other blocks write an output's elements while this block reads them")
+    .with_help("gather from a shared `Tensor` parameter (safe), or wrap the call in `with cutile.unsafe():`")
+}
+
 /// Which unsafe family an operation belongs to.
 pub fn unsafe_code(op: &str) -> Option<(&'static str, &'static str)> {
     Some(match op {
         "load_ptr" | "store_ptr" | "int_to_ptr" | "ptr_offset" => ("CT4001", "pointer operation"),
-        "atomic_add" | "atomic_max" | "atomic_min" | "atomic_xchg" | "atomic_cas" => {
-            ("CT4002", "atomic operation")
-        }
+        "atomic_add" | "atomic_max" | "atomic_min" | "atomic_and" | "atomic_or" | "atomic_xor"
+        | "atomic_xchg" | "atomic_cas" => ("CT4002", "atomic operation"),
         "scatter" | "gather" => ("CT4003", "scatter/gather"),
         "store_unchecked" => ("CT4004", "unchecked store"),
         "assume_div_by" | "assume_bounds" => ("CT4005", "`assume` hint"),

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Rule 6 (pointers, atomics, scatter/gather, unchecked stores, `assume_*` only in `unsafe`)
-//! is in `effects.rs` (`unsafe_check`) and `check.rs` (pointer parameters).
+//! is in `effects.rs` (`unsafe_check`) and `check.rs` (pointer parameters); `Atomic`
+//! parameters, whose atomics are safe, and `gather` from shared inputs in `atomics.rs`.
 //!
 //! The result is a list of diagnostics (never an `Err` for a user mistake) and a list of
 //! [`Obligation`]s saying how each safety goal was discharged: `static`, `launch` (with a
@@ -29,6 +30,7 @@
 //! property tests). `CUTILE_BLESS=1 cargo test -p cutile-check --test corpus` rewrites the
 //! expected `.stderr` / `.obligations` files.
 
+mod atomics;
 pub mod axiswise;
 pub mod bounds;
 mod check;

@@ -20,6 +20,9 @@ pub enum Val {
     },
     /// A shared read-only tensor, by index into the entry's tensor parameters.
     Shared(usize),
+    /// A tensor every block updates through atomic operations only, by index into the
+    /// entry's `Atomic` parameters.
+    Atomic(usize),
     /// A tile index minted by `root.iter_indices()` in the loop instance `lp` (its
     /// components are that loop's own atoms: two loops' indices are unrelated).
     Minted {

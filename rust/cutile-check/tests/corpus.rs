@@ -180,7 +180,7 @@ fn launch_predicates_name_launch_known_parameters() {
                     Atom::Grid(k) => *k < 3,
                     Atom::Dim { param, .. } => matches!(
                         kind_of(param),
-                        Some(ParamKind::Tensor | ParamKind::MutTensor)
+                        Some(ParamKind::Tensor | ParamKind::MutTensor | ParamKind::AtomicTensor)
                     ),
                     Atom::Tiles { param, .. } => kind_of(param) == Some(ParamKind::MutTensor),
                     Atom::Const(n) => kind_of(n) == Some(ParamKind::Const),
@@ -201,7 +201,10 @@ fn launch_predicates_name_launch_known_parameters() {
 /// Rendered messages never leak internal names of the checker.
 #[test]
 fn messages_do_not_leak_internals() {
-    const FORBIDDEN: &[&str] = &["Val::", "Poly", "Atom", "Opaque", "Some(", "None"];
+    // (`Atom` as a word: the user's `Atomic` annotation is no internal name.)
+    const FORBIDDEN: &[&str] = &[
+        "Val::", "Poly", "Atom::", "Atom(", "Atom ", "Opaque", "Some(", "None",
+    ];
     for json in kernels() {
         let doc = load(&json);
         let text = cutile_diag::render(&doc.files, &check(&doc).diagnostics, false);

@@ -85,6 +85,24 @@ pub const CODES: &[CodeInfo] = &[
         "non-mutable argument for a mutable device function parameter",
     ),
     k("CT1012", "recursive device function call"),
+    k("CT1013", "plain read of an `Atomic` tensor"),
+    k("CT1014", "plain write to an `Atomic` tensor"),
+    k(
+        "CT1015",
+        "`Atomic` tensor partitioned or used as a tile position",
+    ),
+    k(
+        "CT1016",
+        "`Atomic` tensor in a position whose provenance cannot be tracked",
+    ),
+    k(
+        "CT1017",
+        "`Atomic` and plain tensor mixed up in a device function call",
+    ),
+    k(
+        "CT1018",
+        "block-scoped atomic on a tensor every block shares",
+    ),
     // CT2xxx: disjointness, index and bounds proofs.
     k(
         "CT2001",
@@ -134,8 +152,14 @@ pub const CODES: &[CodeInfo] = &[
     ),
     // CT4xxx: unsafe operations outside `unsafe`.
     k("CT4001", "pointer operation outside `unsafe`"),
-    k("CT4002", "atomic operation outside `unsafe`"),
-    k("CT4003", "scatter or gather outside `unsafe`"),
+    k(
+        "CT4002",
+        "atomic operation on a tensor that is not `Atomic`, outside `unsafe`",
+    ),
+    k(
+        "CT4003",
+        "scatter, or gather from a non-shared tensor, outside `unsafe`",
+    ),
     k("CT4004", "unchecked store outside `unsafe`"),
     k("CT4005", "`assume_*` hint outside `unsafe`"),
     k("CT4006", "pointer parameter in a safe kernel"),

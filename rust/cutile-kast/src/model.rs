@@ -84,6 +84,8 @@ pub struct Function {
 pub enum ParamKind {
     MutTensor,
     Tensor,
+    /// `Atomic[Tensor[...]]`: shared by every block, accessed only by atomic operations.
+    AtomicTensor,
     Const,
     Scalar,
     Ptr,

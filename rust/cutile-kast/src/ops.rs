@@ -37,6 +37,10 @@ pub struct Signature {
     pub receivers: Vec<String>,
     #[serde(default, rename = "unsafe")]
     pub is_unsafe: bool,
+    /// An atomic read-modify-write: safe on an `Atomic` parameter, `unsafe` on any other
+    /// tensor (the checker decides, CT4002).
+    #[serde(default)]
+    pub atomic: bool,
     #[serde(default = "yes")]
     pub lowered: bool,
     #[serde(default)]

@@ -112,6 +112,12 @@ impl<'d> Checker<'d> {
         for (i, p) in callee.params.iter().enumerate() {
             let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span()));
             let v = match (p.kind, arg) {
+                (kind, Some((v, at)))
+                    if crate::atomics::device_arg_refused(self, kind, &v, p, name, at) =>
+                {
+                    bad_arg = true;
+                    v
+                }
                 (ParamKind::MutTensor, Some((v, at))) => {
                     if !v.is_mut() {
                         self.report(errors::expected_mut_arg(&p.name, name, at, p.span));
@@ -162,6 +168,7 @@ impl<'d> Checker<'d> {
                         let name = self.describe(x);
                         self.report(errors::untracked_mut(&name, x.span(), "put in a tuple"));
                     }
+                    crate::atomics::escapes(self, v, x.span(), "put in a tuple");
                 }
                 Val::Tuple(vs)
             }
@@ -211,6 +218,18 @@ impl<'d> Checker<'d> {
                 self.no_mut(&t, test);
                 let a = self.eval(body, st);
                 let b = self.eval(orelse, st);
+                for (v, x) in [(&a, body), (&b, orelse)] {
+                    crate::atomics::escapes(
+                        self,
+                        v,
+                        x.span(),
+                        "chosen by a conditional expression",
+                    );
+                }
+                // Carry on with the atomic tensor (one mistake, one error).
+                if let Some(v) = [&a, &b].into_iter().find(|v| matches!(v, Val::Atomic(_))) {
+                    return v.clone();
+                }
                 if a.is_mut() || b.is_mut() {
                     let which = if a.is_mut() { body } else { orelse };
                     let name = self.describe(which);

@@ -150,6 +150,7 @@ impl<'d> Checker<'d> {
                     Target::Name { id, span } => self.read_name(id, *span, &mut st),
                     Target::Tuple { .. } => Val::Other,
                 };
+                crate::atomics::escapes(self, &cur, target.span(), "updated in place");
                 if cur.is_mut() {
                     let name = match target {
                         Target::Name { id, .. } => id.clone(),
@@ -214,6 +215,7 @@ impl<'d> Checker<'d> {
                             let name = self.describe(e);
                             self.report(errors::untracked_mut(&name, e.span(), "returned"));
                         }
+                        crate::atomics::escapes(self, &v, e.span(), "returned");
                         v
                     }
                     None => Val::Other,
@@ -354,6 +356,7 @@ impl<'d> Checker<'d> {
                     if v.is_mut() {
                         self.report(errors::untracked_mut("", *span, "unpacked"));
                     }
+                    crate::atomics::escapes(self, &v, *span, "unpacked");
                     for t in elts {
                         let o = self.fresh_opaque();
                         self.bind_target(t, o, st);
@@ -386,5 +389,6 @@ impl<'d> Checker<'d> {
                 "used as a plain value",
             ));
         }
+        crate::atomics::escapes(self, v, e.span(), "used as a plain value");
     }
 }

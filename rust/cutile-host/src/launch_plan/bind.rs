@@ -203,7 +203,7 @@ impl LaunchPlan {
             let bound = (|| -> Result<(), Refusal> {
                 let me = Which::Param(i);
                 match p.kind {
-                    ParamKind::Partition | ParamKind::Tensor => {
+                    ParamKind::Partition | ParamKind::Tensor | ParamKind::Atomic => {
                         let d = match a {
                             Arg::Handle(d) => *d,
                             Arg::Other if !last_word => return Err(Refusal::Slow("not a handle")),
@@ -227,7 +227,7 @@ impl LaunchPlan {
                         };
                         let extents = match (p.kind, &d.view.tile) {
                         (ParamKind::Partition, Some(tile)) => tile,
-                        (ParamKind::Tensor, None) => &d.view.shape,
+                        (ParamKind::Tensor | ParamKind::Atomic, None) => &d.view.shape,
                         (ParamKind::Partition, None) => {
                             return Err(launch_err(
                                 "CT6101",
@@ -239,10 +239,15 @@ impl LaunchPlan {
                             ))
                         }
                         _ => {
+                            let what = if p.kind == ParamKind::Atomic {
+                                "an atomic tensor (`Atomic`)"
+                            } else {
+                                "a shared input"
+                            };
                             return Err(launch_err(
                                 "CT6101",
                                 format!(
-                                    "`{}` is a shared input; it takes a Tensor, not a Partition",
+                                    "`{}` is {what}; it takes a Tensor, not a Partition",
                                     p.name
                                 ),
                                 Some(format!("pass `{}.unpartition()`", p.name)),

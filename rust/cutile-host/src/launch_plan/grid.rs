@@ -31,6 +31,72 @@ impl LaunchPlan {
         args: &[Arg<'_>],
         consts: &[Value],
     ) -> Result<[u64; 3], Refusal> {
+        self.grid_with(kernel, args, consts, None)
+    }
+
+    /// The grid with `explicit`, the call's `grid=`: the grid of a kernel without `Mut`
+    /// outputs (its only outputs `Atomic` tensors, which every block shares), or, for a
+    /// kernel with outputs, the grid they give (any other is CT6001).
+    pub fn grid_with(
+        &self,
+        kernel: &str,
+        args: &[Arg<'_>],
+        consts: &[Value],
+        explicit: Option<[u64; 3]>,
+    ) -> Result<[u64; 3], Refusal> {
+        let err = |e: HostError| Refusal::Refused(e);
+        let show = |g: [u64; 3]| format!("[{}, {}, {}]", g[0], g[1], g[2]);
+        let grid = match (self.inferred(kernel, args, consts)?, explicit) {
+            (Some(g), None) => g,
+            (Some(g), Some(e)) if g == e => g,
+            (Some(g), Some(e)) => {
+                return Err(err(HostError::launch(
+                    "CT6001",
+                    format!(
+                        "`{kernel}` launched with grid {}, but its `Mut` outputs give {}",
+                        show(e),
+                        show(g)
+                    ),
+                    Some("omit `grid=`: a kernel with `Mut` outputs runs their grid".into()),
+                )))
+            }
+            (None, Some(e)) => e,
+            (None, None) => {
+                return Err(err(HostError::launch(
+                    "CT6107",
+                    format!("`{kernel}` has no `Mut` output, so no partition determines its grid"),
+                    Some(
+                        "pass the grid at the call, `grid=(blocks,)`: a kernel whose outputs \
+                         are `Atomic` tensors runs as many blocks as it is given"
+                            .into(),
+                    ),
+                )))
+            }
+        };
+        if grid.contains(&0) {
+            return Ok([0, 0, 0]);
+        }
+        for (k, (g, max)) in grid.iter().zip(MAX_GRID).enumerate() {
+            if *g > max {
+                return Err(err(HostError::launch(
+                    "CT6109",
+                    format!(
+                        "`{kernel}`: the grid needs {g} blocks on axis {k}; CUDA allows at most {max}"
+                    ),
+                    Some("use larger tiles, or a persistent kernel (`iter_indices()`)".into()),
+                )));
+            }
+        }
+        Ok(grid)
+    }
+
+    /// The grid the `Mut` outputs give (`None`: the kernel has none).
+    fn inferred(
+        &self,
+        kernel: &str,
+        args: &[Arg<'_>],
+        consts: &[Value],
+    ) -> Result<Option<[u64; 3]>, Refusal> {
         let mut regular: Vec<PartitionArg> = Vec::new();
         let mut persistent: Vec<(PartitionArg, Option<u64>)> = Vec::new();
         for (p, a) in self.params.iter().zip(args) {
@@ -56,11 +122,7 @@ impl LaunchPlan {
         }
         let err = |e: HostError| Refusal::Refused(e);
         if regular.is_empty() && persistent.is_empty() {
-            return Err(err(HostError::launch(
-                "CT6107",
-                format!("`{kernel}` has no `Mut` output, so no partition determines its grid"),
-                None,
-            )));
+            return Ok(None);
         }
         let grid = if persistent.is_empty() {
             validate_launch(kernel, [0, 0, 0], &regular).map_err(err)?
@@ -88,7 +150,7 @@ impl LaunchPlan {
                 fewest = fewest.min(tiles.unwrap_or(u64::MAX));
             }
             if fewest == 0 {
-                return Ok([0, 0, 0]);
+                return Ok(Some([0, 0, 0]));
             }
             let nb = asked.unwrap_or_else(|| fewest.min(self.sm_count).max(1));
             // The schedule counts flat tile ids in 32 bits: block b visits b, b + nb, ...
@@ -120,20 +182,6 @@ impl LaunchPlan {
             }
             grid
         };
-        if grid.contains(&0) {
-            return Ok([0, 0, 0]);
-        }
-        for (k, (g, max)) in grid.iter().zip(MAX_GRID).enumerate() {
-            if *g > max {
-                return Err(err(HostError::launch(
-                    "CT6109",
-                    format!(
-                        "`{kernel}`: the grid needs {g} blocks on axis {k}; CUDA allows at most {max}"
-                    ),
-                    Some("use larger tiles, or a persistent kernel (`iter_indices()`)".into()),
-                )));
-            }
-        }
-        Ok(grid)
+        Ok(Some(grid))
     }
 }

@@ -101,10 +101,20 @@ pub enum ParamKind {
     Partition,
     /// A shared input tensor.
     Tensor,
+    /// `Atomic[Tensor]`: takes a tensor that every block updates atomically; held
+    /// exclusively, like an output, but not partitioned and no part of the grid.
+    Atomic,
     /// A scalar of the parameter's dtype.
     Scalar,
     /// Pointers and anything the fast path does not launch.
     Unsupported,
+}
+
+impl ParamKind {
+    /// Does the launch hold the argument exclusively (written while the kernel runs)?
+    pub fn exclusive(self) -> bool {
+        matches!(self, ParamKind::Partition | ParamKind::Atomic)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +238,7 @@ impl LaunchPlan {
                 kind: match p.kind.as_str() {
                     "mut_tensor" => ParamKind::Partition,
                     "tensor" => ParamKind::Tensor,
+                    "atomic_tensor" => ParamKind::Atomic,
                     "scalar" => ParamKind::Scalar,
                     _ => ParamKind::Unsupported,
                 },
@@ -267,7 +278,7 @@ impl LaunchPlan {
         let mut n = 0;
         for (p, a) in self.params.iter().zip(args) {
             if let Arg::Handle(d) = a {
-                out[n] = (d.view.handle, p.kind == ParamKind::Partition);
+                out[n] = (d.view.handle, p.kind.exclusive());
                 n += 1;
             }
         }
@@ -280,7 +291,7 @@ impl LaunchPlan {
             .iter()
             .zip(args)
             .filter_map(|(p, a)| match a {
-                Arg::Handle(d) => Some((d.view.handle, p.kind == ParamKind::Partition)),
+                Arg::Handle(d) => Some((d.view.handle, p.kind.exclusive())),
                 _ => None,
             })
             .collect()
@@ -296,7 +307,7 @@ impl LaunchPlan {
                     storage: d.view.storage,
                     lo: d.span.0,
                     hi: d.span.1,
-                    exclusive: p.kind == ParamKind::Partition,
+                    exclusive: p.kind.exclusive(),
                 }),
                 _ => None,
             })

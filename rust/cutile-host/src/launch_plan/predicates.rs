@@ -47,7 +47,10 @@ fn resolve(a: &FactAtom, params: &[ParamPlan], consts: &[ConstPlan]) -> Result<A
         FactAtom::Grid(k) => return Err(format!("grid axis {k} in a launch predicate")),
         FactAtom::Dim { param: p, axis } => Atom::Dim(
             param(p, &|k| {
-                matches!(k, ParamKind::Tensor | ParamKind::Partition)
+                matches!(
+                    k,
+                    ParamKind::Tensor | ParamKind::Partition | ParamKind::Atomic
+                )
             })?,
             usize::from(*axis),
         ),

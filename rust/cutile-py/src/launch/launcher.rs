@@ -158,12 +158,23 @@ impl KernelLauncher {
         // Keyword names and values, in call order.
         let mut kw_names: Vec<String> = Vec::new();
         let mut kw_values: Vec<Bound<'_, PyAny>> = Vec::new();
+        // `grid=` (unless the kernel has a parameter of that name): the launch grid of a
+        // kernel without `Mut` outputs (`LaunchPlan::grid_with`).
+        let mut explicit_grid: Option<[u64; 3]> = None;
         if let Some(kw) = kwargs {
+            let grid_is_param =
+                plan.params.iter().any(|p| p.name == "grid") || plan.const_index("grid").is_some();
             for (k, v) in kw.iter() {
                 let Ok(k) = k.cast::<PyString>() else {
                     return Err(PyTypeError::new_err("keywords must be strings"));
                 };
-                kw_names.push(k.to_str()?.to_string());
+                let k = k.to_str()?;
+                if k == "grid" && !grid_is_param {
+                    explicit_grid =
+                        Some(grid_arg(&v).map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?);
+                    continue;
+                }
+                kw_names.push(k.to_string());
                 kw_values.push(v);
             }
         }
@@ -261,7 +272,7 @@ impl KernelLauncher {
                 Ok(b) => b,
                 Err(r) => return Ok(Err(r)),
             };
-            let grid = match plan.grid(&self.kernel, argv, &bound.consts) {
+            let grid = match plan.grid_with(&self.kernel, argv, &bound.consts, explicit_grid) {
                 Ok(g) => g,
                 Err(r) => return Ok(Err(r)),
             };
@@ -418,4 +429,37 @@ impl KernelLauncher {
             Ok(_) => PyRuntimeError::new_err(format!("{what} failed with CUresult {code}")),
         }
     }
+}
+
+/// `grid=`: an int (one axis) or a tuple/list of one to three ints, each `>= 0` (numpy
+/// integers too: anything with `__index__`, but not a bool).
+fn grid_arg(v: &Bound<'_, PyAny>) -> Result<[u64; 3], cutile_host::HostError> {
+    let bad = || {
+        cutile_host::HostError::launch(
+            "CT6104",
+            format!(
+                "`grid=` takes an int or a tuple of one to three ints >= 0, not {}",
+                describe_object(v)
+            ),
+            Some("e.g. `grid=(num_blocks,)` or `grid=(gx, gy)`".into()),
+        )
+    };
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = v.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = v.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        vec![v.clone()]
+    };
+    if items.is_empty() || items.len() > 3 {
+        return Err(bad());
+    }
+    let mut g = [1u64; 3];
+    for (k, it) in items.iter().enumerate() {
+        if it.is_instance_of::<PyBool>() {
+            return Err(bad());
+        }
+        g[k] = it.extract::<u64>().map_err(|_| bad())?;
+    }
+    Ok(g)
 }

@@ -183,3 +183,70 @@ fn outputs_without_tiles_launch_no_block() {
     let d = view(1, &[0, 70_000, 1], Some(&[1, 1, 1]), "i8");
     assert_eq!(plan.grid("k", &[Arg::Handle(&d)], &[]).unwrap(), [0; 3]);
 }
+
+/// `Atomic` parameters: bound like a tensor, held exclusively, no part of the grid; a
+/// kernel whose only outputs are `Atomic` runs the grid given at the call.
+#[test]
+fn atomic_parameters_and_explicit_grids() {
+    let plan = plan_of(
+        &[
+            param("a", "atomic_tensor", "i32", &[DimSpec::Int(-1)]),
+            param("x", "tensor", "i32", &[DimSpec::Int(-1)]),
+        ],
+        &[],
+        &[],
+        vec![],
+        132,
+    );
+    assert_eq!(plan.params[0].kind, ParamKind::Atomic);
+    let (a, x) = (view(1, &[10], None, "i32"), view(2, &[100], None, "i32"));
+    let args = [Arg::Handle(&a), Arg::Handle(&x)];
+    plan.bind(&args, &[]).unwrap();
+    assert_eq!(plan.moves(&args), vec![(1, true), (2, false)]);
+    assert!(plan.accesses(&args)[0].exclusive && !plan.accesses(&args)[1].exclusive);
+    // no `Mut` output: the grid must be given, and is taken as given
+    let refused = |r: Result<[u64; 3], Refusal>, code: &str| match r {
+        Err(Refusal::Refused(e)) => assert_eq!(e.code, code),
+        other => panic!("expected {code}, got {other:?}"),
+    };
+    refused(plan.grid("k", &args, &[]), "CT6107");
+    assert_eq!(
+        plan.grid_with("k", &args, &[], Some([7, 2, 1])).unwrap(),
+        [7, 2, 1]
+    );
+    assert_eq!(
+        plan.grid_with("k", &args, &[], Some([0, 1, 1])).unwrap(),
+        [0; 3]
+    );
+    refused(
+        plan.grid_with("k", &args, &[], Some([1, 1 << 20, 1])),
+        "CT6109",
+    );
+    // an atomic argument takes a Tensor, not a Partition
+    let p = view(3, &[10], Some(&[5]), "i32");
+    assert!(plan.bind(&[Arg::Handle(&p), Arg::Handle(&x)], &[]).is_err());
+    // with a `Mut` output the grid is the output's; `grid=` may only repeat it
+    let with_out = plan_of(
+        &[
+            param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+            param("a", "atomic_tensor", "i32", &[DimSpec::Int(-1)]),
+        ],
+        &[],
+        &[],
+        vec![],
+        132,
+    );
+    let z = view(4, &[16], Some(&[4]), "f32");
+    let args = [Arg::Handle(&z), Arg::Handle(&a)];
+    assert_eq!(with_out.grid("k", &args, &[]).unwrap(), [4, 1, 1]);
+    assert_eq!(
+        with_out
+            .grid_with("k", &args, &[], Some([4, 1, 1]))
+            .unwrap(),
+        [4, 1, 1]
+    );
+    refused(
+        with_out.grid_with("k", &args, &[], Some([8, 1, 1])),
+        "CT6001",
+    );
+}
