@@ -65,20 +65,16 @@ class FunctionDebugInfo:
         self.ids: list[int] = [self.loc_id(fn_loc)]
 
     def _scope(self, loc: Location) -> int:
-        name = loc.function or (self.fn_loc.function if self.fn_loc else "") or self.symbol
-        key = (loc.file, name)
+        """The kernel's subprogram: it starts at the kernel's `def` line and keeps the
+        exported symbol as linkage name. Every op's location has it as scope, those of
+        inlined device functions included (their file and line are their own): tileiras
+        refuses an op whose scope is not its function's ("Operation debug info scope does
+        not match function debug info scope")."""
+        base = self.fn_loc or loc
+        key = (base.file, base.function or self.symbol)
         scope = self._scopes.get(key)
         if scope is None:
-            # The kernel's own subprogram starts at its `def` line and keeps the exported
-            # symbol as linkage name; inlined device functions get their own subprogram.
-            is_kernel = (
-                self.fn_loc is not None
-                and loc.file == self.fn_loc.file
-                and (name == (self.fn_loc.function or self.symbol))
-            )
-            line = self.fn_loc.line if is_kernel and self.fn_loc else loc.line
-            linkage = self.symbol if is_kernel else name
-            scope = self.table.subprogram(loc.file, line, name, linkage)
+            scope = self.table.subprogram(base.file, base.line, key[1], self.symbol)
             self._scopes[key] = scope
         return scope
 
