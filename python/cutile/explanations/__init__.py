@@ -4,12 +4,13 @@ the Rust checker's codes are explained by their generated pages in `docs/errors/
 
 from __future__ import annotations
 
-from . import config, frontend, host, launch, operations, toolchain, values
+from . import config, frontend, host, launch, operations, tile_pieces, toolchain, values
 
 EXPLANATIONS: dict[str, str] = {
     **frontend.TEXTS,
     **values.TEXTS,
     **operations.TEXTS,
+    **tile_pieces.TEXTS,
     **host.TEXTS,
     **launch.TEXTS,
     **toolchain.TEXTS,

@@ -724,7 +724,7 @@ impl<'d> Checker<'d> {
 }
 
 /// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
-/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
+/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`, written `arange(0, n, 1)`): the compiler
 /// builds no tile with an extent below 1 (CT3023, CT3045), so a kernel that runs has
 /// them `>= 1`, like the `Const`s of the parameters' shapes.
 fn tile_shape_consts(entry: &Function) -> HashSet<String> {
@@ -778,10 +778,23 @@ fn tile_shape_consts(entry: &Function) -> HashSet<String> {
                 ) {
                     return;
                 }
-                for name in ["shape", "n"] {
-                    if let Some(a) = sig.arg(args, name) {
-                        note(a);
+                if sig.name == "arange" {
+                    // `arange(n)` is written `arange(0, n, 1)`: its length is `stop`; with
+                    // another start or step the length is not one written `Const`.
+                    let is = |name: &str, k: i64| {
+                        matches!(sig.arg(args, name), Some(Expr::Const {
+                            value: cutile_kast::ConstValue::Int(v), ..
+                        }) if *v == k)
+                    };
+                    if is("start", 0) && is("step", 1) {
+                        if let Some(a) = sig.arg(args, "stop") {
+                            note(a);
+                        }
                     }
+                    return;
+                }
+                if let Some(a) = sig.arg(args, "shape") {
+                    note(a);
                 }
             })
         }
