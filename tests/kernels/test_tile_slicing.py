@@ -198,6 +198,31 @@ def test_tuples_slice_too() -> None:
     np.testing.assert_array_equal(z.unpartition().to_numpy(), xs + 3)
 
 
+def test_a_slice_is_spelled_as_the_slice_builtin(tmp_path: Any) -> None:
+    import json
+
+    k = _kernel("z.store(t[0, slice(8)] + t[1, :8] + t[2, 8:])", tmp_path)
+    k.lowered(k.specialization({}))
+    subs: list[Any] = []
+
+    def walk(e: Any) -> None:
+        if isinstance(e, dict):
+            if e.get("kind") == "subscript":
+                subs.append(e["index"])
+            for v in e.values():
+                walk(v)
+        elif isinstance(e, list):
+            for v in e:
+                walk(v)
+
+    walk(json.loads(k.kast_json()))
+    spelled = [[(a.get("value"), a["type"]) for a in ix["elts"][1]["args"]] for ix in subs]
+    none = (None, "none")
+    assert spelled == [[none, (8, "int"), none], [none, (8, "int"), none],
+                       [(8, "int"), none, none]]
+    assert {ix["elts"][1]["func"] for ix in subs} == {"builtins.slice"}
+
+
 # ---------------------------------------------------------------------------- refusals
 def _kernel(body: str, tmp_path: Any) -> Any:
     path = tmp_path / "kern.py"
