@@ -724,9 +724,9 @@ impl<'d> Checker<'d> {
 }
 
 /// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
-/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`, written `arange(0, n, 1)`): the compiler
-/// builds no tile with an extent below 1 (CT3023, CT3045), so a kernel that runs has
-/// them `>= 1`, like the `Const`s of the parameters' shapes.
+/// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
+/// builds no tile with an extent below 1 (CT3023, CT3045, CT3060), so a kernel that runs
+/// has them `>= 1`, like the `Const`s of the parameters' shapes.
 fn tile_shape_consts(entry: &Function) -> HashSet<String> {
     use cutile_kast::ops::table;
     let consts: HashSet<&str> = entry
@@ -766,34 +766,16 @@ fn tile_shape_consts(entry: &Function) -> HashSet<String> {
                     _ => return,
                 };
                 let Some(sig) = sig else { return };
-                if !matches!(
-                    sig.name.as_str(),
-                    "full"
-                        | "zeros"
-                        | "ones"
-                        | "reshape"
-                        | "arange"
-                        | "load_tile"
-                        | "partition_mut"
-                ) {
-                    return;
-                }
-                if sig.name == "arange" {
-                    // `arange(n)` is written `arange(0, n, 1)`: its length is `stop`; with
-                    // another start or step the length is not one written `Const`.
-                    let is = |name: &str, k: i64| {
-                        matches!(sig.arg(args, name), Some(Expr::Const {
-                            value: cutile_kast::ConstValue::Int(v), ..
-                        }) if *v == k)
-                    };
-                    if is("start", 0) && is("step", 1) {
-                        if let Some(a) = sig.arg(args, "stop") {
-                            note(a);
-                        }
+                let int = |name: &str| sig.int_arg(args, name);
+                let written = match sig.name.as_str() {
+                    "full" | "zeros" | "ones" | "reshape" | "load_tile" | "partition_mut" => {
+                        "shape"
                     }
-                    return;
-                }
-                if let Some(a) = sig.arg(args, "shape") {
+                    // `arange(n)` is written `arange(0, n, 1)`: its length is `stop`
+                    "arange" if int("start") == Some(0) && int("step") == Some(1) => "stop",
+                    _ => return,
+                };
+                if let Some(a) = sig.arg(args, written) {
                     note(a);
                 }
             })
