@@ -324,7 +324,7 @@ def nested(a, b):
 
 
 @pytest.mark.parametrize(("body", "needle"), [
-    ("z.store(reduce(t, 1, branchy, 0.0))", "has a `if` statement"),
+    ("z.store(reduce(t, 1, branchy, 0.0))", "has an `if` statement"),
     ("z.store(reduce(t, 1, calls_branchy, 0.0))", "`branchy` is used as a combiner"),
     ("z.store(reduce(t, 1, three, 0.0))", "takes 3 parameters"),
     ("z.store(reduce(t, 1, lambda a, b: a + b, 0.0))", "takes a `@cutile.device` function"),

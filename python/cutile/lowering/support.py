@@ -40,9 +40,11 @@ def _check_combiners(doc: K.Document) -> None:
         fn = doc.function(name)
         for s in _all_stmts(fn.body):
             if isinstance(s, (K.If, K.For, K.While, K.Assert, K.Unsafe)):
+                kind = type(s).kind
                 raise fail(
                     "CT3064", f"`{fn.name}` is used as a combiner, so its body must be "
-                    f"straight-line code, but it has a `{type(s).kind}` statement", s.span,
+                    f"straight-line code, but it has {'an' if kind[0] in 'aeiou' else 'a'} "
+                    f"`{kind}` statement", s.span,
                     "not straight-line", help="a combiner is straight-line code on its two "
                     "scalars: assignments, `where(c, a, b)` or `a if c else b` to choose, and "
                     "a `return`",
