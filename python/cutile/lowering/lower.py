@@ -34,17 +34,7 @@ from .arith import Arith
 from .facts import LoweringFacts, Node
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
 from .tile_limits import check_tile_shape, check_tile_size
-from .values import (
-    ConstV,
-    DTypeV,
-    LVal,
-    MappedRangeV,
-    RangeV,
-    SliceV,
-    TensorV,
-    TileV,
-    TupleV,
-)
+from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, SliceV, TensorV, TileV, TupleV
 
 
 @dataclass
