@@ -179,7 +179,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DType | None = No
     `arange`: `arange(n)` is `[0, 1, ..., n-1]`.
 
     `start`, `stop` and `step` are compile-time numbers (literals, `Const`s, module
-    constants); the length `ceil((stop - start) / step)` must be a power of two (CT3060;
+    constants); the length `ceil((stop - start) / step)` must be a power of two (CT3070;
     tiles have power-of-two sizes). `dtype` defaults to `i32`, or `f32` when a bound is a
     float; `arange(n, f32)` (a dtype in `stop`'s place) still means `arange(0, n, 1, f32)`.
     Add a runtime offset afterwards: `arange(0, B) + block_id(0) * B`.
@@ -352,7 +352,7 @@ def reduce(x: Any, axis: int | None, combiner: Any, identity: Any, keepdims: boo
 
     The combiner's body becomes the body of Tile IR's `reduce`: straight-line code
     (assignments, `where`, `a if c else b`, elementwise operations and device calls; no
-    `if`, loops or asserts, CT3064) returning a scalar of `x`'s element type. It must be
+    `if`, loops or asserts, CT3074) returning a scalar of `x`'s element type. It must be
     associative: Tile IR combines the elements in an order it chooses (make it commutative
     too, or the result may depend on the compiler).
 
@@ -403,7 +403,7 @@ def cat(tiles: Any, axis: int = 0) -> Any:
 
     The tiles have the same shape except along `axis`, and are joined pairwise with Tile
     IR's `cat`, so every join and the result must have a power-of-two size (two equal
-    tiles always do; `(a, b, c, d)` of equal size too; sizes 4, 8, 4 do not: CT3062).
+    tiles always do; `(a, b, c, d)` of equal size too; sizes 4, 8, 4 do not: CT3072).
     Mixed element types promote as for `+`.
 
     Example::
@@ -417,9 +417,9 @@ def extract(x: Any, index: Any, shape: Any) -> Any:
     """The sub-tile number `index` of a partition of tile `x` into tiles of `shape`, as in
     cuTile (`extract(t, (1,), (4,))` of a 16-element tile is elements 4..7).
 
-    `shape` is compile-time and divides `x.shape` on every axis (CT3063). Each index entry
+    `shape` is compile-time and divides `x.shape` on every axis (CT3073). Each index entry
     counts sub-tiles: a compile-time index must lie in range (negative ones count from the
-    end, CT3063); a runtime index is taken modulo the number of sub-tiles, so it is never
+    end, CT3073); a runtime index is taken modulo the number of sub-tiles, so it is never
     out of bounds. Also a tile method: `t.extract(index, shape)`; `t[a:b]` slices tiles with
     compile-time bounds.
 

@@ -62,15 +62,15 @@ PYTHON_CODES: dict[str, str] = {
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
     # scans, custom reductions, ranges and pieces of tiles
-    "CT3060": "an `arange` whose length is not a power of two, whose step is 0, or whose "
+    "CT3070": "an `arange` whose length is not a power of two, whose step is 0, or whose "
               "values the dtype cannot hold",
-    "CT3061": "a tile slice or index the compiler cannot express (runtime bound, "
+    "CT3071": "a tile slice or index the compiler cannot express (runtime bound, "
               "non-power-of-two length, backward step, out of range)",
-    "CT3062": "tiles `cat` cannot join (not tiles, shapes that differ off the axis, sizes "
+    "CT3072": "tiles `cat` cannot join (not tiles, shapes that differ off the axis, sizes "
               "that do not pair into powers of two)",
-    "CT3063": "an `extract` whose sub-tile shape does not divide the tile, or whose index "
+    "CT3073": "an `extract` whose sub-tile shape does not divide the tile, or whose index "
               "is out of range or not an integer",
-    "CT3064": "a `reduce` combiner that is not a straight-line `@cutile.device` function of "
+    "CT3074": "a `reduce` combiner that is not a straight-line `@cutile.device` function of "
               "two scalars returning the element type, or an identity that is not a number",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",

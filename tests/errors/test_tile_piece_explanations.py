@@ -1,4 +1,4 @@
-"""The examples in the explanations of CT3060-CT3064 (`python -m cutile explain CODE`)
+"""The examples in the explanations of CT3070-CT3074 (`python -m cutile explain CODE`)
 raise the code they show, with the message they quote."""
 
 from __future__ import annotations

@@ -472,7 +472,7 @@ class FunctionConverter:
         dev = device_of(r.value) if r is not None else None
         if dev is None:
             raise fail(
-                "CT3064", f"`{op}` takes a `@cutile.device` function here", sp,
+                "CT3074", f"`{op}` takes a `@cutile.device` function here", sp,
                 "not a device function", help="define `@cutile.device def combine(a, b): "
                 "return ...` at module level and pass `combine` itself (not a call, a lambda "
                 "or a kernel value)",
@@ -483,7 +483,7 @@ class FunctionConverter:
             names = []
         if len(names) != arity:
             raise fail(
-                "CT3064", f"`{dev.__name__}` takes {len(names)} parameter"
+                "CT3074", f"`{dev.__name__}` takes {len(names)} parameter"
                 f"{'s' * (len(names) != 1)}, but `{op}` calls it with {arity}", sp,
                 "wrong number of parameters",
                 help="the combiner takes two scalars (the values it combines) and returns one",

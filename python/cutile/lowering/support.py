@@ -22,7 +22,7 @@ def check_support(doc: K.Document) -> None:
 def _check_combiners(doc: K.Document) -> None:
     """A device function passed to an op (`reduce`'s combiner) becomes the body of a Tile
     IR region, which holds straight-line pure code: no `if` statement, loop, `assert` or
-    `unsafe` block, in it or in a device function it calls (CT3064)."""
+    `unsafe` block, in it or in a device function it calls (CT3074)."""
     todo: list[str] = []
     for fn in doc.functions:
         for e in _all_exprs(fn.body):
@@ -42,7 +42,7 @@ def _check_combiners(doc: K.Document) -> None:
             if isinstance(s, (K.If, K.For, K.While, K.Assert, K.Unsafe)):
                 kind = type(s).kind
                 raise fail(
-                    "CT3064", f"`{fn.name}` is used as a combiner, so its body must be "
+                    "CT3074", f"`{fn.name}` is used as a combiner, so its body must be "
                     f"straight-line code, but it has {'an' if kind[0] in 'aeiou' else 'a'} "
                     f"`{kind}` statement", s.span,
                     "not straight-line", help="a combiner is straight-line code on its two "

@@ -725,7 +725,7 @@ impl<'d> Checker<'d> {
 
 /// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
 /// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
-/// builds no tile with an extent below 1 (CT3023, CT3045, CT3060), so a kernel that runs
+/// builds no tile with an extent below 1 (CT3023, CT3045, CT3070), so a kernel that runs
 /// has them `>= 1`, like the `Const`s of the parameters' shapes.
 fn tile_shape_consts(entry: &Function) -> HashSet<String> {
     use cutile_kast::ops::table;

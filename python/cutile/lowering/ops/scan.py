@@ -182,13 +182,13 @@ class ScanOps(OpsBase):
 
     def _identity(self, v: LVal, d: DType, span: K.Span) -> Any:
         if not isinstance(v, ConstV) or not isinstance(v.value, (bool, int, float)):
-            raise self.err("CT3064", "the identity of `reduce` must be a compile-time number",
+            raise self.err("CT3074", "the identity of `reduce` must be a compile-time number",
                            span, "identity", help="e.g. 0 for a sum, -inf for a maximum")
         value = v.value
         if d.is_int:
             lo, hi = -(2 ** (d.bits - 1)), 2 ** (d.bits - 1) - 1
             if not isinstance(value, int) or not lo <= value <= hi:
-                raise self.err("CT3064", f"the identity {value!r} is not a `{d.name}` value",
+                raise self.err("CT3074", f"the identity {value!r} is not a `{d.name}` value",
                                span, "identity", help="give an integer the element type holds")
         return identity_value(value, d)
 
@@ -203,7 +203,7 @@ class ScanOps(OpsBase):
                 got = self.arith.const_tile(got.value, d, (), span)
             if not isinstance(got, TileV) or got.shape != () or got.dtype != d:
                 what = f"a {got.type}" if isinstance(got, TileV) else "no scalar"
-                raise self.err("CT3064", f"the combiner `{combiner.func}` returns {what}; "
+                raise self.err("CT3074", f"the combiner `{combiner.func}` returns {what}; "
                                f"reducing `{d.name}` elements needs a `{d.name}` scalar",
                                combiner.span, "combiner",
                                help="return one value of the element type (convert with "
@@ -211,7 +211,7 @@ class ScanOps(OpsBase):
             self.b.yield_([got.v])
         bad = _first_forbidden(body)
         if bad is not None:
-            raise self.err("CT3064", f"the combiner `{combiner.func}` is not straight-line "
+            raise self.err("CT3074", f"the combiner `{combiner.func}` is not straight-line "
                            f"code (it needs a Tile IR `{bad.name}`)", combiner.span,
                            "combiner", help=HINT_COMBINER)
         out_shape = tuple(s for i, s in enumerate(x.shape) if i != axis)

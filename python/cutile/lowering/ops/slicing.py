@@ -37,11 +37,11 @@ class SliceOps(OpsBase):
         d = self.dtype_arg(a["dtype"], span) if a.given("dtype") else (
             dt.i32 if exact else dt.f32)
         if step == 0:
-            raise self.err("CT3060", "`arange` needs a step other than 0", span, "step 0")
+            raise self.err("CT3070", "`arange` needs a step other than 0", span, "step 0")
         if d.is_bool:
-            raise self.err("CT3060", "`arange` makes numbers, not booleans", span, "dtype")
+            raise self.err("CT3070", "`arange` makes numbers, not booleans", span, "dtype")
         if not exact and not d.is_float:
-            raise self.err("CT3060", f"`arange` with float bounds makes floats, not "
+            raise self.err("CT3070", f"`arange` with float bounds makes floats, not "
                            f"`{d.name}`", span, "float bounds",
                            help="use integer bounds, or a float dtype")
         if exact:
@@ -49,7 +49,7 @@ class SliceOps(OpsBase):
         else:
             n = max(0, math.ceil((stop - start) / step))
         if not is_pow2(n):
-            raise self.err("CT3060", f"`arange` makes {n} elements; a tile has a power-of-two "
+            raise self.err("CT3070", f"`arange` makes {n} elements; a tile has a power-of-two "
                            "size", span, "length", help="choose bounds whose length "
                            "`ceil((stop - start) / step)` is 1, 2, 4, 8, ...")
         self._check_shape((n,), span)
@@ -62,7 +62,7 @@ class SliceOps(OpsBase):
         for v in (int(start), last):
             lo, hi = -(2 ** (target.bits - 1)), 2 ** (target.bits - 1) - 1
             if not lo <= v <= hi:
-                raise self.err("CT3060", f"`arange` reaches {v}, which `{target.name}` does "
+                raise self.err("CT3070", f"`arange` reaches {v}, which `{target.name}` does "
                                "not hold", span, "out of range")
         t = TileV(self.b.iota(n, wide))
         if step != 1:
@@ -91,13 +91,13 @@ class SliceOps(OpsBase):
         shape = self.shape_const(a["shape"], span, "the sub-tile shape")
         if len(shape) != len(x.shape) or any(
                 s < 1 or d % s for s, d in zip(shape, x.shape, strict=True)):
-            raise self.err("CT3063", f"sub-tiles {list(shape)} do not divide the tile "
+            raise self.err("CT3073", f"sub-tiles {list(shape)} do not divide the tile "
                            f"{list(x.shape)}", span, "sub-tile shape",
                            help="give one extent per axis, each dividing the tile's")
         index = a["index"]
         items = index.items if isinstance(index, TupleV) else (index,)
         if len(items) != len(x.shape):
-            raise self.err("CT3063", f"the index has {len(items)} entries; the tile has rank "
+            raise self.err("CT3073", f"the index has {len(items)} entries; the tile has rank "
                            f"{len(x.shape)}", span, "index")
         idx: list[Value] = []
         for axis, (it, s, total) in enumerate(zip(items, shape, x.shape, strict=True)):
@@ -105,7 +105,7 @@ class SliceOps(OpsBase):
             if isinstance(it, ConstV) and isinstance(it.value, int) and not isinstance(
                     it.value, bool):
                 if not -count <= it.value < count:
-                    raise self.err("CT3063", f"sub-tile {it.value} does not exist on axis "
+                    raise self.err("CT3073", f"sub-tile {it.value} does not exist on axis "
                                    f"{axis} (there are {count})", span, "index")
                 idx.append(self._i32(it.value % count))
             elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
@@ -114,7 +114,7 @@ class SliceOps(OpsBase):
                 i = self.arith.convert(it, dt.i32).v
                 idx.append(self.b.binary("andi", i, self._i32(count - 1)))
             else:
-                raise self.err("CT3063", "sub-tile indices are integers", span, "index")
+                raise self.err("CT3073", "sub-tile indices are integers", span, "index")
         self._check_shape(shape, span)
         return TileV(self.b.extract(x.v, idx, shape))
 
@@ -127,7 +127,7 @@ class SliceOps(OpsBase):
         tiles_v = a["tiles"]
         items = tiles_v.items if isinstance(tiles_v, TupleV) else (tiles_v,)
         if not items or not all(isinstance(t, TileV) for t in items):
-            raise self.err("CT3062", "`cat` joins a tuple of tiles", span, "tiles",
+            raise self.err("CT3072", "`cat` joins a tuple of tiles", span, "tiles",
                            help="write `cat((a, b), axis)`")
         tiles = [t for t in items if isinstance(t, TileV)]
         rank = len(tiles[0].shape)
@@ -140,7 +140,7 @@ class SliceOps(OpsBase):
             if len(t.shape) != rank or any(
                     x != y for i, (x, y) in enumerate(zip(t.shape, tiles[0].shape, strict=True))
                     if i != axis):
-                raise self.err("CT3062", f"tiles of shapes {[list(t.shape) for t in tiles]} "
+                raise self.err("CT3072", f"tiles of shapes {[list(t.shape) for t in tiles]} "
                                f"do not line up along axis {axis}", span, "tiles",
                                help="all axes but the joined one must be equal")
         d = tiles[0].dtype
@@ -157,7 +157,7 @@ class SliceOps(OpsBase):
                 stack.append(TileV(self.b.cat(left.v, right.v, axis)))
         if len(stack) != 1:
             sizes = [t.shape[axis] for t in tiles]
-            raise self.err("CT3062", f"tiles of sizes {sizes} along axis {axis} cannot be "
+            raise self.err("CT3072", f"tiles of sizes {sizes} along axis {axis} cannot be "
                            "joined into power-of-two tiles", span, "tiles",
                            help="join equal tiles pairwise, e.g. sizes 4, 4, 8")
         return stack[0]
@@ -174,7 +174,7 @@ class SliceOps(OpsBase):
         if isinstance(base, TupleV) and isinstance(idx, SliceV):
             start, stop, step = (self._bound(p, span) for p in (idx.start, idx.stop, idx.step))
             if step == 0:
-                raise self.err("CT3061", "slice step cannot be zero", span, "step")
+                raise self.err("CT3071", "slice step cannot be zero", span, "step")
             return TupleV(base.items[slice(start, stop, step)])
         if not isinstance(base, TileV):
             raise self.err("CT3018", "only tuples and tiles can be indexed in kernels", span,
@@ -186,7 +186,7 @@ class SliceOps(OpsBase):
             return None
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
             return v.value
-        raise self.err("CT3061", "slice bounds must be compile-time integers", span,
+        raise self.err("CT3071", "slice bounds must be compile-time integers", span,
                        "not a constant", help="use `extract(t, index, shape)` for a sub-tile "
                        "at a runtime index")
 
@@ -194,7 +194,7 @@ class SliceOps(OpsBase):
         items = idx.items if isinstance(idx, TupleV) else (idx,)
         used = [it for it in items if not (isinstance(it, ConstV) and it.value is None)]
         if len(used) > len(x.shape):
-            raise self.err("CT3061", f"{len(used)} indices for a tile of rank {len(x.shape)}",
+            raise self.err("CT3071", f"{len(used)} indices for a tile of rank {len(x.shape)}",
                            span, "too many indices")
         shape: list[int] = []  # the result's shape, new axes (None) included
         axis = 0
@@ -206,12 +206,12 @@ class SliceOps(OpsBase):
             if isinstance(it, SliceV):
                 start, stop, step = (self._bound(p, span) for p in (it.start, it.stop, it.step))
                 if step is not None and step <= 0:
-                    raise self.err("CT3061", f"slice step {step}: tiles are sliced forward",
+                    raise self.err("CT3071", f"slice step {step}: tiles are sliced forward",
                                    span, "step", help="use a positive step")
                 first, _, stride = slice(start, stop, step).indices(n)
                 length = len(range(*slice(start, stop, step).indices(n)))
                 if not is_pow2(length):
-                    raise self.err("CT3061", f"this slice has {length} elements on axis "
+                    raise self.err("CT3071", f"this slice has {length} elements on axis "
                                    f"{axis}; a tile has a power-of-two size", span, "length",
                                    help="slice 1, 2, 4, 8, ... elements")
                 x = self._take(x, axis, first, length, stride, span)
@@ -219,11 +219,11 @@ class SliceOps(OpsBase):
             elif isinstance(it, ConstV) and isinstance(it.value, int) and not isinstance(
                     it.value, bool):
                 if not -n <= it.value < n:
-                    raise self.err("CT3061", f"index {it.value} is out of range for axis "
+                    raise self.err("CT3071", f"index {it.value} is out of range for axis "
                                    f"{axis} of size {n}", span, "index")
                 x = self._take(x, axis, it.value % n, 1, 1, span)
             else:
-                raise self.err("CT3061", "tile indices are compile-time integers, slices "
+                raise self.err("CT3071", "tile indices are compile-time integers, slices "
                                "`a:b` or None", span, "index",
                                help="use `extract(t, index, shape)` for a runtime index")
             axis += 1
@@ -238,7 +238,7 @@ class SliceOps(OpsBase):
             step = 1
         if step > 1:
             if not is_pow2(step):
-                raise self.err("CT3061", f"slice step {step} is not a power of two", span,
+                raise self.err("CT3071", f"slice step {step} is not a power of two", span,
                                "step", help="use a step of 1, 2, 4, ...")
             # [n] -> [n/step, step]: the elements of one residue are a column.
             rows = n // step
@@ -256,7 +256,7 @@ class SliceOps(OpsBase):
         # length, else the largest power of two dividing `start`, joined pairwise.
         piece = min(length, start & -start) if start else length
         if length // piece > MAX_PIECES:
-            raise self.err("CT3061", f"slicing {length} elements from {start} takes "
+            raise self.err("CT3071", f"slicing {length} elements from {start} takes "
                            f"{length // piece} pieces", span, "unaligned slice",
                            help=f"start at a multiple of the length (at most {MAX_PIECES} "
                            "aligned pieces are joined)")
