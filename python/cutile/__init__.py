@@ -30,6 +30,7 @@ from .errors import (
     RaceError,
     TensorError,
 )
+from .hints import ByTarget
 from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
@@ -39,6 +40,7 @@ log.configure()
 
 __all__ = [
     "BorrowError",
+    "ByTarget",
     "CacheWarning",
     "CompileError",
     "ConfigError",

@@ -153,8 +153,11 @@ def cdiv(a: Any, b: Any) -> Any:
 
 # ---------------------------------------------------------------------------- memory
 @_op("load_tile_like")
-def load_tile_like(src: Any, like: Any, padding: str = "zero") -> Any:
-    """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`)."""
+def load_tile_like(src: Any, like: Any, padding: str = "zero", latency: int | None = None,
+                   allow_tma: bool | None = None) -> Any:
+    """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`).
+    `latency` (1-10) and `allow_tma` are hints to tileiras (loads of `x.load_tile(...)` and
+    `z.load(...)` take them too); they change speed, never the values read."""
 
 
 # ---------------------------------------------------------------------------- creation
@@ -239,11 +242,8 @@ def _unary(name: str) -> Callable[[Any], Any]:
 
 
 exp = _unary("exp")
-exp2 = _unary("exp2")
 log = _unary("log")
 log2 = _unary("log2")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
 sin = _unary("sin")
 cos = _unary("cos")
 tan = _unary("tan")
@@ -252,6 +252,64 @@ cosh = _unary("cosh")
 tanh = _unary("tanh")
 floor = _unary("floor")
 ceil = _unary("ceil")
+
+
+@_op("exp2")
+def exp2(x: Any, flush_to_zero: bool = False) -> Any:
+    """Two raised to each element (`2 ** x`): a tile of the same shape.
+
+    `x` is a float tile (f16, bf16, f32, f64; an integer tile is converted to f32 first) or
+    a number. `flush_to_zero=True` (f32 only) lets the GPU treat subnormal inputs and
+    results as zero, the fast path attention kernels use for their softmax; the interpreter
+    flushes the same way. Kernel code: `numpy.exp2` and `math.exp2` compute on the host.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(exp2(load_tile_like(x, z), flush_to_zero=True))
+    """
+
+
+@_op("sqrt")
+def sqrt(x: Any, rounding: str = "nearest_even", flush_to_zero: bool = False) -> Any:
+    """The square root of each element: a tile of the same shape.
+
+    `x` is a float tile (an integer tile is converted to f32 first) or a number.
+    `rounding` is "nearest_even" (IEEE, the default), "zero", "negative_inf",
+    "positive_inf", or "approx" (f32 only: faster, within a few ulp); `flush_to_zero=True`
+    (f32 only) treats subnormals as zero. `numpy.sqrt` and `math.sqrt` compute on the host.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(sqrt(load_tile_like(x, z), rounding="approx"))
+    """
+
+
+@_op("rsqrt")
+def rsqrt(x: Any, flush_to_zero: bool = False) -> Any:
+    """The reciprocal square root of each element (`1 / sqrt(x)`): a tile of the same shape.
+
+    `x` is a float tile (an integer tile is converted to f32 first) or a number. The GPU
+    computes it approximately (PTX `rsqrt.approx`); `flush_to_zero=True` (f32 only) treats
+    subnormals as zero. `numpy.rsqrt` does not exist: on the host, `1 / numpy.sqrt(x)`.
+
+    Example::
+
+        @cutile.entry
+        def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            z.store(rsqrt(load_tile_like(x, z)))
+    """
+
+
+@_op("truediv")
+def truediv(a: Any, b: Any, rounding: str = "nearest_even", flush_to_zero: bool = False
+            ) -> Any:
+    """`a / b` with a chosen rounding: "nearest_even" (IEEE, what `/` does), "zero",
+    "negative_inf", "positive_inf", or "approx" (the GPU's fast division, within 2 ulp);
+    `flush_to_zero` flushes f32 subnormal inputs and results to zero."""
 
 
 @_op("maximum")
@@ -266,7 +324,50 @@ def minimum(a: Any, b: Any) -> Any:
 
 @_op("pow")
 def pow(a: Any, b: Any) -> Any:
-    """Elementwise power."""
+    """Elementwise power, the same as `a ** b`.
+
+    Floats use Tile IR's `pow`. Two integers give an integer: a compile-time exponent
+    unrolls into multiplications (a negative one is refused, CT3053), a device exponent
+    runs by repeated squaring; products wrap like `*`. A negative device exponent gives
+    the integer part of the true power (1 for a base of 1, +-1 for -1, otherwise 0).
+
+    Example::
+
+        z.store(pow(load_tile_like(x, z), 3))     # x * x * x, also for integer tiles
+    """
+
+
+@_op("atan2")
+def atan2(y: Any, x: Any) -> Any:
+    """The angle of the point `(x, y)` in radians, elementwise, in [-pi, pi] (numpy's
+    `arctan2(y, x)`): the operands broadcast and promote as for `+`; integers become f32.
+
+    Example::
+
+        z.store(atan2(load_tile_like(y, z), load_tile_like(x, z)))
+    """
+
+
+@_op("fma")
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """`a * b + c` elementwise, rounded once (a fused multiply-add) for floats; the
+    operands broadcast and promote as for `+`. Integer tiles multiply and add, wrapping.
+
+    Example::
+
+        z.store(fma(load_tile_like(x, z), 2.0, z.load()))
+    """
+
+
+@_op("isnan")
+def isnan(x: Any) -> Any:
+    """A bool tile: True where an element of `x` is NaN (False everywhere for integers).
+
+    Example::
+
+        t = load_tile_like(x, z)
+        z.store(where(isnan(t), 0.0, t))
+    """
 
 
 # ---------------------------------------------------------------------------- reductions
@@ -372,6 +473,23 @@ def mma(a: Any, b: Any, acc: Any) -> Any:
     """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]."""
 
 
+@_op("matmul")
+def matmul(a: Any, b: Any) -> Any:
+    """The matrix product `a @ b` (also written `a @ b` in a kernel), as cuTile Python's
+    `matmul`: `[M, K] @ [K, N] -> [M, N]`, a 1-D `a` is a row and a 1-D `b` a column
+    (squeezed from the result), and 3-D operands are batches (batch axes broadcast).
+
+    The operands promote to one dtype, which is also the result's; the product runs
+    through `mma` into a zero accumulator: f32 for f16, bf16, f32 (multiplied as tf32, as
+    `mma` does) and tf32 operands, f64 for f64, i32 for i8. Other integer types and bool
+    are refused (CT3004).
+
+    Example::
+
+        c = x.load_tile((BM, BK), (i, k)) @ y.load_tile((BK, BN), (k, j))   # f16 x f16 -> f16
+    """
+
+
 @_op("astype")
 def astype(x: Any, dtype: DType) -> Any:
     """Convert a tile's element type."""
@@ -395,6 +513,18 @@ def transpose(x: Any) -> Any:
 @_op("broadcast_to")
 def broadcast_to(x: Any, shape: Any) -> Any:
     """Numpy-style broadcast to `shape`."""
+
+
+@_op("expand_dims")
+def expand_dims(x: Any, axis: int) -> Any:
+    """`x` with a new axis of size 1 at position `axis` (a compile-time int; negative
+    counts from the end of the result, as numpy's `expand_dims`). `t[None]`,
+    `t[:, None]` and `t[..., None]` are the same operation.
+
+    Example::
+
+        col = expand_dims(arange(16, f32), 1)     # shape (16, 1)
+    """
 
 
 @_op("cat")
@@ -524,6 +654,7 @@ __all__ = [
     "assume_bounds",
     "assume_div_by",
     "astype",
+    "atan2",
     "atomic_add",
     "atomic_cas",
     "atomic_max",
@@ -542,11 +673,13 @@ __all__ = [
     "cumsum",
     "exp",
     "exp2",
+    "expand_dims",
     "extract",
     "f16",
     "f32",
     "f64",
     "floor",
+    "fma",
     "full",
     "gather",
     "i8",
@@ -554,10 +687,12 @@ __all__ = [
     "i32",
     "i64",
     "int_to_ptr",
+    "isnan",
     "load_ptr",
     "load_tile_like",
     "log",
     "log2",
+    "matmul",
     "max",
     "maximum",
     "min",
@@ -583,6 +718,7 @@ __all__ = [
     "tanh",
     "tf32",
     "transpose",
+    "truediv",
     "where",
     "zeros",
 ]

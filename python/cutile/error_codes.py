@@ -24,7 +24,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3001": "an operand that is not a tile or a number",
     "CT3002": "shapes that do not broadcast",
     "CT3003": "a constant expression that cannot be evaluated",
-    "CT3004": "`@` on tiles (use `mma`)",
+    "CT3004": "`@` / `matmul` operands that cannot be multiplied (shapes, rank, dtype)",
     "CT3005": "an operator not defined for the element type",
     "CT3006": "a condition that is not a scalar",
     "CT3010": "an entry parameter kind or scalar type that cannot be passed",
@@ -56,11 +56,15 @@ PYTHON_CODES: dict[str, str] = {
     "CT3042": "`load_tile_like` arguments that are not tensors / a `Mut` position",
     "CT3044": "storing a tile of another shape",
     "CT3045": "sub-partition shape that does not divide the tile",
-    "CT3046": "a reduction axis out of range",
+    "CT3046": "a reduction axis (or an `expand_dims` axis) out of range",
     "CT3047": "`mma` operand shapes or types that do not line up",
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
+    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool)",
+    "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
+    "CT3053": "an integer raised to a negative constant power",
+    "CT3054": "`.item()` of a tile with more than one element",
     # scans, custom reductions, ranges and pieces of tiles
     "CT3070": "an `arange` whose length is not a power of two, whose step is 0, or whose "
               "values the dtype cannot hold",
@@ -127,6 +131,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8014": "the `-o` output file cannot be written",
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
+    "CT8020": "a kernel hint (num_ctas, occupancy, num_worker_warps, opt_level) out of range",
     "CT8901": "the cubin cache directory cannot be written: a warning; kernels compile without it",
     "CT8902": "an op dropped before anything ran it: a warning; its tensors stay unusable",
     # internal

@@ -12,6 +12,7 @@ from . import _native, dump, log, pipeline
 from .errors import CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
+from .hints import HintValue, check_opt_level, entry_hints
 from .lowering.signature import Specialization, TensorFacts
 
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ class EntryKernel(_native.KernelBase):
     _unchecked = False
 
     def __init__(self, fn: Callable[..., Any], *, unsafe: bool = False,
-                 deny_in_kernel_checks: bool = False) -> None:
+                 deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
+                 occupancy: HintValue = None, num_worker_warps: HintValue = None,
+                 opt_level: int = 3) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -64,6 +67,11 @@ class EntryKernel(_native.KernelBase):
         self.__cutile_entry__ = self
         self.unsafe = unsafe
         self.options = {"deny_in_kernel_checks": deny_in_kernel_checks}
+        # How tileiras compiles it (never what it computes): Tile IR entry hints by target.
+        self.hint_args: dict[str, HintValue] = {
+            "num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
+        self.hints = entry_hints(**self.hint_args)
+        self.opt_level = check_opt_level(opt_level)
         self._doc: K.Document | None = None
         self._kast_hash: str | None = None
         self._check: Any = None
@@ -73,6 +81,21 @@ class EntryKernel(_native.KernelBase):
 
     def __repr__(self) -> str:
         return f"<cutile.entry {self.__qualname__}>"
+
+    def with_hints(self, *, num_ctas: HintValue = None, occupancy: HintValue = None,
+                   num_worker_warps: HintValue = None, opt_level: int | None = None
+                   ) -> EntryKernel:
+        """The same kernel compiled with other hints (the ones given replace this kernel's;
+        the body, its proof and its launches are the same)."""
+        args = dict(self.hint_args)
+        for name, value in (("num_ctas", num_ctas), ("occupancy", occupancy),
+                            ("num_worker_warps", num_worker_warps)):
+            if value is not None:
+                args[name] = value
+        return EntryKernel(self.fn, unsafe=self.unsafe,
+                           deny_in_kernel_checks=self.options["deny_in_kernel_checks"],
+                           opt_level=self.opt_level if opt_level is None else opt_level,
+                           **args)
 
     # -- static stages ---------------------------------------------------------------------
 
@@ -124,6 +147,7 @@ class EntryKernel(_native.KernelBase):
 
             facts = None if self._unchecked else LoweringFacts.of(self.check())
             got = pipeline.lower(self.document(), spec, facts)
+            got.module.functions[0].hints = self.hints
             dump.after_lowering(self.identity(spec), self.kast_json(), self.check(), got)
             self._lowered[spec] = got
         return got
@@ -138,7 +162,8 @@ class EntryKernel(_native.KernelBase):
         """What one specialization of this kernel is (`pipeline.kernel_identity`)."""
         if self._kast_hash is None:
             self._kast_hash = pipeline.kast_sha256(self.document())
-        return pipeline.kernel_identity(self.name, self._kast_hash, spec)
+        return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
+                                        self.opt_level)
 
     def _runnable(self, spec: Specialization) -> Any:
         got = self._loaded.get(spec)
@@ -172,10 +197,10 @@ class EntryKernel(_native.KernelBase):
             if hit is not None:
                 return LoadedKernel(hit.cubin, hit.entry_name, hit.abi)
         lowered = self.lowered(spec)
-        compiled = pipeline.assemble(lowered, arch, identity=identity)
+        compiled = pipeline.assemble(lowered, arch, self.opt_level, identity=identity)
         if shortcut:
             try:
-                launch_cache.store(identity, arch, 3, launch_cache.LaunchEntry(
+                launch_cache.store(identity, arch, self.opt_level, launch_cache.LaunchEntry(
                     compiled.cubin, lowered.entry_name, lowered.abi))
             except Exception as exc:  # the launch cache is an optimization: never fatal
                 log.get("cache").debug("launch cache not written: %s", exc)
@@ -273,20 +298,28 @@ def op_binding(op: KernelOp) -> Binding:
 def entry(fn: Callable[..., Any], /) -> EntryKernel: ...
 @overload
 def entry(
-    *, unsafe: bool = False, deny_in_kernel_checks: bool = False
+    *, unsafe: bool = False, deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
+    occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
 ) -> Callable[[Callable[..., Any]], EntryKernel]: ...
 
 
 def entry(
     fn: Callable[..., Any] | None = None, /, *, unsafe: bool = False,
-    deny_in_kernel_checks: bool = False,
+    deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
+    occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
 ) -> Any:
-    """Mark a kernel: `@cutile.entry` or `@cutile.entry(unsafe=True)`."""
+    """Mark a kernel: `@cutile.entry`, `@cutile.entry(unsafe=True)`, or with compiler hints
+    (`num_ctas`, `occupancy`, `num_worker_warps`: an int or `cutile.ByTarget(...)`;
+    `opt_level` 0-3), which change how tileiras compiles it, never what it computes."""
     if fn is not None:
         return EntryKernel(fn)
+    hints = {"num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
+    entry_hints(**hints)  # a bad hint is an error at the decorator, not at the first launch
+    check_opt_level(opt_level)
 
     def wrap(f: Callable[..., Any]) -> EntryKernel:
-        return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks)
+        return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks,
+                           opt_level=opt_level, **hints)
 
     return wrap
 

@@ -115,7 +115,9 @@ def kast_sha256(doc: K.Document) -> str:
     return hashlib.sha256(doc.to_json().encode()).hexdigest()
 
 
-def kernel_identity(name: str, kast_hash: str, spec: Specialization) -> dict[str, Any]:
+def kernel_identity(name: str, kast_hash: str, spec: Specialization,
+                    hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3
+                    ) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
     entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
     return {
@@ -129,6 +131,8 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization) -> dict[str
             for name, f in spec.tensors
         ],
         "index_bits": spec.index_bits,
+        "hints": hints or {},
+        "opt_level": opt_level,
     }
 
 

@@ -147,6 +147,11 @@ BROKEN: dict[str, tuple[Callable[[Builder, list[Value]], object], str]] = {
         "do not match the `?`s",
     ),
     "assume_bad_divisor": (lambda b, p: b.assume(p[0], DivBy(0)), "positive divisor"),
+    "ftoi_rounding": (  # tileiras takes only nearest_int_to_zero (it rejects `zero`)
+        lambda b, p: b.convert("ftoi", f32(b, 16), dt.i32, signedness="signed",
+                               rounding_mode="zero"),
+        "ftoi rounds only toward zero (nearest_int_to_zero)",
+    ),
 }
 
 

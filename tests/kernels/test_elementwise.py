@@ -141,6 +141,28 @@ def test_integer_division_is_pythons_and_a_zero_divisor_reads_as_one() -> None:
 
 
 @cutile.entry
+def ragged_row_divsum(z: Mut[Tensor[i32, [1, "B"]]], x: Tensor[i32, [-1, -1]],
+                      y: Tensor[i32, [-1, -1]], B: Const[int]):
+    # Past the ragged end both loads read the padding (0): the padded divisor reads as 1,
+    # so the padded lanes hold 0 // 1 == 0 and 0 % 1 == 0 and the row sums see only data.
+    a = load_tile_like(x, z)
+    d = load_tile_like(y, z)
+    s = (a // d + a % d).sum(axis=1, keepdims=True)
+    z.store(a // d + s)
+
+
+@pytest.mark.parametrize("cols", [100, 128, 1])
+def test_integer_division_on_a_ragged_last_tile(cols: int) -> None:
+    xs = rng.integers(-10_000, 10_000, (5, cols)).astype(np.int32)
+    ys = rng.integers(1, 50, (5, cols)).astype(np.int32) * rng.choice([-1, 1], (5, cols))
+    z = api.full([5, cols], -1, i32).partition([1, 128])
+    z, _, _ = ragged_row_divsum(z, api.from_numpy(xs), api.from_numpy(ys.astype(np.int32))).sync()
+    x64, y64 = xs.astype(np.int64), ys.astype(np.int64)
+    rows = (x64 // y64 + x64 % y64).sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), x64 // y64 + rows)
+
+
+@cutile.entry
 def bump_reversed(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
     i = num_blocks(0) - 1 - block_id(0)
     t = z.load(index=(i,))

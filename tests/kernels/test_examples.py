@@ -21,6 +21,8 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "saxpy": {"saxpy": {"B": 512}},
     "exp2d": {"exp2d": {"BM": 64, "BN": 128}},
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
+    "attention": {"attention": {"BM": 128, "BN": 64, "D": 128},
+                  "attention_causal": {"BM": 128, "BN": 128, "D": 64}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -28,6 +30,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "saxpy": {"n": 50_001, "tile": 512},
     "exp2d": {"m": 200, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 128, "d": 64, "bm": 32},
+    "attention": {"bh": 2, "seq": 100, "d": 32},
 }
 
 
@@ -67,6 +70,6 @@ def test_example_kernel_assembles_to_sm90(name: str, kernel: str) -> None:
     if not find_tileiras().disassembler.exists():
         pytest.skip("tileirdisasm is not installed next to tileiras")
     text = compiled.ir_text()
-    assert f"entry @{kernel}" in text
+    assert f"entry @{k.name}" in text
     assert "store_view_tko" in text and "load_view_tko" in text
     assert "assume div_by<16>" in text  # base pointers are known 16-byte aligned

@@ -223,6 +223,18 @@ def test_a_slice_is_spelled_as_the_slice_builtin(tmp_path: Any) -> None:
     assert {ix["elts"][1]["func"] for ix in subs} == {"builtins.slice"}
 
 
+def test_full_slices_indices_and_new_axes_mix(tmp_path: Any) -> None:
+    # `t[:]` is the tile, `t[0, None]` a row as [1, 16]; `t[None, :, 2]` alone would be
+    # expand_dims calls, with an index it is a slice like any other.
+    k = _kernel("z.store(t[:][1, 8:] + t[0, None][0, :8] + t[None, :8, 2][0])", tmp_path)
+    xs = rng.standard_normal((32, 16)).astype(np.float32)
+    z = api.zeros([16], f32).partition([8])
+    z, _, _ = k(z, api.from_numpy(xs), 0).sync()
+    got = z.unpartition().to_numpy()
+    for b, t in enumerate(xs.reshape(2, 16, 16)):
+        np.testing.assert_array_equal(got[8 * b:8 * b + 8], t[1, 8:] + t[0, :8] + t[:8, 2])
+
+
 # ---------------------------------------------------------------------------- refusals
 def _kernel(body: str, tmp_path: Any) -> Any:
     path = tmp_path / "kern.py"

@@ -332,6 +332,8 @@ class Machine:
             vals = tuple(Val(c, "i32") for c in coords)
             if isinstance(s.target, str):
                 inner.local[s.target] = vals
+                for i, v in enumerate(vals):  # `idx[i]` (the generator's Var name)
+                    inner.local[f"{s.target}[{i}]"] = v
             else:
                 if len(s.target) != len(vals):
                     raise ModelCompileError("unpacking the minted index")

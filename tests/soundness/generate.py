@@ -453,19 +453,26 @@ class Gen:
             # a device function sees no Const of the entry: a literal there
             group = Lit(g) if where == "device" else self.number(g)
         tuple_target = self.rank > 1 and d.chance(0.35)
+        # `idx[k]`: the minted index read component by component (not unpacked)
+        subscript = not tuple_target and where != "device" and d.chance(0.3)
         if tuple_target:
             self.features.add("iter-tuple")
+        if subscript:
+            self.features.add("iter-subscript")
         names = tuple(f"t{k}" for k in range(self.rank))
+        if subscript:
+            names = tuple(f"idx[{k}]" for k in range(self.rank))
         target: str | tuple[str, ...] = names if tuple_target else "idx"
         tgt_rcv = "o" if where == "device" else recv
         inner: list[Stmt] = []
         if self.x is not None and where != "device" and d.chance(0.5):
             self.features.add("load-minted")
+            by_parts = tuple_target or subscript
             inner.append(LoadTile("t", self.x.name, tuple(self.decl),
-                                  tuple(Var(n) for n in names) if tuple_target else None,
+                                  tuple(Var(n) for n in names) if by_parts else None,
                                   style=d.pick(["pos", "kw", "mixed"]), combine=True,
-                                  minted=None if tuple_target else "idx"))
-        if tuple_target:
+                                  minted=None if by_parts else "idx"))
+        if tuple_target or subscript:
             comps: tuple[Expr, ...] = tuple(Var(n) for n in names)
             if d.chance(0.2):
                 comps = (Bin("+", comps[0], Lit(1)), *comps[1:])

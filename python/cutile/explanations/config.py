@@ -146,6 +146,21 @@ TEXTS: dict[str, str] = {
 
         Fix: `python -m cutile explain` lists every code with its summary.
     """,
+    "CT8020": """
+        A compiler hint of `@cutile.entry(...)` (or `kernel.with_hints(...)`) is out of
+        range. Hints tell tileiras how to compile the kernel, never what it computes:
+        `num_ctas` (CTAs per cluster: 1, 2, 4, 8 or 16), `occupancy` (blocks per SM it should
+        aim for: 1 to 32), `num_worker_warps` (a power of two from 1 to 32), `opt_level` (0 to
+        3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`.
+
+        Example:
+
+            @cutile.entry(num_ctas=3)
+            def gemm(...): ...
+            [CT8020] `num_ctas=3` is not a power of two from 1 to 16
+
+        Fix: a value in range, e.g. `num_ctas=2`, or `ByTarget(sm_100=4, default=1)`.
+    """,
     "CT8901": """
         The cubin cache directory cannot be used (it is not writable, say). A warning
         (`cutile.CacheWarning`), once per directory and process: kernels still compile,

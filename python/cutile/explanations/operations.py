@@ -1,5 +1,5 @@
-"""CT3030-CT3050: the arguments of kernel operations (loads, stores, partitions, reductions,
-`mma`, reshapes), found while lowering."""
+"""CT3030-CT3054: the arguments of kernel operations (loads, stores, partitions, reductions,
+`mma`, reshapes, new axes, integer powers, `.item()`), found while lowering."""
 
 TEXTS: dict[str, str] = {
     "CT3030": """
@@ -202,7 +202,9 @@ TEXTS: dict[str, str] = {
         Fix: use a divisor of the tile on every axis (`S=16`, `S=32`).
     """,
     "CT3046": """
-        A reduction (`sum`, `max`, `min`, `prod`) names an axis the tile does not have.
+        A reduction (`sum`, `max`, `min`, `prod`) names an axis the tile does not have,
+        or `expand_dims(t, axis)` puts the new axis past the ends of the result (a rank-r
+        tile takes axes -(r + 1) to r).
 
         Example:
 
@@ -212,7 +214,8 @@ TEXTS: dict[str, str] = {
                 z.store(full((16,), t.sum(axis=1), f32))
                 # error[CT3046]: axis 1 out of range for a rank-1 tile
 
-        Fix: use an axis between `-rank` and `rank - 1`, or omit it to reduce every axis.
+        Fix: use an axis between `-rank` and `rank - 1`, or omit it to reduce every axis
+        (for `expand_dims`, between `-rank - 1` and `rank`).
     """,
     "CT3047": """
         `mma(a, b, acc)` got operands that do not line up: it computes `a @ b + acc` with
@@ -270,5 +273,63 @@ TEXTS: dict[str, str] = {
                     z.store(zeros((4, 8), f32), index=idx)
 
         Fix: a group of 1 or more (8 is a common choice for GEMM).
+    """,
+    "CT3060": """
+        A load hint is out of range. `latency=` (an integer from 1 to 10) tells tileiras
+        how long to expect the load to take, so it can issue it earlier; `allow_tma=`
+        (True or False) lets it use, or keeps it off, the TMA unit. Both are compile-time
+        values and change speed, never the values read.
+
+        Example:
+
+            a = x.load_tile((BM, BK), (block_id(0), k), latency=20)
+            # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
+
+        Fix: `latency=3` (or leave it out and let tileiras decide).
+    """,
+    "CT3061": """
+        A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of
+        `truediv` is one of nearest_even, zero, negative_inf, positive_inf, approx, full
+        (`sqrt`: the same but full); `approx`, `full` and `flush_to_zero=True` exist for
+        f32 only, as on the GPU (PTX `div.approx.f32`, `ex2.approx.ftz.f32`).
+
+        Example:
+
+            h = load_tile_like(x, z)                    # an f16 tile
+            z.store(truediv(h, 3.0, rounding="approx"))
+            # error[CT3061]: rounding `approx` exists for f32 only, not f16
+
+        Fix: `truediv(h.astype(f32), 3.0, rounding="approx")`, or the default rounding.
+    """,
+    "CT3053": """
+        An integer raised to a negative constant power: `t ** -2` or `pow(t, -1)` with
+        an integer tile and an integer exponent. Integer powers stay integers (a
+        constant exponent unrolls into multiplications), and integers have no negative
+        powers.
+
+        Example:
+
+            @cutile.entry
+            def k(z: Mut[Tensor[i32, [16]]]):
+                z.store(z.load() ** -1)
+                # error[CT3053]: an integer raised to the negative power -1
+
+        Fix: convert the base to float for a float result (`z.load().astype(f32) ** -1`),
+        or use a non-negative exponent.
+    """,
+    "CT3054": """
+        `t.item()` on a tile of more than one element. `.item()` turns a one-element
+        tile (of any rank, e.g. shape [1] or [1, 1]) into a scalar (a rank-0 tile).
+
+        Example:
+
+            @cutile.entry
+            def k(z: Mut[Tensor[f32, [16]]]):
+                s = z.load().item()
+                # error[CT3054]: `.item()` needs a tile of one element, not one of shape [16]
+                z.store(full((16,), s, f32))
+
+        Fix: reduce the tile first (`z.load().sum()` is already a scalar), or load a
+        one-element tile.
     """,
 }

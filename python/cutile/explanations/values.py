@@ -42,32 +42,36 @@ TEXTS: dict[str, str] = {
         Fix: compute the constant on the host and pass it as a `Const` or a scalar.
     """,
     "CT3004": """
-        `a @ b` on tiles is not a kernel operation: a tile matrix product runs on the
-        tensor cores through `mma`, which always adds into an accumulator whose precision
-        you choose.
+        `a @ b` (or `matmul(a, b)`) got operands it cannot multiply: a number instead of
+        a tile, a tile of rank 0 or above 3, inner extents that differ (`[M, K] @ [K, N]`),
+        batch axes that do not broadcast, or an element type the tensor cores do not take
+        (they take f16, bf16, tf32, f32, f64 and i8; not i16, i32, i64 or bool).
 
         Example:
 
             @cutile.entry
-            def k(c: Mut[Tensor[f32, [64, 64]]], a: Tensor[f16, [-1, -1]],
-                  b: Tensor[f16, [-1, -1]]):
-                c.store(a.load_tile((64, 64), (0, 0)) @ b.load_tile((64, 64), (0, 0)))
-                # error[CT3004]: `@` is not supported on tiles
+            def k(c: Mut[Tensor[f32, [64, 64]]], a: Tensor[f32, [-1, -1]],
+                  b: Tensor[f32, [-1, -1]]):
+                c.store(a.load_tile((64, 32), (0, 0)) @ b.load_tile((64, 64), (0, 0)))
+                # error[CT3004]: shapes do not multiply: [64, 32] @ [64, 64]
 
-        Fix: `acc = mma(a_tile, b_tile, zeros((64, 64), f32))`.
+        Fix: make the inner extents equal (`b.load_tile((32, 64), ...)`), and convert
+        integer tiles with `.astype(f32)` (or to `i8` when the values fit).
     """,
     "CT3005": """
         An operator is not defined for the tiles' element type: bitwise or shift operators
-        on floats, arithmetic that booleans do not have, or `**` between integer tiles.
+        on floats, or arithmetic that booleans do not have (`+`, `*`, `**`, `<<`).
 
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[i32, [16]]]):
+            def k(z: Mut[Tensor[f32, [16]]]):
                 t = z.load()
-                z.store(t ** 2)     # error[CT3005]: `**` on integer tiles is not supported
+                z.store(t << 1)
+                # error[CT3005]: operator `lshift` is not defined for `f32` tiles
 
-        Fix: convert with `.astype(f32)` first, or write the power as products (`t * t`).
+        Fix: shift and mask integers (convert with `.astype(i32)`), or multiply floats
+        (`t * 2.0`); convert booleans to numbers first.
     """,
     "CT3006": """
         An `if`, `elif`, `assert` or `and`/`or` condition is not a scalar: it is a tile

@@ -271,6 +271,12 @@ class FunctionConverter:
             return self.int_literal(value, sp)
         if isinstance(value, float):
             return K.Const(value, "float", sp)
+        # None and strings fold like the literals (a closure's `latency=None` is an absent
+        # hint, `padding=mode` a padding name), so a kernel factory can parametrize them.
+        if value is None:
+            return K.Const(None, "none", sp)
+        if isinstance(value, str):
+            return K.Const(value, "str", sp)
         if isinstance(value, DType):
             return K.DTypeRef(value.name, sp)
         if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
@@ -348,6 +354,11 @@ class FunctionConverter:
         if isinstance(e, ast.IfExp):
             return K.IfExp(self.expr(e.test), self.expr(e.body), self.expr(e.orelse), sp)
         if isinstance(e, ast.Subscript):
+            items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if any(_is_none(x) or _is_ellipsis(x) or isinstance(x, ast.Starred)
+                   for x in items) and all(_is_none(x) or _is_ellipsis(x) or _is_colon(x)
+                                           or isinstance(x, ast.Starred) for x in items):
+                return self.new_axes(e, items)
             return K.Subscript(self.expr(e.value), self.index(e.slice), sp)
         if isinstance(e, ast.Call):
             return self.call(e)
@@ -364,9 +375,45 @@ class FunctionConverter:
             parts = [self.expr(x) if x is not None else K.Const(None, "none", sp)
                      for x in (e.lower, e.upper, e.step)]
             return K.Call("builtins.slice", parts, sp)
-        if isinstance(e, ast.Tuple) and any(isinstance(x, ast.Slice) for x in e.elts):
+        if _is_ellipsis(e):
+            raise fail(
+                "CT0001", "`...` is accepted only among `None` and `:` (new axes)", self.span(e),
+                "`...`", help="write out the `:` of each axis before the slice or index",
+            )
+        if isinstance(e, ast.Tuple) and any(
+                isinstance(x, ast.Slice) or _is_none(x) or _is_ellipsis(x) for x in e.elts):
             return K.Tuple([self.index(x) for x in e.elts], self.span(e))
         return self.expr(e)
+    def new_axes(self, e: ast.Subscript, items: list[ast.expr]) -> K.Expr:
+        """`t[None]`, `t[:, None]`, `t[..., None]`: size-1 axes inserted where the `None`s
+        stand, written as the `expand_dims` calls they are (one reading for the checker and
+        the lowering). Every other entry is a full `:` or one `...`; a subscript with bounds
+        or indices is a slice (`index`, lowered by `lowering/ops/slicing.py`)."""
+        sp = self.span(e)
+        for x in items:
+            if not (_is_none(x) or isinstance(x, ast.Slice) or _is_ellipsis(x)):
+                raise fail(
+                    "CT0001", "a subscript mixing indices with `None` or `:` is not "
+                    "supported in kernels", self.span(x), "index",
+                    help="in a subscript with `None` or `:` every entry is `None`, `:` or `...`",
+                )
+        if sum(_is_ellipsis(x) for x in items) > 1:
+            raise fail("CT0001", "a subscript can have one `...`", sp, "second `...`")
+        if not any(_is_none(x) for x in items):
+            raise fail("CT0001", "a subscript of only `:` and `...` is not supported in "
+                       "kernels", sp, "subscript", help="it is the value itself: drop it")
+        cut = next((i for i, x in enumerate(items) if _is_ellipsis(x)), len(items))
+        before, after = items[:cut], items[cut + 1:]
+        # Axes before `...` are counted from the front in increasing order, axes after it
+        # from the back (negative), nearest the end first: each call puts its axis where
+        # the whole subscript does.
+        axes = [i for i, x in enumerate(before) if _is_none(x)]
+        axes += [i - len(after) for i, x in reversed(list(enumerate(after))) if _is_none(x)]
+        out = self.expr(e.value)
+        sig = table().functions["expand_dims"]
+        for axis in axes:
+            out = K.Call("expand_dims", bind(sig, [out, K.Const(axis, "int", sp)], [], sp), sp)
+        return out
 
     def compare(self, e: ast.Compare) -> K.Expr:
         sp = self.span(e)
@@ -517,6 +564,19 @@ def _arange_spelling(bound: list[K.Expr], sp: K.Span) -> list[K.Expr]:
     if isinstance(stop, K.Const) and stop.type == "none":
         start, stop = K.Const(0, "int", sp), start
     return [start, stop, step, dtype]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def _is_colon(node: ast.expr) -> bool:
+    """A full `:` (no bounds, no step)."""
+    return isinstance(node, ast.Slice) and not (node.lower or node.upper or node.step)
 
 
 def _dotted(node: ast.expr) -> str:

@@ -1,7 +1,9 @@
 """Conversions: ftof, ftoi, itof, exti, trunci, bitcast.
 
 ftoi rounds toward zero and, like the GPU's cvt.rzi, saturates out-of-range values to the
-target range and turns NaN into 0 (Tile IR leaves those undefined). itof rounds to nearest
+target range and turns NaN into 0 (Tile IR leaves those undefined); as measured on the
+H200, results narrower than 32 bits saturate to the 32-bit range and then wrap (300.0 -> i8
+44), so the lowering clamps in i32 before narrowing. itof rounds to nearest
 even (other modes are approximated through f64).
 """
 
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import dtypes as dt
 from ..dtypes import DType
 from ..errors import InterpreterError
 from ..ir.core import Op
@@ -61,7 +64,8 @@ def _ftoi(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     d = result_dtype(op)
     is_signed = op.attrs.get("signedness", "signed") == "signed"
     x = np.trunc(np.asarray(args[0], dtype=np.float64))
-    lo, hi = _int_range(d, is_signed)
+    # narrow results: the GPU saturates to 32 bits, then keeps the low bits (wrap_int below)
+    lo, hi = _int_range(d if d.bits >= 32 else dt.i32, is_signed)
     nan = np.isnan(x)
     # Clip inside the range with f64 bounds that convert exactly, then pin the ends.
     hi_f = float(np.nextafter(np.float64(hi + 1), -np.inf)) if hi > 2**53 else float(hi)

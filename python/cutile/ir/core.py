@@ -22,6 +22,9 @@ class Location:
     line: int
     col: int
     function: str = ""
+    # Where an inlined `@cutile.device` function was called from (Tile IR's CallSiteLoc):
+    # tileiras requires every op's outermost scope to be the function it sits in.
+    inlined_at: Location | None = None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col + 1}"

@@ -53,6 +53,16 @@ def _plain_divisor(v: LVal) -> bool:
     return isinstance(v, ConstV) and isinstance(v.value, int) and v.value not in (0, -1)
 
 
+def _int_exponent(a: LVal, b: LVal) -> bool:
+    """`a ** b` with an integer (or bool) base and exponent, at least one on the device."""
+    def is_int(v: LVal) -> bool:
+        if isinstance(v, TileV):
+            return not v.dtype.is_float
+        return isinstance(v, ConstV) and isinstance(v.value, int)
+
+    return is_int(a) and is_int(b) and (isinstance(a, TileV) or isinstance(b, TileV))
+
+
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     n = max(len(a), len(b))
     pa = (1,) * (n - len(a)) + a
@@ -130,7 +140,19 @@ class Arith:
                 b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even")
             )
         if src.is_float and to.is_int:
-            return TileV(b.convert("ftoi", t.v, to, signedness="signed", rounding_mode="zero"))
+            if to.bits >= 32:
+                return TileV(b.convert("ftoi", t.v, to, signedness="signed",
+                                       rounding_mode="nearest_int_to_zero"))
+            # The GPU's float -> i32 saturates (NaN -> 0) but narrower results come from
+            # truncating that i32 (300.0 -> i8 44): saturate in i32 first, so a float
+            # converts to i8/i16 by clamping, on the GPU and the interpreter alike.
+            wide = TileV(b.convert("ftoi", t.v, dt.i32, signedness="signed",
+                                   rounding_mode="nearest_int_to_zero"))
+            lo = self.const_tile(-(2 ** (to.bits - 1)), dt.i32, t.shape)
+            hi = self.const_tile(2 ** (to.bits - 1) - 1, dt.i32, t.shape)
+            clamped = b.op("maxi", [wide.v, lo.v], [wide.type], {"signedness": "signed"}).result
+            clamped = b.op("mini", [clamped, hi.v], [wide.type], {"signedness": "signed"}).result
+            return TileV(b.convert("trunci", clamped, to, overflow="none"))
         if src.is_float and to.is_bool:
             zero = self.const_tile(0.0, src, t.shape)
             return TileV(b.cmp("cmpf", "not_equal", t.v, zero.v, comparison_ordering="unordered"))
@@ -204,10 +226,9 @@ class Arith:
                     "CT3003", f"cannot evaluate this constant expression: {exc}", span, "here"
                 ) from None
         if op == "matmul":
-            raise self.low.error(
-                "CT3004", "`@` is not supported on tiles", span, "matrix product",
-                help="use `mma(a, b, acc)` with an f32 accumulator",
-            )
+            return self.low.ops.matmul(a, b, span)
+        if op == "pow" and _int_exponent(a, b):
+            return self._int_pow(a, b, span)
         if op == "div":
             x, y = self.unify(a, b, span)
             if not x.dtype.is_float:
@@ -238,16 +259,59 @@ class Arith:
             return TileV(q)
         if op == "mod":
             return self._python_mod(x, y)
-        if op == "pow":
-            if d.is_float:
-                return TileV(self.b.op("pow", [x.v, y.v], [x.type]).result)
-            raise self.low.error(
-                "CT3005", "`**` on integer tiles is not supported", span, "integer power",
-                help="convert to float with `.astype(f32)` first",
-            )
+        if op == "pow" and d.is_float:
+            return TileV(self.b.op("pow", [x.v, y.v], [x.type]).result)
         raise self.low.error(
             "CT3005", f"operator `{op}` is not defined for `{d.name}` tiles", span, "operands",
         )
+
+    def _int_pow(self, a: LVal, b: LVal, span: Span) -> TileV:
+        """`a ** b` of integers, in their promoted type (products wrap like `*`). A constant
+        exponent unrolls into square-and-multiply; a device exponent runs the same over its
+        bits in a loop (one trip per bit but the sign's). A negative device exponent gives
+        the integer part of the true power: 1 for a base of 1, +-1 for -1, else 0."""
+        if isinstance(b, ConstV):
+            assert isinstance(b.value, int)  # `_int_exponent`
+            n = int(b.value)
+            if n < 0:
+                raise self.low.error(
+                    "CT3053", f"an integer raised to the negative power {n}", span,
+                    "negative exponent", help="integers have no negative powers: convert "
+                    "the base with `.astype(f32)` for a float result",
+                )
+            x = self.to_tile(a, dt.i32, span)
+            if x.dtype.is_bool:
+                raise self.low.error("CT3005", "`**` on booleans", span, "bool operands")
+            result: TileV | None = None
+            while n:
+                if n & 1:
+                    result = x if result is None else TileV(self.b.binary("muli", result.v, x.v))
+                n >>= 1
+                if n:
+                    x = TileV(self.b.binary("muli", x.v, x.v))
+            return result if result is not None else self.const_tile(1, x.dtype, x.shape)
+        x, e = self.unify(a, b, span)
+        d, shape = x.dtype, x.shape
+        if d.is_bool:
+            raise self.low.error("CT3005", "`**` on booleans", span, "bool operands")
+        b_ = self.b
+        one = self.const_tile(1, d, shape).v
+        zero = self.const_tile(0, d, shape).v
+        lower, upper, step = (b_.scalar_const(v, dt.i32) for v in (0, d.bits - 1, 1))
+        with b_.for_(lower, upper, step, init=[one, x.v, e.v]) as loop:
+            _, acc, base, rest = loop.args
+            odd = b_.cmp("cmpi", "not_equal", b_.binary("andi", rest, one), zero)
+            acc = b_.select(odd, b_.binary("muli", acc, base), acc)
+            rest = b_.op("shri", [rest, one], [rest.type], {"signedness": "signed"}).result
+            b_.continue_([acc, b_.binary("muli", base, base), rest])
+        power = loop.results[0]
+        minus_one = self.const_tile(-1, d, shape).v
+        odd_e = b_.cmp("cmpi", "not_equal", b_.binary("andi", e.v, one), zero)
+        sign = b_.select(odd_e, minus_one, one)
+        unit = b_.select(b_.cmp("cmpi", "equal", x.v, minus_one), sign,
+                         b_.select(b_.cmp("cmpi", "equal", x.v, one), one, zero))
+        negative = b_.cmp("cmpi", "less_than", e.v, zero)
+        return TileV(b_.select(negative, unit, power))
 
     def _guarded_divisor(self, y: TileV) -> tuple[TileV, Value]:
         """Integer division without Tile IR's undefined cases (a zero divisor, and the most

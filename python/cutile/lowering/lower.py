@@ -72,6 +72,8 @@ class Lowerer:
         # `call_device` node ids from the entry to the function being lowered, and the DSL
         # call being lowered: together they name the checker's facts for it.
         self.call_path: tuple[int, ...] = ()
+        # The call site of the device function being inlined (None in the entry's body).
+        self.inlined_at: Location | None = None
         self.op_node = 0
         self.consts = spec.const_dict()
         self.b = Builder(Module(doc.entry))
@@ -96,7 +98,7 @@ class Lowerer:
     def location(self, span: K.Span) -> Location:
         path = self.doc.files[span.file].path if span.file < len(self.doc.files) else "<kernel>"
         name = self.frame.function.name if self.frame else self.doc.entry
-        return Location(path, span.line, span.col, name)
+        return Location(path, span.line, span.col, name, self.inlined_at)
 
     # ------------------------------------------------------------------ entry
 
@@ -671,14 +673,17 @@ class Lowerer:
         if len(args) != len(fn.params):  # pragma: no cover - the frontend's binding
             raise self.error("CT9002", f"`{fn.name}` got {len(args)} arguments", e.span, "call")
         env: dict[str, LVal] = {p.name: a for p, a in zip(fn.params, args, strict=True)}
-        saved = self.frame
+        saved, saved_site = self.frame, self.inlined_at
+        call_site = self.location(e.span)
         self.frame = _Frame(fn, env)
+        self.inlined_at = call_site
         self.inline_depth += 1
         self.call_path = (*self.call_path, e.nid)
         try:
             self.lower_block(fn.body)
             result = self.frame.returned
         finally:
+            self.inlined_at = saved_site
             self.call_path = self.call_path[:-1]
             self.inline_depth -= 1
             self.frame = saved

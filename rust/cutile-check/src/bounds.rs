@@ -142,6 +142,55 @@ impl Ranges {
         None
     }
 
+    /// Like `extreme`, but a `min(a, b)` (or `max`) of values with block ids or loop
+    /// variables may be replaced by one operand where that bounds it in the direction
+    /// asked (`min(a, b) <= a` when maximizing, `max(a, b) >= a` when minimizing): the
+    /// result bounds `p` (an upper bound when maximizing) without being its extreme, so a
+    /// goal it fails is not refuted (the callers fall back to a device check).
+    pub fn extreme_bound(&self, p: &Poly, maximize: bool) -> Option<Poly> {
+        let has_var = |x: &Poly| x.any_atom(&|a| matches!(a, Atom::BlockId(_) | Atom::Loop(_)));
+        let mut q = p.clone();
+        for _ in 0..16 {
+            if let Some(r) = self.extreme(&q, maximize) {
+                return Some(r);
+            }
+            let mut found = None;
+            q.visit_atoms(&mut |a| {
+                if found.is_none() {
+                    if let Atom::Min(x, y) | Atom::Max(x, y) = a {
+                        if has_var(x) || has_var(y) {
+                            found = Some(a.clone());
+                        }
+                    }
+                }
+            });
+            if let Some(a) = found {
+                let k = q.linear_coeff(&a)?;
+                let upper = (k > 0) == maximize;
+                let (x, y) = match (&a, upper) {
+                    (Atom::Min(x, y), true) | (Atom::Max(x, y), false) => (x, y),
+                    _ => return None, // would need both operands' extremes
+                };
+                let by = if has_var(x) && !has_var(y) { y } else { x };
+                q = q.substitute(&a, by);
+                continue;
+            }
+            // A block id or loop variable with a constant coefficient: its end of the range
+            // (whose bound may hold the next `min`).
+            let mut var = None;
+            q.visit_atoms(&mut |a| {
+                if var.is_none() && matches!(a, Atom::BlockId(_) | Atom::Loop(_)) {
+                    var = Some(a.clone());
+                }
+            });
+            let v = var?;
+            let k = q.linear_coeff(&v)?;
+            let (lo, hi) = self.range_of(&v)?;
+            q = q.substitute(&v, if (k > 0) == maximize { &hi } else { &lo });
+        }
+        None
+    }
+
     /// A lower bound of an atom known from facts, if any.
     pub fn atom_lb(&self, a: &Atom) -> Option<i128> {
         match a {
@@ -392,8 +441,23 @@ impl Ranges {
     pub fn decide_le(&self, lhs: &Poly, rhs: &Poly) -> Rung {
         let d = rhs.sub(lhs);
         let Some(worst) = self.extreme(&d, false) else {
-            return Rung::Device;
+            // A bound of the worst case through a `min`/`max` of block-dependent values
+            // can prove the goal (static or at launch) but never refute it.
+            return match self.extreme_bound(&d, false) {
+                Some(bound) => match self.decide_worst(&bound) {
+                    Rung::Refuted => Rung::Device,
+                    r => r,
+                },
+                None => Rung::Device,
+            };
         };
+        self.decide_worst(&worst)
+    }
+
+    /// Decide `worst >= 0` for the worst case of a goal (block ids and loop variables
+    /// already replaced).
+    fn decide_worst(&self, worst: &Poly) -> Rung {
+        let worst = worst.clone();
         if let Some(c) = worst.as_const() {
             // Negative at an extreme of the block ids / loop ranges: an access out of
             // bounds that some block makes on every launch.
@@ -438,6 +502,15 @@ impl Ranges {
             // Re-express the upper predicate from the maximum for a readable text.
             Rung::Launch(_) => match self.extreme(p, true) {
                 Some(max) => launch_le(&max, &count.sub(&Poly::c(1))),
+                None => Rung::Device,
+            },
+            // `j < min(a, f(block))`: bounded through the `min` (proves, never refutes).
+            Rung::Device => match self.extreme_bound(p, true) {
+                Some(max) => match self.decide_le(&max, &count.sub(&Poly::c(1))) {
+                    Rung::Launch(_) => launch_le(&max, &count.sub(&Poly::c(1))),
+                    Rung::Refuted => Rung::Device,
+                    r => r,
+                },
                 None => Rung::Device,
             },
             r => r,
@@ -528,5 +601,25 @@ mod tests {
             r.decide_index(&Poly::atom(Atom::Opaque(1)), &count),
             Rung::Device
         );
+    }
+
+    #[test]
+    fn loop_to_a_min_with_the_block_id_is_bounded_through_the_min() {
+        // `for j in range(min(cdiv(n, BN), cdiv((b + 1) * BM, BN)))` (causal attention)
+        let mut r = ranges();
+        let cd = |x: Poly, y: &str| x.cdiv(&Poly::atom(Atom::Const(y.into())));
+        let count = cd(Poly::atom(Atom::Dim("k".into(), 1)), "BN");
+        let causal = cd(
+            Poly::atom(Atom::BlockId(1))
+                .add(&Poly::c(1))
+                .mul(&Poly::atom(Atom::Const("BM".into()))),
+            "BN",
+        );
+        r.loops
+            .insert(7, (Poly::zero(), count.pmin(&causal).sub(&Poly::c(1))));
+        let j = Poly::atom(Atom::Loop(7));
+        assert_eq!(r.decide_index(&j, &count), Rung::Static);
+        // one past the end is not refuted through a bound: it goes to the device
+        assert_eq!(r.decide_index(&j.add(&Poly::c(1)), &count), Rung::Device);
     }
 }

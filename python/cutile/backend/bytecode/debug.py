@@ -5,8 +5,8 @@ these locations in its diagnostics, which is how a `CompileError` finds the Pyth
 
 Layout: per function, a list of debug-attribute ids, one for the function and then one per
 op in pre-order (an op before the ops nested in its regions); id 0 is "unknown location".
-The attributes themselves (DIFile, DICompileUnit, DISubprogram, DILoc) live in a table
-whose ids start at 1.
+The attributes themselves (DIFile, DICompileUnit, DISubprogram, DILoc, CallSite) live in a
+table whose ids start at 1.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ _DI_COMPILE_UNIT = 1
 _DI_FILE = 2
 _DI_LOC = 4
 _DI_SUBPROGRAM = 5
+_CALL_SITE = 6
 
 
 class DebugTable(Table):
@@ -53,6 +54,9 @@ class DebugTable(Table):
     def loc(self, scope: int, path: str, line: int, col: int) -> int:
         return self._attr(_DI_LOC, scope, self.strings.id(path), line, col)
 
+    def call_site(self, callee: int, caller: int) -> int:
+        return self._attr(_CALL_SITE, callee, caller)
+
 
 class FunctionDebugInfo:
     """Collects the location ids of one function's ops, in the order they are written."""
@@ -65,16 +69,20 @@ class FunctionDebugInfo:
         self.ids: list[int] = [self.loc_id(fn_loc)]
 
     def _scope(self, loc: Location) -> int:
-        """The kernel's subprogram: it starts at the kernel's `def` line and keeps the
-        exported symbol as linkage name. Every op's location has it as scope, those of
-        inlined device functions included (their file and line are their own): tileiras
-        refuses an op whose scope is not its function's ("Operation debug info scope does
-        not match function debug info scope")."""
-        base = self.fn_loc or loc
-        key = (base.file, base.function or self.symbol)
+        name = loc.function or (self.fn_loc.function if self.fn_loc else "") or self.symbol
+        key = (loc.file, name)
         scope = self._scopes.get(key)
         if scope is None:
-            scope = self.table.subprogram(base.file, base.line, key[1], self.symbol)
+            # The kernel's own subprogram starts at its `def` line and keeps the exported
+            # symbol as linkage name; inlined device functions get their own subprogram.
+            is_kernel = (
+                self.fn_loc is not None
+                and loc.file == self.fn_loc.file
+                and (name == (self.fn_loc.function or self.symbol))
+            )
+            line = self.fn_loc.line if is_kernel and self.fn_loc else loc.line
+            linkage = self.symbol if is_kernel else name
+            scope = self.table.subprogram(loc.file, line, name, linkage)
             self._scopes[key] = scope
         return scope
 
@@ -82,7 +90,12 @@ class FunctionDebugInfo:
         if loc is None:
             return UNKNOWN_LOC
         # Python columns are 0-based; MLIR locations (and every compiler message) are 1-based.
-        return self.table.loc(self._scope(loc), loc.file, loc.line, loc.col + 1)
+        here = self.table.loc(self._scope(loc), loc.file, loc.line, loc.col + 1)
+        if loc.inlined_at is None:
+            return here
+        # An op of an inlined device function: its own line in the device function's scope,
+        # called from the chain of call sites that ends in the kernel's scope.
+        return self.table.call_site(here, self.loc_id(loc.inlined_at))
 
     def record(self, loc: Location | None) -> None:
         self.ids.append(self.loc_id(loc))

@@ -196,7 +196,13 @@ def _ftof(op: Op) -> list[str]:
 
 @rule("ftoi")
 def _ftoi(op: Op) -> list[str]:
-    return _conversion(op, "float", "int", "any")
+    problems = _conversion(op, "float", "int", "any")
+    # tileiras (13.5, sm_90) accepts only truncation for float -> int; any other mode is a
+    # CompileError at assembly, long after the lowering could have said why.
+    mode = op.attrs.get("rounding_mode", "nearest_int_to_zero")
+    if mode != "nearest_int_to_zero":
+        problems.append(f"ftoi rounds only toward zero (nearest_int_to_zero), not `{mode}`")
+    return problems
 
 
 @rule("itof")

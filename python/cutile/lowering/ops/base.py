@@ -92,6 +92,24 @@ class OpsBase:
         raise self.err("CT3038", f"padding must be one of {', '.join(PADDINGS)}", span,
                        "padding")
 
+    def load_hints(self, a: Bound, span: K.Span) -> dict[str, int | bool] | None:
+        """`latency=` (1-10: how long tileiras should expect the load to take, so it can
+        start it earlier) and `allow_tma=` (False keeps it off the TMA unit) of a load."""
+        hints: dict[str, int | bool] = {}
+        if a.given("latency"):
+            v = a["latency"]
+            if not (isinstance(v, ConstV) and type(v.value) is int and 1 <= v.value <= 10):
+                raise self.err("CT3060", "`latency` must be a compile-time integer from 1 to 10",
+                               span, "latency", help="e.g. `latency=3`; omit it to let "
+                               "tileiras decide")
+            hints["latency"] = v.value
+        if a.given("allow_tma"):
+            v = a["allow_tma"]
+            if not (isinstance(v, ConstV) and isinstance(v.value, bool)):
+                raise self.err("CT3060", "`allow_tma` must be True or False", span, "allow_tma")
+            hints["allow_tma"] = v.value
+        return hints or None
+
     def _check_shape(self, shape: tuple[int, ...], span: K.Span) -> None:
         check_tile_shape(shape, span)
 

@@ -1,8 +1,9 @@
-"""Tile values: creation, elementwise math, where/maximum/minimum/pow and reductions."""
+"""Tile values: creation, elementwise math, where/maximum/minimum/pow/atan2/fma/isnan and
+reductions."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
 
 import numpy as np
 
@@ -11,10 +12,11 @@ from ...frontend import kast as K
 from ...ir import Block, TileType, Value, scalar
 from ..arith import broadcast_shapes
 from ..values import ConstV, LVal, TileV
-from .base import REDUCE_IDENTITY, Bound, OpsBase
+from .base import REDUCE_IDENTITY, Bound
+from .modes import ModeOps
 
 
-class ComputeOps(OpsBase):
+class ComputeOps(ModeOps):
     # ------------------------------------------------------------------ creation
 
     def f_full(self, a: Bound, span: K.Span) -> LVal:
@@ -41,14 +43,7 @@ class ComputeOps(OpsBase):
         t = self.tile_arg(a["x"], span)
         if not t.dtype.is_float:
             t = self.arith.convert(t, dt.f32)
-        attrs: dict[str, Any] = {}
-        if name in ("exp", "tanh"):
-            attrs["rounding_mode"] = "full"
-        if name in ("exp2", "rsqrt"):
-            attrs["flush_to_zero"] = False
-        if name == "sqrt":
-            attrs.update(rounding_mode="nearest_even", flush_to_zero=False)
-        return TileV(self.b.unary(name, t.v, **attrs))
+        return TileV(self.b.unary(name, t.v, **self.mode_attrs(name, a, t, span)))
 
     def f_where(self, a: Bound, span: K.Span) -> LVal:
         x, y = self.arith.unify(a["a"], a["b"], span)
@@ -70,6 +65,32 @@ class ComputeOps(OpsBase):
     def f_pow(self, a: Bound, span: K.Span) -> LVal:
         return self.arith.binop("pow", a["a"], a["b"], span)
 
+    def f_atan2(self, a: Bound, span: K.Span) -> LVal:
+        y, x = self.arith.unify(a["y"], a["x"], span)
+        if not y.dtype.is_float:
+            y, x = self.arith.convert(y, dt.f32), self.arith.convert(x, dt.f32)
+        return TileV(self.b.op("atan2", [y.v, x.v], [y.type]).result)
+
+    def f_fma(self, a: Bound, span: K.Span) -> LVal:
+        x, y = self.arith.unify(a["a"], a["b"], span)
+        x, z = self.arith.unify(x, a["c"], span)
+        y, _ = self.arith.unify(y, z, span)
+        if x.dtype.is_float:
+            return TileV(self.b.fma(x.v, y.v, z.v))
+        if x.dtype.is_bool:
+            raise self.err("CT3005", "`fma` on booleans", span, "bool operands")
+        return TileV(self.b.binary("addi", self.b.binary("muli", x.v, y.v), z.v))
+
+    def f_isnan(self, a: Bound, span: K.Span) -> LVal:
+        v = a["x"]
+        if isinstance(v, ConstV) and isinstance(v.value, (int, float)):
+            return ConstV(math.isnan(v.value))
+        x = self.tile_arg(v, span)
+        if not x.dtype.is_float:
+            return self.arith.const_tile(False, dt.bool_, x.shape)
+        # NaN is the one value unequal to itself (an unordered compare is true on NaN).
+        return TileV(self.b.cmp("cmpf", "not_equal", x.v, x.v, comparison_ordering="unordered"))
+
     # ------------------------------------------------------------------ reductions
 
     def _reduce(self, kind: str, x_v: LVal, a: Bound, span: K.Span) -> LVal:
@@ -86,9 +107,13 @@ class ComputeOps(OpsBase):
                 raise self.err("CT3046", f"axis {axis} out of range for a rank-{len(x.shape)} "
                                "tile", span, "axis")
             axes = [axis % len(x.shape)]
-        result = x
+        # Sums of f16 and bf16 accumulate in f32 and round once at the end; the result
+        # keeps the tile's dtype, as cuTile Python's `sum` does.
+        wide = kind == "sum" and x.dtype in (dt.f16, dt.bf16)
+        result = self.arith.convert(x, dt.f32) if wide else x
         for axis in sorted(axes, reverse=True):
             result = self._reduce_axis(kind, result, axis)
+        result = self.arith.convert(result, x.dtype)
         if keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
             result = TileV(self.b.reshape(result.v, shape))

@@ -28,7 +28,7 @@ class MemoryOps(OpsBase):
         if not src.mutable:
             self.low.require_fact(span, "tile access")
         pv = self.low.partition(src, like.tile_shape, padding, span)
-        return self._load(src, pv, self.low.own_index(like, span), span)
+        return self._load(src, pv, self.low.own_index(like, span), span, self.load_hints(a, span))
 
     def bounds_check(self, pv: Value, index: list[Value], span: K.Span, what: str) -> None:
         """A device assert for an index whose bounds the checker could neither prove nor
@@ -45,9 +45,11 @@ class MemoryOps(OpsBase):
             self.b.assert_(ok, f"{path}:{span.line}: tile index of {what} on axis {axis} is "
                                "out of bounds")
 
-    def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span) -> TileV:
+    def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span,
+              hints: dict[str, int | bool] | None = None) -> TileV:
         token = self.low.tokens.get(t.param) if t.mutable else None
-        tile_v, tok = self.b.load_view(pv, index, token)
+        attrs = {"optimization_hints": {"default": hints}} if hints else {}
+        tile_v, tok = self.b.load_view(pv, index, token, **attrs)
         if t.mutable:
             self.low.tokens[t.param] = tok
         return TileV(tile_v)
@@ -179,8 +181,9 @@ class MemoryOps(OpsBase):
         pv = self.low.partition(p.parent, p.tile_shape, "zero", span)
         idx = self._sub_index(p, index, span)
         inside = self._sub_inside(p, pv, idx)
+        hints = self.load_hints(a, span)
         if inside is None:
-            return self._load(p.parent, pv, idx, span)
+            return self._load(p.parent, pv, idx, span, hints)
         t = p.parent
         before = self.low.tokens.get(t.param)
         if before is None:
@@ -189,7 +192,7 @@ class MemoryOps(OpsBase):
         with self.b.if_(inside, [tile_ty, before.type]) as branch:
             with branch.then_():
                 self.low.tokens[t.param] = before
-                loaded = self._load(t, pv, idx, span)
+                loaded = self._load(t, pv, idx, span, hints)
                 self.b.yield_([loaded.v, self.low.tokens[t.param]])
             with branch.else_():
                 pad = self.arith.const_tile(0, t.dtype, p.tile_shape)
@@ -204,7 +207,7 @@ class MemoryOps(OpsBase):
         pv = self.low.partition(t, shape, padding, span)
         idx = self.index_values(index, t.rank, span)
         self.bounds_check(pv, idx, span, f"`{t.param}`")
-        return self._load(t, pv, idx, span)
+        return self._load(t, pv, idx, span, self.load_hints(a, span))
 
     m_mut_load_tile = m_tensor_load_tile
 

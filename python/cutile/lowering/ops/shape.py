@@ -1,4 +1,5 @@
-"""Matrix and shape ops: mma, astype, reshape, permute, transpose, broadcast_to."""
+"""Matrix and shape ops: mma, matmul (`@`), astype, reshape, permute, transpose,
+broadcast_to, expand_dims and `.item()`."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import numpy as np
 
 from ... import dtypes as dt
 from ...frontend import kast as K
+from ..arith import broadcast_shapes, promote_types
 from ..values import LVal, TileV
 from .base import Bound, OpsBase
+
+# The accumulator of `a @ b` for each operand dtype (the result converts back to it).
+MATMUL_ACC = {"f16": dt.f32, "bf16": dt.f32, "tf32": dt.f32, "f32": dt.f32, "f64": dt.f64,
+              "i8": dt.i32}
 
 
 class ShapeOps(OpsBase):
@@ -17,6 +23,9 @@ class ShapeOps(OpsBase):
         a = self.tile_arg(args["a"], span)
         b = self.tile_arg(args["b"], span)
         acc = self.tile_arg(args["acc"], span)
+        return self._mma(a, b, acc, span)
+
+    def _mma(self, a: TileV, b: TileV, acc: TileV, span: K.Span) -> TileV:
         rank = len(a.shape)
         if rank not in (2, 3) or len(b.shape) != rank or acc.shape[:-2] != a.shape[:-2]:
             raise self.err("CT3047", "mma takes [M, K] x [K, N] + [M, N] tiles (optionally "
@@ -36,6 +45,46 @@ class ShapeOps(OpsBase):
             return TileV(self.b.op("mmaf", [a.v, b.v, acc.v], [acc.type]).result)
         return TileV(self.b.op("mmai", [a.v, b.v, acc.v], [acc.type],
                                {"signedness_lhs": "signed", "signedness_rhs": "signed"}).result)
+
+    def f_matmul(self, args: Bound, span: K.Span) -> LVal:
+        return self.matmul(args["a"], args["b"], span)
+
+    def matmul(self, a_v: LVal, b_v: LVal, span: K.Span) -> LVal:
+        """`a @ b` as cuTile Python's `matmul`: a 1-D `a` is a row and a 1-D `b` a column
+        (both squeezed from the result), batch axes broadcast, the operands promote to one
+        dtype, which is the result's; the product is an `mma` into a zero accumulator."""
+        if not (isinstance(a_v, TileV) and isinstance(b_v, TileV)):
+            raise self.err("CT3004", "`@` multiplies two tiles", span, "matrix product",
+                           help="load tiles first; a number has no matrix product")
+        ra, rb = len(a_v.shape), len(b_v.shape)
+        if not (1 <= ra <= 3 and 1 <= rb <= 3):
+            raise self.err("CT3004", f"`@` takes tiles of rank 1 to 3, not {list(a_v.shape)} "
+                           f"@ {list(b_v.shape)}", span, "matrix product",
+                           help="rank 3 is a batch of matrices; use `*` for scalars")
+        d = promote_types(a_v.dtype, b_v.dtype)
+        acc_dtype = MATMUL_ACC.get(d.name)
+        if acc_dtype is None:
+            raise self.err("CT3004", f"`@` does not multiply `{d.name}` tiles", span,
+                           "matrix product", help="the tensor cores take f16, bf16, tf32, f32, "
+                           "f64 and i8: convert with `.astype`")
+        a = self.arith.convert(a_v, d)
+        b = self.arith.convert(b_v, d)
+        if rb == 1:
+            b = TileV(self.b.reshape(b.v, (*b.shape, 1)))
+        a_shape = a.shape if ra > 1 else (1, *a.shape)
+        m, k = a_shape[-2:]
+        k2, n = b.shape[-2:]
+        batch = broadcast_shapes(a_shape[:-2], b.shape[:-2])
+        if k != k2 or batch is None:
+            raise self.err("CT3004", f"shapes do not multiply: {list(a_v.shape)} @ "
+                           f"{list(b_v.shape)}", span, "matrix product",
+                           help="`[M, K] @ [K, N]`: the inner dimensions must be equal")
+        a = self.arith.broadcast_to(a, (*batch, m, k), span)
+        b = self.arith.broadcast_to(b, (*batch, k, n), span)
+        acc = self.arith.const_tile(0, acc_dtype, (*batch, m, n))
+        out = self.arith.convert(self._mma(a, b, acc, span), d)
+        shape = (*batch, *((m,) if ra > 1 else ()), *((n,) if rb > 1 else ()))
+        return out if out.shape == shape else TileV(self.b.reshape(out.v, shape))
 
     def f_astype(self, a: Bound, span: K.Span) -> LVal:
         return self._astype(a["x"], a, span)
@@ -91,3 +140,24 @@ class ShapeOps(OpsBase):
         x = self.tile_arg(a["x"], span)
         shape = self.shape_const(a["shape"], span)
         return self.arith.broadcast_to(x, shape, span)
+
+    def f_expand_dims(self, a: Bound, span: K.Span) -> LVal:
+        x = self.tile_arg(a["x"], span)
+        axis = self.int_const(a["axis"], span, "the axis")
+        rank = len(x.shape) + 1
+        if not -rank <= axis < rank:
+            raise self.err("CT3046", f"axis {axis} out of range for a new axis of a "
+                           f"rank-{len(x.shape)} tile", span, "axis",
+                           help=f"the new axis goes at -{rank} to {rank - 1}")
+        axis %= rank
+        shape = (*x.shape[:axis], 1, *x.shape[axis:])
+        self._check_shape(shape, span)
+        return TileV(self.b.reshape(x.v, shape))
+
+    def m_tile_item(self, t: TileV, a: Bound, span: K.Span) -> LVal:
+        if int(np.prod(t.shape)) != 1:
+            raise self.err("CT3054", f"`.item()` needs a tile of one element, not one of "
+                           f"shape {list(t.shape)}", span, "not one element",
+                           help="reduce it first (`t.sum()`, `t.max()`), or take a "
+                           "one-element tile")
+        return t if t.shape == () else TileV(self.b.reshape(t.v, ()))

@@ -262,6 +262,18 @@ impl<'d> Checker<'d> {
                         }
                         _ => self.fresh_opaque(),
                     },
+                    // `idx[k]` of an index minted by `iter_indices()`: the same component
+                    // atom (and range) as unpacking `for i, j in z.iter_indices()` binds.
+                    (Val::Minted { root, lp }, Val::Int(p)) => {
+                        let comps = crate::effects::minted_components(self, root, lp);
+                        let n = comps.len() as i128;
+                        match p.as_const() {
+                            Some(k) if (-n..n).contains(&k) => {
+                                Val::Int(comps[k.rem_euclid(n) as usize].clone())
+                            }
+                            _ => self.fresh_opaque(),
+                        }
+                    }
                     _ => self.fresh_opaque(),
                 }
             }

@@ -182,6 +182,16 @@ impl<'d> Checker<'d> {
             } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
+                // `if True:` / `if False:` (a literal, or a module-level flag the frontend
+                // folded): only that branch runs, as the lowering emits only that branch;
+                // the other is not checked either, so it cannot reject a kernel.
+                if let Expr::Const {
+                    value: cutile_kast::ConstValue::Bool(taken),
+                    ..
+                } = test
+                {
+                    return self.exec_block(if *taken { body } else { orelse }, st);
+                }
                 let a = self.exec_block(body, st.clone());
                 let b = self.exec_block(orelse, st);
                 self.join_at(a, b, MoveWhy::Branch, s.nid())

@@ -1,0 +1,131 @@
+"""Flash attention forward, bf16: cutile's `examples/attention.py` kernel against torch's
+scaled_dot_product_attention with the flash and the cuDNN backends, one process, random
+inputs, (batch * heads) = 32 x seq x d; TFLOP/s counts 4 * bh * seq^2 * d (half of it
+causal) and the error is against torch's math backend in f32 on one head.
+
+    python benchmarks/attention.py [--seqs 1024,4096,16384] [--ds 64,128] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import attention as ex
+from timing import time_on_stream
+
+# (BM, BN, hints) per (causal, d): the causal kernel walks key tiles of the query tile's size
+CONFIGS: dict[tuple[bool, int], list[tuple[int, int, dict[str, Any]]]] = {
+    (False, 64): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2})],
+    (False, 128): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2})],
+    (True, 64): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2})],
+    (True, 128): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2})],
+}
+
+
+def bench(bh: int, seq: int, d: int, causal: bool) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from cutile import api
+    from cutile.dtypes import bf16
+    from cutile.runtime import driver
+    from cutile.runtime.launch import flatten_args
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(bh, seq, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    flops = 4 * bh * seq * seq * d // (2 if causal else 1)
+    out: dict[str, Any] = {"bh": bh, "seq": seq, "d": d, "causal": causal, "cutile": {}}
+    ref = F.scaled_dot_product_attention(q[:1].float(), k[:1].float(), v[:1].float(),
+                                         is_causal=causal)
+    s = torch.cuda.current_stream()
+    q4, k4, v4 = (t.unsqueeze(0) for t in (q, k, v))
+    for name, backend in (("torch_flash", SDPBackend.FLASH_ATTENTION),
+                          ("torch_cudnn", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            with sdpa_kernel(backend):
+                o = F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
+                t = time_on_stream(
+                    lambda: F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal),
+                    s, reps=5, trials=5)
+            err = float((o[0, :1].float() - ref).abs().max())
+            out[name] = {"tflops": flops / t / 1e12, "err": err}
+        except Exception as exc:
+            out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:120]}"}
+
+    def to_ct(t: Any) -> Any:  # through raw bytes: numpy has no bf16
+        raw = t.contiguous().view(torch.int16).cpu().numpy()
+        tt = api.empty(list(t.shape), bf16)
+        tt._alloc.write(0, raw.reshape(-1).view("uint8"))
+        return tt
+
+    def to_torch(t: Any) -> Any:
+        host = t._alloc.read(0, t.nbytes)
+        return torch.from_numpy(host.view("int16").reshape(bh, seq, d).copy()).view(
+            torch.bfloat16).cuda()
+
+    x = [to_ct(t) for t in (q, k, v)]
+    base = ex.attention_causal if causal else ex.attention
+    for bm, bn, hints in CONFIGS[(causal, d)]:
+        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items())
+        kernel = base.with_hints(**hints)
+        try:
+            part = api.empty([bh, seq, d], bf16).partition([1, bm, d])
+            o, *x = kernel(part, *x, 1.0 / math.sqrt(d), BN=bn).sync()
+            raw = o.unpartition()
+            err = float((to_torch(raw)[:1].float() - ref).abs().max())
+            op = kernel(raw.partition([1, bm, d]), *x, 1.0 / math.sqrt(d), BN=bn)
+            bnd = op.binding
+            loaded = kernel._runnable(bnd.spec)
+            flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
+            stream = driver.state().stream
+            launch, grid = loaded.launch, bnd.grid
+            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
+                               reps=5, trials=5)
+            o, *x = op.sync()
+            out["cutile"][label] = {"tflops": flops / t / 1e12, "err": err}
+        except Exception as exc:  # a configuration that fails is reported, not fatal
+            out["cutile"][label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seqs", default="1024,4096,16384")
+    ap.add_argument("--ds", default="64,128")
+    ap.add_argument("--bh", type=int, default=32)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    results = []
+    for d in (int(x) for x in args.ds.split(",")):
+        for causal in (False, True):
+            for seq in (int(x) for x in args.seqs.split(",")):
+                results.append(bench(args.bh, seq, d, causal))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    print(f"\nflash attention fwd bf16, bh={args.bh}: TFLOP/s (max abs err vs f32 math)")
+    print(f"{'d':>4} {'causal':>6} {'seq':>6} {'cutile best':>22} {'flash':>7} {'cuDNN':>7} "
+          f"{'/flash':>7} {'/cuDNN':>7}")
+    for r in results:
+        ok = {k: v for k, v in r["cutile"].items() if "tflops" in v}
+        best_name = max(ok, key=lambda k: ok[k]["tflops"]) if ok else "-"
+        best = ok[best_name]["tflops"] if ok else 0.0
+        fl = r.get("torch_flash", {}).get("tflops", float("nan"))
+        cd = r.get("torch_cudnn", {}).get("tflops", float("nan"))
+        err = ok[best_name]["err"] if ok else float("nan")
+        print(f"{r['d']:>4} {r['causal']!s:>6} {r['seq']:>6} {best:7.1f} ({best_name:<12}) "
+              f"{fl:7.1f} {cd:7.1f} {best / fl:7.2f} {best / cd:7.2f}  err {err:.1e}")
+        for name, v in r["cutile"].items():
+            if "error" in v:
+                print(f"     {name}: {v['error']}")
+
+
+if __name__ == "__main__":
+    main()
