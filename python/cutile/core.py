@@ -196,8 +196,22 @@ def ones(shape: Any, dtype: DType = f32) -> Any:
 
 
 @_op("arange")
-def arange(n: int, dtype: DType = i32) -> Any:
-    """The 1-D tile [0, 1, ..., n-1]."""
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DType | None = None) -> Any:
+    """The 1-D tile `[start, start + step, ...]` up to but excluding `stop`, as numpy's
+    `arange`: `arange(n)` is `[0, 1, ..., n-1]`.
+
+    `start`, `stop` and `step` are compile-time numbers (literals, `Const`s, module
+    constants); the length `ceil((stop - start) / step)` must be a power of two (CT3070;
+    tiles have power-of-two sizes). `dtype` defaults to `i32`, or `f32` when a bound is a
+    float; `arange(n, f32)` (a dtype in `stop`'s place) still means `arange(0, n, 1, f32)`.
+    Add a runtime offset afterwards: `arange(0, B) + block_id(0) * B`.
+
+    Example::
+
+        idx = arange(16)                 # [0, 1, ..., 15] (i32)
+        odd = arange(1, 32, 2)           # [1, 3, ..., 31]
+        xs = arange(0.0, 2.0, 0.25)      # [0.0, 0.25, ..., 1.75] (f32)
+    """
 
 
 # ---------------------------------------------------------------------------- elementwise
@@ -396,6 +410,82 @@ def prod(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     """Product along `axis`."""
 
 
+# ---------------------------------------------------------------------------- scans, arg-reductions
+@_op("cumsum")
+def cumsum(x: Any, axis: int | None = None, reverse: bool = False) -> Any:
+    """Inclusive cumulative sum along `axis`, as numpy's `cumsum`: element `i` is
+    `x[0] + ... + x[i]` (with `reverse=True`, `x[i] + ... + x[n-1]`).
+
+    With `axis=None` the tile is flattened first (row-major) and the result is 1-D. The sum
+    runs in the tile's element type, as in cuTile (f16 adds in f16, integers wrap; convert
+    with `.astype(f32)` first for more accuracy); a bool tile counts in `i32`. Lowered to
+    Tile IR's `scan`. Also a tile method: `t.cumsum(axis)`.
+
+    Example::
+
+        run = cumsum(load_tile_like(x, z), axis=1)    # running sums along each row
+    """
+
+
+@_op("cumprod")
+def cumprod(x: Any, axis: int | None = None, reverse: bool = False) -> Any:
+    """Inclusive cumulative product along `axis` (`reverse`, flattening and element types
+    as for `cumsum`). Also a tile method: `t.cumprod(axis)`.
+
+    Example::
+
+        powers = cumprod(full((8,), 2, i32))         # [2, 4, 8, ..., 256]
+    """
+
+
+@_op("argmax")
+def argmax(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """The `i32` index of the largest element along `axis` (of the row-major flattened
+    tile when `axis` is None), as numpy's `argmax`: ties give the first index, and a NaN
+    counts as larger than every number (the first NaN wins). Lowered to one Tile IR
+    `reduce` over (value, index) pairs. Also a tile method: `t.argmax(axis)`.
+
+    Example::
+
+        best = argmax(scores, axis=1)      # [M, N] -> [M] column indices
+    """
+
+
+@_op("argmin")
+def argmin(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """The `i32` index of the smallest element along `axis`, as numpy's `argmin`: ties
+    give the first index, a NaN counts as smaller than every number. Also a tile method:
+    `t.argmin(axis)`.
+
+    Example::
+
+        nearest = argmin(distances, axis=0)
+    """
+
+
+@_op("reduce")
+def reduce(x: Any, axis: int | None, combiner: Any, identity: Any, keepdims: bool = False
+           ) -> Any:
+    """Reduce `x` along `axis` (all axes when None) with a `@cutile.device` function of
+    two scalars, `combiner(acc, elem)`, which returns their combination; `identity` is a
+    compile-time number with `combiner(identity, v) == v`.
+
+    The combiner's body becomes the body of Tile IR's `reduce`: straight-line code
+    (assignments, `where`, `a if c else b`, elementwise operations and device calls; no
+    `if`, loops or asserts, CT3074) returning a scalar of `x`'s element type. It must be
+    associative: Tile IR combines the elements in an order it chooses (make it commutative
+    too, or the result may depend on the compiler).
+
+    Example::
+
+        @cutile.device
+        def absmax(a, b):
+            return maximum(abs(a), abs(b))
+
+        peak = reduce(t, 1, absmax, 0.0)   # [M, N] -> [M]
+    """
+
+
 # ---------------------------------------------------------------------------- matrix, shape
 @_op("mma")
 def mma(a: Any, b: Any, acc: Any) -> Any:
@@ -453,6 +543,38 @@ def expand_dims(x: Any, axis: int) -> Any:
     Example::
 
         col = expand_dims(arange(16, f32), 1)     # shape (16, 1)
+    """
+
+
+@_op("cat")
+def cat(tiles: Any, axis: int = 0) -> Any:
+    """Concatenate a tuple of tiles along `axis`, as numpy's `concatenate`.
+
+    The tiles have the same shape except along `axis`, and are joined pairwise with Tile
+    IR's `cat`, so every join and the result must have a power-of-two size (two equal
+    tiles always do; `(a, b, c, d)` of equal size too; sizes 4, 8, 4 do not: CT3072).
+    Mixed element types promote as for `+`.
+
+    Example::
+
+        both = cat((lo, hi), axis=0)       # two [64] tiles -> one [128]
+    """
+
+
+@_op("extract")
+def extract(x: Any, index: Any, shape: Any) -> Any:
+    """The sub-tile number `index` of a partition of tile `x` into tiles of `shape`, as in
+    cuTile (`extract(t, (1,), (4,))` of a 16-element tile is elements 4..7).
+
+    `shape` is compile-time and divides `x.shape` on every axis (CT3073). Each index entry
+    counts sub-tiles: a compile-time index must lie in range (negative ones count from the
+    end, CT3073); a runtime index is taken modulo the number of sub-tiles, so it is never
+    out of bounds. Also a tile method: `t.extract(index, shape)`; `t[a:b]` slices tiles with
+    compile-time bounds.
+
+    Example::
+
+        half = extract(t, (0, 1), (16, 32))    # a [16, 64] tile's right half
     """
 
 
@@ -591,6 +713,8 @@ __all__ = [
     "Tile",
     "TileSpec",
     "arange",
+    "argmax",
+    "argmin",
     "assume_bounds",
     "assume_div_by",
     "astype",
@@ -607,13 +731,17 @@ __all__ = [
     "block_id",
     "bool_",
     "broadcast_to",
+    "cat",
     "cdiv",
     "ceil",
     "cos",
     "cosh",
+    "cumprod",
+    "cumsum",
     "exp",
     "exp2",
     "expand_dims",
+    "extract",
     "f16",
     "f32",
     "f64",
@@ -644,6 +772,7 @@ __all__ = [
     "pow",
     "prod",
     "ptr_offset",
+    "reduce",
     "reshape",
     "rsqrt",
     "scatter",

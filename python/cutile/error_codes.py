@@ -10,7 +10,7 @@ from pathlib import Path
 
 PYTHON_CODES: dict[str, str] = {
     # frontend (source the compiler does not accept)
-    "CT0001": "syntax a kernel cannot use (statement, expression, target, with, slicing)",
+    "CT0001": "syntax a kernel cannot use (statement, expression, target, with)",
     "CT0002": "a name that is not defined in the kernel's scope",
     "CT0003": "a missing, plain-Python or unknown parameter annotation, or a default value",
     "CT0004": "the kernel's source text cannot be read",
@@ -67,6 +67,17 @@ PYTHON_CODES: dict[str, str] = {
     "CT3054": "`.item()` of a tile with more than one element",
     "CT3080": "a gather, scatter or atomic whose tensor, indices or element type do not fit",
     "CT3081": "an unknown memory order or scope of an atomic operation",
+    # scans, custom reductions, ranges and pieces of tiles
+    "CT3070": "an `arange` whose length is not a power of two, whose step is 0, or whose "
+              "values the dtype cannot hold",
+    "CT3071": "a tile slice or index the compiler cannot express (runtime bound, "
+              "non-power-of-two length, backward step, out of range)",
+    "CT3072": "tiles `cat` cannot join (not tiles, shapes that differ off the axis, sizes "
+              "that do not pair into powers of two)",
+    "CT3073": "an `extract` whose sub-tile shape does not divide the tile, or whose index "
+              "is out of range or not an integer",
+    "CT3074": "a `reduce` combiner that is not a straight-line `@cutile.device` function of "
+              "two scalars returning the element type, or an identity that is not a number",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",

@@ -4,13 +4,24 @@ the Rust checker's codes are explained by their generated pages in `docs/errors/
 
 from __future__ import annotations
 
-from . import config, frontend, host, indexed, launch, operations, toolchain, values
+from . import (
+    config,
+    frontend,
+    host,
+    indexed,
+    launch,
+    operations,
+    tile_pieces,
+    toolchain,
+    values,
+)
 
 EXPLANATIONS: dict[str, str] = {
     **frontend.TEXTS,
     **values.TEXTS,
     **operations.TEXTS,
     **indexed.TEXTS,
+    **tile_pieces.TEXTS,
     **host.TEXTS,
     **launch.TEXTS,
     **toolchain.TEXTS,

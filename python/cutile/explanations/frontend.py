@@ -6,7 +6,7 @@ TEXTS: dict[str, str] = {
         compiled, not run: it may use assignments, arithmetic, comparisons, `if`/`elif`/
         `else`, `for ... in range(...)`, `for idx in z.iter_indices()`, tuples, `assert`
         and `with cutile.unsafe():`. Refused: `while` loops, `break`/`continue`,
-        `for ... else`, `try`, other `with` blocks, slicing, comprehensions, lambdas,
+        `for ... else`, `try`, other `with` blocks, comprehensions, lambdas,
         `*args`/`**kwargs` parameters, calling a dtype to convert, and assert messages
         that are not string literals.
 

@@ -25,6 +25,8 @@ class ParamSig:
     required: bool
     default: Any  # a JSON literal, or {"dtype": name}
     variadic: bool
+    # > 0: takes a `@cutile.device` function of this many parameters (`reduce`'s combiner)
+    function: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class OpTable:
 
 def _signature(raw: dict[str, Any]) -> Signature:
     params = tuple(
-        ParamSig(p["name"], "default" not in p, p.get("default"), bool(p.get("variadic")))
+        ParamSig(p["name"], "default" not in p, p.get("default"), bool(p.get("variadic")),
+                 int(p.get("function", 0)))
         for p in raw["params"]
     )
     return Signature(

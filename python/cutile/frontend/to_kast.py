@@ -34,7 +34,7 @@ UNARY: dict[type[ast.unaryop], str] = {
 CMPOPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
 }
-PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len"}
+PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len", "slice"}
 # Nesting limits: the kernel AST travels as JSON, which the checker reads with a nesting
 # limit of 128; these keep every document well inside it (5 + 2 * 24 + 2 * 32 levels).
 MAX_EXPR_DEPTH = 32
@@ -355,10 +355,11 @@ class FunctionConverter:
             return K.IfExp(self.expr(e.test), self.expr(e.body), self.expr(e.orelse), sp)
         if isinstance(e, ast.Subscript):
             items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-            if any(_is_none(x) or isinstance(x, (ast.Slice, ast.Starred)) or _is_ellipsis(x)
-                   for x in items):
+            if any(_is_none(x) or _is_ellipsis(x) or isinstance(x, ast.Starred)
+                   for x in items) and all(_is_none(x) or _is_ellipsis(x) or _is_colon(x)
+                                           or isinstance(x, ast.Starred) for x in items):
                 return self.new_axes(e, items)
-            return K.Subscript(self.expr(e.value), self.expr(e.slice), sp)
+            return K.Subscript(self.expr(e.value), self.index(e.slice), sp)
         if isinstance(e, ast.Call):
             return self.call(e)
         kind = type(e).__name__
@@ -366,19 +367,30 @@ class FunctionConverter:
             "CT0001", f"`{kind}` expressions are not supported in kernels", sp, "not supported",
         )
 
+    def index(self, e: ast.expr) -> K.Expr:
+        """A subscript's index; `a:b:c` is spelled `builtins.slice(a, b, c)` (absent parts
+        the literal None), as the call `slice(a, b, c)` is."""
+        if isinstance(e, ast.Slice):
+            sp = self.span(e)
+            parts = [self.expr(x) if x is not None else K.Const(None, "none", sp)
+                     for x in (e.lower, e.upper, e.step)]
+            return K.Call("builtins.slice", parts, sp)
+        if _is_ellipsis(e):
+            raise fail(
+                "CT0001", "`...` is accepted only among `None` and `:` (new axes)", self.span(e),
+                "`...`", help="write out the `:` of each axis before the slice or index",
+            )
+        if isinstance(e, ast.Tuple) and any(
+                isinstance(x, ast.Slice) or _is_none(x) or _is_ellipsis(x) for x in e.elts):
+            return K.Tuple([self.index(x) for x in e.elts], self.span(e))
+        return self.expr(e)
     def new_axes(self, e: ast.Subscript, items: list[ast.expr]) -> K.Expr:
         """`t[None]`, `t[:, None]`, `t[..., None]`: size-1 axes inserted where the `None`s
         stand, written as the `expand_dims` calls they are (one reading for the checker and
-        the lowering). Every other entry must be a full `:`; slices with bounds are not
-        supported yet."""
+        the lowering). Every other entry is a full `:` or one `...`; a subscript with bounds
+        or indices is a slice (`index`, lowered by `lowering/ops/slicing.py`)."""
         sp = self.span(e)
         for x in items:
-            if isinstance(x, ast.Slice) and (x.lower or x.upper or x.step):
-                raise fail(
-                    "CT0001", "slicing with bounds is not supported in kernels", self.span(x),
-                    "slice", help="load the part you need with `x.load_tile(shape, index)`; "
-                    "in a subscript only `None` (a new axis), `:` and `...` are accepted",
-                )
             if not (_is_none(x) or isinstance(x, ast.Slice) or _is_ellipsis(x)):
                 raise fail(
                     "CT0001", "a subscript mixing indices with `None` or `:` is not "
@@ -420,18 +432,27 @@ class FunctionConverter:
 
     def call(self, e: ast.Call) -> K.Expr:
         sp = self.span(e)
+        target = self.static_value(e.func)
+        # Parameters that take a device function (`reduce`'s combiner), by position and name.
+        op_name = getattr(target.value, "__cutile_op__", None) if target is not None else None
+        op_sig = table().functions.get(op_name) if isinstance(op_name, str) else None
+        takes_fn = {p.name: (i, p.function) for i, p in enumerate(op_sig.params)
+                    if p.function} if op_sig is not None else {}
+        by_pos = dict(takes_fn.values())
         args = []
-        for a in e.args:
+        for i, a in enumerate(e.args):
             if isinstance(a, ast.Starred):
                 raise fail("CT0001", "`*args` calls are not supported in kernels", self.span(a))
-            args.append(self.expr(a))
+            args.append(self.function_arg(a, by_pos[i], str(op_name)) if i in by_pos
+                        else self.expr(a))
         kwargs: list[tuple[str, K.Expr, K.Span]] = []
         for kw in e.keywords:
             if kw.arg is None:
                 raise fail("CT0001", "`**kwargs` calls are not supported in kernels",
                            self.span(kw.value))
-            kwargs.append((kw.arg, self.expr(kw.value), self.span(kw)))
-        target = self.static_value(e.func)
+            value = (self.function_arg(kw.value, takes_fn[kw.arg][1], str(op_name))
+                     if kw.arg in takes_fn else self.expr(kw.value))
+            kwargs.append((kw.arg, value, self.span(kw)))
         if target is None:
             if isinstance(e.func, ast.Attribute):
                 return self.method(e.func, args, kwargs, sp)
@@ -445,18 +466,24 @@ class FunctionConverter:
             sig = table().functions.get(op)
             if sig is None:  # pragma: no cover - tests/frontend/test_op_table.py
                 raise fail("CT9002", f"`{op}` is missing from the op table", sp)
-            return K.Call(op, bind(sig, args, kwargs, sp), sp)
+            bound = bind(sig, args, kwargs, sp)
+            if op == "arange":
+                bound = _arange_spelling(bound, sp)
+            return K.Call(op, bound, sp)
         dev = device_of(value)
         if dev is not None:
             return K.CallDevice(self.on_device_call(dev), self.bind_device(dev, args, kwargs, sp),
                                 sp)
-        if isinstance(value, types.BuiltinFunctionType) or value in (range, int, float):
+        if isinstance(value, types.BuiltinFunctionType) or value in (range, int, float, slice):
             name = getattr(value, "__name__", "")
             if name in PY_BUILTINS and getattr(builtins, name, None) is value:
                 bound = bind(table().builtins[name], args, kwargs, sp, what=f"`{name}()`")
                 if name == "range" and isinstance(bound[1], K.Const) and bound[1].type == "none":
                     # `range(n)` is `range(0, n, 1)`: one spelling for every reader
                     bound = [K.Const(0, "int", sp), bound[0], bound[2]]
+                if name == "slice" and isinstance(bound[1], K.Const) and bound[1].type == "none":
+                    # `slice(n)` is `slice(None, n, None)`, as `t[:n]` is
+                    bound = [K.Const(None, "none", sp), bound[0], bound[2]]
                 return K.Call(f"builtins.{name}", bound, sp)
         if isinstance(value, DType):
             raise fail(
@@ -483,6 +510,34 @@ class FunctionConverter:
         return K.Method(receiver, func.attr, bind(sig, args, kwargs, sp, what=f"`.{func.attr}()`"),
                         sp)
 
+    def function_arg(self, node: ast.expr, arity: int, op: str) -> K.Expr:
+        """A `@cutile.device` function passed to `op` (`reduce`'s combiner): written as a
+        `call_device` of it with `arity` None arguments, which the checker reads with
+        opaque arguments and the lowering inlines into the op's region."""
+        sp = self.span(node)
+        r = self.static_value(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        dev = device_of(r.value) if r is not None else None
+        if dev is None:
+            raise fail(
+                "CT3074", f"`{op}` takes a `@cutile.device` function here", sp,
+                "not a device function", help="define `@cutile.device def combine(a, b): "
+                "return ...` at module level and pass `combine` itself (not a call, a lambda "
+                "or a kernel value)",
+            )
+        try:
+            names = list(inspect.signature(dev.fn).parameters)
+        except (TypeError, ValueError):
+            names = []
+        if len(names) != arity:
+            raise fail(
+                "CT3074", f"`{dev.__name__}` takes {len(names)} parameter"
+                f"{'s' * (len(names) != 1)}, but `{op}` calls it with {arity}", sp,
+                "wrong number of parameters",
+                help="the combiner takes two scalars (the values it combines) and returns one",
+            )
+        name = self.on_device_call(dev)
+        return K.CallDevice(name, [K.Const(None, "none", sp) for _ in range(arity)], sp)
+
     def bind_device(self, dev: Any, args: list[K.Expr],
                     kwargs: list[tuple[str, K.Expr, K.Span]], sp: K.Span) -> list[K.Expr]:
         """A device call's arguments in the callee's parameter order (its parameters have
@@ -496,12 +551,32 @@ class FunctionConverter:
         return bind(sig, args, kwargs, sp, code="CT3020", what=f"`{dev.__name__}`")
 
 
+def _arange_spelling(bound: list[K.Expr], sp: K.Span) -> list[K.Expr]:
+    """`arange(start, stop, step, dtype)` in one spelling, as numpy reads the call:
+    `arange(n)` is `arange(0, n, 1)`, and `arange(n, f32)` (a dtype where `stop` goes) is
+    `arange(0, n, 1, f32)`."""
+    start, stop, step, dtype = bound
+    if isinstance(stop, K.DTypeRef):
+        if not (isinstance(dtype, K.Const) and dtype.type == "none"):
+            raise fail("CT3039", "`arange` got a dtype twice", stop.span, "a dtype",
+                       help="the signature is `arange(start, stop=None, step=1, dtype=None)`")
+        stop, dtype = K.Const(None, "none", sp), stop
+    if isinstance(stop, K.Const) and stop.type == "none":
+        start, stop = K.Const(0, "int", sp), start
+    return [start, stop, step, dtype]
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
 def _is_ellipsis(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def _is_colon(node: ast.expr) -> bool:
+    """A full `:` (no bounds, no step)."""
+    return isinstance(node, ast.Slice) and not (node.lower or node.upper or node.step)
 
 
 def _dotted(node: ast.expr) -> str:

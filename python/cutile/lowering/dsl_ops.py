@@ -10,20 +10,25 @@ from .ops.base import MATH_OPS, Bound
 from .ops.compute import ComputeOps
 from .ops.grid import GridOps
 from .ops.memory import MemoryOps
+from .ops.scan import ScanOps
 from .ops.shape import ShapeOps
+from .ops.slicing import SliceOps
 from .values import ConstV, DTypeV, LVal, SubPartitionV, TensorV, TileV, TupleV
 
 __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
-class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps):
+class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps, ScanOps, SliceOps):
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:
         name = e.func
         builtin = name.removeprefix("builtins.")
         sig = table().builtins[builtin] if builtin != name else table().functions[name]
-        a = Bound(sig, e.args, [self.low.expr(x) for x in e.args])
+        # A device function passed to an op (`reduce`'s combiner) is inlined by the op,
+        # into its region, not evaluated here.
+        a = Bound(sig, e.args, [ConstV(None) if p.function else self.low.expr(x)
+                                for p, x in zip(sig.params, e.args, strict=True)])
         self.low.op_node = e.nid
         if name in MATH_OPS:
             return self.math(name, a, e.span)

@@ -34,7 +34,7 @@ from .arith import Arith
 from .facts import LoweringFacts, Node
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
 from .tile_limits import check_tile_shape, check_tile_size
-from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, TensorV, TileV, TupleV
+from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, SliceV, TensorV, TileV, TupleV
 
 
 @dataclass
@@ -647,6 +647,8 @@ class Lowerer:
     def _subscript(self, e: K.Subscript) -> LVal:
         base = self.expr(e.value)
         idx = self.expr(e.index)
+        if isinstance(base, TileV) or isinstance(idx, SliceV):
+            return self.ops.subscript(base, idx, e.span)  # lowering/ops/slicing.py
         if isinstance(base, TupleV) and isinstance(idx, ConstV) and isinstance(idx.value, int):
             try:
                 return base.items[idx.value]
@@ -660,11 +662,16 @@ class Lowerer:
 
     def call_device(self, e: K.CallDevice) -> LVal:
         assert self.frame is not None
+        # The frontend bound the arguments to the callee's parameters, in order.
+        return self.inline_device(e, [self.expr(a) for a in e.args])
+
+    def inline_device(self, e: K.CallDevice, args: list[LVal]) -> LVal:
+        """The body of `e`'s device function, inlined at the builder's insertion point
+        with `args` for its parameters (as the checker reads it: under `e`'s node id)."""
+        assert self.frame is not None
         fn = self.doc.function(e.func)
         if self.inline_depth > 32:
             raise self.error("CT3019", "device functions recurse too deeply", e.span, "call")
-        # The frontend bound the arguments to the callee's parameters, in order.
-        args = [self.expr(a) for a in e.args]
         if len(args) != len(fn.params):  # pragma: no cover - the frontend's binding
             raise self.error("CT9002", f"`{fn.name}` got {len(args)} arguments", e.span, "call")
         env: dict[str, LVal] = {p.name: a for p, a in zip(fn.params, args, strict=True)}

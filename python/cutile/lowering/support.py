@@ -16,6 +16,63 @@ def check_support(doc: K.Document) -> None:
     """Raise a FrontendError for the first construct the compiler cannot lower yet."""
     for fn in doc.functions:
         _block(fn, fn.body, top=True)
+    _check_combiners(doc)
+
+
+def _check_combiners(doc: K.Document) -> None:
+    """A device function passed to an op (`reduce`'s combiner) becomes the body of a Tile
+    IR region, which holds straight-line pure code: no `if` statement, loop, `assert` or
+    `unsafe` block, in it or in a device function it calls (CT3074)."""
+    todo: list[str] = []
+    for fn in doc.functions:
+        for e in _all_exprs(fn.body):
+            if isinstance(e, K.Call) and not e.func.startswith("builtins."):
+                sig = table().functions.get(e.func)
+                for p, arg in zip(sig.params if sig else (), e.args, strict=False):
+                    if p.function and isinstance(arg, K.CallDevice):
+                        todo.append(arg.func)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fn = doc.function(name)
+        for s in _all_stmts(fn.body):
+            if isinstance(s, (K.If, K.For, K.While, K.Assert, K.Unsafe)):
+                kind = type(s).kind
+                raise fail(
+                    "CT3074", f"`{fn.name}` is used as a combiner, so its body must be "
+                    f"straight-line code, but it has {'an' if kind[0] in 'aeiou' else 'a'} "
+                    f"`{kind}` statement", s.span,
+                    "not straight-line", help="a combiner is straight-line code on its two "
+                    "scalars: assignments, `where(c, a, b)` or `a if c else b` to choose, and "
+                    "a `return`",
+                )
+        todo += [e.func for e in _all_exprs(fn.body) if isinstance(e, K.CallDevice)]
+
+
+def _all_stmts(body: list[K.Stmt]) -> list[K.Stmt]:
+    out: list[K.Stmt] = []
+    for s in body:
+        out.append(s)
+        for inner in _bodies(s):
+            out += _all_stmts(inner)
+    return out
+
+
+def _all_exprs(body: list[K.Stmt]) -> list[K.Expr]:
+    out: list[K.Expr] = []
+
+    def walk(e: K.Expr) -> None:
+        out.append(e)
+        for c in _children(e):
+            walk(c)
+
+    for s in _all_stmts(body):
+        for e in _exprs(s):
+            walk(e)
+    return out
 
 
 def _block(fn: K.Function, body: list[K.Stmt], top: bool) -> None:

@@ -97,3 +97,12 @@ class RangeV(LVal):
     start: LVal
     stop: LVal
     step: LVal
+
+
+@dataclass
+class SliceV(LVal):
+    """`a:b:c` in a subscript (or `slice(a, b, c)`): each part a value, or None."""
+
+    start: LVal | None
+    stop: LVal | None
+    step: LVal | None

@@ -52,6 +52,17 @@ fn yes() -> bool {
 }
 
 impl Signature {
+    /// The integer literal bound to parameter `name`, if it is one.
+    pub fn int_arg(&self, args: &[Expr], name: &str) -> Option<i64> {
+        match self.arg(args, name)? {
+            Expr::Const {
+                value: ConstValue::Int(v),
+                ..
+            } => Some(*v),
+            _ => None,
+        }
+    }
+
     /// Position of parameter `name`.
     pub fn position(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|p| p.name == name)

@@ -37,14 +37,6 @@ class ComputeOps(ModeOps):
     def f_ones(self, a: Bound, span: K.Span) -> LVal:
         return self._full(a["shape"], ConstV(1), a["dtype"], span)
 
-    def f_arange(self, a: Bound, span: K.Span) -> LVal:
-        n = self.int_const(a["n"], span, "the length")
-        d = self.dtype_arg(a["dtype"], span)
-        self._check_shape((n,), span)
-        if d.is_float:
-            return self.arith.convert(TileV(self.b.iota(n, dt.i32)), d)
-        return TileV(self.b.iota(n, d))
-
     # ------------------------------------------------------------------ elementwise
 
     def math(self, name: str, a: Bound, span: K.Span) -> LVal:

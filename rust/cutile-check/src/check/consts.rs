@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashSet};
 
 /// `Const` parameters of the entry written directly in a tile shape (`load_tile((BM, BK),
 /// ...)`, `zeros((B,), f32)`, `partition_mut((S,))`, `reshape`, `arange(n)`): the compiler
-/// builds no tile with an extent below 1 (CT3023, CT3045), so a kernel that runs has
-/// them `>= 1`, like the `Const`s of the parameters' shapes.
+/// builds no tile with an extent below 1 (CT3023, CT3045, CT3070), so a kernel that runs
+/// has them `>= 1`, like the `Const`s of the parameters' shapes.
 pub(super) fn tile_shape_consts(entry: &Function) -> HashSet<String> {
     use cutile_kast::ops::table;
     let consts: HashSet<&str> = entry
@@ -46,22 +46,17 @@ pub(super) fn tile_shape_consts(entry: &Function) -> HashSet<String> {
                     _ => return,
                 };
                 let Some(sig) = sig else { return };
-                if !matches!(
-                    sig.name.as_str(),
-                    "full"
-                        | "zeros"
-                        | "ones"
-                        | "reshape"
-                        | "arange"
-                        | "load_tile"
-                        | "partition_mut"
-                ) {
-                    return;
-                }
-                for name in ["shape", "n"] {
-                    if let Some(a) = sig.arg(args, name) {
-                        note(a);
+                let int = |name: &str| sig.int_arg(args, name);
+                let written = match sig.name.as_str() {
+                    "full" | "zeros" | "ones" | "reshape" | "load_tile" | "partition_mut" => {
+                        "shape"
                     }
+                    // `arange(n)` is written `arange(0, n, 1)`: its length is `stop`
+                    "arange" if int("start") == Some(0) && int("step") == Some(1) => "stop",
+                    _ => return,
+                };
+                if let Some(a) = sig.arg(args, written) {
+                    note(a);
                 }
             })
         }
