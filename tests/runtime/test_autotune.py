@@ -100,12 +100,21 @@ def test_tuned_gemm_matches_numpy() -> None:
     a, b = operands()
     got, op = run_gemm(tuned, a, b)
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-2, atol=1e-2)
-    assert op.config == GOOD[0] and op.choice.how == "first valid"  # the interpreter: no timing
-    assert op.binding.consts == {"BM": 32, "BN": 32, "BK": 16}
+    if bench.can_time():
+        assert op.choice.how == "benchmarked" and set(op.choice.times) == {0, 1}
+    else:  # the interpreter cannot time: the first valid config
+        assert op.config == GOOD[0] and op.choice.how == "first valid"
+    assert op.binding.consts == op.config.consts
 
 
-def test_invalid_configs_are_skipped_with_a_logged_reason(caplog: pytest.LogCaptureFixture
-                                                          ) -> None:
+@pytest.fixture
+def untimed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Choose as the interpreter does, on either backend: the first valid config."""
+    monkeypatch.setattr(bench, "can_time", lambda: False)
+
+
+def test_invalid_configs_are_skipped_with_a_logged_reason(caplog: pytest.LogCaptureFixture,
+                                                          untimed: None) -> None:
     caplog.set_level(logging.INFO, logger="cutile.autotune")
     configs = [C({"BM": 24, "BN": 32, "BK": 16}),       # not a power of two
                C({"BM": 4096, "BN": 8192, "BK": 16}),   # a tile past 2^24 elements
@@ -221,6 +230,11 @@ def test_a_fresh_process_reuses_the_choice_on_disk(tmp_path: Path, cache_dir: Pa
                                "disk_hits": 1, "memory_hits": 0}
     assert second["config"] == "Config({'B': 64})" and second["how"] == "cached"
     assert f"cached in {entry}" in second["log"] and "skipping" not in second["log"]
+    # `python -m cutile check` finds the kernel an autotuner wraps.
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, "CUTILE_BACKEND": "interpreter"}
+    check = subprocess.run([sys.executable, "-m", "cutile", "check", str(script)],
+                           capture_output=True, text=True, timeout=120, env=env)
+    assert check.returncode == 0 and "1 kernel(s)" in check.stdout, check.stdout + check.stderr
     # An edited kernel is another kernel: its choice is not reused.
     script.write_text(textwrap.dedent(SCRIPT).replace("* a)", "* a + 0.0)"))
     third = run_script(script, cache_dir)
@@ -275,7 +289,7 @@ def test_a_partition_passed_keeps_its_tiles() -> None:
     assert op.choice.index == 1 and op.choice.skipped[0]["code"] == "CT6103"
 
 
-def test_persistent_outputs_take_the_configs_block_count() -> None:
+def test_persistent_outputs_take_the_configs_block_count(untimed: None) -> None:
     configs = [C({"BM": 32, "BN": 32, "BK": 16}, num_blocks=3), C({"BM": 64, "BN": 64, "BK": 32})]
     tuned = cutile.autotune(persistent_matmul, configs=configs)
     a, b = operands()
@@ -354,6 +368,23 @@ def test_a_corrupt_entry_is_tuned_again(cache_dir: Path, caplog: pytest.LogCaptu
     assert json.loads(entry.read_text())["choice"]["index"] == 0  # rewritten whole
 
 
+def test_cache_clear_removes_the_choices(cache_dir: Path) -> None:
+    cutile.autotune(scale, configs=[C({"B": 64})])(
+        api.zeros([100], f32), api.zeros([100], f32), 1.0).sync()
+    assert len(stored(cache_dir)) == 1
+
+    def cli(*args: str) -> str:
+        env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
+        r = subprocess.run([sys.executable, "-m", "cutile", "cache", *args],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    assert "autotuning choices: 1" in cli("info")
+    assert "and 1 autotuning choices" in cli("clear")
+    assert stored(cache_dir) == []
+
+
 def test_cache_dir_off_keeps_choices_in_memory(monkeypatch: pytest.MonkeyPatch,
                                                cache_dir: Path) -> None:
     monkeypatch.setenv("CUTILE_CACHE_DIR", "off")
@@ -405,6 +436,59 @@ def test_the_decorator_form_keeps_the_kernel() -> None:
     assert double.__name__ == "double" and "over 1 configs" in repr(double)
     z, _ = double(api.zeros([10], f32), api.ones([10], f32)).sync()
     assert (z.to_numpy() == 2).all()
+
+
+class FakeDriver:
+    """The few driver calls `bench.measure` makes, with launches of `us` microseconds; a
+    `fault` makes event synchronization fail as after an illegal address."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    def __init__(self, us: float, fault: bool = False) -> None:
+        self.us, self.fault, self.launches, self.recorded = us, fault, 0, {}
+
+    def launch(self) -> None:
+        self.launches += 1
+
+    def cuEventCreate(self, flags: int) -> tuple[int, object]:
+        return 0, object()
+
+    def cuEventRecord(self, event: object, stream: object) -> tuple[int]:
+        self.recorded[id(event)] = self.launches
+        return (0,)
+
+    def cuEventSynchronize(self, event: object) -> tuple[int]:
+        return (700,) if self.fault else (0,)
+
+    def cuEventElapsedTime(self, start: object, stop: object) -> tuple[int, float]:
+        return 0, (self.recorded[id(stop)] - self.recorded[id(start)]) * self.us * 1e-3
+
+    def cuEventDestroy(self, event: object) -> tuple[int]:
+        return (0,)
+
+    def cuGetErrorName(self, err: int) -> tuple[int, bytes]:
+        return 0, b"CUDA_ERROR_ILLEGAL_ADDRESS"
+
+    def cuGetErrorString(self, err: int) -> tuple[int, bytes]:
+        return 0, b"an illegal memory access was encountered"
+
+
+def test_measure_times_batches_between_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cutile.runtime import driver
+
+    fake = FakeDriver(us=5.0)
+    monkeypatch.setattr(driver, "_driver", lambda: fake)
+    monkeypatch.setattr(driver, "ensure_current", lambda: None)
+    monkeypatch.setattr(driver, "state", lambda: type("S", (), {"stream": None})())
+    assert bench.measure(fake.launch) == pytest.approx(5e-6)
+    reps = min(bench.MAX_REPS, int(bench.TARGET_S / 5e-6))
+    assert fake.launches == bench.WARMUP + 1 + bench.TRIALS * reps
+    faulty = FakeDriver(us=5.0, fault=True)
+    monkeypatch.setattr(driver, "_driver", lambda: faulty)
+    with pytest.raises(cutile.DeviceError) as info:
+        bench.measure(faulty.launch)
+    assert info.value.code == "CT6903" and "ILLEGAL_ADDRESS" in str(info.value)
 
 
 @pytest.mark.gpu

@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import DeviceError
 from ..runtime import driver
 from ..runtime.memory import HostAllocation, allocate
 from ..runtime.ownership import registry
@@ -23,6 +24,10 @@ WARMUP = 3  # launches before anything is timed
 TRIALS = 7  # timed batches; their median counts
 TARGET_S = 2e-3  # each batch runs about this long
 MAX_REPS = 200  # launches per batch at most
+# Sticky errors: a kernel faulted and the context is lost (no later candidate can run).
+_FAULTS = ("ILLEGAL_ADDRESS", "CUDA_ERROR_ASSERT", "HARDWARE_STACK_ERROR",
+           "ILLEGAL_INSTRUCTION", "MISALIGNED_ADDRESS", "INVALID_ADDRESS_SPACE", "INVALID_PC",
+           "LAUNCH_FAILED")
 
 
 def can_time() -> bool:
@@ -53,6 +58,13 @@ def measure(launch: Callable[[], None]) -> float:
         one = batch(1)
         reps = max(1, min(MAX_REPS, int(TARGET_S / max(one, 1e-7))))
         return statistics.median(batch(reps) for _ in range(TRIALS))
+    except DeviceError as err:
+        if any(name in err.message for name in _FAULTS):
+            raise DeviceError(f"a candidate faulted on the GPU while it was timed: "
+                              f"{err.message}", code="CT6903",
+                              hint="the CUDA context cannot be used after a kernel fault; "
+                              "restart the process") from None
+        raise  # a launch the device refused (resources): the tuner skips the candidate
     finally:
         d.cuEventDestroy(start)
         d.cuEventDestroy(stop)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ SUBDIR = "autotune"
 FORMAT = 1
 LOCK_TIMEOUT_S = 900.0  # a search space of many configs compiles for minutes
 _log = log.get("autotune")
+_ENTRY = re.compile(r"^[0-9a-f]{64}\.json$")
 _unwritable: set[Path] = set()
 
 
@@ -116,14 +118,18 @@ def lock(fields: Mapping[str, Any]) -> Iterator[None]:
         yield
 
 
+def entries(base: Path) -> list[Path]:
+    """The stored choices under the cache directory `base` (files this module names)."""
+    try:
+        return [f for f in (base / SUBDIR).glob("*.json") if _ENTRY.match(f.name)]
+    except OSError:
+        return []
+
+
 def clear(base: Path) -> int:
     """Remove every stored choice under the cache directory `base`; how many."""
     removed = 0
-    try:
-        files = list((base / SUBDIR).glob("*.json"))
-    except OSError:
-        return 0
-    for f in files:
+    for f in entries(base):
         try:
             f.unlink()
             removed += 1

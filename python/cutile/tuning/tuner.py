@@ -158,6 +158,7 @@ class Autotuned:
         self.__name__ = kernel.__name__
         self.__qualname__ = kernel.__qualname__
         self.__doc__ = kernel.__doc__
+        self.__cutile_entry__ = kernel  # a kernel that calls this one is told it cannot
         self.stats = {"tunings": 0, "benchmarked": 0, "candidates": 0, "disk_hits": 0,
                       "memory_hits": 0}
         self._choices: dict[tuple[bool, str], Choice] = {}
