@@ -16,6 +16,7 @@ Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU inte
 from . import api, core, log
 from ._version import __version__ as __version__
 from .errors import (
+    AutotuneError,
     BorrowError,
     CacheWarning,
     CompileError,
@@ -35,14 +36,18 @@ from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
+from .tuning import Autotuned, Config, autotune
 
 log.configure()
 
 __all__ = [
+    "AutotuneError",
+    "Autotuned",
     "BorrowError",
     "ByTarget",
     "CacheWarning",
     "CompileError",
+    "Config",
     "ConfigError",
     "CutileError",
     "CutileWarning",
@@ -58,6 +63,7 @@ __all__ = [
     "RaceError",
     "TensorError",
     "api",
+    "autotune",
     "check_races",
     "core",
     "device",

@@ -36,10 +36,15 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CUDA_HOME", "", "the last place `tileiras` is looked for (`bin/tileiras`)"),
     Variable("CUDA_PATH", "", "read like `CUDA_HOME` when that is unset"),
     Variable("CUTILE_CACHE_DIR", "`~/.cache/cutile`",
-             "where compiled cubins are kept; `off` keeps them in memory only"),
+             "where compiled cubins and autotuning choices are kept; `off` keeps them in "
+             "memory only"),
     Variable("CUTILE_CACHE_MAX", "2G",
              "size bound of the cubin cache (`500M`, `2G`, bytes); least recently used "
              "entries go first"),
+    Variable("CUTILE_AUTOTUNE", "1",
+             "`cutile.autotune`: `1` benchmarks the configs of a call not tuned before, `0` "
+             "uses the first valid config without benchmarking, `retune` benchmarks again "
+             "even where a choice is cached"),
     Variable("CUTILE_LOG", "warning",
              "level of the `cutile` logger when nothing else configured logging: `debug`, "
              "`info` or `warning`"),

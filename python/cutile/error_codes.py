@@ -134,6 +134,9 @@ PYTHON_CODES: dict[str, str] = {
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
     "CT8020": "a kernel hint (num_ctas, occupancy, num_worker_warps, opt_level) out of range",
+    "CT8021": "an autotune search space or `cutile.Config` that cannot be used as written",
+    "CT8022": "no config of an autotune search space passes the checker, binds and compiles",
+    "CT8023": "CUTILE_AUTOTUNE has a value other than `1`, `0` or `retune` (or their spellings)",
     "CT8901": "the cubin cache directory cannot be written: a warning; kernels compile without it",
     "CT8902": "an op dropped before anything ran it: a warning; its tensors stay unusable",
     # internal

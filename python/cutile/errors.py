@@ -315,6 +315,25 @@ class ConfigError(CutileError):
     code = "CT8000"
 
 
+class AutotuneError(ConfigError):
+    """No config of an autotuning search space (`cutile.autotune`) survived for this call:
+    each one failed the checker with its `Const` values, did not bind to the arguments,
+    or did not compile. `kernel` names the kernel; `failures` lists every config with the
+    code and message of its failure (plain values, JSON-ready)."""
+
+    code = "CT8022"
+
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
+                 kernel: str | None = None,
+                 failures: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message, code=code, hint=hint)
+        self.kernel = kernel
+        self.failures = list(failures or [])
+
+    def _fields(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "failures": self.failures}
+
+
 class CutileWarning(UserWarning):
     """Base class of every warning cutile emits. Each carries a stable `code` like the
     errors do, so a filter can name one (`-W error::cutile.CutileWarning`)."""
@@ -339,6 +358,7 @@ class OpNeverRunWarning(CutileWarning, RuntimeWarning):
 
 
 __all__ = [
+    "AutotuneError",
     "BorrowError",
     "CacheWarning",
     "CompileError",

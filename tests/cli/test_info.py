@@ -29,7 +29,8 @@ def assert_readable(text: str) -> None:
 
 def test_info_lists_every_variable_with_its_value(fake_tileiras: Path, tmp_path: Path) -> None:
     r = info(CUTILE_TILEIRAS=str(fake_tileiras), CUTILE_CACHE_DIR=str(tmp_path),
-             CUTILE_CACHE_MAX="500M", CUTILE_BACKEND="interpreter", CUTILE_LOG="warning")
+             CUTILE_CACHE_MAX="500M", CUTILE_BACKEND="interpreter", CUTILE_LOG="warning",
+             CUTILE_AUTOTUNE="0")
     assert r.returncode == 0, r.stderr
     assert_readable(r.stdout)
     for var in environment.VARIABLES:
@@ -37,6 +38,7 @@ def test_info_lists_every_variable_with_its_value(fake_tileiras: Path, tmp_path:
     assert re.search(rf"^  CUTILE_TILEIRAS +=\s+{re.escape(str(fake_tileiras))}$", r.stdout,
                      re.MULTILINE)
     assert re.search(r"^  CUTILE_CACHE_MAX +=\s+500M$", r.stdout, re.MULTILINE)
+    assert re.search(r"^  CUTILE_AUTOTUNE +=\s+0$", r.stdout, re.MULTILINE)
     assert f"tileiras: {fake_tileiras} (from $CUTILE_TILEIRAS)" in r.stdout
     assert "tileiras version: Cuda compilation tools, release 13.4, V13.4.1" in r.stdout
     assert "backend: CPU interpreter" in r.stdout

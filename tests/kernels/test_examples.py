@@ -18,6 +18,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # kernel -> Const values for an ahead-of-time build of each example kernel
 AOT: dict[str, dict[str, dict[str, Any]]] = {
     "add": {"add": {"B": 1024}},
+    "autotune_gemm": {"gemm": {"BM": 64, "BN": 64, "BK": 32}},
     "saxpy": {"saxpy": {"B": 512}},
     "exp2d": {"exp2d": {"BM": 64, "BN": 128}},
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
@@ -27,6 +28,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
     "add": {"n": 100_003, "tile": 1024},
+    "autotune_gemm": {"m": 130, "n": 70, "k": 40},
     "saxpy": {"n": 50_001, "tile": 512},
     "exp2d": {"m": 200, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 128, "d": 64, "bm": 32},

@@ -326,6 +326,7 @@ def test_context_manager_covers_launches_waited_on_other_threads() -> None:
 
 SMALL: dict[str, dict[str, Any]] = {
     "add": {"n": 50_003, "tile": 1024},
+    "autotune_gemm": {"m": 70, "n": 40, "k": 24},
     "saxpy": {"n": 30_001, "tile": 512},
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},

@@ -1,5 +1,6 @@
-"""`python -m cutile cache [info|clear|prune]`: look at the cubin cache, empty it, or bring
-it under its size bound (`CUTILE_CACHE_MAX`, or `prune --max SIZE`)."""
+"""`python -m cutile cache [info|clear|prune]`: look at the cubin cache, empty it (and the
+autotuning choices kept beside it), or bring it under its size bound (`CUTILE_CACHE_MAX`,
+or `prune --max SIZE`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .. import environment
 from ..backend import cache, stale
 from ..backend.disk_cache import DiskCache
 from ..errors import ConfigError
+from ..tuning import store as autotune_store
 
 
 def add_cache_parser(sub: Any) -> None:
@@ -51,7 +53,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
     size = environment.format_size
     if args.action == "clear":
         removed, freed = disk.clear()
-        print(f"cache: {directory}: removed {removed} entries ({size(freed)})")
+        choices = autotune_store.clear(directory)
+        print(f"cache: {directory}: removed {removed} entries ({size(freed)}) and {choices} "
+              f"autotuning choices")
         return 0
     if args.action == "prune":
         bound = _bound(args)
@@ -66,4 +70,5 @@ def cmd_cache(args: argparse.Namespace) -> int:
     print(f"cache: {directory}")
     print(f"entries: {usage.entries} ({size(usage.bytes)} of a {size(cache.cache_max())} bound)")
     print(f"last used: {_ago(usage.newest_use)}; least recently used: {_ago(usage.oldest_use)}")
+    print(f"autotuning choices: {len(autotune_store.entries(directory))}")
     return 0

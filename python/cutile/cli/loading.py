@@ -50,11 +50,15 @@ def load(path: str) -> ModuleType:
 
 
 def kernels(mod: ModuleType) -> list[Any]:
-    """The `@cutile.entry` kernels a module defines (not those it imports)."""
+    """The `@cutile.entry` kernels a module defines (not those it imports), autotuned ones
+    included (`cutile.autotune`: the kernel it tunes)."""
     from ..kernel import EntryKernel
+    from ..tuning import Autotuned
 
     seen: list[Any] = []
     for value in vars(mod).values():
+        if isinstance(value, Autotuned):
+            value = value.kernel
         if isinstance(value, EntryKernel) and value.fn.__module__ == mod.__name__:
             if value not in seen:
                 seen.append(value)

@@ -161,6 +161,50 @@ TEXTS: dict[str, str] = {
 
         Fix: a value in range, e.g. `num_ctas=2`, or `ByTarget(sm_100=4, default=1)`.
     """,
+    "CT8021": """
+        An autotune search space cannot be used as written: `cutile.Config` got a value
+        that is not a `Const` value (an int, float or bool) or a `num_blocks` below 1, the
+        configs name a `Const` the kernel does not have, `key` names a parameter the kernel
+        does not have, or the call passes a `Const` that the configs tune.
+
+        Example:
+
+            tuned = cutile.autotune(matmul, configs=[cutile.Config({"BM": 64, "BK": 32})])
+            tuned(z, x, y, BK=16)
+            [CT8021] `BK` is tuned by the configs of `matmul`; the call cannot also set it
+
+        Fix: name only the kernel's `Const`s and parameters, and leave the tuned `Const`s
+        to the configs (pass the others at the call, as to the kernel itself).
+    """,
+    "CT8022": """
+        No config of an autotune search space survived for this call. Every config is
+        checked with its `Const` values (tile sizes must be powers of two, tiles at most
+        2^24 elements, ...), bound to the call's arguments and compiled before it is timed;
+        one that fails is skipped (logged on the `cutile.autotune` logger at level INFO),
+        and here every one failed. `err.failures` lists each config with its error.
+
+        Example:
+
+            tuned = cutile.autotune(matmul, configs=[cutile.Config({"BM": 48, "BN": 48})])
+            tuned(z, x, y, BK=16)
+            [CT8022] no config of `matmul` can run these arguments (1 tried): ...
+
+        Fix: give tile sizes that are powers of two and small enough for the kernel, and
+        read `CUTILE_LOG=info` output for each config's reason.
+    """,
+    "CT8023": """
+        `CUTILE_AUTOTUNE` has a value cutile does not know. It says what `cutile.autotune`
+        does on a call whose choice is not cached: `1` (or unset) benchmarks the configs,
+        `0` uses the first valid config without benchmarking (and caches nothing), and
+        `retune` benchmarks again even where a choice is cached on disk.
+
+        Example:
+
+            $ CUTILE_AUTOTUNE=fast python my_program.py
+            [CT8023] CUTILE_AUTOTUNE='fast' is not one of `1`, `0`, `retune`, ...
+
+        Fix: `CUTILE_AUTOTUNE=0`, `1` or `retune`, or unset it.
+    """,
     "CT8901": """
         The cubin cache directory cannot be used (it is not writable, say). A warning
         (`cutile.CacheWarning`), once per directory and process: kernels still compile,

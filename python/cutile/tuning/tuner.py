@@ -1,0 +1,491 @@
+"""`cutile.autotune`: run a kernel with the fastest of several configs, chosen once per
+device and shape class and cached on disk.
+
+    @cutile.autotune(configs=[cutile.Config({"BM": 64, "BN": 64, "BK": 32}),
+                              cutile.Config({"BM": 128, "BN": 128, "BK": 64}, occupancy=2)],
+                     key=["x", "y"])
+    @cutile.entry
+    def matmul(z: Mut[Tensor[f32, ["BM", "BN"]]], x: ..., y: ..., BM: Const[int], ...): ...
+
+    z, x, y = matmul(api.zeros([m, n], f32), x, y).sync()  # z passed whole, comes back whole
+
+A call whose shape class (the `key` arguments' dtypes and extents rounded up to powers of
+two, and the Consts given at the call) has no choice yet tries every config: checked with
+its Consts (the lowering's shape and type rules), bound to the arguments (launch rules),
+compiled, and on the GPU timed with CUDA events on copies of the outputs. Candidates that
+fail are skipped with the reason logged (`cutile.autotune`); the fastest one is kept in
+memory and on disk (`store`). The interpreter cannot time kernels: it takes the first
+valid config and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import environment, log
+from .._version import __version__
+from ..errors import AutotuneError, ConfigError, CutileError, DeviceError, LaunchError
+from ..frontend import kast as K
+from ..hints import ByTarget
+from ..kernel import EntryKernel
+from ..runtime import driver
+from ..runtime.device_op import DeviceOp
+from ..runtime.tensor import Partition, Tensor, _Handle
+from ..runtime.unrun_ops import call_site
+from . import bench, store
+from .config import Config
+
+_log = log.get("autotune")
+MODES = {"1": "on", "on": "on", "true": "on", "yes": "on",
+         "0": "off", "off": "off", "false": "off", "no": "off", "retune": "retune"}
+KeySpec = Sequence[str] | Callable[..., Any] | None
+
+
+def mode() -> str:
+    """`CUTILE_AUTOTUNE`: "on" (default), "off" or "retune" (CT8023 for anything else)."""
+    return environment.choice("CUTILE_AUTOTUNE", MODES, "CT8023") or "on"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The config an autotuned kernel runs for one shape class, and how it was chosen:
+    `how` is "benchmarked", "first valid" (the interpreter, or `CUTILE_AUTOTUNE=0`) or
+    "cached" (read from disk); `times` are seconds per launch by config index (benchmarked
+    ones only); `skipped` lists the configs that failed, with their error code and reason."""
+
+    config: Config
+    index: int
+    how: str
+    times: dict[int, float] = field(default_factory=dict)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    path: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "config": self.config.to_json(), "how": self.how,
+                "times_us": {str(i): round(t * 1e6, 3)
+                             for i, t in sorted(self.times.items())},
+                "skipped": self.skipped, "tuned_at": time.time()}
+
+
+class TunedOp(DeviceOp):
+    """What calling an autotuned kernel returns: the chosen kernel's op (`kernel_op`),
+    handing back whole the outputs the caller passed whole (unpartitioned)."""
+
+    def __init__(self, op: Any, whole: Sequence[int], choice: Choice) -> None:
+        self.kernel_op = op
+        self.choice = choice
+        self.config = choice.config
+        self._whole = tuple(whole)
+        self._name = op.name
+        self._site = call_site()
+        op._adopt()
+
+    def __repr__(self) -> str:
+        return f"<cutile.TunedOp {self._name} with {self.config!r}>"
+
+    @property
+    def binding(self) -> Any:
+        """The chosen kernel's launch: parameters, values, Consts and grid."""
+        return self.kernel_op.binding
+
+    def _inner(self) -> tuple[Any, ...]:
+        return (self.kernel_op,)
+
+    def _start(self) -> Callable[[], None]:
+        self.kernel_op._claim()
+        wait: Callable[[], None] = self.kernel_op._start()
+        return wait
+
+    def _finish(self) -> Any:
+        values = list(self.kernel_op._finish())
+        for i in self._whole:
+            values[i] = values[i].unpartition()
+        return tuple(values)
+
+
+def _pow2(n: int) -> int:
+    return 0 if n <= 0 else 1 << (n - 1).bit_length()
+
+
+def _describe(value: Any) -> Any:
+    """A value's part of a shape class: a tensor's dtype and extents rounded up to powers of
+    two (a partition's tiles too), a number itself."""
+    if isinstance(value, _Handle):
+        out: dict[str, Any] = {"dtype": value.dtype.name,
+                               "shape": [_pow2(d) for d in value.shape]}
+        if isinstance(value, Partition):
+            out["tile"] = list(value.tile_shape)
+            out["num_blocks"] = value.num_blocks
+        return out
+    item = getattr(value, "item", None)
+    if item is not None and type(value).__module__ == "numpy":
+        value = item()
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return type(value).__name__
+
+
+class Autotuned:
+    """An `@cutile.entry` kernel that runs with the best of `configs` (`cutile.autotune`).
+    Call it like the kernel; `choose(...)` tunes without launching; `choices` holds what
+    this process decided; `stats` counts tunings, benchmarks and cache hits."""
+
+    def __init__(self, kernel: EntryKernel, configs: Sequence[Config], key: KeySpec = None
+                 ) -> None:
+        if not isinstance(kernel, EntryKernel):
+            raise ConfigError(
+                f"`cutile.autotune` tunes a `@cutile.entry` kernel, got {kernel!r}",
+                code="CT8021", hint="stack `@cutile.autotune(...)` above `@cutile.entry`")
+        configs = list(configs)
+        if not configs or not all(isinstance(c, Config) for c in configs):
+            raise ConfigError(f"`cutile.autotune({kernel.name})` needs a non-empty list of "
+                              f"`cutile.Config`, got {configs!r}", code="CT8021",
+                              hint='e.g. `configs=[cutile.Config({"BM": 64}), '
+                              'cutile.Config({"BM": 128})]`')
+        if key is not None and not callable(key):
+            if isinstance(key, str) or not all(isinstance(k, str) for k in key):
+                raise ConfigError(f"`key` is a list of parameter names, got {key!r}",
+                                  code="CT8021", hint='e.g. `key=["x", "y"]`')
+            key = list(key)
+        self.kernel = kernel
+        self.configs = configs
+        self.key = key
+        self.__name__ = kernel.__name__
+        self.__qualname__ = kernel.__qualname__
+        self.__doc__ = kernel.__doc__
+        self.__cutile_entry__ = kernel  # a kernel that calls this one is told it cannot
+        self.stats = {"tunings": 0, "benchmarked": 0, "candidates": 0, "disk_hits": 0,
+                      "memory_hits": 0}
+        self._choices: dict[tuple[bool, str], Choice] = {}
+        self._variants: dict[int, EntryKernel] = {}
+        self._prepared = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<cutile.autotune {self.kernel.__qualname__} over {len(self.configs)} configs>"
+
+    @property
+    def choices(self) -> dict[str, Choice]:
+        """This process's choices by shape class (JSON text)."""
+        return {shape: c for (_, shape), c in self._choices.items()}
+
+    # -- the kernel's parameters -----------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Check the kernel (its rules do not depend on Const values) and the search space
+        against its parameters, once."""
+        if self._prepared:
+            return
+        checked = self.kernel.check()  # KernelCheckError: no config can fix the body
+        params = self.kernel.entry.params
+        self._params: list[K.Param] = list(params)
+        self._consts = {p.name for p in params if p.kind == "const"}
+        self._outputs = [p for p in params if p.kind == "mut_tensor"]
+        self._persistent = {name for name, how in checked.outputs if how == "persistent"}
+        self._runtime = [p for p in params if p.kind != "const"]
+        names = {p.name for p in params}
+        for cfg in self.configs:
+            unknown = sorted(set(cfg.consts) - self._consts)
+            if unknown:
+                raise ConfigError(f"{cfg!r} sets `{unknown[0]}`, which is not a Const of "
+                                  f"`{self.kernel.name}`", code="CT8021",
+                                  hint=f"its Consts: {', '.join(sorted(self._consts))}")
+        if isinstance(self.key, list):
+            for k in self.key:
+                if k not in names:
+                    raise ConfigError(f"`key` names `{k}`, which is not a parameter of "
+                                      f"`{self.kernel.name}`", code="CT8021",
+                                      hint=f"its parameters: {', '.join(sorted(names))}")
+        self._tuned: set[str] = set().union(*(c.consts for c in self.configs))
+        self._prepared = True
+
+    def _split(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The call's arguments by name: (runtime arguments, Consts given at the call)."""
+        if len(args) > len(self._params):
+            raise LaunchError(f"`{self.kernel.name}` takes {len(self._params)} arguments, "
+                              f"got {len(args)}", code="CT6104", kernel=self.kernel.name)
+        named = {p.name: a for p, a in zip(self._params, args, strict=False)}
+        for k, v in kwargs.items():
+            if k in named:
+                raise LaunchError(f"`{self.kernel.name}` got two values for `{k}`",
+                                  code="CT6104", kernel=self.kernel.name, tensor=k)
+            named[k] = v
+        missing = [p.name for p in self._runtime if p.name not in named]
+        if missing:
+            raise LaunchError(f"`{self.kernel.name}` needs a value for `{missing[0]}`",
+                              code="CT6104", kernel=self.kernel.name, tensor=missing[0])
+        consts = {k: v for k, v in named.items() if k in self._consts}
+        clash = sorted(set(consts) & self._tuned)
+        if clash:
+            raise ConfigError(f"`{clash[0]}` is tuned by the configs of `{self.kernel.name}`; "
+                              f"the call cannot also set it", code="CT8021",
+                              hint=f"drop `{clash[0]}=` from the call, or from the configs")
+        return {k: v for k, v in named.items() if k not in self._consts}, consts
+
+    def _shape_class(self, runtime: Mapping[str, Any], consts: Mapping[str, Any]) -> str:
+        if callable(self.key):
+            part: Any = self.key(**runtime, **consts)
+        else:
+            names = self.key if self.key is not None else [
+                p.name for p in self._runtime if p.kind in ("tensor", "mut_tensor")]
+            part = [[n, _describe(runtime.get(n, consts.get(n)))] for n in names]
+        cut = [[p.name, _describe(runtime.get(p.name))] for p in self._outputs
+               if isinstance(runtime.get(p.name), Partition)]
+        return json.dumps({"key": part, "consts": _describe_consts(consts),
+                           "partitions": cut}, sort_keys=True, default=repr)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> TunedOp:
+        """Launch with the chosen config (tuning first if this shape class has none):
+        a `DeviceOp` like the kernel's, whose `.sync()` hands back every argument, outputs
+        passed whole (a `Tensor`) whole again."""
+        self._prepare()
+        runtime, consts = self._split(args, kwargs)
+        choice = self._choose(runtime, consts)
+        return self._launch(choice, runtime, consts)
+
+    def choose(self, *args: Any, **kwargs: Any) -> Choice:
+        """The choice for these arguments (tuning now if there is none), without launching;
+        the arguments stay the caller's."""
+        self._prepare()
+        runtime, consts = self._split(args, kwargs)
+        return self._choose(runtime, consts)
+
+    def _launch(self, choice: Choice, runtime: dict[str, Any], consts: dict[str, Any]
+                ) -> TunedOp:
+        variant = self._variant(choice.index)
+        values = {**consts, **choice.config.consts}
+        call = dict(runtime)
+        whole = []
+        for p in self._outputs:
+            arg = runtime.get(p.name)
+            if isinstance(arg, Tensor):
+                call[p.name] = self._cut(arg, p, choice.config, values, runtime)
+                whole.append(next(i for i, q in enumerate(self._runtime) if q.name == p.name))
+        op = variant(**call, **consts, **choice.config.consts)
+        return TunedOp(op, whole, choice)
+
+    # -- choosing --------------------------------------------------------------------------
+
+    def _choose(self, runtime: dict[str, Any], consts: dict[str, Any]) -> Choice:
+        how = mode()
+        shape = self._shape_class(runtime, consts)
+        memo = (how == "off", shape)
+        found = self._choices.get(memo)
+        if found is not None:
+            self.stats["memory_hits"] += 1
+            return found
+        with self._lock:
+            found = self._choices.get(memo)
+            if found is not None:
+                return found
+            if how == "off":
+                choice = self._tune(runtime, consts, first_only=True)
+                _log.info("autotune `%s`: CUTILE_AUTOTUNE=0: using the first valid config "
+                          "%r without benchmarking", self.kernel.name, choice.config)
+            else:
+                fields = self._fields(shape)
+                with store.lock(fields):
+                    cached = self._from_disk(fields) if how != "retune" else None
+                    if cached is not None:
+                        choice = cached
+                    else:
+                        choice = self._tune(runtime, consts, first_only=False)
+                        path = store.save(fields, choice.to_json())
+                        if path is not None:
+                            choice = Choice(choice.config, choice.index, choice.how,
+                                            choice.times, choice.skipped, str(path))
+            self._choices[memo] = choice
+            return choice
+
+    def _fields(self, shape: str) -> dict[str, Any]:
+        """What a choice on disk is for: the kernel, the device, the search space, the
+        shape class."""
+        from .. import pipeline
+
+        if self.kernel._kast_hash is None:
+            self.kernel._kast_hash = pipeline.kast_sha256(self.kernel.document())
+        return {"format": store.FORMAT, "cutile": __version__, "kernel": self.kernel.name,
+                "kast_sha256": self.kernel._kast_hash, "hints": self.kernel.hints,
+                "opt_level": self.kernel.opt_level, "device": _device(),
+                "configs": [c.to_json() for c in self.configs], "shape_class": shape}
+
+    def _from_disk(self, fields: dict[str, Any]) -> Choice | None:
+        got = store.load(fields)
+        if got is None:
+            return None
+        index = got.get("index")
+        if (not isinstance(index, int) or not 0 <= index < len(self.configs)
+                or got.get("config") != json.loads(json.dumps(self.configs[index].to_json()))):
+            return None
+        self.stats["disk_hits"] += 1
+        path = store.path_of(fields)
+        times = {int(i): float(t) * 1e-6 for i, t in (got.get("times_us") or {}).items()}
+        choice = Choice(self.configs[index], index, "cached", times,
+                        list(got.get("skipped") or []), str(path))
+        _log.info("autotune `%s`: using %r, chosen before (%s) and cached in %s",
+                  self.kernel.name, choice.config, got.get("how"), path)
+        return choice
+
+    def _tune(self, runtime: dict[str, Any], consts: dict[str, Any], first_only: bool
+              ) -> Choice:
+        """Try the configs in order: each is checked, bound and compiled; on the GPU (and
+        unless `first_only`) timed. The fastest, or without timing the first valid one."""
+        timed = not first_only and bench.can_time()
+        self.stats["tunings"] += 1
+        scratch = {p.name: bench.scratch_like(runtime.get(p.name), timed)
+                   for p in self._outputs}
+        times: dict[int, float] = {}
+        valid: list[int] = []
+        skipped: list[dict[str, Any]] = []
+        first_error: CutileError | None = None
+        for i, cfg in enumerate(self.configs):
+            self.stats["candidates"] += 1
+            try:
+                seconds = self._trial(i, cfg, runtime, consts, scratch, timed)
+            except CutileError as err:
+                if isinstance(err, DeviceError) and err.code != "CT6901":
+                    raise  # a fault loses the context: nothing after it can run
+                first_error = first_error or err
+                reason = str(err).split("\n", 1)[0]
+                skipped.append({"index": i, "config": repr(cfg), "code": err.code,
+                                "reason": reason})
+                _log.info("autotune `%s`: skipping %r: %s", self.kernel.name, cfg, reason)
+                continue
+            valid.append(i)
+            if seconds is not None:
+                times[i] = seconds
+                _log.debug("autotune `%s`: %r: %.1f us", self.kernel.name, cfg, seconds * 1e6)
+            if first_only:
+                break
+        if not valid:
+            tried = len(self.configs)
+            raise AutotuneError(
+                f"no config of `{self.kernel.name}` can run these arguments ({tried} tried): "
+                + "; ".join(f"{s['config']}: {s['reason']}" for s in skipped[:3])
+                + ("; ..." if len(skipped) > 3 else ""),
+                hint="`err.failures` has every config's reason; `CUTILE_LOG=info` logs them",
+                kernel=self.kernel.name, failures=skipped) from first_error
+        if timed:
+            self.stats["benchmarked"] += 1
+            best = min(valid, key=lambda i: (times[i], i))
+            _log.info("autotune `%s`: chose %r (%.1f us; %d timed, %d skipped): %s",
+                      self.kernel.name, self.configs[best], times[best] * 1e6, len(times),
+                      len(skipped), ", ".join(f"#{i} {t * 1e6:.1f} us"
+                                              for i, t in sorted(times.items())))
+            return Choice(self.configs[best], best, "benchmarked", times, skipped)
+        best = valid[0]
+        if not first_only:
+            _log.info("autotune `%s`: the interpreter cannot time kernels: using the first "
+                      "valid config %r without benchmarking (%d of %d valid)",
+                      self.kernel.name, self.configs[best], len(valid), len(self.configs))
+        return Choice(self.configs[best], best, "first valid", {}, skipped)
+
+    def _trial(self, i: int, cfg: Config, runtime: dict[str, Any], consts: dict[str, Any],
+               scratch: dict[str, Any], timed: bool) -> float | None:
+        """Bind config `i` to the scratch outputs and the shared inputs, compile it (the
+        lowering checks its Const values), and time it when `timed`; the op never runs
+        itself and hands every tensor back."""
+        variant = self._variant(i)
+        values = {**consts, **cfg.consts}
+        call = dict(runtime)
+        cut: dict[str, Partition] = {}
+        try:
+            for p in self._outputs:
+                arg = scratch[p.name]
+                if isinstance(arg, Tensor):
+                    arg = cut[p.name] = self._cut(arg, p, cfg, values, runtime)
+                call[p.name] = arg
+            op = variant(**call, **values)
+            try:
+                runnable = variant._runnable(op.binding.spec)
+                return bench.time_op(op, runnable) if timed else None
+            finally:
+                op._give_back()
+        finally:
+            for name, part in cut.items():
+                scratch[name] = part.unpartition()
+
+    def _variant(self, i: int) -> EntryKernel:
+        """The kernel compiled with config `i`'s hints (the body, its AST and its proof
+        are the kernel's own)."""
+        got = self._variants.get(i)
+        if got is None:
+            hints = self.configs[i].kernel_hints()
+            got = self.kernel.with_hints(**hints) if hints else self.kernel
+            if got is not self.kernel:
+                got._doc, got._check = self.kernel.document(), self.kernel.check()
+                got._kast_hash = self.kernel._kast_hash
+            self._variants[i] = got
+        return got
+
+    def _cut(self, t: Tensor, p: K.Param, cfg: Config, consts: Mapping[str, Any],
+             runtime: Mapping[str, Any]) -> Partition:
+        """Partition an output passed whole by its declared tile shape, the names read from
+        the config, the call's Consts or the inputs' shapes; for `iter_indices()` outputs,
+        with the config's block count."""
+        tile = []
+        for axis, d in enumerate(p.shape or []):
+            if isinstance(d, str):
+                value = consts.get(d, _from_shapes(self._runtime, runtime, d))
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise ConfigError(
+                        f"the tile of `{p.name}` (axis {axis}) is `{d}`, which neither "
+                        f"{cfg!r} nor the call sets", code="CT8021",
+                        hint=f"set `{d}` in every config, pass `{d}=` at the call, or pass "
+                        f"`{p.name}` partitioned")
+                tile.append(value)
+            else:
+                tile.append(int(d))
+        part = t.partition(tile)
+        if p.name in self._persistent:
+            blocks = cfg.num_blocks or self._blocks_per_sm(cfg)
+            if blocks:
+                part = part.persistent(max(1, min(blocks, part.num_tiles)))
+        return part
+
+    def _blocks_per_sm(self, cfg: Config) -> int | None:
+        """`occupancy` blocks per multiprocessor (the config's hint, else the kernel's)."""
+        occ = cfg.hints.get("occupancy", self.kernel.hint_args.get("occupancy"))
+        if isinstance(occ, ByTarget):
+            occ = occ.per_arch.get(driver.arch(), occ.default)
+        sms = driver.state().sm_count
+        return occ * sms if isinstance(occ, int) and sms else None
+
+
+def _describe_consts(consts: Mapping[str, Any]) -> list[list[Any]]:
+    return [[k, _describe(v)] for k, v in sorted(consts.items())]
+
+
+def _from_shapes(params: Sequence[K.Param], runtime: Mapping[str, Any], name: str) -> Any:
+    """A Const an input's shape names (`Tensor[f32, [-1, "D"]]`), read off the argument."""
+    for p in params:
+        if p.kind != "tensor":
+            continue
+        arg = runtime.get(p.name)
+        for axis, d in enumerate(p.shape or []):
+            if d == name and isinstance(arg, _Handle) and axis < len(arg.shape):
+                return arg.shape[axis]
+    return None
+
+
+def _device() -> dict[str, Any]:
+    """The device a choice is for: the GPU's name, architecture, SM count and assembler."""
+    s = driver.state()
+    if s.backend != "gpu":
+        return {"backend": "interpreter"}
+    try:
+        from ..backend.tileiras import find_tileiras, tileiras_version
+
+        tool: str | None = tileiras_version(find_tileiras())
+    except CutileError:
+        tool = None
+    return {"backend": "gpu", "name": s.name, "arch": driver.arch(), "sms": s.sm_count,
+            "tileiras": tool}
