@@ -95,3 +95,17 @@ def test_int_to_float_and_half_round_trips() -> None:
 @pytest.mark.parametrize("kernel", [to_i32, to_i16_implicit, i32_to_f32, round_trip_half, to_i8])
 def test_conversions_assemble_for_sm90(kernel: cutile.EntryKernel) -> None:
     assert kernel.compile(target="sm_90", B=128).cubin[:4] == b"\x7fELF"
+
+
+def test_a_nan_converts_to_the_gpus_half_precision_nan() -> None:
+    # The H200 writes 0x7fff for a NaN converted to f16 or bf16 (numpy would write 0x7e00 /
+    # 0x7fc0); the interpreter writes the same bits (tests/gpu/test_differential_ops.py).
+    xs = np.array([np.nan, -np.nan, 1.0, -2.5] * 4, np.float32)
+    z = api.zeros([16], f32).partition([16])
+    h = api.zeros([16], f16).partition([16])
+    b = api.zeros([16], bf16).partition([16])
+    z, h, b, _ = round_trip_half(z, h, b, api.from_numpy(xs)).sync()
+    hb = h.unpartition().to_numpy().view(np.uint16)
+    bb = b.unpartition().to_numpy().view(np.uint16)
+    assert hb[0] == hb[1] == 0x7FFF and bb[0] == bb[1] == 0x7FFF
+    assert hb[2] == 0x3C00 and bb[3] == 0xC020

@@ -49,8 +49,26 @@ def _ftof(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     mode = op.attrs.get("rounding_mode", "nearest_even")
     (x,) = args
     if mode in _NEAREST:
-        return _out(to_float(x, d), d)
-    return _out(round_directed(np.asarray(x, dtype=np.float64), d, mode), d)
+        out = to_float(x, d)
+    else:
+        out = round_directed(np.asarray(x, dtype=np.float64), d, mode)
+    return _out(_canonical_nan(out, d), d)
+
+
+# What the H200's f32 -> f16 / bf16 conversion writes for any NaN (measured by
+# tests/gpu/test_differential_ops.py): 0x7fff, where numpy would keep a quiet NaN 0x7e00
+# (f16) or 0x7fc0 (bf16).
+_NAN_BITS = {"f16": (np.uint16, np.float16, 0x7FFF), "bf16": (np.uint32, np.float32, 0x7FFF0000)}
+
+
+def _canonical_nan(out: Any, d: DType) -> Any:
+    spec = _NAN_BITS.get(d.name)
+    a = np.asarray(out)
+    if spec is None or not np.isnan(a).any():
+        return out
+    bits_t, float_t, bits = spec
+    nan = np.array(bits, dtype=bits_t).view(float_t)
+    return np.where(np.isnan(a), nan, a).astype(a.dtype)
 
 
 def _int_range(d: DType, is_signed: bool) -> tuple[int, int]:
