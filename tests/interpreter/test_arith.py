@@ -271,3 +271,11 @@ def test_tile_types_are_respected_by_rank0_tiles() -> None:
     run(b.module, "s", (1, 1, 1), [Pointer.to(o), 1.5, -4.0])
     assert o[0] == -6.0
     assert TileType((), dt.f32) == s.type
+
+
+def test_fpowi_raises_floats_to_integer_powers() -> None:
+    xs = np.array([2.0, -1.5, 0.5, 3.0, -2.0, 10.0, 0.0, 1.25], np.float32)
+    es = np.array([3, 2, -2, 0, 5, -1, 2, 7], np.int32)
+    got = elementwise(lambda b, t: b.op("fpowi", [t[0], t[1]], [t[0].type]).result,
+                      [(xs, dt.f32), (es, dt.i32)], dt.f32)
+    np.testing.assert_array_equal(got, (xs.astype(np.float64) ** es).astype(np.float32))

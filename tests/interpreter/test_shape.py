@@ -80,3 +80,19 @@ def test_bf16_and_tf32_mmaf() -> None:
     np.testing.assert_allclose(out, expect.astype(np.float32), rtol=1e-6, atol=1e-6)
     # tf32 rounding matters: the unrounded product differs
     assert not np.allclose(out, (a_bf @ b_bf) + t32.astype(np.float64) @ t32, rtol=1e-7, atol=0)
+
+
+def test_insert_writes_a_sub_tile_into_a_copy() -> None:
+    b, (xp, sp, op_) = new_kernel([ptr(dt.f32), ptr(dt.f32), ptr(dt.f32)], "ins")
+    c0 = i32(b, 0)
+    x = load(b, view(b, xp, [4, 8], [8, 1], [4, 8]), [c0, c0])
+    s = load(b, view(b, sp, [2, 4], [4, 1], [2, 4]), [c0, c0])
+    ins = raw(b, "insert", [s, x, i32(b, 1), i32(b, 1)], [TileType((4, 8), dt.f32)]).result
+    store(b, ins, view(b, op_, [4, 8], [8, 1], [4, 8]), [c0, c0])
+    xs = RNG.standard_normal((4, 8)).astype(np.float32)
+    ss = RNG.standard_normal((2, 4)).astype(np.float32)
+    out = np.zeros((4, 8), np.float32)
+    run(b.module, "ins", (1, 1, 1), [Pointer.to(xs), Pointer.to(ss), Pointer.to(out)])
+    want = xs.copy()
+    want[2:4, 4:8] = ss
+    np.testing.assert_array_equal(out, want)

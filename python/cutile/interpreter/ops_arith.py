@@ -174,6 +174,16 @@ def _float_binary_math(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     return _out(to_float(r, d), d)
 
 
+@handler("fpowi")
+def _fpowi(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    """A float base to an integer power (13.4): `pow` with the exponent as a float."""
+    d = result_dtype(op)
+    c = compute_float(d)
+    base, exp = args
+    r = np.power(base.astype(c, copy=False), np.asarray(exp, dtype=np.float64).astype(c))
+    return _out(to_float(r, d), d)
+
+
 # -- float unary -----------------------------------------------------------------------------
 
 

@@ -107,6 +107,26 @@ def _extract(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     return [freeze(np.ascontiguousarray(x[tuple(slices)]))]
 
 
+@handler("insert")
+def _insert(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    """The destination with the source tile written at slot `indices` (in source-sized
+    steps, as `extract` counts them): the inverse of `extract`."""
+    src, dst, *indices = args
+    if len(indices) != dst.ndim:
+        raise InterpreterError(f"insert needs {dst.ndim} indices, got {len(indices)}")
+    slices = []
+    for dim, (i, n, total) in enumerate(zip(indices, src.shape, dst.shape, strict=False)):
+        j = int(unsigned(i, operand_dtype(op, dim + 2)))
+        if total % n or not 0 <= j < total // n:
+            raise InterpreterError(
+                f"insert slot {j} of size {n} is outside dimension {dim} of size {total}"
+            )
+        slices.append(slice(j * n, (j + 1) * n))
+    out = np.array(dst, copy=True)
+    out[tuple(slices)] = src
+    return [freeze(out)]
+
+
 @handler("cat")
 def _cat(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     a, b = args

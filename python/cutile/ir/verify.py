@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import InternalCompilerError
 from .attrs import OptimizationHints
 from .core import Block, Function, Location, Module, Op, Value
+from .op_table import IMPURE, op_def
 from .rules import check_op
 from .types import MAX_TILE_ELEMENTS, PartitionViewType, TileType, Type, is_power_of_two
 
@@ -126,6 +127,8 @@ class _FunctionChecker:
             for v in op.operands:
                 if v not in scope:
                     self.report(f"operand {v!r} does not dominate this use", op)
+            for message in _table_problems(op):
+                self.report(message, op)
             for message in check_op(op):
                 self.report(message, op)
             hints = op.attrs.get("optimization_hints")
@@ -225,16 +228,22 @@ def check_hints(hints: Mapping[str, Any], known: frozenset[str]) -> list[str]:
     return out
 
 
+def _table_problems(op: Op) -> list[str]:
+    """The op against its row of the op table: known, counts in range, known attributes."""
+    d = op_def(op.name)
+    if d is None:
+        return []  # `check_op` reports the unknown op
+    out = d.check_counts(len(op.operands), len(op.results))
+    extra = sorted(set(op.attrs) - d.attrs)
+    if extra:
+        out.append(f"`{op.name}` has no attribute {', '.join(f'`{a}`' for a in extra)}")
+    return out
+
+
 def _types(values: Iterable[Value]) -> str:
     return ", ".join(str(v.type) for v in values)
 
 
 TERMINATORS = frozenset({"yield", "continue", "break", "return"})
 
-_IMPURE = frozenset(
-    {
-        "load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko",
-        "atomic_rmw_tko", "atomic_cas_tko", "print_tko", "assert", "make_token",
-        "join_tokens", "for", "loop", "if",
-    }
-)  # fmt: skip
+_IMPURE = IMPURE

@@ -20,6 +20,7 @@ from ...dtypes import DType
 from ...errors import InternalCompilerError
 from ...ir.attrs import Bounded, Dense, DivBy, OptimizationHints, SameElements
 from ...ir.core import Block, Op, Value
+from ...ir.op_table import OPS
 from ...ir.types import PointerType, TileType, Type
 from . import enums
 from .attributes import HintMap, encode_hints_body, encode_predicate, encode_scalar
@@ -48,14 +49,16 @@ class OpSpec:
 ENCODERS: dict[str, OpSpec] = {}
 
 
-def encodes(name: str, opcode: int, since: str) -> Callable[[Encoder], Encoder]:
-    """Register the encoder of op `name` (its `BytecodeOpcodes.td` opcode and the version
-    that introduced it). The dispatcher writes the opcode; the encoder writes the rest."""
+def encodes(name: str) -> Callable[[Encoder], Encoder]:
+    """Register the encoder of op `name`; its opcode and the version that introduced it come
+    from the op table (`ir/op_table.py`). The dispatcher writes the opcode; the encoder
+    writes the rest."""
+    d = OPS[name]  # an op missing from the table is an error at import
 
     def register(fn: Encoder) -> Encoder:
         if name in ENCODERS:
             raise RuntimeError(f"two encoders for `{name}`")
-        ENCODERS[name] = OpSpec(name, opcode, since, fn)
+        ENCODERS[name] = OpSpec(name, d.opcode, d.since, fn)
         return fn
 
     return register

@@ -38,82 +38,82 @@ def _float_minmax(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("addf", 0x02, since="13.1")
+@encodes("addf")
 def encode_addf(w: OpWriter, op: Op) -> None:
     _float_binary(w, op)
 
 
-@encodes("subf", 0x67, since="13.1")
+@encodes("subf")
 def encode_subf(w: OpWriter, op: Op) -> None:
     _float_binary(w, op)
 
 
-@encodes("mulf", 0x4C, since="13.1")
+@encodes("mulf")
 def encode_mulf(w: OpWriter, op: Op) -> None:
     _float_binary(w, op)
 
 
-@encodes("divf", 0x14, since="13.1")
+@encodes("divf")
 def encode_divf(w: OpWriter, op: Op) -> None:
     _float_binary(w, op)
 
 
-@encodes("remf", 0x59, since="13.1")
+@encodes("remf")
 def encode_remf(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("fma", 0x28, since="13.1")
+@encodes("fma")
 def encode_fma(w: OpWriter, op: Op) -> None:
     _float_binary(w, op)  # lhs, rhs, acc: same attributes as the binary ops
 
 
-@encodes("absf", 0x00, since="13.1")
+@encodes("absf")
 def encode_absf(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("negf", 0x4F, since="13.1")
+@encodes("negf")
 def encode_negf(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("maxf", 0x45, since="13.1")
+@encodes("maxf")
 def encode_maxf(w: OpWriter, op: Op) -> None:
     _float_minmax(w, op)
 
 
-@encodes("minf", 0x47, since="13.1")
+@encodes("minf")
 def encode_minf(w: OpWriter, op: Op) -> None:
     _float_minmax(w, op)
 
 
-@encodes("addi", 0x03, since="13.1")
+@encodes("addi")
 def encode_addi(w: OpWriter, op: Op) -> None:
     _with_overflow(w, op)
 
 
-@encodes("subi", 0x68, since="13.1")
+@encodes("subi")
 def encode_subi(w: OpWriter, op: Op) -> None:
     _with_overflow(w, op)
 
 
-@encodes("muli", 0x4E, since="13.1")
+@encodes("muli")
 def encode_muli(w: OpWriter, op: Op) -> None:
     _with_overflow(w, op)
 
 
-@encodes("shli", 0x60, since="13.1")
+@encodes("shli")
 def encode_shli(w: OpWriter, op: Op) -> None:
     _with_overflow(w, op)
 
 
-@encodes("shri", 0x61, since="13.1")
+@encodes("shri")
 def encode_shri(w: OpWriter, op: Op) -> None:
     _with_signedness(w, op)
 
 
-@encodes("divi", 0x15, since="13.1")
+@encodes("divi")
 def encode_divi(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "signedness")
@@ -121,52 +121,52 @@ def encode_divi(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("remi", 0x5A, since="13.1")
+@encodes("remi")
 def encode_remi(w: OpWriter, op: Op) -> None:
     _with_signedness(w, op)
 
 
-@encodes("maxi", 0x46, since="13.1")
+@encodes("maxi")
 def encode_maxi(w: OpWriter, op: Op) -> None:
     _with_signedness(w, op)
 
 
-@encodes("mini", 0x48, since="13.1")
+@encodes("mini")
 def encode_mini(w: OpWriter, op: Op) -> None:
     _with_signedness(w, op)
 
 
-@encodes("mulhii", 0x4D, since="13.1")
+@encodes("mulhii")
 def encode_mulhii(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("andi", 0x04, since="13.1")
+@encodes("andi")
 def encode_andi(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("ori", 0x52, since="13.1")
+@encodes("ori")
 def encode_ori(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("xori", 0x6C, since="13.1")
+@encodes("xori")
 def encode_xori(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("absi", 0x01, since="13.1")
+@encodes("absi")
 def encode_absi(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("negi", 0x50, since="13.1")
+@encodes("negi")
 def encode_negi(w: OpWriter, op: Op) -> None:
     _with_overflow(w, op)  # the overflow attribute exists from 13.2; we write 13.3+
 
 
-@encodes("cmpf", 0x0E, since="13.1")
+@encodes("cmpf")
 def encode_cmpf(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "comparison_predicate")
@@ -174,7 +174,7 @@ def encode_cmpf(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("cmpi", 0x0F, since="13.1")
+@encodes("cmpi")
 def encode_cmpi(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "comparison_predicate")
@@ -182,19 +182,19 @@ def encode_cmpi(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("select", 0x5F, since="13.1")
+@encodes("select")
 def encode_select(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("mmaf", 0x49, since="13.1")
+@encodes("mmaf")
 def encode_mmaf(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.flags(w.has(op, "fast_acc"))  # the flags field exists from 13.3
     w.operands(op.operands)
 
 
-@encodes("mmai", 0x4A, since="13.1")
+@encodes("mmai")
 def encode_mmai(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "signedness_lhs", "signed")

@@ -24,7 +24,7 @@ def _elements(op: Op) -> list[DType]:
     return out
 
 
-@encodes("for", 0x29, since="13.1")
+@encodes("for")
 def encode_for(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.flags(w.has(op, "unsignedCmp"))  # the flags field exists from 13.2
@@ -32,7 +32,7 @@ def encode_for(w: OpWriter, op: Op) -> None:
     w.regions(op)
 
 
-@encodes("if", 0x32, since="13.1")
+@encodes("if")
 def encode_if(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.operands(op.operands)
@@ -45,34 +45,34 @@ def encode_if(w: OpWriter, op: Op) -> None:
         w.regions(op)
 
 
-@encodes("loop", 0x41, since="13.1")
+@encodes("loop")
 def encode_loop(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.sized_operands(op.operands)
     w.regions(op)
 
 
-@encodes("yield", 0x6D, since="13.1")
+@encodes("yield")
 def encode_yield(w: OpWriter, op: Op) -> None:
     _terminator(w, op)
 
 
-@encodes("continue", 0x11, since="13.1")
+@encodes("continue")
 def encode_continue(w: OpWriter, op: Op) -> None:
     _terminator(w, op)
 
 
-@encodes("break", 0x0A, since="13.1")
+@encodes("break")
 def encode_break(w: OpWriter, op: Op) -> None:
     _terminator(w, op)
 
 
-@encodes("return", 0x5C, since="13.1")
+@encodes("return")
 def encode_return(w: OpWriter, op: Op) -> None:
     _terminator(w, op)
 
 
-@encodes("reduce", 0x58, since="13.1")
+@encodes("reduce")
 def encode_reduce(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.int_attr(w.attr(op, "dim"))
@@ -81,7 +81,7 @@ def encode_reduce(w: OpWriter, op: Op) -> None:
     w.regions(op)
 
 
-@encodes("scan", 0x5E, since="13.1")
+@encodes("scan")
 def encode_scan(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.int_attr(w.attr(op, "dim"))

@@ -12,28 +12,28 @@ def _plain(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("exti", 0x25, since="13.1")
+@encodes("exti")
 def encode_exti(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "signedness")
     w.operands(op.operands)
 
 
-@encodes("trunci", 0x6B, since="13.1")
+@encodes("trunci")
 def encode_trunci(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "overflow", "none")
     w.operands(op.operands)
 
 
-@encodes("ftof", 0x2A, since="13.1")
+@encodes("ftof")
 def encode_ftof(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "rounding_mode", "nearest_even")
     w.operands(op.operands)
 
 
-@encodes("ftoi", 0x2B, since="13.1")
+@encodes("ftoi")
 def encode_ftoi(w: OpWriter, op: Op) -> None:
     w.result(op)
     if w.version >= V13_4:
@@ -46,7 +46,7 @@ def encode_ftoi(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("itof", 0x3B, since="13.1")
+@encodes("itof")
 def encode_itof(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "signedness")
@@ -54,21 +54,21 @@ def encode_itof(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("bitcast", 0x09, since="13.1")
+@encodes("bitcast")
 def encode_bitcast(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("int_to_ptr", 0x33, since="13.1")
+@encodes("int_to_ptr")
 def encode_int_to_ptr(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("ptr_to_int", 0x56, since="13.1")
+@encodes("ptr_to_int")
 def encode_ptr_to_int(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("ptr_to_ptr", 0x57, since="13.1")
+@encodes("ptr_to_ptr")
 def encode_ptr_to_ptr(w: OpWriter, op: Op) -> None:
     _plain(w, op)

@@ -6,36 +6,36 @@ from ....ir.core import Op
 from ..opwriter import OpWriter, encodes
 
 
-@encodes("constant", 0x10, since="13.1")
+@encodes("constant")
 def encode_constant(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.dense(w.attr(op, "value"), op.result.type)
 
 
-@encodes("assume", 0x06, since="13.1")
+@encodes("assume")
 def encode_assume(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.predicate(w.attr(op, "predicate"))
     w.operands(op.operands)
 
 
-@encodes("get_tile_block_id", 0x30, since="13.1")
+@encodes("get_tile_block_id")
 def encode_get_tile_block_id(w: OpWriter, op: Op) -> None:
     w.fixed_results(op, 3)
 
 
-@encodes("get_num_tile_blocks", 0x2E, since="13.1")
+@encodes("get_num_tile_blocks")
 def encode_get_num_tile_blocks(w: OpWriter, op: Op) -> None:
     w.fixed_results(op, 3)
 
 
-@encodes("assert", 0x05, since="13.1")
+@encodes("assert")
 def encode_assert(w: OpWriter, op: Op) -> None:
     w.string(w.attr(op, "message"))
     w.operands(op.operands)
 
 
-@encodes("print_tko", 0x55, since="13.1")
+@encodes("print_tko")
 def encode_print_tko(w: OpWriter, op: Op) -> None:
     has_token = w.has(op, "has_token")
     args = op.operands[:-1] if has_token else op.operands

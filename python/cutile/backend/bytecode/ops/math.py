@@ -17,29 +17,29 @@ def _ftz_only(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("exp", 0x17, since="13.1")
+@encodes("exp")
 def encode_exp(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "rounding_mode", "full")  # attribute added in 13.3
     w.operands(op.operands)
 
 
-@encodes("exp2", 0x18, since="13.1")
+@encodes("exp2")
 def encode_exp2(w: OpWriter, op: Op) -> None:
     _ftz_only(w, op)
 
 
-@encodes("log", 0x3F, since="13.1")
+@encodes("log")
 def encode_log(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("log2", 0x40, since="13.1")
+@encodes("log2")
 def encode_log2(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("sqrt", 0x64, since="13.1")
+@encodes("sqrt")
 def encode_sqrt(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.flags(w.has(op, "flush_to_zero"))
@@ -47,63 +47,63 @@ def encode_sqrt(w: OpWriter, op: Op) -> None:
     w.operands(op.operands)
 
 
-@encodes("rsqrt", 0x5D, since="13.1")
+@encodes("rsqrt")
 def encode_rsqrt(w: OpWriter, op: Op) -> None:
     _ftz_only(w, op)
 
 
-@encodes("sin", 0x62, since="13.1")
+@encodes("sin")
 def encode_sin(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("cos", 0x12, since="13.1")
+@encodes("cos")
 def encode_cos(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("tan", 0x69, since="13.1")
+@encodes("tan")
 def encode_tan(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("sinh", 0x63, since="13.1")
+@encodes("sinh")
 def encode_sinh(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("cosh", 0x13, since="13.1")
+@encodes("cosh")
 def encode_cosh(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("tanh", 0x6A, since="13.1")
+@encodes("tanh")
 def encode_tanh(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.enum(op, "rounding_mode", "full")  # attribute added in 13.2
     w.operands(op.operands)
 
 
-@encodes("pow", 0x54, since="13.1")
+@encodes("pow")
 def encode_pow(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("atan2", 0x6E, since="13.2")
+@encodes("atan2")
 def encode_atan2(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("fpowi", 0x79, since="13.4")
+@encodes("fpowi")
 def encode_fpowi(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("floor", 0x27, since="13.1")
+@encodes("floor")
 def encode_floor(w: OpWriter, op: Op) -> None:
     _plain(w, op)
 
 
-@encodes("ceil", 0x0D, since="13.1")
+@encodes("ceil")
 def encode_ceil(w: OpWriter, op: Op) -> None:
     _plain(w, op)

@@ -58,18 +58,18 @@ def _memory_attrs(w: OpWriter, op: Op) -> None:
         w.hints(op.attrs["optimization_hints"])
 
 
-@encodes("make_token", 0x44, since="13.1")
+@encodes("make_token")
 def encode_make_token(w: OpWriter, op: Op) -> None:
     w.result(op)
 
 
-@encodes("join_tokens", 0x3C, since="13.1")
+@encodes("join_tokens")
 def encode_join_tokens(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.sized_operands(op.operands)
 
 
-@encodes("make_tensor_view", 0x43, since="13.1")
+@encodes("make_tensor_view")
 def encode_make_tensor_view(w: OpWriter, op: Op) -> None:
     n_shape = int(w.attr(op, "num_dynamic_shape"))
     base, rest = op.operands[0], op.operands[1:]
@@ -79,25 +79,25 @@ def encode_make_tensor_view(w: OpWriter, op: Op) -> None:
     w.sized_operands(rest[n_shape:])
 
 
-@encodes("make_partition_view", 0x42, since="13.1")
+@encodes("make_partition_view")
 def encode_make_partition_view(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.operands(op.operands)
 
 
-@encodes("get_index_space_shape", 0x2D, since="13.1")
+@encodes("get_index_space_shape")
 def encode_get_index_space_shape(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.operands(op.operands)
 
 
-@encodes("get_tensor_shape", 0x2F, since="13.1")
+@encodes("get_tensor_shape")
 def encode_get_tensor_shape(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.operands(op.operands)
 
 
-@encodes("load_view_tko", 0x3E, since="13.1")
+@encodes("load_view_tko")
 def encode_load_view_tko(w: OpWriter, op: Op) -> None:
     (view,), index, token = _view_index_and_token(op, 1)
     w.sized_results(op)
@@ -110,7 +110,7 @@ def encode_load_view_tko(w: OpWriter, op: Op) -> None:
         w.operand(token)
 
 
-@encodes("store_view_tko", 0x66, since="13.1")
+@encodes("store_view_tko")
 def encode_store_view_tko(w: OpWriter, op: Op) -> None:
     (tile, view), index, token = _view_index_and_token(op, 2)
     w.sized_results(op)
@@ -123,7 +123,7 @@ def encode_store_view_tko(w: OpWriter, op: Op) -> None:
         w.operand(token)
 
 
-@encodes("load_ptr_tko", 0x3D, since="13.1")
+@encodes("load_ptr_tko")
 def encode_load_ptr_tko(w: OpWriter, op: Op) -> None:
     (source,), (mask, padding, token) = split_optional(
         op, 1, ("has_mask", "has_padding_value", "has_token")
@@ -141,7 +141,7 @@ def encode_load_ptr_tko(w: OpWriter, op: Op) -> None:
     w.operands([v for v in (mask, padding, token) if v is not None])
 
 
-@encodes("store_ptr_tko", 0x65, since="13.1")
+@encodes("store_ptr_tko")
 def encode_store_ptr_tko(w: OpWriter, op: Op) -> None:
     (dest, value), (mask, token) = split_optional(op, 2, ("has_mask", "has_token"))
     w.result(op)
@@ -156,7 +156,7 @@ def encode_store_ptr_tko(w: OpWriter, op: Op) -> None:
     w.operands([v for v in (mask, token) if v is not None])
 
 
-@encodes("atomic_rmw_tko", 0x08, since="13.1")
+@encodes("atomic_rmw_tko")
 def encode_atomic_rmw_tko(w: OpWriter, op: Op) -> None:
     (pointers, arg), (mask, token) = split_optional(op, 2, ("has_mask", "has_token"))
     w.fixed_results(op, 2)
@@ -168,7 +168,7 @@ def encode_atomic_rmw_tko(w: OpWriter, op: Op) -> None:
     w.operands([v for v in (mask, token) if v is not None])
 
 
-@encodes("atomic_cas_tko", 0x07, since="13.1")
+@encodes("atomic_cas_tko")
 def encode_atomic_cas_tko(w: OpWriter, op: Op) -> None:
     (pointers, cmp, val), (mask, token) = split_optional(op, 3, ("has_mask", "has_token"))
     w.fixed_results(op, 2)
@@ -179,7 +179,7 @@ def encode_atomic_cas_tko(w: OpWriter, op: Op) -> None:
     w.operands([v for v in (mask, token) if v is not None])
 
 
-@encodes("offset", 0x51, since="13.1")
+@encodes("offset")
 def encode_offset(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.operands(op.operands)

@@ -6,45 +6,45 @@ from ....ir.core import Op
 from ..opwriter import OpWriter, encodes
 
 
-@encodes("broadcast", 0x0B, since="13.1")
+@encodes("broadcast")
 def encode_broadcast(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.operands(op.operands)
 
 
-@encodes("reshape", 0x5B, since="13.1")
+@encodes("reshape")
 def encode_reshape(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.operands(op.operands)
 
 
-@encodes("permute", 0x53, since="13.1")
+@encodes("permute")
 def encode_permute(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.i32_array(w.attr(op, "permutation"))
     w.operands(op.operands)
 
 
-@encodes("cat", 0x0C, since="13.1")
+@encodes("cat")
 def encode_cat(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.int_attr(w.attr(op, "dim"))
     w.operands(op.operands)
 
 
-@encodes("extract", 0x26, since="13.1")
+@encodes("extract")
 def encode_extract(w: OpWriter, op: Op) -> None:
     # source, then the variadic indices; the generated format counts all operands at once.
     w.sized_results(op)
     w.sized_operands(op.operands)
 
 
-@encodes("insert", 0x76, since="13.4")
+@encodes("insert")
 def encode_insert(w: OpWriter, op: Op) -> None:
     w.sized_results(op)
     w.sized_operands(op.operands)  # source, destination, indices...
 
 
-@encodes("iota", 0x3A, since="13.1")
+@encodes("iota")
 def encode_iota(w: OpWriter, op: Op) -> None:
     w.result(op)
