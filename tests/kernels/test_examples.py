@@ -24,6 +24,12 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
     "attention": {"attention": {"BM": 128, "BN": 64, "D": 128},
                   "attention_causal": {"BM": 128, "BN": 128, "D": 64}},
+    "softmax": {"softmax": {"BM": 4, "BN": 1024},
+                "softmax_looped_bf16": {"BM": 1, "BN": 32768, "BK": 2048}},
+    "layernorm": {"layernorm_bf16": {"BM": 4, "BN": 1024},
+                  "layernorm_looped": {"BM": 1, "BN": 32768, "BK": 2048}},
+    "rmsnorm": {"rmsnorm_bf16": {"BM": 4, "BN": 1024},
+                "rmsnorm_looped": {"BM": 1, "BN": 32768, "BK": 2048}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -33,6 +39,9 @@ SMALL: dict[str, dict[str, Any]] = {
     "exp2d": {"m": 200, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 128, "d": 64, "bm": 32},
     "attention": {"bh": 2, "seq": 100, "d": 32},
+    "softmax": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
+    "layernorm": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
+    "rmsnorm": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
 }
 
 

@@ -331,6 +331,9 @@ SMALL: dict[str, dict[str, Any]] = {
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},
     "attention": {"bh": 2, "seq": 70, "d": 16},
+    "softmax": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
+    "layernorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
+    "rmsnorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
 }
 
 
