@@ -2,9 +2,10 @@
 weight and a bias, in f32 and bf16 (statistics in f32 either way):
 y = (x - mean) / sqrt(var + eps) * w + b, var the biased variance (torch's).
 
-- `layernorm`: a block owns (BM, BN) with BN >= N, one tile per row. The padding is zero;
-  the mean divides by N, and the centred values are masked to the row (`where`) before they
-  are squared, so the padding adds nothing to the variance.
+- `layernorm`: a block owns (BM, BN) with BN >= N (an `assert` checks it on the device),
+  one tile per row. The padding is zero; the mean divides by N, and the centred values are
+  masked to the row (`where`) before they are squared, so the padding adds nothing to the
+  variance.
 - `layernorm_looped`, for long rows: whole rows per block, walked in (BM, BK) column tiles
   twice. The first pass merges each tile's count, mean and sum of squared deviations into the
   running ones (Chan et al.'s parallel variance: no cancellation, unlike E[x^2] - E[x]^2),
@@ -46,6 +47,7 @@ def make_layernorm(dt: DType) -> cutile.EntryKernel:
     def layernorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
                   w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32, BM: Const[int],
                   BN: Const[int]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
         n = x.shape[1]
         t = load_tile_like(x, z).astype(f32)
         mean = t.sum(axis=1, keepdims=True) / n

@@ -2,8 +2,8 @@
 weight, in f32 and bf16 (the sum of squares in f32 either way):
 y = x / sqrt(mean(x^2) + eps) * w.
 
-- `rmsnorm`: a block owns (BM, BN) with BN >= N, one tile per row; the zero padding adds
-  nothing to the sum of squares, which is divided by N.
+- `rmsnorm`: a block owns (BM, BN) with BN >= N (an `assert` checks it on the device), one
+  tile per row; the zero padding adds nothing to the sum of squares, which is divided by N.
 - `rmsnorm_looped`, for long rows: whole rows per block, walked in (BM, BK) column tiles
   twice, once for the sum of squares (kept per lane, reduced once at the end) and once to
   write through a sub-partition of the block's own tile.
@@ -41,6 +41,7 @@ def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], w: Tensor[dt, [-1]],
                 eps: f32, BM: Const[int], BN: Const[int]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
         t = load_tile_like(x, z).astype(f32)
         inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
         ws = w.load_tile((BN,), (0,)).astype(f32)[None, :]

@@ -1,8 +1,9 @@
 """Row softmax of an (M, N) matrix whose rows are not a tile multiple, in f32 and bf16 (the
 arithmetic is f32 either way), with two kernels:
 
-- `softmax`: a block owns (BM, BN) with BN >= N, so a row is one tile: load it padded with
-  -inf (exp(-inf) = 0, so the padding drops out of the max and the sum), normalize, store.
+- `softmax`: a block owns (BM, BN) with BN >= N (an `assert` checks it on the device), so
+  a row is one tile: load it padded with -inf (exp(-inf) = 0, so the padding drops out of
+  the max and the sum), normalize, store.
 - `softmax_looped`, for rows too long for one tile (32k columns): the block still owns whole
   rows, (BM, BN) with BN >= N, and walks them in (BM, BK) column tiles twice: once for the
   running max and sum (online softmax), once to write exp(x - max) / sum through a
@@ -46,6 +47,7 @@ def make_softmax(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def softmax(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], BM: Const[int],
                 BN: Const[int]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
         row = load_tile_like(x, z, padding="neg_inf").astype(f32)
         e = exp(row - row.max(axis=1, keepdims=True))
         z.store((e / e.sum(axis=1, keepdims=True)).astype(dt))

@@ -3,7 +3,8 @@ column indices: block i owns (BM, K) tiles of both outputs, loads (BM, BN) rows 
 padded with -inf past the row) and K times takes `argmax` along the row, writes the
 value and index into column r of its results with `where`, and masks the winner out with
 -inf. K is the power of two at or above k; the result columns past k are dropped at the
-store. (Rows that fit one tile; ties would go to the first index, as numpy's.)
+store. (Rows that fit one tile, which an `assert` checks; ties would go to the first
+index, as numpy's.)
 
 Every element is checked against a float64 numpy reference (a stable argsort).
 
@@ -24,6 +25,7 @@ from cutile.core import Const, Mut, Tensor, arange, argmax, block_id, f32, i32, 
 @cutile.entry
 def topk(vals: Mut[Tensor[f32, ["BM", "K"]]], idxs: Mut[Tensor[i32, ["BM", "K"]]],
          x: Tensor[f32, [-1, -1]], BM: Const[int], K: Const[int], BN: Const[int]):
+    assert x.shape[1] <= BN, "a row must fit one tile"
     t = x.load_tile((BM, BN), (block_id(0), 0), padding="neg_inf")
     cols = arange(BN, i32)[None, :]
     slot = arange(K, i32)[None, :]
