@@ -29,8 +29,11 @@ def stream_handle(stream: Any) -> Any:
 
 
 def time_on_stream(enqueue: Callable[[], Any], stream: Any, reps: int = 20, trials: int = 11,
-                   warmup: int = 5) -> float:
-    """Median seconds per call of `enqueue` (which must only enqueue work on `stream`)."""
+                   warmup: int = 5, prelude: Callable[[], Any] | None = None) -> float:
+    """Median seconds per call of `enqueue` (which must only enqueue work on `stream`).
+    `prelude`, if given, enqueues work on `stream` before each trial's start event (a spin
+    kernel: the GPU waits there while the host enqueues the trial, so that short kernels
+    are timed without the host's launch cost between them)."""
     s = stream_handle(stream)
     start = _check(cu.cuEventCreate(0))
     stop = _check(cu.cuEventCreate(0))
@@ -39,6 +42,8 @@ def time_on_stream(enqueue: Callable[[], Any], stream: Any, reps: int = 20, tria
     _check(cu.cuStreamSynchronize(s))
     samples = []
     for _ in range(trials):
+        if prelude is not None:
+            prelude()
         _check(cu.cuEventRecord(start, s))
         for _ in range(reps):
             enqueue()

@@ -331,6 +331,16 @@ SMALL: dict[str, dict[str, Any]] = {
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},
     "attention": {"bh": 2, "seq": 70, "d": 16},
+    "softmax": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
+    "layernorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
+    "rmsnorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
+    "persistent_gemm": {"m": 100, "n": 70, "k": 24, "blocks": 3},
+    "batched_gemm": {"batch": 2, "m": 40, "n": 40, "k": 24},
+    "split_k_gemm": {"m": 40, "n": 40, "k": 200, "splits": 3},
+    "embedding": {"tokens": 50, "vocab": 30, "d": 40},
+    "swiglu_mlp": {"m": 40, "d": 24, "f": 70},
+    "histogram": {"n": 2000, "bins": 13, "tile": 256},
+    "topk": {"m": 20, "n": 70, "k": 3, "bm": 8},
 }
 
 
