@@ -158,7 +158,7 @@ impl Ranges {
             q.visit_atoms(&mut |a| {
                 if found.is_none() {
                     if let Atom::Min(x, y) | Atom::Max(x, y) = a {
-                        if has_var(x) || has_var(y) {
+                        if !x.launch_known() || !y.launch_known() {
                             found = Some(a.clone());
                         }
                     }
@@ -170,7 +170,9 @@ impl Ranges {
                 let by = match (&a, upper) {
                     // min(x, y) <= x (upper bound), max(x, y) >= x (lower bound)
                     (Atom::Min(x, y), true) | (Atom::Max(x, y), false) => {
-                        if has_var(x) && !has_var(y) {
+                        // the operand known at launch (no block id, loop variable or
+                        // device-only value, e.g. a product that may wrap), if one is
+                        if (!x.launch_known() && y.launch_known()) || (has_var(x) && !has_var(y)) {
                             (**y).clone()
                         } else {
                             (**x).clone()
