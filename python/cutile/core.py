@@ -579,34 +579,15 @@ def extract(x: Any, index: Any, shape: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------- unsafe-only
-@_op("assume_div_by", unsafe=True)
-def assume_div_by(x: Any, divisor: int) -> Any:
-    """Promise the compiler that `x` is a multiple of `divisor` (unchecked)."""
-
-
-@_op("assume_bounds", unsafe=True)
-def assume_bounds(x: Any, lo: int | None, hi: int | None) -> Any:
-    """Promise the compiler that lo <= x <= hi (unchecked)."""
-
-
-@_op("load_ptr", unsafe=True)
-def load_ptr(ptrs: Any, mask: Any = None, padding: Any = None) -> Any:
-    """Gather through a tile of pointers (unchecked)."""
-
-
-@_op("store_ptr", unsafe=True)
-def store_ptr(ptrs: Any, value: Any, mask: Any = None) -> Any:
-    """Scatter through a tile of pointers (unchecked, may race)."""
-
-
-@_op("ptr_offset", unsafe=True)
-def ptr_offset(ptr: Any, offsets: Any) -> Any:
-    """Pointer arithmetic in elements."""
-
-
-@_op("int_to_ptr", unsafe=True)
-def int_to_ptr(value: Any, dtype: DType) -> Any:
-    """Forge a pointer from an integer."""
+# Pointers and `assume` hints (defined in `core_unsafe`, which registers them with `_op`).
+from .core_unsafe import (  # noqa: E402
+    assume_bounds,
+    assume_div_by,
+    int_to_ptr,
+    load_ptr,
+    ptr_offset,
+    store_ptr,
+)
 
 
 @_op("gather")
