@@ -429,6 +429,44 @@ def test_a_ptr_parameter_refuses_what_is_not_a_tensor_of_its_type() -> None:
     assert info.value.code == "CT6107"
 
 
+# ------------------------------------------------------------------ autotuning
+
+
+@cutile.entry(unsafe=True)
+def copy_twice(z: Mut[Tensor[f32, ["B"]]], w: Ptr[f32], x: Tensor[f32, [-1]], B: Const[int]):
+    t = load_tile_like(x, z)
+    z.store(t)
+    i = block_id(0) * B + arange(B, i32)
+    store_ptr(ptr_offset(w, i), t, mask=i < x.shape[0])
+
+
+def test_autotune_trials_write_copies_of_pointer_arguments(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """A `Ptr` argument may be written through, so a timed trial gets a copy of it, as of
+    an output: the caller's tensor is never touched by tuning."""
+    from cutile.tuning import bench
+
+    xs = rng.standard_normal(100).astype(np.float32)
+    z, w, x = api.zeros([100], f32), api.full([100], 7.0, f32), api.from_numpy(xs)
+    trials: list[Any] = []
+
+    def fake_time(op: Any, runnable: Any) -> float:
+        trials.append(op.values[1])
+        assert op.values[1] is not w
+        return 1e-6 * dict(op.consts)["B"]
+
+    monkeypatch.setattr(bench, "can_time", lambda: True)
+    monkeypatch.setattr(bench, "time_op", fake_time)
+    tuned = cutile.autotune(copy_twice, configs=[cutile.Config({"B": 64}),
+                                                 cutile.Config({"B": 32})])
+    choice = tuned.choose(z, w, x)
+    assert choice.config.consts == {"B": 32} and len(trials) == 2
+    assert (w.to_numpy() == 7.0).all()  # still the caller's, unmoved and unwritten
+    z, w, x = tuned(z, w, x).sync()
+    np.testing.assert_array_equal(w.to_numpy(), xs)
+    np.testing.assert_array_equal(z.to_numpy(), xs)
+
+
 # ------------------------------------------------------------------ assembly
 
 
@@ -442,6 +480,7 @@ KERNELS = [
     (increment_twice, {"B": 32}),
     (shifted_copy, {"B": 32}),
     (forged, {"B": 16}),
+    (copy_twice, {"B": 64}),
 ]
 
 
