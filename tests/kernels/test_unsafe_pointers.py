@@ -108,12 +108,14 @@ def scale_into(z: Ptr[f32], x: Ptr[f32], n: i32, a: f32, B: Const[int]):
 
 
 @cutile.entry(unsafe=True)
-def increment_twice(z: Ptr[i32], B: Const[int]):
-    """Read-modify-write through one pointer tile twice: the block's pointer accesses
-    happen in program order."""
+def increments(z: Ptr[i32], flag: i32, B: Const[int]):
+    """Read-modify-writes through one pointer tile, in a branch and a loop: a block's
+    pointer accesses happen in program order."""
     p = ptr_offset(z, block_id(0) * B + arange(B, i32))
-    store_ptr(p, load_ptr(p) + 1)
-    store_ptr(p, load_ptr(p) * 3)
+    if flag > 0:
+        store_ptr(p, load_ptr(p) * 3)
+    for j in range(3):
+        store_ptr(p, load_ptr(p) + j)
 
 
 @cutile.entry
@@ -201,10 +203,11 @@ def test_the_interpreter_checks_an_assumption(interpreter: None) -> None:
     assert "not a multiple of 16" in str(info.value)
 
 
-def test_a_blocks_pointer_accesses_happen_in_program_order() -> None:
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_blocks_pointer_accesses_happen_in_program_order(flag: int) -> None:
     zs = rng.integers(-100, 100, 96).astype(np.int32)
-    z, = increment_twice(api.from_numpy(zs), B=32, grid=(3,)).sync()
-    np.testing.assert_array_equal(z.to_numpy(), (zs + 1) * 3)
+    z, _ = increments(api.from_numpy(zs), flag, B=32, grid=(3,)).sync()
+    np.testing.assert_array_equal(z.to_numpy(), zs * (3 if flag else 1) + 3)
 
 
 def test_store_unchecked_lowers_and_stores_where_it_is_told() -> None:
@@ -477,7 +480,7 @@ KERNELS = [
     (window_hinted, {"B": 64}),
     (window_plain, {"B": 64}),
     (scale_into, {"B": 128}),
-    (increment_twice, {"B": 32}),
+    (increments, {"B": 32}),
     (shifted_copy, {"B": 32}),
     (forged, {"B": 16}),
     (copy_twice, {"B": 64}),
