@@ -12,6 +12,7 @@ CT6102, CT6107, BorrowError) and the assembly of every kernel to sm_90.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -443,11 +444,14 @@ def copy_twice(z: Mut[Tensor[f32, ["B"]]], w: Ptr[f32], x: Tensor[f32, [-1]], B:
     store_ptr(ptr_offset(w, i), t, mask=i < x.shape[0])
 
 
-def test_autotune_trials_write_copies_of_pointer_arguments(monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_autotune_trials_write_copies_of_pointer_arguments(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
     """A `Ptr` argument may be written through, so a timed trial gets a copy of it, as of
     an output: the caller's tensor is never touched by tuning."""
     from cutile.tuning import bench
+
+    monkeypatch.setenv("CUTILE_CACHE_DIR", str(tmp_path / "cache"))  # tune afresh
+    monkeypatch.delenv("CUTILE_AUTOTUNE", raising=False)
 
     xs = rng.standard_normal(100).astype(np.float32)
     z, w, x = api.zeros([100], f32), api.full([100], 7.0, f32), api.from_numpy(xs)
