@@ -581,32 +581,86 @@ def extract(x: Any, index: Any, shape: Any) -> Any:
 # ---------------------------------------------------------------------------- unsafe-only
 @_op("assume_div_by", unsafe=True)
 def assume_div_by(x: Any, divisor: int) -> Any:
-    """Promise the compiler that `x` is a multiple of `divisor` (unchecked)."""
+    """`x` (an integer tile or scalar, or pointers), with the promise that every element is
+    a multiple of `divisor` (a compile-time int > 0; for pointers, of bytes): Tile IR's
+    `assume div_by`, which lets tileiras vectorize and align. Unsafe and unchecked on the
+    GPU (a false promise is undefined behaviour); the interpreter checks it and raises. The
+    checker never uses it in a proof.
+
+    Example::
+
+        with cutile.unsafe():
+            n = assume_div_by(n, 16)      # the extent is a multiple of 16
+    """
 
 
 @_op("assume_bounds", unsafe=True)
-def assume_bounds(x: Any, lo: int | None, hi: int | None) -> Any:
-    """Promise the compiler that lo <= x <= hi (unchecked)."""
+def assume_bounds(x: Any, lo: int | None = None, hi: int | None = None) -> Any:
+    """`x` (an integer tile or scalar), with the promise that `lo <= x <= hi` elementwise
+    (compile-time ints; None is an open end): Tile IR's `assume bounded`. Unsafe and
+    unchecked on the GPU; the interpreter checks it. The checker never uses it in a proof.
+
+    Example::
+
+        with cutile.unsafe():
+            i = assume_bounds(i, 0, 1023)
+    """
 
 
 @_op("load_ptr", unsafe=True)
 def load_ptr(ptrs: Any, mask: Any = None, padding: Any = None) -> Any:
-    """Gather through a tile of pointers (unchecked)."""
+    """The elements `ptrs` (a tile of pointers, or one pointer) point at: a tile of their
+    shape. With `mask` (a bool tile, broadcast to the pointers' shape) a lane whose mask is
+    False reads nothing and gives `padding` (a number or a padding name, default zero).
+    Unsafe: nothing checks the addresses on the device; the interpreter's detector reports
+    an access outside the tensor the pointer came from (CT6913).
+
+    Example::
+
+        with cutile.unsafe():
+            offs = block_id(0) * 128 + arange(128, i32)
+            v = load_ptr(ptr_offset(x, offs * stride), mask=offs < n, padding=0.0)
+    """
 
 
 @_op("store_ptr", unsafe=True)
 def store_ptr(ptrs: Any, value: Any, mask: Any = None) -> Any:
-    """Scatter through a tile of pointers (unchecked, may race)."""
+    """Store `value` (converted to the pointee type, broadcast to the pointers' shape)
+    where `ptrs` point; lanes whose `mask` is False store nothing. Unsafe: two lanes or two
+    blocks may write one element (a race) and nothing checks the addresses on the device;
+    test it under the interpreter's race detector (`CUTILE_INTERPRET=check`).
+
+    Example::
+
+        with cutile.unsafe():
+            store_ptr(ptr_offset(z, offs), v, mask=offs < n)
+    """
 
 
 @_op("ptr_offset", unsafe=True)
 def ptr_offset(ptr: Any, offsets: Any) -> Any:
-    """Pointer arithmetic in elements."""
+    """Pointer arithmetic in elements: `ptr + offsets` for a pointer (a `Ptr` parameter)
+    or a tile of pointers and an integer tile or number, broadcast together; the result is
+    a tile of pointers of their common shape.
+
+    Example::
+
+        with cutile.unsafe():
+            ptrs = ptr_offset(p, arange(64, i32) * 2)     # every other element
+    """
 
 
 @_op("int_to_ptr", unsafe=True)
 def int_to_ptr(value: Any, dtype: DType) -> Any:
-    """Forge a pointer from an integer."""
+    """Forge pointers to `dtype` elements from integer addresses (a tile or a scalar,
+    converted to i64). Unsafe: nothing says what they point at, and the interpreter knows
+    only the addresses of the launch's arguments.
+
+    Example::
+
+        with cutile.unsafe():
+            p = int_to_ptr(addr, f32)
+    """
 
 
 @_op("gather")
@@ -699,93 +753,14 @@ atomic_cas.__doc__ = (atomic_cas.__doc__ or "") + _ATOMIC_DOC.format(
 
 
 __all__ = [
-    "OPS",
-    "Atomic",
-    "AtomicSpec",
-    "Const",
-    "ConstSpec",
-    "Mut",
-    "MutSpec",
-    "Ptr",
-    "PtrSpec",
-    "Tensor",
-    "TensorSpec",
-    "Tile",
-    "TileSpec",
-    "arange",
-    "argmax",
-    "argmin",
-    "assume_bounds",
-    "assume_div_by",
-    "astype",
-    "atan2",
-    "atomic_add",
-    "atomic_and",
-    "atomic_cas",
-    "atomic_max",
-    "atomic_min",
-    "atomic_or",
-    "atomic_xchg",
-    "atomic_xor",
-    "bf16",
-    "block_id",
-    "bool_",
-    "broadcast_to",
-    "cat",
-    "cdiv",
-    "ceil",
-    "cos",
-    "cosh",
-    "cumprod",
-    "cumsum",
-    "exp",
-    "exp2",
-    "expand_dims",
-    "extract",
-    "f16",
-    "f32",
-    "f64",
-    "floor",
-    "fma",
-    "full",
-    "gather",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "int_to_ptr",
-    "isnan",
-    "load_ptr",
-    "load_tile_like",
-    "log",
-    "log2",
-    "matmul",
-    "max",
-    "maximum",
-    "min",
-    "minimum",
-    "mma",
-    "num_blocks",
-    "num_tiles",
-    "ones",
-    "permute",
-    "pow",
-    "prod",
-    "ptr_offset",
-    "reduce",
-    "reshape",
-    "rsqrt",
-    "scatter",
-    "sin",
-    "sinh",
-    "sqrt",
-    "store_ptr",
-    "sum",
-    "tan",
-    "tanh",
-    "tf32",
-    "transpose",
-    "truediv",
-    "where",
-    "zeros",
+    "OPS", "Atomic", "AtomicSpec", "Const", "ConstSpec", "Mut", "MutSpec", "Ptr", "PtrSpec",
+    "Tensor", "TensorSpec", "Tile", "TileSpec", "arange", "argmax", "argmin", "assume_bounds",
+    "assume_div_by", "astype", "atan2", "atomic_add", "atomic_and", "atomic_cas", "atomic_max",
+    "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "bf16", "block_id", "bool_",
+    "broadcast_to", "cat", "cdiv", "ceil", "cos", "cosh", "cumprod", "cumsum", "exp", "exp2",
+    "expand_dims", "extract", "f16", "f32", "f64", "floor", "fma", "full", "gather", "i8", "i16",
+    "i32", "i64", "int_to_ptr", "isnan", "load_ptr", "load_tile_like", "log", "log2", "matmul",
+    "max", "maximum", "min", "minimum", "mma", "num_blocks", "num_tiles", "ones", "permute", "pow",
+    "prod", "ptr_offset", "reduce", "reshape", "rsqrt", "scatter", "sin", "sinh", "sqrt",
+    "store_ptr", "sum", "tan", "tanh", "tf32", "transpose", "truediv", "where", "zeros",
 ]

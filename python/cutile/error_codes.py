@@ -67,6 +67,10 @@ PYTHON_CODES: dict[str, str] = {
     "CT3054": "`.item()` of a tile with more than one element",
     "CT3080": "a gather, scatter or atomic whose tensor, indices or element type do not fit",
     "CT3081": "an unknown memory order or scope of an atomic operation",
+    "CT3082": "a pointer operation whose pointers, offsets, mask or padding do not fit, or a "
+              "pointer used as a number",
+    "CT3083": "an `assume` hint on a value it cannot apply to, or with a divisor or bounds "
+              "that are not compile-time ints that fit",
     # scans, custom reductions, ranges and pieces of tiles
     "CT3070": "an `arange` whose length is not a power of two, whose step is 0, or whose "
               "values the dtype cannot hold",
@@ -99,7 +103,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT6107": "a kernel with no `Mut` output (no grid)",
     "CT6108": "mapped partitions asking for different block counts",
     "CT6109": "a launch grid past CUDA's limits (x < 2^31, y and z <= 65,535)",
-    "CT6110": "pointer parameters (not launchable yet)",
+    "CT6110": "a `Ptr` parameter given something other than a Tensor",
     "CT6111": "a tensor extent of 2^31 elements or more on one axis",
     "CT6200": "a launch predicate from the checker is false for these arguments",
     "CT6201": "a launch predicate that cannot be evaluated",

@@ -42,8 +42,6 @@ def kernel_from(body: str, tmp_path: pathlib.Path, params: str = "z: Mut[Tensor[
          "    q.store(zeros((4,), f32), (0,))\n", "CT3031", "no method `partition_mut`"),
         ("    n = min(num_blocks(0), 4)\n    z.store(zeros((16,), f32))\n", "CT3051",
          "reduces a tile along an axis"),
-        ("    with cutile.unsafe():\n        n = assume_div_by(num_blocks(0), 4)\n"
-         "    z.store(zeros((16,), f32))\n", "CT3030", "`assume_div_by` is not supported"),
     ],
 )
 def test_check_rejects_what_cannot_compile(body: str, code: str, needle: str,

@@ -1,5 +1,5 @@
-"""CT3080-CT3081: element-indexed operations (`gather`, `scatter`, the atomics), found
-while lowering."""
+"""CT3080-CT3083: element-indexed operations (`gather`, `scatter`, the atomics), raw
+pointers and `assume` hints, found while lowering."""
 
 TEXTS: dict[str, str] = {
     "CT3080": """
@@ -35,5 +35,40 @@ TEXTS: dict[str, str] = {
                 # error[CT3081]: memory_order must be one of relaxed, acquire, ...
 
         Fix: `memory_order="acq_rel"` orders like sequential consistency for one element.
+    """,
+    "CT3082": """
+        A pointer operation got arguments that do not fit: `ptr_offset`, `load_ptr` and
+        `store_ptr` take pointers (a `Ptr[...]` parameter, or a tile of pointers made by
+        `ptr_offset` or `int_to_ptr`); offsets and addresses are integers (element
+        offsets, not bytes); a mask is a bool tile that broadcasts to the pointers' shape;
+        a padding needs a mask (it is what the masked-off lanes read). A pointer is not a
+        number: arithmetic, comparisons and conversions of one are refused too.
+
+        Example:
+
+            @cutile.entry(unsafe=True)
+            def k(p: Ptr[f32]):
+                v = load_ptr(p + 1)
+                # error[CT3082]: a pointer is not a number: it takes no arithmetic, ...
+
+        Fix: `load_ptr(ptr_offset(p, 1))`; make masks with comparisons
+        (`mask=offs < n`).
+    """,
+    "CT3083": """
+        An `assume` hint that cannot apply: `assume_div_by(x, divisor)` takes an integer
+        tile or scalar (or pointers) and a compile-time divisor above 0;
+        `assume_bounds(x, lo, hi)` an integer tile or scalar and compile-time bounds that
+        fit its type, at least one of them, with lo <= hi. On a compile-time number the
+        hint is checked at once, and a false one is this error.
+
+        Example:
+
+            @cutile.entry(unsafe=True)
+            def k(z: Mut[Tensor[f32, [16]]], n: i32):
+                m = assume_div_by(n, 0)
+                # error[CT3083]: the divisor of `assume_div_by` must be positive, got 0
+
+        Fix: pass a positive literal or `Const[int]`; the GPU trusts the hint (a false one
+        is undefined behaviour), the interpreter checks it.
     """,
 }

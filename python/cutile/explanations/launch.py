@@ -122,18 +122,22 @@ TEXTS: dict[str, str] = {
         `num_blocks` whatever the tile count.
     """,
     "CT6110": """
-        The kernel has pointer (`Ptr[...]`) parameters, which unsafe kernels may declare
-        and the checker accepts, but the launcher cannot pass yet.
+        A `Ptr[...]` parameter (of an unsafe entry) takes a Tensor: the kernel receives
+        its device address, and the launch holds the tensor exclusively while it runs
+        (the kernel may write through the pointer), like an output. A Partition, a number
+        or anything else is refused; the tensor's element type must be the pointee's
+        (CT6102).
 
         Example:
 
             @cutile.entry(unsafe=True)
-            def k(z: Mut[Tensor[f32, [16]]], p: Ptr[f32]):
+            def k(p: Ptr[f32]):
                 ...
-            k(z, 0)
-            # [CT6110] pointer parameters are not supported by the launcher yet
+            k(0x7f0000000000, grid=(1,))
+            # [CT6110] `p` is a pointer (`Ptr[f32]`); it takes a Tensor (...), not an int
 
-        Fix: pass the data as a `Tensor` parameter.
+        Fix: pass a Tensor (`api.from_numpy(...)`, `api.zeros(...)`), and the grid
+        (`grid=(blocks,)`) when the kernel has no `Mut` output.
     """,
     "CT6111": """
         A tensor has 2^31 elements or more on one axis. Tile kernels index each axis with

@@ -3,22 +3,21 @@
 
 TEXTS: dict[str, str] = {
     "CT3030": """
-        The operation is accepted by the checker (inside `unsafe`) but the compiler does
-        not generate code for it yet: `load_ptr`, `store_ptr`, `ptr_offset`, `int_to_ptr`,
-        `assume_div_by` and `assume_bounds`. (`store_unchecked`, `gather`, `scatter` and
-        the `atomic_*` operations are lowered.) `kernel.check()` reports it, so the CI
+        The operation is in the kernel language's op table (`ops.json`) and the checker
+        accepts it, but the compiler does not generate code for it yet (its entry says
+        `lowered: false`). Every operation of this release lowers, so only a table entry
+        added ahead of its lowering raises it. `kernel.check()` reports it, so the CI
         linter finds it before a launch.
 
         Example:
 
             @cutile.entry(unsafe=True)
             def k(z: Mut[Tensor[f32, [16]]]):
-                n = assume_div_by(num_blocks(0), 4)
-                # error[CT3030]: `assume_div_by` is not supported by the compiler yet
+                frobnicate(z)      # an op listed with `lowered: false`
+                # error[CT3030]: `frobnicate` is not supported by the compiler yet
 
-        Fix: express the computation with tile loads and stores; use `store_unchecked`
-        for stores at computed indices the checker cannot prove, `gather`, `scatter` and
-        the atomics for elements at computed indices.
+        Fix: express the computation with the operations that lower (docs/dsl.md); for
+        raw memory access inside `unsafe`, `load_ptr`, `store_ptr` and `ptr_offset`.
     """,
     "CT3031": """
         A method is called on a value that does not have it: a method no kernel value has

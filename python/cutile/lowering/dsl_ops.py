@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from ..frontend import kast as K
 from ..frontend.signatures import table
-from .ops.atomics import AtomicOps
 from .ops.base import MATH_OPS, Bound
 from .ops.compute import ComputeOps
 from .ops.grid import GridOps
 from .ops.memory import MemoryOps
+from .ops.pointers import PointerOps
 from .ops.scan import ScanOps
 from .ops.shape import ShapeOps
 from .ops.slicing import SliceOps
@@ -18,7 +18,7 @@ from .values import ConstV, DTypeV, LVal, SubPartitionV, TensorV, TileV, TupleV
 __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
-class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps, ScanOps, SliceOps):
+class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, PointerOps, ScanOps, SliceOps):
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:

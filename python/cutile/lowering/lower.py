@@ -32,7 +32,9 @@ from ..ir import (
 )
 from .arith import Arith
 from .facts import LoweringFacts, Node
+from .ops.pointers import pointer_misuse
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
+from .targets import assigned_in, target_expr, target_names
 from .tile_limits import check_tile_shape, check_tile_size
 from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, SliceV, TensorV, TileV, TupleV
 
@@ -212,6 +214,7 @@ class Lowerer:
                 env[p.name] = TileV(next(it))
             elif p.kind == "const":
                 env[p.name] = ConstV(self.consts[p.name])
+        self.ops.bind_pointer_token()
 
     def _static_dim(self, p: K.Param, axis: int) -> int | None:
         if p.kind not in ("tensor", "atomic_tensor") or p.shape is None:
@@ -239,7 +242,7 @@ class Lowerer:
             if self.frame.returned is not None:
                 raise self.error("CT0001", "code after `return` never runs", s.span,
                                  "unreachable")
-            with self.b.location(self.location(s.span)):
+            with self.b.location(self.location(s.span)), pointer_misuse(self, s.span):
                 self.lower_stmt(s)
 
     def lower_stmt(self, s: K.Stmt) -> None:
@@ -249,7 +252,7 @@ class Lowerer:
             for t in s.targets:
                 self.assign(t, value)
         elif isinstance(s, K.AugAssign):
-            cur = self.expr(_target_expr(s.target))
+            cur = self.expr(target_expr(s.target))
             self.assign(s.target, self.arith.binop(s.op, cur, self.expr(s.value), s.span))
         elif isinstance(s, K.ExprStmt):
             self.expr(s.value)
@@ -435,8 +438,8 @@ class Lowerer:
             )
         if isinstance(it, RangeV) and not isinstance(s.target, K.NameTarget):
             raise self.error("CT0001", "the loop variable must be a single name", s.target.span)
-        target_names = _target_names(s.target)
-        assigned = _assigned_in(s.body) - target_names
+        bound = target_names(s.target)
+        assigned = assigned_in(s.body) - bound
         before = self._snapshot()
         carried = [n for n in before.env if n in assigned]
         token_keys = list(before.tokens)
@@ -574,7 +577,7 @@ class Lowerer:
 
     def expr(self, e: K.Expr) -> LVal:
         assert self.frame is not None
-        with self.b.location(self.location(e.span)):
+        with self.b.location(self.location(e.span)), pointer_misuse(self, e.span):
             v = self._expr(e)
         if isinstance(v, TileV):
             # Every tile an expression makes (a broadcast, an `mma`, a load) is named at
@@ -737,51 +740,6 @@ class Lowerer:
                 pv = self.b.make_partition_view(t.view, tile_shape, padding=padding)
             t.partitions[key] = pv
         return pv
-
-
-def _target_names(t: K.Target) -> set[str]:
-    if isinstance(t, K.NameTarget):
-        return {t.id}
-    out: set[str] = set()
-    for x in t.elts:
-        out |= _target_names(x)
-    return out
-
-
-def _target_expr(t: K.Target) -> K.Expr:
-    if isinstance(t, K.NameTarget):
-        return K.Name(t.id, t.span)
-    return K.Tuple([_target_expr(x) for x in t.elts], t.span)
-
-
-def _assigned_in(stmts: list[K.Stmt]) -> set[str]:
-    out: set[str] = set()
-
-    def tgt(t: K.Target) -> None:
-        if isinstance(t, K.NameTarget):
-            out.add(t.id)
-        else:
-            for x in t.elts:
-                tgt(x)
-
-    def walk(ss: list[K.Stmt]) -> None:
-        for s in ss:
-            if isinstance(s, K.Assign):
-                for t in s.targets:
-                    tgt(t)
-            elif isinstance(s, K.AugAssign):
-                tgt(s.target)
-            elif isinstance(s, K.For):
-                tgt(s.target)
-                walk(s.body)
-            elif isinstance(s, (K.If,)):
-                walk(s.body)
-                walk(s.orelse)
-            elif isinstance(s, (K.While, K.Unsafe)):
-                walk(s.body)
-
-    walk(stmts)
-    return out
 
 
 def lower_kernel(

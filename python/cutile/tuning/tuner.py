@@ -12,10 +12,10 @@ device and shape class and cached on disk.
 A call whose shape class (the `key` arguments' dtypes and extents rounded up to powers of
 two, and the Consts given at the call) has no choice yet tries every config: checked with
 its Consts (the lowering's shape and type rules), bound to the arguments (launch rules),
-compiled, and on the GPU timed with CUDA events on copies of the outputs. Candidates that
-fail are skipped with the reason logged (`cutile.autotune`); the fastest one is kept in
-memory and on disk (`store`). The interpreter cannot time kernels: it takes the first
-valid config and says so.
+compiled, and on the GPU timed with CUDA events on copies of the outputs (and of the
+`Atomic` and `Ptr` arguments). Candidates that fail are skipped with the reason logged
+(`cutile.autotune`); the fastest one is kept in memory and on disk (`store`). The
+interpreter cannot time kernels: it takes the first valid config and says so.
 """
 
 from __future__ import annotations
@@ -186,6 +186,9 @@ class Autotuned:
         self._params: list[K.Param] = list(params)
         self._consts = {p.name for p in params if p.kind == "const"}
         self._outputs = [p for p in params if p.kind == "mut_tensor"]
+        # What a trial may write (and so gets a scratch copy of): the outputs, and the
+        # tensors given for `Atomic` and `Ptr` parameters.
+        self._written = [p for p in params if p.kind in ("mut_tensor", "atomic_tensor", "ptr")]
         self._persistent = {name for name, how in checked.outputs if how == "persistent"}
         self._runtime = [p for p in params if p.kind != "const"]
         names = {p.name for p in params}
@@ -341,7 +344,7 @@ class Autotuned:
         timed = not first_only and bench.can_time()
         self.stats["tunings"] += 1
         scratch = {p.name: bench.scratch_like(runtime.get(p.name), timed)
-                   for p in self._outputs}
+                   for p in self._written}
         times: dict[int, float] = {}
         valid: list[int] = []
         skipped: list[dict[str, Any]] = []
@@ -398,9 +401,9 @@ class Autotuned:
         call = dict(runtime)
         cut: dict[str, Partition] = {}
         try:
-            for p in self._outputs:
+            for p in self._written:
                 arg = scratch[p.name]
-                if isinstance(arg, Tensor):
+                if p.kind == "mut_tensor" and isinstance(arg, Tensor):
                     arg = cut[p.name] = self._cut(arg, p, cfg, values, runtime)
                 call[p.name] = arg
             op = variant(**call, **values)

@@ -20,8 +20,8 @@ pub use pending::PendingLaunch;
 use crate::errors::{self, guard, host_err};
 use crate::{HostRegistry, Ledger};
 use cutile_host::launch_plan::{
-    fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamSpec, PredicateCache,
-    Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
+    fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
+    PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
 };
 use cutile_host::{Access, DropAction, OpState};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};

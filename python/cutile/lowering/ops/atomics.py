@@ -112,35 +112,41 @@ class AtomicOps(OpsBase):
             raise self.err("CT3080", "an extent or stride that is not an integer", span)
         return self.arith.broadcast_to(self.arith.convert(tile, to), shape, span)
 
-    def _values(self, v: LVal, t: TensorV, shape: tuple[int, ...], span: K.Span) -> Value:
-        """An operand converted to the tensor's element type (as a store converts) and
-        broadcast to the indices' shape."""
-        tile = self.arith.convert(self.tile_arg(v, span, t.dtype), t.dtype)
+    def _values(self, v: LVal, dtype: DType, shape: tuple[int, ...], span: K.Span,
+                what: str = "the indices'") -> Value:
+        """An operand converted to the element type `dtype` (as a store converts) and
+        broadcast to the indices' (or pointers') shape."""
+        tile = self.arith.convert(self.tile_arg(v, span, dtype), dtype)
         if broadcast_shapes(tile.shape, shape) != shape:
             raise self.err("CT3002", f"a value of shape {list(tile.shape)} does not broadcast "
-                           f"to the indices' shape {list(shape)}", span, "value")
+                           f"to {what} shape {list(shape)}", span, "value")
         return self.arith.broadcast_to(tile, shape, span).v
 
-    def _token(self, t: TensorV) -> Value:
-        tok = self.low.tokens.get(t.param)
+    def _padding(self, pad: LVal, dtype: DType, shape: tuple[int, ...], span: K.Span,
+                 what: str = "the indices'") -> Value:
+        """A load's padding (a padding name or a number) as a tile of `dtype` elements."""
+        if isinstance(pad, ConstV) and isinstance(pad.value, str):
+            if pad.value not in PADDINGS:
+                raise self.err("CT3038", f"padding must be a number or one of "
+                               f"{', '.join(PADDINGS)}", span, "padding")
+            number = _PADDING_VALUES[pad.value]
+            if not dtype.is_float and number != 0:
+                raise self.err("CT3038", f"padding `{pad.value}` is not a value of "
+                               f"`{dtype.name}` elements", span, "padding",
+                               help="pass a number, e.g. `padding=-1`")
+            pad = ConstV(number if dtype.is_float else 0)
+        return self._values(pad, dtype, shape, span, what)
+
+    def _token(self, key: str) -> Value:
+        """The token that orders the accesses of `key` (a tensor parameter; the pointers)."""
+        tok = self.low.tokens.get(key)
         return tok if tok is not None else self.b.make_token()
 
     # ------------------------------------------------------------------ gather / scatter
 
     def f_gather(self, a: Bound, span: K.Span) -> LVal:
         t, ptrs, mask, shape = self._elements(a["tensor"], a["indices"], span, "gather")
-        pad = a["padding"]
-        if isinstance(pad, ConstV) and isinstance(pad.value, str):
-            if pad.value not in PADDINGS:
-                raise self.err("CT3038", f"padding must be a number or one of "
-                               f"{', '.join(PADDINGS)}", span, "padding")
-            number = _PADDING_VALUES[pad.value]
-            if not t.dtype.is_float and number != 0:
-                raise self.err("CT3038", f"padding `{pad.value}` is not a value of "
-                               f"`{t.dtype.name}` elements", span, "padding",
-                               help="pass a number, e.g. `padding=-1`")
-            pad = ConstV(number if t.dtype.is_float else 0)
-        padding = self._values(pad, t, shape, span)
+        padding = self._padding(a["padding"], t.dtype, shape, span)
         # A shared input (or, inside `unsafe`, anything): no token orders a read of it.
         token = self.low.tokens.get(t.param) if t.mutable or t.atomic else None
         value, tok = self.b.load_ptr(ptrs, mask, padding, token)
@@ -150,8 +156,8 @@ class AtomicOps(OpsBase):
 
     def f_scatter(self, a: Bound, span: K.Span) -> LVal:
         t, ptrs, mask, shape = self._elements(a["tensor"], a["indices"], span, "scatter")
-        value = self._values(a["value"], t, shape, span)
-        self.low.tokens[t.param] = self.b.store_ptr(ptrs, value, mask, self._token(t))
+        value = self._values(a["value"], t.dtype, shape, span)
+        self.low.tokens[t.param] = self.b.store_ptr(ptrs, value, mask, self._token(t.param))
         return ConstV(None)
 
     # ------------------------------------------------------------------ atomics
@@ -180,8 +186,9 @@ class AtomicOps(OpsBase):
         int_mode, float_mode = RMW_MODES[name]
         mode = float_mode if t.dtype.is_float else int_mode
         assert mode is not None
-        value = self._values(a["value"], t, shape, span)
-        old, tok = self.b.atomic_rmw(ptrs, value, mode, mask, self._token(t), order, scope)
+        value = self._values(a["value"], t.dtype, shape, span)
+        old, tok = self.b.atomic_rmw(ptrs, value, mode, mask, self._token(t.param), order,
+                                     scope)
         self.low.tokens[t.param] = tok
         return TileV(old)
 
@@ -189,9 +196,10 @@ class AtomicOps(OpsBase):
         t, ptrs, mask, shape = self._elements(a["tensor"], a["indices"], span, "atomic_cas")
         self._atomic_dtype("atomic_cas", t, span)
         order, scope = self._ordering(a, span)
-        expected = self._values(a["expected"], t, shape, span)
-        value = self._values(a["value"], t, shape, span)
-        old, tok = self.b.atomic_cas(ptrs, expected, value, mask, self._token(t), order, scope)
+        expected = self._values(a["expected"], t.dtype, shape, span)
+        value = self._values(a["value"], t.dtype, shape, span)
+        old, tok = self.b.atomic_cas(ptrs, expected, value, mask, self._token(t.param), order,
+                                     scope)
         self.low.tokens[t.param] = tok
         return TileV(old)
 

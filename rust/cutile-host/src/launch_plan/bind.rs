@@ -363,10 +363,11 @@ impl LaunchPlan {
                     ParamKind::Scalar => {
                         scalars[i] = Some(self.scalar(p, a, last_word, &|| describe(me))?);
                     }
+                    ParamKind::Ptr => self.pointer(p, a, last_word, &|| describe(me))?,
                     ParamKind::Unsupported => {
                         return Err(launch_err(
-                            "CT6110",
-                            "pointer parameters are not supported by the launcher yet".into(),
+                            "CT6101",
+                            format!("`{}` is a parameter the launcher cannot pass", p.name),
                             None,
                         ))
                     }
@@ -407,17 +408,26 @@ impl LaunchPlan {
             }
         }
         let index_bits = if wide { 64 } else { 32 };
-        let words: usize = args
+        // Tensor facts specialize the kernel; a pointer's do not (the lowering reads none).
+        let tensor = |p: &super::ParamPlan, a: &Arg<'_>| match (p.kind, a) {
+            (ParamKind::Ptr, _) => None,
+            (_, Arg::Handle(d)) => Some(d.facts.shape_div.len()),
+            _ => None,
+        };
+        let words: usize = self
+            .params
             .iter()
-            .map(|a| match a {
-                Arg::Handle(d) => 1 + d.facts.shape_div.len(),
-                _ => 0,
-            })
+            .zip(args)
+            .filter_map(|(p, a)| tensor(p, a))
+            .map(|n| 1 + n)
             .sum();
         let mut key = Vec::with_capacity(1 + consts.len() + words);
         key.push(u64::from(index_bits));
         key.extend(consts.iter().map(|v| v.key_word()));
-        for a in args {
+        for (p, a) in self.params.iter().zip(args) {
+            if tensor(p, a).is_none() {
+                continue;
+            }
             if let Arg::Handle(d) = a {
                 let f = &d.facts;
                 key.push(u64::from(f.align16) | u64::from(f.last_stride_one) << 1);
@@ -435,6 +445,55 @@ impl LaunchPlan {
             index_bits,
             key,
         })
+    }
+
+    /// Check the argument of pointer parameter `p`: a Tensor (not a Partition) of the
+    /// pointee's element type, whose device address the kernel receives.
+    fn pointer(
+        &self,
+        p: &super::ParamPlan,
+        a: &Arg<'_>,
+        last_word: bool,
+        describe: &dyn Fn() -> String,
+    ) -> Result<(), Refusal> {
+        let want = p.dtype.map_or("?", |c| super::DTYPES[c as usize].name);
+        let d = match a {
+            Arg::Handle(d) if d.view.tile.is_none() => *d,
+            Arg::Other if !last_word => return Err(Refusal::Slow("not a handle")),
+            Arg::Handle(_) => {
+                return Err(launch_err(
+                    "CT6110",
+                    format!(
+                        "`{}` is a pointer (`Ptr[{want}]`); it takes a Tensor, not a Partition",
+                        p.name
+                    ),
+                    Some(format!("pass `{}.unpartition()`", p.name)),
+                ))
+            }
+            _ => {
+                return Err(launch_err(
+                    "CT6110",
+                    format!(
+                        "`{}` is a pointer (`Ptr[{want}]`); it takes a Tensor (the kernel \
+                         gets its device address), not {}",
+                        p.name,
+                        describe()
+                    ),
+                    Some("build one with cutile.api.from_numpy or cutile.api.zeros".into()),
+                ))
+            }
+        };
+        if p.dtype.is_none() || d.dtype != p.dtype {
+            return Err(launch_err(
+                "CT6102",
+                format!(
+                    "`{}` is a `Ptr[{want}]`; it takes a Tensor of `{want}` elements, not `{}`",
+                    p.name, d.view.dtype
+                ),
+                None,
+            ));
+        }
+        Ok(())
     }
 
     /// The value of scalar parameter `p` (an int given for a float parameter is a float).

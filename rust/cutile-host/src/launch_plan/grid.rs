@@ -35,7 +35,7 @@ impl LaunchPlan {
     }
 
     /// The grid with `explicit`, the call's `grid=`: the grid of a kernel without `Mut`
-    /// outputs (its only outputs `Atomic` tensors, which every block shares), or, for a
+    /// outputs (its only outputs `Atomic` tensors or `Ptr`s, which every block shares), or, for a
     /// kernel with outputs, the grid they give (any other is CT6001).
     pub fn grid_with(
         &self,
@@ -67,7 +67,7 @@ impl LaunchPlan {
                     format!("`{kernel}` has no `Mut` output, so no partition determines its grid"),
                     Some(
                         "pass the grid at the call, `grid=(blocks,)`: a kernel whose outputs \
-                         are `Atomic` tensors runs as many blocks as it is given"
+                         are `Atomic` tensors or pointers runs as many blocks as it is given"
                             .into(),
                     ),
                 )))

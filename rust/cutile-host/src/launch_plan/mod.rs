@@ -106,14 +106,21 @@ pub enum ParamKind {
     Atomic,
     /// A scalar of the parameter's dtype.
     Scalar,
-    /// Pointers and anything the fast path does not launch.
+    /// `Ptr[T]` (unsafe entries): takes a tensor and passes its device address. Held
+    /// exclusively, like an output (the kernel may write through the pointer); no part of
+    /// the grid, the specialization or the compiled kernel's key.
+    Ptr,
+    /// Anything the launcher does not know.
     Unsupported,
 }
 
 impl ParamKind {
     /// Does the launch hold the argument exclusively (written while the kernel runs)?
     pub fn exclusive(self) -> bool {
-        matches!(self, ParamKind::Partition | ParamKind::Atomic)
+        matches!(
+            self,
+            ParamKind::Partition | ParamKind::Atomic | ParamKind::Ptr
+        )
     }
 }
 
@@ -240,6 +247,7 @@ impl LaunchPlan {
                     "tensor" => ParamKind::Tensor,
                     "atomic_tensor" => ParamKind::Atomic,
                     "scalar" => ParamKind::Scalar,
+                    "ptr" => ParamKind::Ptr,
                     _ => ParamKind::Unsupported,
                 },
                 dtype: p.dtype.as_deref().and_then(dtype_code),

@@ -353,6 +353,9 @@ impl KernelLauncher {
         }
         let facts = PyList::empty(py);
         for (param, h) in self.plan.params.iter().zip(&p.handles) {
+            if param.kind == ParamKind::Ptr {
+                continue; // a pointer specializes nothing (`LaunchPlan::bind_ordered`)
+            }
             if let Some(d) = h {
                 let f = &d.facts;
                 let dtype = d.dtype.map_or("?", |c| DTYPES[c as usize].name);

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use std::collections::HashSet;
 
 mod grid;
+mod pointers;
 
 /// Facts for these parameters: every `mut_tensor` an output (persistent if named in
 /// `persistent`), with the given launch predicates.
