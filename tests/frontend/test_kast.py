@@ -93,7 +93,7 @@ def _codes(err: cutile.KernelCheckError) -> list[str]:
         ("try:\n        pass\n    except Exception:\n        pass", "CT0001", "`Try`"),
         ("t = lambda q: q", "CT0001", "`Lambda`"),
         ("t = undefined_name_xyz", "CT0002", "undefined_name_xyz"),
-        ("t = print(1)", "CT0007", "`print` is not available in kernels"),
+        ("t = input(1)", "CT0007", "`input` is a Python builtin kernels do not have"),
         ("z[0] = 1", "CT0001", "subscript"),
     ],
 )

@@ -105,10 +105,11 @@ TEXTS: dict[str, str] = {
     """,
     "CT0007": """
         The kernel calls something that is not kernel code: a plain Python function,
-        `print`, a Python builtin kernels do not have, a numpy / `math` / torch function,
-        or another `@cutile.entry` kernel. A kernel can call the operations of
+        a Python builtin kernels do not have, a numpy / `math` / torch function, or
+        another `@cutile.entry` kernel. A kernel can call the operations of
         `cutile.core`, the builtins `range`, `min`, `max`, `abs`, `int`, `float`, `len`,
-        and `@cutile.device` functions (inlined where they are called).
+        `print` (a device print; f-strings too), and `@cutile.device` functions
+        (inlined where they are called).
 
         Example:
 
@@ -121,8 +122,8 @@ TEXTS: dict[str, str] = {
                 #   = help: use `cutile.core.exp` (`from cutile.core import exp`)
 
         Fix: use the `cutile.core` operation of the same math (`exp`, `sqrt`, `sum`, ...);
-        mark a helper of your own `@cutile.device`; `print` has no kernel form: store
-        values to an output and print them on the host, or `assert` a condition.
+        mark a helper of your own `@cutile.device`; compute the rest on the host and
+        pass it in as an argument.
     """,
     "CT0010": """
         A `cutile.core` operation, a `@cutile.device` function or `cutile.unsafe()` was

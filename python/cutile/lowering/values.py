@@ -92,3 +92,10 @@ class RangeV(LVal):
     start: LVal
     stop: LVal
     step: LVal
+
+
+@dataclass
+class TextV(LVal):
+    """Text for `print`: literal pieces and (printf conversion, tile) pairs, in order."""
+
+    parts: tuple[str | tuple[str, TileV], ...]
