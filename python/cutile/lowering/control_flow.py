@@ -365,7 +365,13 @@ class ControlFlow:
     def exit_values(self, ctx: LoopCtx, span: K.Span) -> list[Value]:
         out: list[Value] = []
         for i, n in enumerate(ctx.carried):
-            v = self.env[n]
+            v = self.env.get(n)
+            if v is None:
+                raise self.err(
+                    "CT3017", f"`{n}` is not defined here, where the loop goes round", span,
+                    "loop", help=f"`{n}` was the variable of a `for` loop inside this one, "
+                    "and a `for` variable is not visible after its loop: use another name",
+                )
             if ctx.scratch:
                 t = self.widen(ctx.templates[i], v)
                 if t != ctx.templates[i]:
@@ -394,6 +400,11 @@ class ControlFlow:
         counted = _breaks(s.body) or _returns(s.body)
         unit = isinstance(it, RangeV) and isinstance(it.step, ConstV) and it.step.value == 1
         if counted and not unit:
+            if isinstance(it, RangeV) and not isinstance(it.step, ConstV):
+                # Tile IR's `for` requires a positive step; this loop would not end without
+                zero = self.b.scalar_const(0, dt.i32)
+                self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
+                               "range() step must be positive")
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
 
         def bind(iv: Value) -> None:
@@ -457,7 +468,7 @@ class ControlFlow:
                 if not ctx.changed:
                     break
             self.restore(before)
-            if RETVAL in carried or not ctx.ret_template:
+            if RETVAL not in assigned or RETVAL in carried or not ctx.ret_template:
                 break
             # `$retval` first set inside the loop: define it before, then plan again.
             self.env[RETVAL] = self.placeholder(ctx.ret_template[0])
