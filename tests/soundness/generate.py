@@ -23,6 +23,7 @@ from .draw import Draw
 from .model import (
     Bin,
     Call,
+    Cmp,
     ConstRef,
     DevCall,
     DevFn,
@@ -40,6 +41,7 @@ from .program import (
     Assign,
     CallProc,
     DevProc,
+    Exit,
     InParam,
     Kernel,
     Launch,
@@ -50,11 +52,13 @@ from .program import (
     OutParam,
     Persist,
     Relay,
+    Return,
     Stmt,
     Store,
     SubPart,
     SubStore,
     ValueDef,
+    While,
 )
 
 BIG = [2**31 - 1, 2**31, 2**31 + 1, -(2**31), -(2**31) - 1, 2**32 - 1, 2**32, 2**32 + 1,
@@ -337,6 +341,59 @@ class Gen:
             index[j] = Bin("+", Bin("*", Bin("//", bj, r), r), Bin("%", bi, r))
         return index
 
+    # -- control flow ----------------------------------------------------------------------
+
+    def cond(self, var: Expr | None) -> Cmp:
+        """A condition on a loop's variable (or, without one, on the block), against a
+        small number, a block id or a scalar: all defined before the loop."""
+        d = self.d
+        op = d.pick(["<", "<=", "==", "!=", ">", ">="])
+        k = d.between(0, self.rank - 1)
+        left: Expr = var if var is not None and d.chance(0.8) else self.bid_e[k]
+        how = d.weighted([("lit", 6), ("bid", 2), ("scalar", 1), ("const", 1)])
+        right: Expr
+        if how == "lit":
+            right = Lit(d.between(0, 3))
+        elif how == "bid":
+            right = self.bid_e[k]
+        elif how == "scalar":
+            sc = self.scalar()
+            self.scalar_values[sc.name] = [d.between(-1, 3)]
+            right = sc
+        else:
+            right = self.const([d.between(0, 3)])
+        return Cmp(op, left, right) if d.chance(0.8) else Cmp(op, right, left)
+
+    def with_exit(self, body: list[Stmt], var: Expr | None, p: float = 0.4) -> list[Stmt]:
+        """`body` with maybe an `if cond: break` / `continue` at its start or its end."""
+        d = self.d
+        if not d.chance(p):
+            return body
+        kind = d.weighted([("break", 3), ("continue", 2)])
+        self.features.add(kind)
+        ex = Exit(kind, self.cond(var))
+        return [ex, *body] if kind == "continue" or d.chance(0.6) else [*body, ex]
+
+    def while_limit(self, most: int) -> Expr:
+        """A small trip count, often known only at launch (a scalar, the block id): a
+        `while` runs at most `most` times."""
+        d = self.d
+        k = d.between(0, self.rank - 1)
+        how = d.weighted([("lit", 2), ("scalar", 3), ("block", 3), ("grid", 1)])
+        if how == "lit":
+            return Lit(d.between(0, most))
+        self.features.add("while-data-dependent")
+        e: Expr
+        if how == "scalar":
+            sc = self.scalar()
+            self.scalar_values[sc.name] = [d.between(-1, most + 2), 0, most]
+            e = sc
+        elif how == "block":
+            e = Bin("+", Bin("%", self.bid_e[k], Lit(d.between(1, 3))), Lit(d.between(0, 1)))
+        else:
+            e = Bin("-", self.nb_e[k], self.bid_e[k])
+        return Call("min", (e, Lit(most)))
+
     # -- spelling --------------------------------------------------------------------------
 
     def outline(self, e: Expr) -> Expr:
@@ -366,11 +423,22 @@ class Gen:
             return x
 
         body = sub(e)
-        key = repr((tuple(params), body))
+        guard = None
+        if d.chance(0.25):  # `if cond: return early` before the final `return`
+            self.features.add("early-return")
+            on: Expr = Var(d.pick(params)) if params and d.chance(0.7) else \
+                Grid("block_id", d.between(0, self.rank - 1))
+            cond = Cmp(d.pick(["<", "==", ">=", "!="]), on, Lit(d.between(0, 3)))
+            early = d.weighted([(body, 3), (Bin("+", body, Lit(1)), 2), (Lit(0), 1),
+                                (on, 1)])
+            if early == body:
+                self.features.add("early-return-same")
+            guard = (cond, early)
+        key = repr((tuple(params), body, guard))
         fn = self.fns.get(key)
         if fn is None:
             self.nfn += 1
-            fn = DevFn(f"f{self.nfn}", tuple(params), body, self.module())
+            fn = DevFn(f"f{self.nfn}", tuple(params), body, self.module(), guard)
             self.fns[key] = fn
         else:
             self.features.add("device-reused")
@@ -400,17 +468,25 @@ class Gen:
         comps = self.joint([self.component(k) for k in range(self.rank)])
         comps = [self.disguise(c) for c in comps]
         d = self.d
-        if d.chance(0.15):  # a loop around the store (its variable can meet another file's)
+        if d.chance(0.22):  # a loop around the store (its variable can meet another file's)
             self.features.add("loop-store")
             v = self.fresh("i")
             k = d.between(0, self.rank - 1)
-            comps[k] = Bin("+", comps[k], Var(v)) if d.chance(0.5) else \
+            is_while = d.chance(0.45)
+            # a `while` counter runs 1, 2, ...: `v - 1` is the iteration as for a range
+            it: Expr = Bin("-", Var(v), Lit(1)) if is_while else Var(v)
+            comps[k] = Bin("+", comps[k], it) if d.chance(0.5) else \
                 Bin("-", Bin("+", comps[k], Var(v)), Var(v))
             inner: list[Stmt] = []
             if d.chance(0.5):
                 self.relay(inner)
             inner.append(Store(recv, tuple(comps), style=self.store_style()))
-            body.append(Loop(v, Lit(d.pick([1, 1, 2])), inner))
+            inner = self.with_exit(inner, Var(v))
+            if is_while:
+                self.features.add("while")
+                body.append(While(v, self.while_limit(3), inner))
+            else:
+                body.append(Loop(v, Lit(d.pick([1, 1, 2])), inner))
             return
         if d.chance(0.2):
             self.features.add("device-store")
@@ -430,9 +506,17 @@ class Gen:
             dims = ", ".join(str(x) for x in self.decl)
             annotate["o"] = f"Mut[Tensor[i32, [{dims}]]]"
         self.nfn += 1
+        stmts: list[Stmt] = [Store("o", tuple(Var(n) for n in names), value="v",
+                                   style=self.store_style())]
+        if self.d.chance(0.25):  # `if cond: return` before (or after) the store
+            self.features.add("early-return")
+            on = Var(self.d.pick(names)) if self.d.chance(0.6) else \
+                Grid("block_id", self.d.between(0, self.rank - 1))
+            ret = Return(Cmp(self.d.pick(["<", "==", ">=", "!="]), on,
+                             Lit(self.d.between(0, 3))))
+            stmts = [ret, *stmts] if self.d.chance(0.8) else [*stmts, ret]
         return DevProc(f"put{self.nfn}", ("o", "v", *names), ("tensor", "tile") + ("int",) *
-                       self.rank, [Store("o", tuple(Var(n) for n in names), value="v",
-                                         style=self.store_style())], self.module(), annotate)
+                       self.rank, stmts, self.module(), annotate)
 
     def relay(self, body: list[Stmt], value: str = "val") -> None:
         self.features.add("relay-loop")
@@ -474,6 +558,16 @@ class Gen:
         else:
             inner.append(Store(tgt_rcv, None, value=value, style=self.store_style(),
                                minted="idx"))
+        if d.chance(0.25):  # a block may leave its schedule early (skipping tiles)
+            self.features.add("persistent-break")
+            on = Var(names[d.between(0, self.rank - 1)]) if tuple_target else None
+            if where == "device":  # the device function sees no entry local
+                on = on if on is not None else Grid("block_id", 0)
+                ex = Exit("break", Cmp(d.pick(["<", ">=", "=="]), on, Lit(d.between(0, 2))))
+                self.features.add("break")
+                inner = [ex, *inner] if d.chance(0.5) else [*inner, ex]
+            else:
+                inner = self.with_exit(inner, on, p=1.0)
         loop = Persist(tgt_rcv, target, inner, group, group_kw=d.chance(0.8))
         if where == "alias":
             w = "w"
@@ -508,12 +602,14 @@ class Gen:
         loops = [k for k in range(self.rank) if ratio[k] > 1 or d.chance(0.3)]
         idx: list[Expr] = [Lit(d.between(0, r - 1)) for r in ratio]
         inner: list[Stmt] = []
-        nest: list[tuple[str, int]] = []
+        nest: list[tuple[str, int, bool]] = []
         for k in loops:
             v = self.fresh("i")
             n = ratio[k] + (1 if d.chance(0.15) else 0)
-            nest.append((v, n))
-            idx[k] = Var(v) if d.chance(0.7) else Bin("-", Lit(ratio[k] - 1), Var(v))
+            is_while = d.chance(0.3)
+            nest.append((v, n, is_while))
+            it: Expr = Bin("-", Var(v), Lit(1)) if is_while else Var(v)
+            idx[k] = it if d.chance(0.7) else Bin("-", Lit(ratio[k] - 1), it)
         if d.chance(0.1):
             k = d.between(0, self.rank - 1)
             idx[k] = self.random_expr(2, k)
@@ -522,8 +618,15 @@ class Gen:
             self.relay(inner, "sval")
         inner.append(SubStore("p", tuple(idx), style=d.pick(["pos", "kw", "allkw"])))
         stmts: list[Stmt] = inner
-        for v, n in reversed(nest):
-            stmts = [Loop(v, Lit(n), stmts)]
+        for v, n, is_while in reversed(nest):
+            stmts = self.with_exit(stmts, Var(v), p=0.3)
+            if is_while:
+                self.features.add("while")
+                self.features.add("while-subtile")
+                limit = Lit(n) if d.chance(0.5) else Call("min", (self.while_limit(n), Lit(n)))
+                stmts = [While(v, limit, stmts)]
+            else:
+                stmts = [Loop(v, Lit(n), stmts)]
         body.extend(stmts)
 
     def multi(self, body: list[Stmt]) -> None:
@@ -565,8 +668,19 @@ class Gen:
             for c in range(calls):
                 comps = [self.component(k) if d.chance(0.4 + 0.3 * c) else self.bid_e[k]
                          for k in range(self.rank)]
+                comps = [self.disguise(x) for x in comps]
+                if via is None and d.chance(0.15):  # loads at a `while` counter
+                    self.features.add("while")
+                    self.features.add("while-load")
+                    v = self.fresh("w")
+                    k = d.between(0, self.rank - 1)
+                    comps[k] = Bin("+", comps[k], Bin("-", Var(v), Lit(1)))
+                    load = LoadTile("t", self.x.name, tuple(self.decl), tuple(comps),
+                                    style=d.pick(["pos", "kw", "mixed"]), combine=True)
+                    body.append(While(v, self.while_limit(3), self.with_exit([load], Var(v))))
+                    continue
                 body.append(LoadTile(f"t{c}" if calls > 1 else "t", self.x.name,
-                                     tuple(self.decl), tuple(self.disguise(x) for x in comps),
+                                     tuple(self.decl), tuple(comps),
                                      style=d.pick(["pos", "kw", "mixed"]), combine=True,
                                      via=via))
         if self.x is not None and d.chance(0.3):
@@ -636,7 +750,12 @@ class Gen:
         elif kind == "sub":
             self.sub_stores(recv, self.body)
         elif kind == "own":
-            self.body.append(Store(recv, None, style=d.pick(["kw", "allkw"])))
+            own: list[Stmt] = [Store(recv, None, style=d.pick(["kw", "allkw"]))]
+            if d.chance(0.3):  # the own tile, stored a data-dependent number of times
+                self.features.add("while")
+                v = self.fresh("w")
+                own = [While(v, self.while_limit(3), self.with_exit(own, Var(v)))]
+            self.body.extend(own)
         elif kind == "multi":
             self.multi(self.body)
         else:

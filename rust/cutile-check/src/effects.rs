@@ -544,7 +544,12 @@ pub fn method<'d>(
                 }
                 return Val::Other;
             }
-            crate::stores::store(c, &recv, &name, idx, idx_e, span, fits);
+            let site = crate::stores::StoreSite {
+                name: &name,
+                span,
+                conditional: st.conditional,
+            };
+            crate::stores::store(c, &recv, &site, idx, idx_e, fits);
             Val::Other
         }
         "load" => {
