@@ -53,6 +53,8 @@ def known_class(features: list[str], kinds: set[str], source: str) -> str:
         return "ragged-subtile"
     if f & {"store-badkw", "bad-kw"} or "like-badkw" in f:
         return "1-keywords"
+    if f & {"while", "break", "continue", "early-return", "persistent-break"}:
+        return "9-control-flow"
     if "device-load-twice" in f and ("unsound" in kinds or any(k.startswith("oob")
                                                                for k in kinds)):
         return "5-device-twice"
