@@ -270,6 +270,73 @@ def test_device_functions_return_early(n: int) -> None:
     np.testing.assert_allclose(z.unpartition().to_numpy(), np.concatenate(ref)[:300], rtol=1e-6)
 
 
+@cutile.device
+def find(t, n, m):
+    for i in range(n):
+        j = 0
+        while j < m:
+            if (t * (i + j)).max() > 20.0:
+                return i * 10 + j  # from two loops deep
+            j += 1
+    return -1
+
+
+@cutile.entry
+def nested_returns(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], n: i32, B: Const[int]):
+    t = load_tile_like(x, z)
+    acc = 0.0
+    for r in range(3):
+        acc = acc + find(t, n, r + 1)
+    p = (1, t)  # a tuple carried through a loop and a branch
+    q = 0
+    while q < 2:
+        if n > 1:
+            p = (p[0] + 1, p[1] * 0.5)
+        q += 1
+    z.store(p[1] + acc + p[0])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 6])
+def test_returns_from_nested_loops_and_carried_tuples(n: int) -> None:
+    xs = rng.uniform(0, 4, 300).astype(np.float32)
+    z = api.zeros([300], f32).partition([128])
+    z, _, _ = nested_returns(z, api.from_numpy(xs), n).sync()
+    ref = []
+    for t in tiles_of(xs, 128):
+        def find(m: int, t: np.ndarray = t) -> int:
+            for i in range(n):
+                for j in range(m):
+                    if (t * np.float32(i + j)).max() > 20.0:
+                        return i * 10 + j
+            return -1
+
+        acc = np.float32(sum(find(r + 1) for r in range(3)))
+        p0, p1 = 1, t
+        for _ in range(2):
+            if n > 1:
+                p0, p1 = p0 + 1, p1 * np.float32(0.5)
+        ref.append(p1 + acc + p0)
+    np.testing.assert_allclose(z.unpartition().to_numpy(), np.concatenate(ref)[:300], rtol=1e-6)
+
+
+@cutile.entry
+def stop_at_negative(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+    t = load_tile_like(x, z)
+    for _ in range(4):
+        if t.min() < 0.0:
+            return  # a bare `return` from inside a loop of an entry
+        t = t - 1.0
+    z.store(t)
+
+
+def test_an_entry_returns_from_a_loop() -> None:
+    xs = np.array([5.0] * 64 + [2.5] * 64, dtype=np.float32)
+    z = api.full([128], 9.0, f32).partition([64])
+    z, _ = stop_at_negative(z, api.from_numpy(xs)).sync()
+    out = z.unpartition().to_numpy().reshape(2, 64)[:, 0]
+    np.testing.assert_array_equal(out, [1.0, 9.0])  # block 1 went negative and returned
+
+
 @cutile.entry
 def skip_block_one(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
     if block_id(0) == 1:
@@ -327,6 +394,7 @@ ACCEPTED: list[tuple[Any, dict[str, int]]] = [
     (double_until, {"B": 128}), (even_column_sums, {"BM": 16, "BK": 16}),
     (nested_exits, {"B": 128}), (count_steps, {"B": 64}), (first_tiles_only, {"B": 64}),
     (early_returns, {"B": 128}), (skip_block_one, {"B": 64}), (prints, {"B": 4}),
+    (nested_returns, {"B": 128}), (stop_at_negative, {"B": 64}),
 ]
 
 
