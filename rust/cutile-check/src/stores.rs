@@ -315,7 +315,9 @@ fn store_index(
             );
         }
         StoreMapProof::OutOfBounds { axis, block, tile } => {
-            c.report(reached(errors::store_out_of_grid(&root, ispan, axis, &block, &tile)));
+            c.report(reached(errors::store_out_of_grid(
+                &root, ispan, axis, &block, &tile,
+            )));
             c.oblige(
                 "store-index-injective",
                 desc,
