@@ -322,6 +322,7 @@ class ControlFlow:
         it if so; elsewhere run `rest` only if not. True when `rest` was lowered here."""
         if not self.frame.loops and not rest:
             return True
+
         def returned() -> None:
             self.env[RETURNED] = ConstV(True)
             if self.frame.loops:
@@ -401,7 +402,8 @@ class ControlFlow:
         unit = isinstance(it, RangeV) and isinstance(it.step, ConstV) and it.step.value == 1
         if counted and not unit:
             if isinstance(it, RangeV) and not isinstance(it.step, ConstV):
-                # Tile IR's `for` requires a positive step; this loop would not end without
+                # Tile IR's `for` requires a positive step, and a counting `loop` would
+                # not end without one: the device checks it, as the interpreter's `for` does
                 zero = self.b.scalar_const(0, dt.i32)
                 self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
                                "range() step must be positive")
