@@ -16,7 +16,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT0004": "the kernel's source text cannot be read",
     "CT0005": "a tensor shape names something that is not a `Const` parameter",
     "CT0006": "a global of a type kernels cannot use, or an operation used as a value",
-    "CT0007": "a call of host code (a Python function, `print`, numpy, math) or of a kernel",
+    "CT0007": "a call of host code (a Python function, numpy, math) or of a kernel",
     "CT0010": "a DSL operation or device function called outside a kernel",
     "CT0011": "a kernel nested too deeply (expressions or blocks)",
     "CT0012": "an integer literal that does not fit in 64 bits",

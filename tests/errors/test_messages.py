@@ -41,8 +41,8 @@ def helper(t):  # type: ignore[no-untyped-def]
 
 
 @cutile.entry
-def calls_print(z: Mut[Tensor[f32, [16]]]):
-    print(z.load())
+def calls_open(z: Mut[Tensor[f32, [16]]]):
+    open("log.txt")
     z.store(z.load())
 
 
@@ -72,8 +72,9 @@ def calls_helper(z: Mut[Tensor[f32, [16]]]):
 
 
 @pytest.mark.parametrize(("kernel", "message", "help"), [
-    (calls_print, "`print` is not available in kernels",
-     "store the values in an output tensor and print them on the host"),
+    (calls_open, "`open` is a Python builtin kernels do not have",
+     "kernels have the builtins `abs`, `float`, `format`, `int`, `len`, `max`, `min`, "
+     "`print`, `range`"),
     (calls_numpy, "`numpy.exp` is a host function, not kernel code",
      "use `cutile.core.exp` (`from cutile.core import exp`)"),
     (calls_math, "`math.sqrt` is a host function, not kernel code",
@@ -81,7 +82,8 @@ def calls_helper(z: Mut[Tensor[f32, [16]]]):
     (calls_numpy_without_twin, "`numpy.linalg.norm` is a host function",
      "a kernel computes with the operations of `cutile.core`: `exp`"),
     (calls_sorted, "`sorted` is a Python builtin kernels do not have",
-     "kernels have the builtins `abs`, `float`, `int`, `len`, `max`, `min`, `range`"),
+     "kernels have the builtins `abs`, `float`, `format`, `int`, `len`, `max`, `min`, "
+     "`print`, `range`"),
     (calls_helper, "`helper` is a plain Python function",
      "decorate `helper` with `@cutile.device`"),
 ])

@@ -31,10 +31,13 @@ def kernel_from(body: str, tmp_path: pathlib.Path, params: str = "z: Mut[Tensor[
 @pytest.mark.parametrize(
     ("body", "code", "needle"),
     [
-        ("    i = 0\n    while i < 3:\n        i = i + 1\n    z.store(zeros((16,), f32))\n",
-         "CT0001", "`while` is not supported by the compiler yet"),
-        ("    for i in range(3):\n        break\n    z.store(zeros((16,), f32))\n",
-         "CT0001", "`break`"),
+        ("    for i in range(3):\n        break\n        i = 2\n    z.store(zeros((16,), f32))\n",
+         "CT0001", "this code never runs: it follows `break`"),
+        ("    i = 0\n    while i < 3:\n        if i > 1:\n            continue\n        else:\n"
+         "            break\n        i = i + 1\n    z.store(zeros((16,), f32))\n",
+         "CT0001", "never runs"),
+        ("    if num_blocks(0) > 2:\n        return\n    else:\n        return\n"
+         "    z.store(zeros((16,), f32))\n", "CT0001", "never runs"),
         ("    z.store(zeros((16,), f32))\n    return 1\n", "CT3012", "cannot return a value"),
         ("    z.store(zeros((16,), f32).frobnicate())\n", "CT3031", "has a method `frobnicate`"),
         ("    z.store(z.sum())\n", "CT3031", "an output tensor has no method `sum`"),

@@ -93,7 +93,7 @@ def _codes(err: cutile.KernelCheckError) -> list[str]:
         ("try:\n        pass\n    except Exception:\n        pass", "CT0001", "`Try`"),
         ("t = lambda q: q", "CT0001", "`Lambda`"),
         ("t = undefined_name_xyz", "CT0002", "undefined_name_xyz"),
-        ("t = print(1)", "CT0007", "`print` is not available in kernels"),
+        ("t = input(1)", "CT0007", "`input` is a Python builtin kernels do not have"),
         ("z[0] = 1", "CT0001", "subscript"),
     ],
 )
@@ -164,3 +164,58 @@ def test_i32_scalar_param() -> None:
         z.store(v)
 
     assert k.document().functions[0].params[1].kind == "scalar"
+
+
+def test_print_and_fstrings_are_builtin_calls() -> None:
+    """`print(...)` is `builtins.print` with every positional argument in one tuple; an
+    f-string is `add` of string literals and `builtins.format(value, spec)` calls."""
+
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
+        t = z.load()
+        print(t.shape)
+        print(f"t = {t:.3f}!", t, sep=", ")
+        z.store(t)
+
+    doc = k.document()
+    one, two = doc.functions[0].body[1].value, doc.functions[0].body[2].value
+    assert one.func == "builtins.print" and one.args[0].kind == "tuple"
+    assert len(one.args[0].elts) == 1 and one.args[0].elts[0].kind == "attribute"
+    assert [a.kind for a in one.args[1:]] == ["const", "const"]
+    assert (one.args[1].value, one.args[2].value) == (" ", "\n")
+    fstr, tile = two.args[0].elts
+    assert tile.kind == "name" and two.args[1].value == ", "
+    assert fstr.kind == "binop" and fstr.op == "add"
+    head, tail = fstr.left, fstr.right
+    assert tail.kind == "const" and tail.value == "!"
+    assert head.left.kind == "const" and head.left.value == "t = "
+    fmt = head.right
+    assert fmt.kind == "call" and fmt.func == "builtins.format"
+    assert fmt.args[0].kind == "name" and fmt.args[1].value == ".3f"
+
+
+def test_while_break_continue_and_return_reach_the_document() -> None:
+    @cutile.device
+    def first(t, n):
+        i = 0
+        while i < n:
+            i += 1
+            if i == 2:
+                continue
+            if i > 5:
+                break
+            return t
+        return t * 2.0
+
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, ["B"]]], n: i32, B: Const[int]):
+        z.store(first(z.load(), n))
+
+    k.check()
+    doc = k.document()
+    body = doc.function("first").body
+    loop = body[1]
+    assert loop.kind == "while"
+    kinds = [s.kind for s in loop.body]
+    assert kinds == ["augassign", "if", "if", "return"]
+    assert loop.body[1].body[0].kind == "continue" and loop.body[2].body[0].kind == "break"

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import Env, Expr, ModelCompileError, Val, as_index, evaluate, wrap_arr
+from .model import Env, Expr, ModelCompileError, Val, as_index, evaluate, test, wrap_arr
 from .program import (
     Alias,
     Assign,
     CallProc,
+    Exit,
     Kernel,
     Launch,
     LoadLike,
@@ -27,11 +28,13 @@ from .program import (
     MutLoad,
     Persist,
     Relay,
+    Return,
     Stmt,
     Store,
     SubPart,
     SubStore,
     ValueDef,
+    While,
 )
 
 Array = np.ndarray
@@ -209,8 +212,18 @@ class Machine:
 
     def run(self, body: list[Stmt], ctx: Ctx) -> None:
         for s in body:
-            if ctx.rows:
-                self.stmt(s, ctx)
+            if not ctx.rows:
+                return
+            if isinstance(s, (Exit, Return)):
+                # the rows where it fires skip the rest of the body (a `break` also skips
+                # the later iterations: `_expand` took those rows out before the body ran)
+                ctx = ctx.take(np.nonzero(~self.fires(s, ctx))[0])
+                continue
+            self.stmt(s, ctx)
+
+    def fires(self, s: Exit | Return, ctx: Ctx) -> Array:
+        t = test(s.cond, self.env(ctx))
+        return np.broadcast_to(np.asarray(t, dtype=bool), (ctx.rows,))
 
     def stmt(self, s: Stmt, ctx: Ctx) -> None:
         if isinstance(s, Assign):
@@ -264,6 +277,8 @@ class Machine:
             self.access(ctx, base, self.own(ctx, len(tile)), tile, False, "load")
         elif isinstance(s, Loop):
             self.loop(s, ctx)
+        elif isinstance(s, While):
+            self.while_(s, ctx)
         elif isinstance(s, Persist):
             self.persist(s, ctx)
         elif isinstance(s, CallProc):
@@ -311,6 +326,14 @@ class Machine:
         self._expand(ctx, counts, lambda inner, k: inner.local.__setitem__(
             s.var, Val(k, "i32")), s.body)
 
+    def while_(self, s: While, ctx: Ctx) -> None:
+        """`v = 0; while v < limit: v = v + 1; ...`: the body runs with v = 1 .. limit (the
+        generator keeps `limit` small, so the i32 counter never wraps)."""
+        n = self.eval(s.limit, ctx)
+        counts = np.maximum(np.broadcast_to(np.asarray(n.v, dtype=np.int64), (ctx.rows,)), 0)
+        self._expand(ctx, counts, lambda inner, k: inner.local.__setitem__(
+            s.var, Val(k + 1, "i32")), s.body)
+
     def persist(self, s: Persist, ctx: Ctx) -> None:
         base, shape = self.dims(s.recv, ctx)
         tile = self.launch.tiles[base]
@@ -353,6 +376,14 @@ class Machine:
         k = np.arange(total, dtype=np.int64) - starts
         inner = ctx.take(sel)
         bind(inner, k)  # type: ignore[operator]
+        breaks = [x for x in body if isinstance(x, Exit) and x.kind == "break"]
+        if breaks:
+            # An iteration runs if no earlier iteration of its block broke out (the
+            # condition reads only the loop's variable and values from before the loop).
+            fired = self.fires(breaks[0], inner).astype(np.int64)
+            before = np.cumsum(fired) - fired
+            first = np.repeat(np.cumsum(counts) - counts, counts)
+            inner = inner.take(np.nonzero(before - before[first] == 0)[0])
         self.run(body, inner)
 
     def call(self, s: CallProc, ctx: Ctx) -> None:

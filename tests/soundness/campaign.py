@@ -34,7 +34,9 @@ FEATURES = ["modaffine", "clamp", "digits", "digit-swap", "iter-tuple", "transpo
             "subpartition", "device-fn", "device-store", "device-called-twice", "hoist",
             "tuple-assign", "alias", "load-tile", "kw-axis", "store-pos", "store-allkw",
             "store-rev", "like-kw", "like-rev", "multi-same", "multi-two-maps",
-            "multi-pair-alias", "kind-two-outputs", "mutated"]
+            "multi-pair-alias", "kind-two-outputs", "mutated", "while",
+            "while-data-dependent", "while-load", "while-subtile", "break", "continue",
+            "early-return", "early-return-same", "persistent-break"]
 
 # Kinds that mean "an accepted kernel did something unsafe".
 UNSOUND = {"unsound", "race", "oob", "div-zero", "fault", "oob-ragged-subtile"}
@@ -51,6 +53,8 @@ def known_class(features: list[str], kinds: set[str], source: str) -> str:
         return "ragged-subtile"
     if f & {"store-badkw", "bad-kw"} or "like-badkw" in f:
         return "1-keywords"
+    if f & {"while", "break", "continue", "early-return", "persistent-break"}:
+        return "9-control-flow"
     if "device-load-twice" in f and ("unsound" in kinds or any(k.startswith("oob")
                                                                for k in kinds)):
         return "5-device-twice"

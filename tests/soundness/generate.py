@@ -20,9 +20,11 @@ from __future__ import annotations
 import math
 
 from .draw import Draw
+from .indices import JOINT, TEMPLATES, IndexGen, int_value, spell
 from .model import (
     Bin,
     Call,
+    Cmp,
     ConstRef,
     DevCall,
     DevFn,
@@ -40,6 +42,7 @@ from .program import (
     Assign,
     CallProc,
     DevProc,
+    Exit,
     InParam,
     Kernel,
     Launch,
@@ -50,41 +53,19 @@ from .program import (
     OutParam,
     Persist,
     Relay,
+    Return,
     Stmt,
     Store,
     SubPart,
     SubStore,
     ValueDef,
+    While,
 )
 
-BIG = [2**31 - 1, 2**31, 2**31 + 1, -(2**31), -(2**31) - 1, 2**32 - 1, 2**32, 2**32 + 1,
-       2**30, 2**33, 2**40]
-TEMPLATES = [("identity", 10), ("reverse", 14), ("modaffine", 14), ("clamp", 12),
-             ("overflow", 10), ("scalar", 8), ("mutshape", 8), ("random", 14), ("constidx", 3),
-             ("cancel", 7)]
-JOINT = ("transpose", "digits", "digit-swap")
 TILE_SIZES = [(4, 30), (2, 25), (1, 15), (8, 20), (16, 8), (32, 2)]
 
 
-def int_value(d: Draw) -> int:
-    """A constant: mostly small, sometimes a power of two up to 2**40 or near 2**31/2**32."""
-    kind = d.weighted([("small", 70), ("pow2", 15), ("big", 10), ("neg", 5)])
-    if kind == "small":
-        return d.between(0, 8)
-    if kind == "pow2":
-        return 1 << d.between(0, 40)
-    if kind == "big":
-        return d.pick(BIG)
-    return -d.between(1, 4)
-
-
-def spell(v: int, d: Draw) -> Lit:
-    if v > 2 and v & (v - 1) == 0 and d.chance(0.5):
-        return Lit(v, f"2 ** {v.bit_length() - 1}")
-    return Lit(v)
-
-
-class Gen:
+class Gen(IndexGen):
     def __init__(self, d: Draw, case_id: str) -> None:
         self.d = d
         self.case_id = case_id
@@ -192,150 +173,58 @@ class Gen:
                       max(1, self.tile[j] // 2) for j in range(self.rank))
         return NumTiles(self.out, k, shape=shape, style=self.d.pick(["pos", "kw"]))
 
-    # -- index maps ------------------------------------------------------------------------
+    # -- control flow ----------------------------------------------------------------------
 
-    def component(self, k: int) -> Expr:
-        """A store index on axis k of the output: a template, maybe mutated."""
+    def cond(self, var: Expr | None) -> Cmp:
+        """A condition on a loop's variable (or, without one, on the block), against a
+        small number, a block id or a scalar: all defined before the loop."""
         d = self.d
-        b, n = self.bid_e[k], self.tiles_of(k)
-        if self.focus is not None:  # one template on one axis, the identity elsewhere
-            if self.focus in JOINT or k != self.focus_axis:
-                return b
-            t = self.focus
+        op = d.pick(["<", "<=", "==", "!=", ">", ">="])
+        k = d.between(0, self.rank - 1)
+        left: Expr = var if var is not None and d.chance(0.8) else self.bid_e[k]
+        how = d.weighted([("lit", 6), ("bid", 2), ("scalar", 1), ("const", 1)])
+        right: Expr
+        if how == "lit":
+            right = Lit(d.between(0, 3))
+        elif how == "bid":
+            right = self.bid_e[k]
+        elif how == "scalar":
+            sc = self.scalar()
+            self.scalar_values[sc.name] = [d.between(-1, 3)]
+            right = sc
         else:
-            t = d.weighted(TEMPLATES)
-        self.features.add(t)
+            right = self.const([d.between(0, 3)])
+        return Cmp(op, left, right) if d.chance(0.8) else Cmp(op, right, left)
+
+    def with_exit(self, body: list[Stmt], var: Expr | None, p: float = 0.4) -> list[Stmt]:
+        """`body` with maybe an `if cond: break` / `continue` at its start or its end."""
+        d = self.d
+        if not d.chance(p):
+            return body
+        kind = d.weighted([("break", 3), ("continue", 2)])
+        self.features.add(kind)
+        ex = Exit(kind, self.cond(var))
+        return [ex, *body] if kind == "continue" or d.chance(0.6) else [*body, ex]
+
+    def while_limit(self, most: int) -> Expr:
+        """A small trip count, often known only at launch (a scalar, the block id): a
+        `while` runs at most `most` times."""
+        d = self.d
+        k = d.between(0, self.rank - 1)
+        how = d.weighted([("lit", 2), ("scalar", 3), ("block", 3), ("grid", 1)])
+        if how == "lit":
+            return Lit(d.between(0, most))
+        self.features.add("while-data-dependent")
         e: Expr
-        if t == "identity":
-            e = b
-        elif t == "reverse":
-            e = Bin("-", Bin("-", n, Lit(1)), b) if d.chance(0.7) else \
-                Bin("+", Neg(b), Bin("-", n, Lit(1)))
-        elif t == "modaffine":
-            a = d.weighted([(1, 5), (-1, 3), (3, 2), (2, 1)])
-            c = self.number(d.between(0, 5))
-            lhs: Expr = b if a == 1 else (Neg(b) if a == -1 and d.chance(0.5)
-                                          else Bin("*", Lit(a), b))
-            e = Bin("%", Bin("+", lhs, c), n)
-        elif t == "clamp":
-            off = d.weighted([(0, 6), (1, 2), (2, 1)])
-            inner: Expr = b if off == 0 else Bin("+", b, Lit(off))
-            e = d.pick([Call("min", (inner, Bin("-", n, Lit(1)))), Call("max", (b, Lit(-off))),
-                        Call("max", (Call("min", (inner, Bin("-", n, Lit(1)))), Lit(0))),
-                        Bin("-", Call("min", (Bin("+", inner, Lit(1)), n)), Lit(1))])
-        elif t == "overflow":
-            p = d.pick([30, 31, 29, 32, 16, 20, 33])
-            big = self.number(2**p) if d.chance(0.4) else spell(2**p, d)
-            e = d.pick([Bin("//", Bin("*", b, big), big), Bin("-", Bin("+", b, big), big),
-                        Bin("%", Bin("+", b, big), n), Bin("//", Bin("*", big, b), big)])
-        elif t == "scalar":
-            s = self.scalar()
-            self.scalar_values[s.name] = [self.d.pick([0, 1, 3, 2**31 - 1, -(2**31), 7, 2**20])]
-            e = d.pick([Bin("-", Bin("+", b, s), s), Bin("%", Bin("+", b, s), n),
-                        Bin("//", Bin("*", b, s), s), Bin("+", b, s)])
-        elif t == "mutshape":
-            tl = self.tile_expr(k)
-            zs = ShapeOf(self.out, k)
-            e = d.pick([Bin("//", Bin("*", b, zs), tl), Bin("-", Bin("+", b, tl), zs),
-                        Bin("-", Bin("-", Bin("//", zs, tl), Lit(1)), b), Bin("%", b, zs),
-                        Bin("//", Bin("*", b, Lit(128)), zs)])
-        elif t == "cancel":
-            c = self.number()
-            e = d.pick([Bin("-", Bin("+", b, c), c), Bin("+", Bin("-", b, c), c),
-                        Bin("//", Bin("*", b, c), c), Bin("%", b, Bin("+", n, c))])
-        elif t == "constidx":
-            e = Lit(d.between(0, 2))
+        if how == "scalar":
+            sc = self.scalar()
+            self.scalar_values[sc.name] = [d.between(-1, most + 2), 0, most]
+            e = sc
+        elif how == "block":
+            e = Bin("+", Bin("%", self.bid_e[k], Lit(d.between(1, 3))), Lit(d.between(0, 1)))
         else:
-            e = self.random_expr(d.between(1, 3), k)
-        if self.focus is None and d.chance(0.2):
-            e = self.mutate(e, k)
-        return e
-
-    def tile_expr(self, k: int) -> Expr:
-        decl = self.decl[k]
-        return ConstRef(decl) if isinstance(decl, str) else Lit(decl)
-
-    def mutate(self, e: Expr, k: int) -> Expr:
-        self.features.add("mutated")
-        d = self.d
-        m = d.between(0, 7)
-        if m == 0:
-            return Bin("+", e, Lit(1))
-        if m == 1:
-            return Bin("-", e, Lit(1))
-        if m == 2:
-            return Bin("*", e, Lit(2))
-        if m == 3:
-            return Bin("//", e, Lit(2))
-        if m == 4:
-            return Bin("%", e, Lit(2))
-        if m == 5 and self.rank > 1:
-            return Bin("+", e, self.bid_e[(k + 1) % self.rank])
-        if m == 6:
-            return Call(d.pick(["min", "max"]), (e, self.tiles_of(k)))
-        return Bin("-", self.tiles_of(k), e)
-
-    def atom(self, k: int) -> Expr:
-        d = self.d
-        a = d.weighted([("bid", 30), ("nb", 12), ("lit", 20), ("nt", 8), ("const", 8),
-                        ("scalar", 4), ("xshape", 4), ("zshape", 4), ("otherbid", 10)])
-        if a == "bid":
-            return self.bid_e[k]
-        if a == "otherbid":
-            return self.bid_e[d.between(0, self.rank - 1)]
-        if a == "nb":
-            return self.nb_e[d.between(0, self.rank - 1)]
-        if a == "lit":
-            return spell(int_value(d), d)
-        if a == "nt":
-            return self.tiles_of(d.between(0, self.rank - 1))
-        if a == "const":
-            return self.number()
-        if a == "scalar":
-            s = self.scalar()
-            self.scalar_values[s.name] = [int_value(d)]
-            return s
-        if a == "xshape" and self.x is not None:
-            return ShapeOf(self.x.name, d.between(0, self.x.rank - 1))
-        return ShapeOf(self.out, d.between(0, self.rank - 1))
-
-    def random_expr(self, depth: int, k: int) -> Expr:
-        if depth <= 0 or self.d.chance(0.25):
-            return self.atom(k)
-        op = self.d.weighted([("+", 25), ("-", 20), ("*", 20), ("//", 12), ("%", 12),
-                              ("min", 4), ("max", 4), ("cdiv", 3)])
-        a, b = self.random_expr(depth - 1, k), self.random_expr(depth - 1, k)
-        if op in ("min", "max", "cdiv"):
-            return Call(op, (a, b))
-        return Bin(op, a, b)
-
-    def joint(self, index: list[Expr]) -> list[Expr]:
-        """Two-axis templates: a transpose, the digits of a linearized id, a digit swap."""
-        d = self.d
-        if self.focus is not None and self.focus not in JOINT:
-            return index
-        if self.rank < 2 or (self.focus is None and not d.chance(0.35)):
-            return index
-        i, j = sorted(d.pick([(0, 1), (0, 1), (1, 2), (0, 2)][: 1 if self.rank == 2 else 4]))
-        bi, bj = self.bid_e[i], self.bid_e[j]
-        t = self.focus or d.weighted([("transpose", 4), ("digits", 4), ("digit-swap", 2)])
-        self.features.add(t)
-        if t == "transpose":
-            index[i], index[j] = bj, bi
-            self.want_square = True
-        elif t == "digits":
-            nj = self.tiles_of(j)
-            lin2: Expr = Bin("+", Bin("*", bi, nj), bj)
-            if d.chance(0.5):
-                v = self.fresh("l")
-                self.body.append(Assign((v,), (lin2,)))
-                lin2 = Var(v)
-            index[i], index[j] = Bin("//", lin2, nj), Bin("%", lin2, nj)
-        else:
-            r = self.number(d.pick([2, 2, 3, 4, 1]))
-            index[i] = Bin("+", Bin("*", Bin("//", bi, r), r), Bin("%", bj, r))
-            index[j] = Bin("+", Bin("*", Bin("//", bj, r), r), Bin("%", bi, r))
-        return index
+            e = Bin("-", self.nb_e[k], self.bid_e[k])
+        return Call("min", (e, Lit(most)))
 
     # -- spelling --------------------------------------------------------------------------
 
@@ -366,11 +255,22 @@ class Gen:
             return x
 
         body = sub(e)
-        key = repr((tuple(params), body))
+        guard = None
+        if d.chance(0.25):  # `if cond: return early` before the final `return`
+            self.features.add("early-return")
+            on: Expr = Var(d.pick(params)) if params and d.chance(0.7) else \
+                Grid("block_id", d.between(0, self.rank - 1))
+            cond = Cmp(d.pick(["<", "==", ">=", "!="]), on, Lit(d.between(0, 3)))
+            early = d.weighted([(body, 3), (Bin("+", body, Lit(1)), 2), (Lit(0), 1),
+                                (on, 1)])
+            if early == body:
+                self.features.add("early-return-same")
+            guard = (cond, early)
+        key = repr((tuple(params), body, guard))
         fn = self.fns.get(key)
         if fn is None:
             self.nfn += 1
-            fn = DevFn(f"f{self.nfn}", tuple(params), body, self.module())
+            fn = DevFn(f"f{self.nfn}", tuple(params), body, self.module(), guard)
             self.fns[key] = fn
         else:
             self.features.add("device-reused")
@@ -400,17 +300,25 @@ class Gen:
         comps = self.joint([self.component(k) for k in range(self.rank)])
         comps = [self.disguise(c) for c in comps]
         d = self.d
-        if d.chance(0.15):  # a loop around the store (its variable can meet another file's)
+        if d.chance(0.22):  # a loop around the store (its variable can meet another file's)
             self.features.add("loop-store")
             v = self.fresh("i")
             k = d.between(0, self.rank - 1)
-            comps[k] = Bin("+", comps[k], Var(v)) if d.chance(0.5) else \
+            is_while = d.chance(0.45)
+            # a `while` counter runs 1, 2, ...: `v - 1` is the iteration as for a range
+            it: Expr = Bin("-", Var(v), Lit(1)) if is_while else Var(v)
+            comps[k] = Bin("+", comps[k], it) if d.chance(0.5) else \
                 Bin("-", Bin("+", comps[k], Var(v)), Var(v))
             inner: list[Stmt] = []
             if d.chance(0.5):
                 self.relay(inner)
             inner.append(Store(recv, tuple(comps), style=self.store_style()))
-            body.append(Loop(v, Lit(d.pick([1, 1, 2])), inner))
+            inner = self.with_exit(inner, Var(v))
+            if is_while:
+                self.features.add("while")
+                body.append(While(v, self.while_limit(3), inner))
+            else:
+                body.append(Loop(v, Lit(d.pick([1, 1, 2])), inner))
             return
         if d.chance(0.2):
             self.features.add("device-store")
@@ -430,9 +338,17 @@ class Gen:
             dims = ", ".join(str(x) for x in self.decl)
             annotate["o"] = f"Mut[Tensor[i32, [{dims}]]]"
         self.nfn += 1
+        stmts: list[Stmt] = [Store("o", tuple(Var(n) for n in names), value="v",
+                                   style=self.store_style())]
+        if self.d.chance(0.25):  # `if cond: return` before (or after) the store
+            self.features.add("early-return")
+            on = Var(self.d.pick(names)) if self.d.chance(0.6) else \
+                Grid("block_id", self.d.between(0, self.rank - 1))
+            ret = Return(Cmp(self.d.pick(["<", "==", ">=", "!="]), on,
+                             Lit(self.d.between(0, 3))))
+            stmts = [ret, *stmts] if self.d.chance(0.8) else [*stmts, ret]
         return DevProc(f"put{self.nfn}", ("o", "v", *names), ("tensor", "tile") + ("int",) *
-                       self.rank, [Store("o", tuple(Var(n) for n in names), value="v",
-                                         style=self.store_style())], self.module(), annotate)
+                       self.rank, stmts, self.module(), annotate)
 
     def relay(self, body: list[Stmt], value: str = "val") -> None:
         self.features.add("relay-loop")
@@ -481,6 +397,16 @@ class Gen:
         else:
             inner.append(Store(tgt_rcv, None, value=value, style=self.store_style(),
                                minted="idx"))
+        if d.chance(0.25):  # a block may leave its schedule early (skipping tiles)
+            self.features.add("persistent-break")
+            on = Var(names[d.between(0, self.rank - 1)]) if tuple_target else None
+            if where == "device":  # the device function sees no entry local
+                on = on if on is not None else Grid("block_id", 0)
+                ex = Exit("break", Cmp(d.pick(["<", ">=", "=="]), on, Lit(d.between(0, 2))))
+                self.features.add("break")
+                inner = [ex, *inner] if d.chance(0.5) else [*inner, ex]
+            else:
+                inner = self.with_exit(inner, on, p=1.0)
         loop = Persist(tgt_rcv, target, inner, group, group_kw=d.chance(0.8))
         if where == "alias":
             w = "w"
@@ -515,12 +441,14 @@ class Gen:
         loops = [k for k in range(self.rank) if ratio[k] > 1 or d.chance(0.3)]
         idx: list[Expr] = [Lit(d.between(0, r - 1)) for r in ratio]
         inner: list[Stmt] = []
-        nest: list[tuple[str, int]] = []
+        nest: list[tuple[str, int, bool]] = []
         for k in loops:
             v = self.fresh("i")
             n = ratio[k] + (1 if d.chance(0.15) else 0)
-            nest.append((v, n))
-            idx[k] = Var(v) if d.chance(0.7) else Bin("-", Lit(ratio[k] - 1), Var(v))
+            is_while = d.chance(0.3)
+            nest.append((v, n, is_while))
+            it: Expr = Bin("-", Var(v), Lit(1)) if is_while else Var(v)
+            idx[k] = it if d.chance(0.7) else Bin("-", Lit(ratio[k] - 1), it)
         if d.chance(0.1):
             k = d.between(0, self.rank - 1)
             idx[k] = self.random_expr(2, k)
@@ -529,8 +457,15 @@ class Gen:
             self.relay(inner, "sval")
         inner.append(SubStore("p", tuple(idx), style=d.pick(["pos", "kw", "allkw"])))
         stmts: list[Stmt] = inner
-        for v, n in reversed(nest):
-            stmts = [Loop(v, Lit(n), stmts)]
+        for v, n, is_while in reversed(nest):
+            stmts = self.with_exit(stmts, Var(v), p=0.3)
+            if is_while:
+                self.features.add("while")
+                self.features.add("while-subtile")
+                limit = Lit(n) if d.chance(0.5) else Call("min", (self.while_limit(n), Lit(n)))
+                stmts = [While(v, limit, stmts)]
+            else:
+                stmts = [Loop(v, Lit(n), stmts)]
         body.extend(stmts)
 
     def multi(self, body: list[Stmt]) -> None:
@@ -572,8 +507,19 @@ class Gen:
             for c in range(calls):
                 comps = [self.component(k) if d.chance(0.4 + 0.3 * c) else self.bid_e[k]
                          for k in range(self.rank)]
+                comps = [self.disguise(x) for x in comps]
+                if via is None and d.chance(0.15):  # loads at a `while` counter
+                    self.features.add("while")
+                    self.features.add("while-load")
+                    v = self.fresh("w")
+                    k = d.between(0, self.rank - 1)
+                    comps[k] = Bin("+", comps[k], Bin("-", Var(v), Lit(1)))
+                    load = LoadTile("t", self.x.name, tuple(self.decl), tuple(comps),
+                                    style=d.pick(["pos", "kw", "mixed"]), combine=True)
+                    body.append(While(v, self.while_limit(3), self.with_exit([load], Var(v))))
+                    continue
                 body.append(LoadTile(f"t{c}" if calls > 1 else "t", self.x.name,
-                                     tuple(self.decl), tuple(self.disguise(x) for x in comps),
+                                     tuple(self.decl), tuple(comps),
                                      style=d.pick(["pos", "kw", "mixed"]), combine=True,
                                      via=via))
         if self.x is not None and d.chance(0.15):
@@ -670,7 +616,12 @@ class Gen:
         elif kind == "sub":
             self.sub_stores(recv, self.body)
         elif kind == "own":
-            self.body.append(Store(recv, None, style=d.pick(["kw", "allkw"])))
+            own: list[Stmt] = [Store(recv, None, style=d.pick(["kw", "allkw"]))]
+            if d.chance(0.3):  # the own tile, stored a data-dependent number of times
+                self.features.add("while")
+                v = self.fresh("w")
+                own = [While(v, self.while_limit(3), self.with_exit(own, Var(v)))]
+            self.body.extend(own)
         elif kind == "multi":
             self.multi(self.body)
         else:

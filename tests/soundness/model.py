@@ -140,13 +140,24 @@ class Call(Expr):
 
 
 @dataclass(frozen=True)
+class Cmp:
+    """A comparison `a op b` (a condition of `if`, `while`, `break`, `return`)."""
+
+    op: str  # "<" "<=" "==" "!=" ">" ">="
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True)
 class DevFn:
-    """A `@cutile.device` function that returns an integer expression of its parameters."""
+    """A `@cutile.device` function that returns an integer expression of its parameters;
+    with `guard` (cond, early) it returns `early` first where `cond` holds."""
 
     name: str
     params: tuple[str, ...]
     body: Expr
     module: str = ""  # which generated file holds it
+    guard: tuple[Cmp, Expr] | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +218,10 @@ def render(e: Expr) -> str:
     raise TypeError(f"cannot render {e!r}")
 
 
+def render_cond(c: Cmp) -> str:
+    return f"{render(c.a)} {c.op} {render(c.b)}"
+
+
 def walk(e: Expr) -> list[Expr]:
     """Every node of `e` (device-function bodies included), pre-order."""
     out: list[Expr] = [e]
@@ -221,6 +236,9 @@ def walk(e: Expr) -> list[Expr]:
         for a in e.args:
             out += walk(a)
         out += walk(e.fn.body)
+        if e.fn.guard is not None:
+            cond, early = e.fn.guard
+            out += walk(cond.a) + walk(cond.b) + walk(early)
     return out
 
 
@@ -367,10 +385,43 @@ def evaluate(e: Expr, env: Env) -> Val:
         saved = env.local
         env.local = dict(zip(e.fn.params, args, strict=True))
         try:
-            return evaluate(e.fn.body, env)
+            if e.fn.guard is None:
+                return evaluate(e.fn.body, env)
+            return _guarded(e.fn.guard, e.fn.body, env)
         finally:
             env.local = saved
     raise TypeError(f"cannot evaluate {e!r}")
+
+
+def test(c: Cmp, env: Env) -> bool | Array:
+    """A condition: a Python bool when both sides are compile-time values (the compiler
+    folds it and compiles one branch), else one bool per row (signed comparison)."""
+    a, b = evaluate(c.a, env), evaluate(c.b, env)
+    ops = {"<": np.less, "<=": np.less_equal, "==": np.equal, "!=": np.not_equal,
+           ">": np.greater, ">=": np.greater_equal}
+    if a.kind == "c" and b.kind == "c":
+        return bool(ops[c.op](a.v, b.v))
+    x, y, _ = _unify(a, b, env.rows)
+    out: Array = ops[c.op](x, y)
+    return out
+
+
+def _guarded(guard: tuple[Cmp, Expr], body: Expr, env: Env) -> Val:
+    """`if cond: return early` then `return body`, as the compiler merges the two paths:
+    a folded condition returns one value exactly; otherwise both become one device value
+    (`i32` for two constants, the device operand's type else; two device values of
+    different widths do not compile, CT3015)."""
+    cond, early = guard
+    t = test(cond, env)
+    if isinstance(t, bool):
+        return evaluate(early if t else body, env)
+    a, b = evaluate(early, env), evaluate(body, env)
+    kinds = {v.kind for v in (a, b)} - {"c"}
+    if len(kinds) > 1:
+        raise ModelCompileError("a device function returns i32 and i64 values")
+    kind = kinds.pop() if kinds else "i32"
+    x, y = _dev(a, kind, env.rows), _dev(b, kind, env.rows)
+    return Val(np.where(t, x, y), kind)
 
 
 def cdiv(a: Val, b: Val, env: Env) -> Val:

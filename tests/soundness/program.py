@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .model import DevCall, DevFn, Expr, Var, dev_fns, render, walk
+from .model import Cmp, DevCall, DevFn, Expr, Var, dev_fns, render, render_cond, walk
 
 HEADER = (
     "import cutile\n"
@@ -120,6 +120,32 @@ class Loop(Stmt):
     var: str
     n: Expr
     body: list[Stmt]
+
+
+@dataclass
+class While(Stmt):
+    """`var = 0` then `while var < limit:` whose body starts with `var = var + 1` (so a
+    `continue` cannot skip it): the body sees `var` = 1, 2, ..., limit."""
+
+    var: str
+    limit: Expr
+    body: list[Stmt]
+
+
+@dataclass
+class Exit(Stmt):
+    """`if cond: break` or `if cond: continue`, at the top level of a loop body; `cond`
+    reads only the loop's variable and what is defined before the loop."""
+
+    kind: str  # "break" | "continue"
+    cond: Cmp
+
+
+@dataclass
+class Return(Stmt):
+    """`if cond: return` at the top level of a device procedure's body."""
+
+    cond: Cmp
 
 
 @dataclass
@@ -288,6 +314,14 @@ class Renderer:
         if isinstance(s, Loop):
             self._note_exprs([s.n])
             return [f"{ind}for {s.var} in range({render(s.n)}):", *self.stmts(s.body, ind + "    ")]
+        if isinstance(s, While):
+            self._note_exprs([s.limit])
+            return [f"{ind}{s.var} = 0", f"{ind}while {s.var} < {render(s.limit)}:",
+                    f"{ind}    {s.var} = {s.var} + 1", *self.stmts(s.body, ind + "    ")]
+        if isinstance(s, (Exit, Return)):
+            self._note_exprs([s.cond.a, s.cond.b])
+            what = s.kind if isinstance(s, Exit) else "return"
+            return [f"{ind}if {render_cond(s.cond)}:", f"{ind}    {what}"]
         if isinstance(s, Persist):
             tgt = s.target if isinstance(s.target, str) else ", ".join(s.target)
             g = ""
@@ -364,7 +398,10 @@ def _signature(k: Kernel) -> str:
 
 
 def _dev_text(fn: DevFn) -> list[str]:
-    return ["@cutile.device", f"def {fn.name}({', '.join(fn.params)}):",
+    early = []
+    if fn.guard is not None:
+        early = [f"    if {render_cond(fn.guard[0])}:", f"        return {render(fn.guard[1])}"]
+    return ["@cutile.device", f"def {fn.name}({', '.join(fn.params)}):", *early,
             f"    return {render(fn.body)}", ""]
 
 
@@ -398,7 +435,9 @@ def render_kernel(k: Kernel) -> dict[str, str]:
         for name in pending:
             done.add(name)
             if name in r.fns:
-                r._note_exprs([r.fns[name].body])
+                guard = r.fns[name].guard
+                r._note_exprs([r.fns[name].body] + ([guard[0].a, guard[0].b, guard[1]]
+                                                    if guard is not None else []))
                 bodies[name] = _dev_text(r.fns[name])
             elif name in r.getters:
                 ld = r.getters[name][1]
@@ -479,6 +518,10 @@ def exprs_of(body: list[Stmt]) -> list[Expr]:
             out += list(s.index)
         elif isinstance(s, Loop):
             out += [s.n, *exprs_of(s.body)]
+        elif isinstance(s, While):
+            out += [s.limit, *exprs_of(s.body)]
+        elif isinstance(s, (Exit, Return)):
+            out += [s.cond.a, s.cond.b]
         elif isinstance(s, Persist):
             out += ([s.group] if s.group is not None else []) + exprs_of(s.body)
         elif isinstance(s, CallProc):
@@ -491,7 +534,7 @@ def uses_var(body: list[Stmt], name: str) -> bool:
 
 
 __all__ = [
-    "Alias", "Assign", "CallProc", "DevCall", "DevProc", "InParam", "Kernel", "Launch",
-    "LoadLike", "LoadTile", "Loop", "MutLoad", "OutParam", "Persist", "Relay", "Stmt",
-    "Store", "SubPart", "SubStore", "ValueDef", "render_kernel",
+    "Alias", "Assign", "CallProc", "DevCall", "DevProc", "Exit", "InParam", "Kernel",
+    "Launch", "LoadLike", "LoadTile", "Loop", "MutLoad", "OutParam", "Persist", "Relay",
+    "Return", "Stmt", "Store", "SubPart", "SubStore", "ValueDef", "While", "render_kernel",
 ]

@@ -4,24 +4,26 @@ TEXTS: dict[str, str] = {
     "CT0001": """
         The kernel uses Python syntax the compiler does not translate. A kernel body is
         compiled, not run: it may use assignments, arithmetic, comparisons, `if`/`elif`/
-        `else`, `for ... in range(...)`, `for idx in z.iter_indices()`, tuples, `assert`
-        and `with cutile.unsafe():`. Refused: `while` loops, `break`/`continue`,
-        `for ... else`, `try`, other `with` blocks, comprehensions, lambdas,
-        `*args`/`**kwargs` parameters, calling a dtype to convert, and assert messages
-        that are not string literals.
+        `else`, `for ... in range(...)`, `for idx in z.iter_indices()`, `while`, `break`,
+        `continue`, `return`, tuples, `assert`, `print` (f-strings too) and
+        `with cutile.unsafe():`. Refused: `for ... else` and `while ... else`, `try`,
+        other `with` blocks, comprehensions, lambdas, `*args`/`**kwargs`
+        parameters, calling a dtype to convert, assert messages that are not string
+        literals, conversions in f-strings (`{x!r}`), and code that never runs because it
+        follows a `return`, `break` or `continue` in the same block.
 
         Example:
 
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
-                i = 0
-                while i < 3:        # error[CT0001]: `while` is not supported by the compiler yet
-                    i = i + 1
+                for i in range(3):
+                    break
+                    z.store(zeros((16,), f32))   # error[CT0001]: this code never runs
                 z.store(zeros((16,), f32))
 
-        Fix: write the loop with `range` (`for i in range(3):`), convert with
-        `x.astype(f32)`, and move anything else to the host or into a
-        `@cutile.device` helper written with the supported syntax.
+        Fix: remove the code that never runs (or move it before the `break`), convert with
+        `x.astype(f32)`, and move anything else to the host or into a `@cutile.device`
+        helper written with the supported syntax.
     """,
     "CT0002": """
         A name in the kernel is not defined where the kernel is: not a parameter, not a
@@ -105,10 +107,11 @@ TEXTS: dict[str, str] = {
     """,
     "CT0007": """
         The kernel calls something that is not kernel code: a plain Python function,
-        `print`, a Python builtin kernels do not have, a numpy / `math` / torch function,
-        or another `@cutile.entry` kernel. A kernel can call the operations of
+        a Python builtin kernels do not have, a numpy / `math` / torch function, or
+        another `@cutile.entry` kernel. A kernel can call the operations of
         `cutile.core`, the builtins `range`, `min`, `max`, `abs`, `int`, `float`, `len`,
-        and `@cutile.device` functions (inlined where they are called).
+        `print` (a device print; f-strings too), and `@cutile.device` functions
+        (inlined where they are called).
 
         Example:
 
@@ -121,8 +124,8 @@ TEXTS: dict[str, str] = {
                 #   = help: use `cutile.core.exp` (`from cutile.core import exp`)
 
         Fix: use the `cutile.core` operation of the same math (`exp`, `sqrt`, `sum`, ...);
-        mark a helper of your own `@cutile.device`; `print` has no kernel form: store
-        values to an output and print them on the host, or `assert` a condition.
+        mark a helper of your own `@cutile.device`; compute the rest on the host and
+        pass it in as an argument.
     """,
     "CT0010": """
         A `cutile.core` operation, a `@cutile.device` function or `cutile.unsafe()` was

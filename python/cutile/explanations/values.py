@@ -160,7 +160,9 @@ TEXTS: dict[str, str] = {
     "CT3015": """
         A variable assigned in a loop or a branch has different types on different paths
         (f16 on one and f32 on the other, tiles of different shapes), or is a value that
-        cannot be carried through control flow (a tensor, a tuple of them).
+        cannot be carried through control flow (a tensor, a tuple of them); or a device
+        function returns a value on some paths and ends without `return` on others (a loop
+        may run to its end, so a `return` inside one does not end the function).
 
         Example:
 
@@ -192,7 +194,8 @@ TEXTS: dict[str, str] = {
     """,
     "CT3017": """
         A name is used where it has no value: assigned only inside a loop or one branch
-        of an `if`, and read after it.
+        of an `if`, and read after it; or the variable of a `for` loop, read after its
+        loop.
 
         Example:
 

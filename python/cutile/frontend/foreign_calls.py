@@ -1,5 +1,5 @@
 """What a kernel said when it called something that is not kernel code (CT0007), and what
-to write instead: `print` has no kernel form, a numpy or `math` function has a
+to write instead: a numpy or `math` function has a
 `cutile.core` counterpart (or none), a Python builtin is one kernels lack, and a helper of
 the program's own becomes kernel code with `@cutile.device`."""
 
@@ -35,13 +35,6 @@ def foreign_call(value: Any, sp: Span, py_builtins: set[str]) -> FrontendError:
     """The CT0007 error for calling `value` inside a kernel."""
     name = getattr(value, "__name__", None) or type(value).__name__
     module = getattr(value, "__module__", None) or ""
-    if value is print:
-        return fail(
-            "CT0007", "`print` is not available in kernels", sp, "no kernel form",
-            help="a kernel body is compiled for the GPU, not run by Python: store the values "
-            "in an output tensor and print them on the host (`z.to_numpy()`), or `assert` a "
-            "condition (the interpreter names the failing block)",
-        )
     if getattr(builtins, name, None) is value:
         have = ", ".join(f"`{b}`" for b in sorted(py_builtins))
         return fail(

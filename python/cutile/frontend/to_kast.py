@@ -34,7 +34,7 @@ UNARY: dict[type[ast.unaryop], str] = {
 CMPOPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
 }
-PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len", "slice"}
+PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "len", "slice", "print", "format"}
 # Nesting limits: the kernel AST travels as JSON, which the checker reads with a nesting
 # limit of 128; these keep every document well inside it (5 + 2 * 24 + 2 * 32 levels).
 MAX_EXPR_DEPTH = 32
@@ -362,6 +362,8 @@ class FunctionConverter:
             return K.Subscript(self.expr(e.value), self.index(e.slice), sp)
         if isinstance(e, ast.Call):
             return self.call(e)
+        if isinstance(e, ast.JoinedStr):
+            return self.fstring(e)
         kind = type(e).__name__
         raise fail(
             "CT0001", f"`{kind}` expressions are not supported in kernels", sp, "not supported",
@@ -413,6 +415,39 @@ class FunctionConverter:
         sig = table().functions["expand_dims"]
         for axis in axes:
             out = K.Call("expand_dims", bind(sig, [out, K.Const(axis, "int", sp)], [], sp), sp)
+        return out
+
+    def fstring(self, e: ast.JoinedStr) -> K.Expr:
+        """`f"x = {t:.3f}"` is `"x = " + format(t, ".3f")`: string literals and
+        `builtins.format` calls joined by `add` (the lowering's print reads them)."""
+        sp = self.span(e)
+        parts: list[K.Expr] = []
+        for v in e.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(K.Const(v.value, "str", self.span(v)))
+                continue
+            assert isinstance(v, ast.FormattedValue)
+            if v.conversion != -1:
+                raise fail("CT0001", "conversions (`!r`, `!s`, `!a`) are not supported in "
+                           "kernel f-strings", self.span(v), "conversion",
+                           help="write `{x}` or `{x:.3f}`")
+            spec: K.Expr = K.Const("", "str", sp)
+            if v.format_spec is not None:
+                assert isinstance(v.format_spec, ast.JoinedStr)
+                inner = self.fstring(v.format_spec)
+                if not (isinstance(inner, K.Const) and isinstance(inner.value, str)):
+                    raise fail("CT0001", "a format spec in a kernel f-string must be written "
+                               "out (no `{}` inside it)", self.span(v.format_spec), "spec")
+                spec = inner
+            parts.append(K.Call("builtins.format", [self.expr(v.value), spec], self.span(v)))
+        if not parts:
+            return K.Const("", "str", sp)
+        out = parts[0]
+        for p in parts[1:]:
+            if isinstance(out, K.Const) and isinstance(p, K.Const):
+                out = K.Const(f"{out.value}{p.value}", "str", sp)
+            else:
+                out = K.BinOp("add", out, p, sp)
         return out
 
     def compare(self, e: ast.Compare) -> K.Expr:
@@ -477,6 +512,9 @@ class FunctionConverter:
         if isinstance(value, types.BuiltinFunctionType) or value in (range, int, float, slice):
             name = getattr(value, "__name__", "")
             if name in PY_BUILTINS and getattr(builtins, name, None) is value:
+                if name == "print":
+                    # every positional argument is one value printed (a tuple included)
+                    args = [K.Tuple(args, sp)]
                 bound = bind(table().builtins[name], args, kwargs, sp, what=f"`{name}()`")
                 if name == "range" and isinstance(bound[1], K.Const) and bound[1].type == "none":
                     # `range(n)` is `range(0, n, 1)`: one spelling for every reader

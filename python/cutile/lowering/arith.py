@@ -16,7 +16,7 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..frontend.kast import Span
 from ..ir import TileType, Value
-from .values import ConstV, LVal, TileV
+from .values import ConstV, LVal, TextV, TileV
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -218,6 +218,15 @@ class Arith:
     # -- operators -------------------------------------------------------------------------
 
     def binop(self, op: str, a: LVal, b: LVal, span: Span) -> LVal:
+        if op == "add" and (isinstance(a, TextV) or isinstance(b, TextV)):
+            # pieces of an f-string (`"x = " + format(t)`)
+            from .ops.debug import text_of
+
+            ta, tb = text_of(a), text_of(b)
+            if ta is None or tb is None:
+                raise self.low.error("CT3001", "text can only be joined to text", span,
+                                     "not text")
+            return TextV(ta.parts + tb.parts)
         if isinstance(a, ConstV) and isinstance(b, ConstV):
             try:
                 return ConstV(FOLD[op](a.value, b.value))

@@ -7,6 +7,7 @@ from ..frontend import kast as K
 from ..frontend.signatures import table
 from .ops.base import MATH_OPS, Bound
 from .ops.compute import ComputeOps
+from .ops.debug import DebugOps
 from .ops.grid import GridOps
 from .ops.memory import MemoryOps
 from .ops.pointers import PointerOps
@@ -18,7 +19,9 @@ from .values import ConstV, DTypeV, LVal, SubPartitionV, TensorV, TileV, TupleV
 __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
-class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, PointerOps, ScanOps, SliceOps):
+class DslOps(
+    GridOps, MemoryOps, ComputeOps, ShapeOps, PointerOps, ScanOps, SliceOps, DebugOps
+):
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:

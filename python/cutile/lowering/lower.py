@@ -10,7 +10,7 @@ program order (a block may re-read what it stored); loads of shared tensors need
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import dtypes as dt
@@ -25,18 +25,17 @@ from ..ir import (
     Module,
     Op,
     PointerType,
-    TileType,
     Value,
     scalar,
     tile,
 )
 from .arith import Arith
+from .control_flow import RETURNED, ControlFlow, Frame, contains_return
 from .facts import LoweringFacts, Node
 from .ops.pointers import pointer_misuse
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
-from .targets import assigned_in, target_expr, target_names
 from .tile_limits import check_tile_shape, check_tile_size
-from .values import ConstV, DTypeV, LVal, MappedRangeV, RangeV, SliceV, TensorV, TileV, TupleV
+from .values import ConstV, DTypeV, LVal, SliceV, TensorV, TileV, TupleV
 
 
 @dataclass
@@ -45,19 +44,6 @@ class LoweredKernel:
     abi: KernelABI
     entry_name: str
     consts: dict[str, int | float | bool]
-
-
-@dataclass
-class _State:
-    env: dict[str, LVal]
-    tokens: dict[str, Value]
-
-
-@dataclass
-class _Frame:
-    function: K.Function
-    env: dict[str, LVal] = field(default_factory=dict)
-    returned: LVal | None = None
 
 
 class Lowerer:
@@ -80,15 +66,20 @@ class Lowerer:
         self.consts = spec.const_dict()
         self.b = Builder(Module(doc.entry))
         self.arith = Arith(self)
-        self.frame: _Frame | None = None
+        self.frame: Frame | None = None
         self.tokens: dict[str, Value] = {}
         self.views_block = Block()  # partition views, hoisted to the top of the entry
         self.block_ids: tuple[Value, Value, Value] | None = None
         self.index_dtype = dt.i32 if spec.index_bits == 32 else dt.i64
         self.inline_depth = 0
+        # The current position is unreachable: the block ended in `break` or `continue`.
+        self.exited = False
         from .dsl_ops import DslOps
+        from .schedule import Schedule
 
         self.ops = DslOps(self)
+        self.cf = ControlFlow(self)
+        self.schedule = Schedule(self)
 
     # ------------------------------------------------------------------ diagnostics
 
@@ -146,7 +137,7 @@ class Lowerer:
                                  p.span, "parameter")
         loc = self._loc_of(entry.span, entry.name)
         fn = self.b.entry(entry.name, types, loc)
-        self.frame = _Frame(entry)
+        self.frame = self._new_frame(entry, {})
         body_block = fn.body
         prologue = Block()
         with self.b.at(prologue), self.b.location(loc):
@@ -168,6 +159,10 @@ class Lowerer:
         it = iter(values)
         b = self.b
         self.block_ids = b.block_ids()
+        from .ops.debug import PRINT_TOKEN, prints
+
+        if prints(self.doc):
+            self.tokens[PRINT_TOKEN] = b.make_token()
         for p in entry.params:
             if p.kind in ("mut_tensor", "tensor", "atomic_tensor"):
                 facts = self.spec.tensor(p.name)
@@ -237,13 +232,17 @@ class Lowerer:
     # ------------------------------------------------------------------ statements
 
     def lower_block(self, stmts: list[K.Stmt]) -> None:
-        for s in stmts:
+        for i, s in enumerate(stmts):
             assert self.frame is not None
-            if self.frame.returned is not None:
-                raise self.error("CT0001", "code after `return` never runs", s.span,
-                                 "unreachable")
+            returned = self.frame.env.get(RETURNED)
+            if self.exited or (isinstance(returned, ConstV) and returned.value):
+                return  # unreachable in this specialization (a condition folded)
             with self.b.location(self.location(s.span)), pointer_misuse(self, s.span):
                 self.lower_stmt(s)
+                flag = self.cf.may_have_returned()
+                if (flag is not None and not self.exited and contains_return(s)
+                        and self.cf.after_return(flag, stmts[i + 1:], s.span)):
+                    return
 
     def lower_stmt(self, s: K.Stmt) -> None:
         assert self.frame is not None
@@ -252,35 +251,36 @@ class Lowerer:
             for t in s.targets:
                 self.assign(t, value)
         elif isinstance(s, K.AugAssign):
-            cur = self.expr(target_expr(s.target))
+            cur = self.expr(_target_expr(s.target))
             self.assign(s.target, self.arith.binop(s.op, cur, self.expr(s.value), s.span))
         elif isinstance(s, K.ExprStmt):
             self.expr(s.value)
         elif isinstance(s, K.If):
-            self.lower_if(s)
+            self.cf.lower_if(s)
         elif isinstance(s, K.For):
-            self.lower_for(s)
+            self.cf.lower_for(s)
+        elif isinstance(s, K.While):
+            self.cf.lower_while(s)
+        elif isinstance(s, (K.Break, K.Continue)):
+            if not self.frame.loops:  # pragma: no cover - the frontend refuses it
+                raise self.error("CT0001", f"`{type(s).kind}` outside a loop", s.span)
+            self.cf.exit_loop(type(s).kind, s.span)
         elif isinstance(s, K.Pass):
             pass
         elif isinstance(s, K.Return):
-            if self.frame.function.kind == "entry":
-                if s.value is not None:
-                    raise self.error("CT3012", "a kernel entry cannot return a value", s.span,
-                                     "returned here", help="store results with `z.store(...)`")
-                self.frame.returned = ConstV(None)
-            else:
-                self.frame.returned = self.expr(s.value) if s.value else ConstV(None)
+            self.cf.lower_return(s)
         elif isinstance(s, K.Unsafe):
             self.lower_block(s.body)
         elif isinstance(s, K.Assert):
             self.lower_assert(s)
-        elif isinstance(s, (K.Break, K.Continue, K.While)):
-            raise self.error(
-                "CT0001", f"`{type(s).kind}` is not supported by the compiler yet", s.span,
-                "not supported yet", help="use a `for i in range(...)` loop without early exit",
-            )
         else:  # pragma: no cover - the frontend produces nothing else
             raise self.error("CT9002", f"unknown statement {type(s).__name__}", s.span)
+
+    def _new_frame(self, fn: K.Function, env: dict[str, LVal]) -> Frame:
+        frame = Frame(fn, env)
+        if any(contains_return(s) for s in fn.body):
+            frame.env[RETURNED] = ConstV(False)
+        return frame
 
     def assign(self, target: K.Target, value: LVal) -> None:
         assert self.frame is not None
@@ -310,263 +310,7 @@ class Lowerer:
         msg = s.msg or "assertion failed"
         self.b.op("assert", [cond.v], [], {"message": msg})
 
-    # ------------------------------------------------------------------ control flow
-
-    def _snapshot(self) -> _State:
-        assert self.frame is not None
-        return _State(dict(self.frame.env), dict(self.tokens))
-
-    def _restore(self, st: _State) -> None:
-        assert self.frame is not None
-        self.frame.env = dict(st.env)
-        self.tokens = dict(st.tokens)
-
-    def lower_if(self, s: K.If) -> None:
-        cond = self.arith.truthy(self.expr(s.test), s.span)
-        if isinstance(cond, ConstV):
-            self.lower_block(s.body if cond.value else s.orelse)
-            return
-        assert isinstance(cond, TileV) and self.frame is not None
-        before = self._snapshot()
-        then_block, else_block = Block(), Block()
-        with self.b.at(then_block):
-            self.lower_block(s.body)
-            then_state = self._snapshot()
-            then_returned = self.frame.returned
-        self._restore(before)
-        with self.b.at(else_block):
-            self.lower_block(s.orelse)
-            else_state = self._snapshot()
-            else_returned = self.frame.returned
-        if then_returned is not None or else_returned is not None:
-            raise self.error("CT0001", "`return` inside a branch is not supported yet", s.span,
-                             "branch returns", help="compute the value and return it at the end")
-        # Values live after the `if`: defined before it, or in both branches.
-        names = [
-            n for n in then_state.env
-            if n in else_state.env and then_state.env[n] is not else_state.env[n]
-        ]
-        yield_then: list[Value] = []
-        yield_else: list[Value] = []
-        result_types: list[Any] = []
-        kinds: list[tuple[str, str]] = []
-        for n in names:
-            tv, ev = then_state.env[n], else_state.env[n]
-            if isinstance(tv, ConstV) and isinstance(ev, ConstV) and tv.value == ev.value:
-                continue
-            a, bv = self._merge_pair(tv, ev, then_block, else_block, n, s.span)
-            yield_then.append(a)
-            yield_else.append(bv)
-            result_types.append(a.type)
-            kinds.append(("env", n))
-        for key in then_state.tokens:
-            t1, t2 = then_state.tokens[key], else_state.tokens.get(key)
-            if t2 is None or t1 is t2:
-                continue
-            yield_then.append(t1)
-            yield_else.append(t2)
-            result_types.append(t1.type)
-            kinds.append(("tok", key))
-        with self.b.at(then_block):
-            self.b.op("yield", yield_then, [])
-        with self.b.at(else_block):
-            self.b.op("yield", yield_else, [])
-        op = self.b.op("if", [cond.v], result_types, {}, [then_block, else_block])
-        env = {k: v for k, v in before.env.items()}
-        for n in names:
-            if n not in before.env:
-                env[n] = then_state.env[n]
-        self.frame.env = env
-        self.tokens = dict(before.tokens)
-        for (kind, key), r in zip(kinds, op.results, strict=True):
-            if kind == "env":
-                self.frame.env[key] = TileV(r)
-            else:
-                self.tokens[key] = r
-        # names bound identically in both branches (e.g. untouched) keep their value
-        for n in then_state.env:
-            if n in else_state.env and then_state.env[n] is else_state.env[n]:
-                self.frame.env[n] = then_state.env[n]
-
-    def _merge_pair(
-        self, a: LVal, b: LVal, block_a: Block, block_b: Block, name: str, span: K.Span
-    ) -> tuple[Value, Value]:
-        ta = a.type if isinstance(a, TileV) else None
-        tb = b.type if isinstance(b, TileV) else None
-        target = ta or tb
-        if target is None:
-            assert isinstance(a, ConstV)
-            target = self._natural_type(a, span)
-        with self.b.at(block_a):
-            va = self._as_type(a, target, name, span)
-        with self.b.at(block_b):
-            vb = self._as_type(b, target, name, span)
-        return va, vb
-
-    def _natural_type(self, v: ConstV, span: K.Span) -> TileType:
-        if isinstance(v.value, bool):
-            return scalar(dt.bool_)
-        if isinstance(v.value, int):
-            return scalar(dt.i32)
-        if isinstance(v.value, float):
-            return scalar(dt.f32)
-        raise self.error("CT3015", "this value cannot change inside a loop or branch", span,
-                         "not a number or tile")
-
-    def _as_type(self, v: LVal, target: TileType, name: str, span: K.Span) -> Value:
-        if isinstance(v, TileV):
-            if v.type != target:
-                raise self.error(
-                    "CT3015",
-                    f"`{name}` is a {v.type} on one path and a {target} on another",
-                    span, "types differ",
-                    help="give the variable one type on every path (use `.astype` or `full`)",
-                )
-            return v.v
-        if isinstance(v, ConstV) and isinstance(v.value, (int, float, bool)):
-            return self.arith.const_tile(v.value, target.dtype, target.shape).v
-        raise self.error("CT3015", f"`{name}` cannot be carried through control flow", span,
-                         "unsupported value")
-
-    def lower_for(self, s: K.For) -> None:
-        assert self.frame is not None
-        it = self.expr(s.iter)
-        if not isinstance(it, (RangeV, MappedRangeV)):
-            raise self.error(
-                "CT0001", "a kernel `for` loop must iterate over `range(...)` or "
-                "`z.iter_indices()`", s.iter.span, "not a range",
-            )
-        if isinstance(it, RangeV) and not isinstance(s.target, K.NameTarget):
-            raise self.error("CT0001", "the loop variable must be a single name", s.target.span)
-        bound = target_names(s.target)
-        assigned = assigned_in(s.body) - bound
-        before = self._snapshot()
-        carried = [n for n in before.env if n in assigned]
-        token_keys = list(before.tokens)
-        # First pass on a scratch block: learn each carried value's type at the loop's end.
-        init_types: dict[str, TileType] = {}
-        for n in carried:
-            v = before.env[n]
-            if isinstance(v, TileV):
-                init_types[n] = v.type
-            elif isinstance(v, ConstV):
-                init_types[n] = self._natural_type(v, s.span)
-            else:
-                raise self.error("CT3015", f"`{n}` cannot be reassigned inside a loop", s.span,
-                                 "reassigned in the loop")
-        idx_ty = scalar(dt.i32)
-        for _ in range(2):
-            scratch = Block()
-            with self.b.at(scratch):
-                self._restore(before)
-                self._bind_loop_target(s.target, it, Value(idx_ty, "iv"))
-                for n in carried:
-                    self.frame.env[n] = TileV(Value(init_types[n], n))
-                for k in token_keys:
-                    self.tokens[k] = Value(self.tokens[k].type, k)
-                self.lower_block(s.body)
-                changed = False
-                for n in carried:
-                    after = self.frame.env.get(n)
-                    if isinstance(after, TileV) and after.type != init_types[n]:
-                        init_types[n] = after.type
-                        changed = True
-            if not changed:
-                break
-        self._restore(before)
-        # Materialize the loop: bounds, initial values, body with block arguments.
-        if isinstance(it, MappedRangeV):
-            lo, hi, step = self._mapped_bounds(it)
-        else:
-            lo = self._index_value(it.start, s.iter.span)
-            hi = self._index_value(it.stop, s.iter.span)
-            step = self._index_value(it.step, s.iter.span)
-        inits = [self._as_type(before.env[n], init_types[n], n, s.span) for n in carried]
-        inits += [before.tokens[k] for k in token_keys]
-        body = Block()
-        iv = Value(idx_ty, "iv")
-        body.args.append(iv)
-        for n in carried:
-            a = Value(init_types[n], n)
-            body.args.append(a)
-            self.frame.env[n] = TileV(a)
-        for k in token_keys:
-            a = Value(before.tokens[k].type, k)
-            body.args.append(a)
-            self.tokens[k] = a
-        with self.b.at(body):
-            self._bind_loop_target(s.target, it, iv)
-            self.lower_block(s.body)
-            outs = [self._as_type(self.frame.env[n], init_types[n], n, s.span) for n in carried]
-            outs += [self.tokens[k] for k in token_keys]
-            self.b.op("continue", outs, [])
-        result_types = [v.type for v in inits]
-        op = self.b.op("for", [lo, hi, step, *inits], result_types, {}, [body])
-        self._restore(before)
-        for n, r in zip(carried, op.results[: len(carried)], strict=True):
-            self.frame.env[n] = TileV(r)
-        for k, r in zip(token_keys, op.results[len(carried):], strict=True):
-            self.tokens[k] = r
-
-    def _bind_loop_target(self, target: K.Target, it: LVal, iv: Value) -> None:
-        """Bind the loop variable: the counter of a range, or the tile index that a mapped
-        partition's schedule assigns to flat tile id `iv`."""
-        if isinstance(it, MappedRangeV):
-            coords = self._tile_of(iv, it)
-            self.assign(target, TupleV(tuple(TileV(c) for c in coords)))
-        else:
-            self.assign(target, TileV(iv))
-
-    def _tile_counts(self, it: MappedRangeV) -> list[Value]:
-        t = it.tensor
-        assert t.tile_shape is not None
-        pv = self.partition(t, t.tile_shape, None, K.Span(0, 0, 0, 0, 0, 0, 0))
-        return self.b.get_index_space_shape(pv)
-
-    def _mapped_bounds(self, it: MappedRangeV) -> tuple[Value, Value, Value]:
-        """Grid-stride loop over flat tile ids: block b visits b, b + nb, ... < total."""
-        assert self.block_ids is not None
-        counts = self._tile_counts(it)
-        total = counts[0]
-        for c in counts[1:]:
-            total = self.b.binary("muli", total, c)
-        nb = self.b.num_blocks()[0]
-        return self.block_ids[0], total, nb
-
-    def _tile_of(self, flat: Value, it: MappedRangeV) -> list[Value]:
-        """The schedule's map from flat tile id to tile coordinate (the same bijection the
-        checker proves: rank 1 direct; rank 2 the grouped swizzle; rank 3 the leading axis
-        linear and the trailing two swizzled)."""
-        b = self.b
-        counts = self._tile_counts(it)
-
-        def div(x: Value, y: Value) -> Value:
-            return b.op("divi", [x, y], [x.type], {"signedness": "signed",
-                                                    "rounding": "zero"}).result
-
-        def rem(x: Value, y: Value) -> Value:
-            return b.op("remi", [x, y], [x.type], {"signedness": "signed"}).result
-
-        def grouped(pid: Value, m: Value, n: Value) -> list[Value]:
-            # A group of m rows or more is the same schedule as a group of m; taking the
-            # smaller keeps g * n within the tile count, so no product wraps.
-            g_max = b.constant(min(it.group, 2**31 - 1), scalar(dt.i32))
-            g = b.op("mini", [g_max, m], [m.type], {"signedness": "signed"}).result
-            per_group = b.binary("muli", g, n)
-            first = b.binary("muli", div(pid, per_group), g)
-            rest = b.binary("subi", m, first)
-            size = b.op("mini", [rest, g], [g.type], {"signedness": "signed"}).result
-            local = rem(pid, per_group)
-            return [b.binary("addi", first, rem(local, size)), div(local, size)]
-
-        if len(counts) == 1:
-            return [flat]
-        if len(counts) == 2:
-            return grouped(flat, counts[0], counts[1])
-        plane = b.binary("muli", counts[1], counts[2])
-        return [div(flat, plane), *grouped(rem(flat, plane), counts[1], counts[2])]
-
-    def _index_value(self, v: LVal, span: K.Span) -> Value:
+    def index_value(self, v: LVal, span: K.Span) -> Value:
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
             return self.arith.const_tile(v.value, dt.i32, (), span).v
         if isinstance(v, TileV) and v.shape == () and v.dtype.is_int:
@@ -678,21 +422,22 @@ class Lowerer:
         if len(args) != len(fn.params):  # pragma: no cover - the frontend's binding
             raise self.error("CT9002", f"`{fn.name}` got {len(args)} arguments", e.span, "call")
         env: dict[str, LVal] = {p.name: a for p, a in zip(fn.params, args, strict=True)}
-        saved, saved_site = self.frame, self.inlined_at
+        saved, saved_site, saved_exit = self.frame, self.inlined_at, self.exited
         call_site = self.location(e.span)
-        self.frame = _Frame(fn, env)
+        self.frame = self._new_frame(fn, env)
         self.inlined_at = call_site
         self.inline_depth += 1
         self.call_path = (*self.call_path, e.nid)
         try:
             self.lower_block(fn.body)
-            result = self.frame.returned
+            result = self.cf.function_result(e.span)
         finally:
             self.inlined_at = saved_site
             self.call_path = self.call_path[:-1]
             self.inline_depth -= 1
             self.frame = saved
-        return result if result is not None else ConstV(None)
+            self.exited = saved_exit
+        return result
 
     # ------------------------------------------------------------------ checker facts
 
@@ -740,6 +485,12 @@ class Lowerer:
                 pv = self.b.make_partition_view(t.view, tile_shape, padding=padding)
             t.partitions[key] = pv
         return pv
+
+
+def _target_expr(t: K.Target) -> K.Expr:
+    if isinstance(t, K.NameTarget):
+        return K.Name(t.id, t.span)
+    return K.Tuple([_target_expr(x) for x in t.elts], t.span)
 
 
 def lower_kernel(

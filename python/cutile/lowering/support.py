@@ -8,14 +8,21 @@ text. The lowering raises the same codes where it meets the same constructs.
 from __future__ import annotations
 
 from ..frontend import kast as K
-from ..frontend.diagnostics import FrontendError, fail
+from ..frontend.diagnostics import fail
 from ..frontend.signatures import table
 
 
 def check_support(doc: K.Document) -> None:
     """Raise a FrontendError for the first construct the compiler cannot lower yet."""
     for fn in doc.functions:
-        _block(fn, fn.body, top=True)
+        _block(fn, fn.body, loops=0)
+        if fn.kind == "device" and _returns_value(fn.body) and not _always_exits(fn.body):
+            raise fail(
+                "CT3015", f"`{fn.name}` returns a value on some paths and nothing on others",
+                fn.name_span, "may end without `return`",
+                help="end the function with a `return` (a loop may run to its end, so a "
+                "`return` inside one does not count)",
+            )
     _check_combiners(doc)
 
 
@@ -75,28 +82,54 @@ def _all_exprs(body: list[K.Stmt]) -> list[K.Expr]:
     return out
 
 
-def _block(fn: K.Function, body: list[K.Stmt], top: bool) -> None:
+def _block(fn: K.Function, body: list[K.Stmt], loops: int) -> None:
     for i, s in enumerate(body):
-        if isinstance(s, K.Return):
-            if fn.kind == "entry" and s.value is not None:
-                raise fail("CT3012", "a kernel entry cannot return a value", s.span,
-                           "returned here", help="store results with `z.store(...)`")
-            if not top or i != len(body) - 1:
-                where = "inside a branch or loop" if not top else "before the end of a function"
-                raise _unsupported(f"`return` {where}", s.span,
-                                   "compute the value and return it at the end")
-        if isinstance(s, (K.While, K.Break, K.Continue)):
-            raise _unsupported(f"`{type(s).kind}`", s.span,
-                               "use a `for i in range(...)` loop without early exit")
+        if i > 0 and _always_exits([body[i - 1]]):
+            what = _exit_kind(body[i - 1])
+            raise fail("CT0001", f"this code never runs: it follows `{what}`", s.span,
+                       "unreachable", help=f"remove it, or move it before the `{what}`")
+        if isinstance(s, K.Return) and fn.kind == "entry" and s.value is not None:
+            raise fail("CT3012", "a kernel entry cannot return a value", s.span,
+                       "returned here", help="store results with `z.store(...)`")
+        if isinstance(s, (K.Break, K.Continue)) and loops == 0:
+            raise fail("CT0001", f"`{s.kind}` outside a loop", s.span, "not in a loop")
         for e in _exprs(s):
             _expr(e)
+        inner_loops = loops + isinstance(s, (K.For, K.While))
         for inner in _bodies(s):
-            _block(fn, inner, top=False)
+            _block(fn, inner, inner_loops)
 
 
-def _unsupported(what: str, span: K.Span, hint: str) -> FrontendError:
-    return fail("CT0001", f"{what} is not supported by the compiler yet", span,
-                "not supported yet", help=hint)
+def _always_exits(body: list[K.Stmt]) -> bool:
+    """Does every path through `body` end in `return`, `break` or `continue` (a loop may
+    end normally, so it never does)?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (K.Return, K.Break, K.Continue)):
+        return True
+    if isinstance(last, K.If):
+        return _always_exits(last.body) and _always_exits(last.orelse)
+    if isinstance(last, K.Unsafe):
+        return _always_exits(last.body)
+    return False
+
+
+def _exit_kind(s: K.Stmt) -> str:
+    if isinstance(s, K.If):
+        return "an `if` whose branches both leave"
+    if isinstance(s, K.Unsafe):
+        return _exit_kind(s.body[-1])
+    return s.kind
+
+
+def _returns_value(body: list[K.Stmt]) -> bool:
+    for s in body:
+        if isinstance(s, K.Return) and s.value is not None:
+            return True
+        if any(_returns_value(b) for b in _bodies(s)):
+            return True
+    return False
 
 
 def _expr(e: K.Expr) -> None:

@@ -106,3 +106,10 @@ class SliceV(LVal):
     start: LVal | None
     stop: LVal | None
     step: LVal | None
+
+
+@dataclass
+class TextV(LVal):
+    """Text for `print`: literal pieces and (printf conversion, tile) pairs, in order."""
+
+    parts: tuple[str | tuple[str, TileV], ...]

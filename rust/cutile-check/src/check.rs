@@ -661,9 +661,14 @@ impl<'d> Checker<'d> {
                 self.report(d);
             }
         }
-        let _ = self.exec_block(&func.body, st);
+        let end = self.exec_block(&func.body, st);
         let frame = self.frames.pop();
-        let rets = frame.map(|f| f.returns).unwrap_or_default();
+        let mut rets = frame.map(|f| f.returns).unwrap_or_default();
+        // A path that falls off the end returns None: with a value on another path the
+        // result is unknown (the compiler refuses such a function, CT3015).
+        if end.is_some() && !rets.is_empty() {
+            rets.push(Val::Other);
+        }
         match rets.as_slice() {
             [] => Val::Other,
             [v] => v.clone(),

@@ -410,6 +410,14 @@ pub fn call<'d>(
             Some(p) => Val::Int(p),
             None => c.fresh_opaque(),
         },
+        // `print(...)` and the `format(value, spec)` pieces of an f-string read their
+        // operands and touch no memory: a pure read (a tensor cannot be printed).
+        (Some("print" | "format"), _) => {
+            for (e, v) in a.all() {
+                c.no_mut(v, e);
+            }
+            Val::Other
+        }
         (Some("len"), _) => match a.val("x") {
             Some(Val::Tuple(t)) => Val::Int(Poly::c(t.len() as i128)),
             _ => c.fresh_opaque(),
@@ -559,7 +567,12 @@ pub fn method<'d>(
                 }
                 return Val::Other;
             }
-            crate::stores::store(c, &recv, &name, idx, idx_e, span, fits);
+            let site = crate::stores::StoreSite {
+                name: &name,
+                span,
+                conditional: st.conditional,
+            };
+            crate::stores::store(c, &recv, &site, idx, idx_e, fits);
             Val::Other
         }
         "load" => {

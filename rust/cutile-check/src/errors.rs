@@ -190,6 +190,19 @@ pub fn store_collision(
     .with_help("make the index an injective function of `block_id`, e.g. a permutation of its axes, or use `store(tile)`")
 }
 
+/// A collision or out-of-grid store found at a store that runs only on some paths: the
+/// counterexample holds if the blocks named get there.
+pub fn if_reached(d: Diagnostic, conditional: bool) -> Diagnostic {
+    if !conditional {
+        return d;
+    }
+    d.with_note(
+        "this store runs only on some paths (in a branch, in a loop that may not run, or after \
+         a `break`, `continue` or `return` that may have run); the checker does not follow \
+         conditions, so this happens if the blocks named reach it",
+    )
+}
+
 /// CT2001 with a concrete launch found by search (`launch` reads `H = 2 and grid (3, 1)`).
 pub fn store_collision_at(
     name: &str,

@@ -76,6 +76,10 @@ pub struct Borrow {
 pub struct State {
     pub vars: Vec<Option<Binding>>,
     pub borrows: Vec<Borrow>,
+    /// Reached only on some paths (inside a branch or a loop that may not run, or after a
+    /// `break`, `continue` or `return` that may have run): a collision found here is one
+    /// only if both blocks get here.
+    pub conditional: bool,
 }
 
 impl State {
@@ -119,6 +123,7 @@ pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> V
     let mut out = State {
         vars: Vec::with_capacity(n),
         borrows: Vec::new(),
+        conditional: a.conditional || b.conditional,
     };
     for i in 0..n {
         let (ba, bb) = (

@@ -58,15 +58,22 @@ pub fn own_index(c: &Checker<'_>, r: usize, comps: &[Poly]) -> bool {
         })
 }
 
+/// Where a store is: its receiver's text, its span, and whether it runs only on some paths.
+pub struct StoreSite<'a> {
+    pub name: &'a str,
+    pub span: Span,
+    pub conditional: bool,
+}
+
 pub fn store(
     c: &mut Checker<'_>,
     recv: &Val,
-    name: &str,
+    site: &StoreSite<'_>,
     idx: Option<(Val, Span)>,
     idx_e: Option<&Expr>,
-    span: Span,
     fits: Rung,
 ) {
+    let (name, span) = (site.name, site.span);
     // One store map per tensor: the own tile under one map is another block's tile under
     // another (an own-tile store next to a transposed one races).
     let map = match (recv, &idx) {
@@ -103,7 +110,7 @@ pub fn store(
                 );
                 return;
             };
-            store_index(c, *r, name, &iv, ispan, span, fits);
+            store_index(c, *r, site, &iv, ispan, fits);
         }
         Val::Sub { grid, .. } => match idx {
             Some((iv, _)) => {
@@ -139,12 +146,13 @@ pub fn store(
 fn store_index(
     c: &mut Checker<'_>,
     r: usize,
-    name: &str,
+    site: &StoreSite<'_>,
     iv: &Val,
     ispan: Span,
-    span: Span,
     fits: Rung,
 ) {
+    let (name, span) = (site.name, site.span);
+    let reached = |d| errors::if_reached(d, site.conditional);
     let root = c.root_name(r);
     // `for i, j in z.iter_indices(): z.store(t, index=(i, j))` stores the minted index too.
     let minted = match iv {
@@ -247,14 +255,14 @@ fn store_index(
                     format!("({})", s.join(", "))
                 }
             };
-            c.report(errors::store_collision(
+            c.report(reached(errors::store_collision(
                 &root,
                 ispan,
                 &t(&a),
                 &t(&b),
                 &tile,
                 &t(&min_grid),
-            ));
+            )));
             c.oblige(
                 "store-index-injective",
                 desc,
@@ -265,14 +273,14 @@ fn store_index(
         }
         StoreMapProof::CollisionAt { launch, a, b, tile } => {
             use crate::search::tuple;
-            c.report(errors::store_collision_at(
+            c.report(reached(errors::store_collision_at(
                 &root,
                 ispan,
                 &launch.text(),
                 &tuple(&a),
                 &tuple(&b),
                 &tuple(&tile),
-            ));
+            )));
             c.oblige(
                 "store-index-injective",
                 desc,
@@ -289,7 +297,7 @@ fn store_index(
             count,
         } => {
             use crate::search::tuple;
-            c.report(errors::store_out_of_grid_at(
+            c.report(reached(errors::store_out_of_grid_at(
                 &root,
                 ispan,
                 &launch.text(),
@@ -297,7 +305,7 @@ fn store_index(
                 &tuple(&tile),
                 axis,
                 count,
-            ));
+            )));
             c.oblige(
                 "store-index-injective",
                 desc,
@@ -307,7 +315,9 @@ fn store_index(
             );
         }
         StoreMapProof::OutOfBounds { axis, block, tile } => {
-            c.report(errors::store_out_of_grid(&root, ispan, axis, &block, &tile));
+            c.report(reached(errors::store_out_of_grid(
+                &root, ispan, axis, &block, &tile,
+            )));
             c.oblige(
                 "store-index-injective",
                 desc,

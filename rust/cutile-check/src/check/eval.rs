@@ -107,7 +107,10 @@ impl<'d> Checker<'d> {
         if self.frames.len() >= MAX_INLINE_DEPTH {
             return Val::Other;
         }
-        let mut inner = State::default();
+        let mut inner = State {
+            conditional: st.conditional,
+            ..State::default()
+        };
         let mut bad_arg = false;
         for (i, p) in callee.params.iter().enumerate() {
             let arg = vals.get(i).map(|(v, e)| (v.clone(), e.span()));

@@ -193,9 +193,17 @@ impl<'d> Checker<'d> {
                 {
                     return self.exec_block(if *taken { body } else { orelse }, st);
                 }
+                let pre = st.conditional;
+                st.conditional = true;
                 let a = self.exec_block(body, st.clone());
                 let b = self.exec_block(orelse, st);
-                self.join_at(a, b, MoveWhy::Branch, s.nid())
+                // After the `if`, code runs on every path unless a branch left.
+                let left = a.is_none() || b.is_none();
+                let mut out = self.join_at(a, b, MoveWhy::Branch, s.nid());
+                if let Some(o) = out.as_mut() {
+                    o.conditional = pre || left;
+                }
+                out
             }
             Stmt::Unsafe { body, .. } => {
                 if let Some(f) = self.frame() {
@@ -244,16 +252,19 @@ impl<'d> Checker<'d> {
                 ..
             } => {
                 let binder = crate::effects::loop_binder(self, target, iter, &mut st);
-                Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None))
+                let once = runs_once(iter);
+                Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None, once))
             }
             Stmt::While {
                 test, body, span, ..
-            } => Some(self.exec_loop(*span, s.nid(), st, body, None, Some(test))),
+            } => Some(self.exec_loop(*span, s.nid(), st, body, None, Some(test), false)),
         }
     }
 
     /// A loop: iterate the body until the head state is stable (moves made in one
-    /// iteration are seen by the next), then join the exits.
+    /// iteration are seen by the next), then join the exits. `once`: the body surely runs
+    /// (a range of constants that is not empty).
+    #[allow(clippy::too_many_arguments)]
     fn exec_loop(
         &mut self,
         span: Span,
@@ -262,7 +273,10 @@ impl<'d> Checker<'d> {
         body: &'d [Stmt],
         target: Option<(&'d Target, Val)>,
         test: Option<&'d Expr>,
+        once: bool,
     ) -> State {
+        let pre = st.conditional;
+        let returns = self.frames.last().map_or(0, |f| f.returns.len());
         let mut assigned = BTreeSet::new();
         walk_stmts(body, &mut |s| match s {
             Stmt::Assign { targets, .. } => {
@@ -290,6 +304,7 @@ impl<'d> Checker<'d> {
         let mut after_test = head.clone();
         for _ in 0..MAX_LOOP_PASSES {
             let mut s = head.clone();
+            s.conditional = pre || !once;
             if let Some(t) = test {
                 let v = self.eval(t, &mut s);
                 self.no_mut(&v, t);
@@ -313,12 +328,13 @@ impl<'d> Checker<'d> {
             for c in cont {
                 back = self.join_at(back, Some(c), MoveWhy::Assign, nid);
             }
-            let new_head = match back {
+            let mut new_head = match back {
                 Some(b) => self
                     .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, nid)
                     .unwrap_or_else(|| head.clone()),
                 None => head.clone(),
             };
+            new_head.conditional = head.conditional;
             if new_head == head {
                 break;
             }
@@ -328,7 +344,11 @@ impl<'d> Checker<'d> {
         for b in breaks {
             exit = self.join_at(exit, Some(b), MoveWhy::Assign, nid);
         }
-        exit.unwrap_or(head)
+        let mut out = exit.unwrap_or(head);
+        // After the loop, code runs on every path, unless the body may have returned.
+        let returned = self.frames.last().map_or(0, |f| f.returns.len()) > returns;
+        out.conditional = pre || returned;
+        out
     }
 
     pub fn bind_target(&mut self, t: &Target, v: Val, st: &mut State) {
@@ -390,5 +410,26 @@ impl<'d> Checker<'d> {
             ));
         }
         crate::atomics::escapes(self, v, e.span(), "used as a plain value");
+    }
+}
+
+/// `range(a, b, c)` of integer literals that runs at least once.
+fn runs_once(iter: &Expr) -> bool {
+    let Expr::Call { func, args, .. } = iter else {
+        return false;
+    };
+    let lit = |e: &Expr| match e {
+        Expr::Const {
+            value: cutile_kast::ConstValue::Int(n),
+            ..
+        } => Some(*n),
+        _ => None,
+    };
+    match (func.as_str(), args.as_slice()) {
+        ("builtins.range", [a, b, c]) => match (lit(a), lit(b), lit(c)) {
+            (Some(a), Some(b), Some(c)) => (c > 0 && a < b) || (c < 0 && a > b),
+            _ => false,
+        },
+        _ => false,
     }
 }
