@@ -7,6 +7,7 @@ from ..frontend import kast as K
 from ..frontend.signatures import table
 from .ops.atomics import AtomicOps
 from .ops.base import MATH_OPS, Bound
+from .ops.bits import BitsOps
 from .ops.compute import ComputeOps
 from .ops.grid import GridOps
 from .ops.memory import MemoryOps
@@ -18,7 +19,7 @@ from .values import ConstV, DTypeV, LVal, SubPartitionV, TensorV, TileV, TupleV
 __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
-class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps, ScanOps, SliceOps):
+class DslOps(GridOps, MemoryOps, ComputeOps, ShapeOps, AtomicOps, ScanOps, SliceOps, BitsOps):
     # ------------------------------------------------------------------ dispatch
 
     def call(self, e: K.Call) -> LVal:

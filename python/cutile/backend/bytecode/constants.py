@@ -2,8 +2,9 @@
 when the constant is a splat.
 
 The host keeps bf16 and tf32 values as f32 and f8 values as f64 (numpy has no such
-types), so they are narrowed here with round-to-nearest-even (f8: saturating). i1 is 0xFF/0x00 for a splat and bit-packed (bit i of the
-buffer is element i) otherwise, as MLIR stores it.
+types), so they are narrowed here with round-to-nearest-even (f8: saturating). i1 is
+0xFF/0x00 for a splat and bit-packed (bit i of the buffer is element i) otherwise, as MLIR
+stores it.
 """
 
 from __future__ import annotations
