@@ -24,6 +24,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
     "attention": {"attention": {"BM": 128, "BN": 64, "D": 128},
                   "attention_causal": {"BM": 128, "BN": 128, "D": 64}},
+    "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -33,6 +34,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "exp2d": {"m": 200, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 128, "d": 64, "bm": 32},
     "attention": {"bh": 2, "seq": 100, "d": 32},
+    "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32},
 }
 
 

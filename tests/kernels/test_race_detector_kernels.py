@@ -331,6 +331,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},
     "attention": {"bh": 2, "seq": 70, "d": 16},
+    "fp8_gemm": {"m": 70, "n": 40, "k": 48, "bm": 32, "bn": 16, "bk": 16},
 }
 
 
