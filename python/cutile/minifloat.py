@@ -99,9 +99,10 @@ def _table(name: str) -> Array:
     v = sign * np.where(exp_field == 0, sub, normal)
     if f.has_inf:
         v = np.where((exp_field == top) & (mantissa == 0), sign * np.inf, v)
-        v = np.where((exp_field == top) & (mantissa != 0), np.nan, v)
+        nan = (exp_field == top) & (mantissa != 0)
     else:
-        v = np.where((exp_field == top) & (mantissa == (1 << f.mantissa_bits) - 1), np.nan, v)
+        nan = (exp_field == top) & (mantissa == (1 << f.mantissa_bits) - 1)
+    v = np.where(nan, np.copysign(np.nan, sign), v)  # a NaN keeps its sign
     out = v.astype(np.float32)
     out.flags.writeable = False
     return out
