@@ -15,9 +15,12 @@ from cutile.core import (
     Const,
     Mut,
     Tensor,
+    arange,
     argmax,
     block_id,
+    cumsum,
     f32,
+    full,
     i8,
     i16,
     i32,
@@ -26,10 +29,12 @@ from cutile.core import (
     maximum,
     minimum,
     mma,
+    reduce,
     u8,
     u16,
     u32,
     u64,
+    where,
     zeros,
 )
 
@@ -115,6 +120,23 @@ def byte_mma(z: Mut[Tensor[i32, ["BM", "BN"]]], w: Mut[Tensor[i32, ["BM", "BN"]]
     w.store(mma(s.load_tile((BM, BK), (block_id(0), 0)), b, zeros((BM, BN), i32)))  # i8 x u8
 
 
+@cutile.device
+def larger(a, b):
+    return maximum(a, b)
+
+
+@cutile.entry
+def misc(z: Mut[Tensor[u32, ["B"]]], c: Mut[Tensor[u8, ["B"]]], r: Mut[Tensor[u32, [1]]],
+         x: Tensor[u32, [-1]], s: u32, B: Const[int]):
+    t = load_tile_like(x, z)
+    acc = zeros((B,), u32)
+    for _ in range(s % 5):                        # an unsigned scalar bounds a loop
+        acc = acc + arange(0, B, 1, u32)
+    z.store(where(t > 2**31, t, acc) + full((B,), 2**32 - 1, u32))
+    c.store(cumsum(t.astype(u8)))                 # wraps modulo 256
+    r.store(reduce(t, 0, larger, 0).reshape((1,)))
+
+
 def test_division_remainder_comparison_and_shifts_are_unsigned() -> None:
     n = 1000
     xs, ys = big_u32(n), big_u32(n)
@@ -131,6 +153,21 @@ def test_division_remainder_comparison_and_shifts_are_unsigned() -> None:
     with np.errstate(over="ignore"):
         shifted = (xs >> 28) + (ys >> 1) * 2 - (xs >> (ys % 32))
     np.testing.assert_array_equal(s.unpartition().to_numpy(), shifted)
+
+
+def test_unsigned_loops_ranges_scans_and_custom_reductions() -> None:
+    xs = big_u32(64)
+    s = 3_000_000_002
+    outs = (api.zeros([64], u32).partition([64]), api.zeros([64], u8).partition([64]),
+            api.zeros([1], u32).partition([1]))
+    z, c, r, *_ = misc(*outs, api.from_numpy(xs), s).sync()
+    acc = np.arange(64, dtype=np.uint32) * np.uint32(s % 5)
+    with np.errstate(over="ignore"):
+        want = np.where(xs > 2**31, xs, acc) + np.uint32(2**32 - 1)
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), want)
+    np.testing.assert_array_equal(c.unpartition().to_numpy(),
+                                  np.cumsum(xs.astype(np.uint8), dtype=np.uint8))
+    assert r.unpartition().to_numpy().tolist() == [xs.max()]
 
 
 def test_arithmetic_wraps_like_numpy_unsigned() -> None:
@@ -258,7 +295,7 @@ def test_what_has_no_unsigned_meaning_is_refused(src: str, code: str, tmp_path: 
     assert err.value.code == code, err.value
 
 
-KERNELS = {divmod_cmp: {"B": 256}, wraps: {"B": 128}, promote: {"B": 128},
+KERNELS = {divmod_cmp: {"B": 256}, misc: {"B": 64}, wraps: {"B": 128}, promote: {"B": 128},
            convert: {"B": 128}, reductions: {"BM": 8, "BN": 64},
            byte_mma: {"BM": 64, "BN": 64, "BK": 64}}
 

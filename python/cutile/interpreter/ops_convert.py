@@ -124,7 +124,8 @@ def _bitcast(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     src = operand_dtype(op)
     if d.bits != src.bits:
         raise InterpreterError(f"bitcast between {src.name} and {d.name} changes the width")
-    bits = _bits(np.ascontiguousarray(args[0]), src)
+    x = np.asarray(args[0])
+    bits = _bits(np.ascontiguousarray(x).reshape(x.shape), src)  # (a scalar stays rank 0)
     if d.is_float:
         return _out(float_from_bits(bits, d), d)
     return _out(wrap_int(bits, d), d)
