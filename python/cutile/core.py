@@ -411,7 +411,9 @@ def reduce(x: Any, axis: int | None, combiner: Any, identity: Any, keepdims: boo
 # ---------------------------------------------------------------------------- matrix, shape
 @_op("mma")
 def mma(a: Any, b: Any, acc: Any) -> Any:
-    """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]."""
+    """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]. Operands ->
+    accumulator: f16 -> f16/f32; bf16, tf32, f32 (as tf32) -> f32; f64 -> f64; f8e4m3fn,
+    f8e5m2 -> f16/f32; i8, u8 (they may mix) -> i32."""
 
 
 @_op("matmul")
@@ -422,8 +424,8 @@ def matmul(a: Any, b: Any) -> Any:
 
     The operands promote to one dtype, which is also the result's; the product runs
     through `mma` into a zero accumulator: f32 for f16, bf16, f32 (multiplied as tf32, as
-    `mma` does) and tf32 operands, f64 for f64, i32 for i8. Other integer types and bool
-    are refused (CT3004).
+    `mma` does), tf32 and f8 operands, f64 for f64, i32 for i8 and u8. Other integer types
+    and bool are refused (CT3004).
 
     Example::
 

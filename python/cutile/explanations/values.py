@@ -45,7 +45,8 @@ TEXTS: dict[str, str] = {
         `a @ b` (or `matmul(a, b)`) got operands it cannot multiply: a number instead of
         a tile, a tile of rank 0 or above 3, inner extents that differ (`[M, K] @ [K, N]`),
         batch axes that do not broadcast, or an element type the tensor cores do not take
-        (they take f16, bf16, tf32, f32, f64 and i8; not i16, i32, i64 or bool).
+        (they take f16, bf16, tf32, f32, f64, f8e4m3fn, f8e5m2, i8 and u8; not i16, i32, i64
+        or bool).
 
         Example:
 
