@@ -321,7 +321,12 @@ fn unsigned_scalars_bind_in_range_and_pack() {
     let top = (1i64 << 32) - 1;
     let b = plan
         .bind(
-            &[Arg::Handle(&z), Arg::Int(top), Arg::Int(255), Arg::Int(i64::MAX)],
+            &[
+                Arg::Handle(&z),
+                Arg::Int(top),
+                Arg::Int(255),
+                Arg::Int(i64::MAX),
+            ],
             &[],
         )
         .unwrap();
@@ -350,7 +355,12 @@ fn unsigned_scalars_bind_in_range_and_pack() {
         offset,
     };
     let slots = [slot(b'I', 0, 1), slot(b'B', 4, 2), slot(b'H', 6, 3)];
-    let args = [Arg::Handle(&z), Arg::Int(top), Arg::Int(255), Arg::Int(65535)];
+    let args = [
+        Arg::Handle(&z),
+        Arg::Int(top),
+        Arg::Int(255),
+        Arg::Int(65535),
+    ];
     let scalars = [
         None,
         Some(Value::Int(top)),
