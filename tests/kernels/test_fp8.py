@@ -324,3 +324,27 @@ KERNELS = {to_f8: {"B": 256}, half_to_f8: {"B": 256}, f64_to_f8: {"B": 256},
 def test_fp8_kernels_assemble_for_sm90(kernel: cutile.EntryKernel) -> None:
     compiled = kernel.compile(target="sm_90", **KERNELS[kernel])
     assert compiled.cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.tileiras
+def test_sm90_converts_with_satfinite_and_multiplies_on_qgmma(tmp_path: object) -> None:
+    """The instructions the interpreter's semantics stand for: `F2FP.SATFINITE` (round to
+    nearest even, saturate to finite, NaN stays NaN) and the f8 tensor-core `QGMMA`."""
+    import os
+    import pathlib
+    import subprocess
+
+    from cutile.backend.tileiras import find_tileiras
+
+    dump = find_tileiras().path.with_name("cuobjdump")
+    if not (dump.is_file() and dump.with_name("nvdisasm").is_file()):
+        pytest.skip("cuobjdump/nvdisasm are not installed next to tileiras")
+    texts = []
+    for kernel in (to_f8, gemm_scaled):
+        path = pathlib.Path(str(tmp_path)) / f"{kernel.name}.cubin"
+        path.write_bytes(kernel.compile(target="sm_90", **KERNELS[kernel]).cubin)
+        env = dict(os.environ, PATH=f"{dump.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        texts.append(subprocess.run([str(dump), "-sass", str(path)], capture_output=True,
+                                    text=True, env=env, timeout=120, check=True).stdout)
+    assert "F2FP.SATFINITE.E4M3.F32" in texts[0] and "F2FP.SATFINITE.E5M2.F32" in texts[0]
+    assert "QGMMA" in texts[1] and "E4M3.E4M3" in texts[1]
