@@ -193,6 +193,22 @@ def test_f8_constants_round_and_saturate() -> None:
                                   np.where(xs > 0, 448.0, 0.0))
 
 
+@pytest.mark.parametrize("name", ["f8e4m3fn", "f8e5m2"])
+def test_minifloat_matches_ml_dtypes(name: str) -> None:
+    """The rounding the interpreter and the constant encoder share (`cutile.minifloat`)
+    against ml_dtypes: every bit pattern decodes alike, and random f32 bit patterns (every
+    exponent, subnormals included) round alike inside the finite range."""
+    from cutile import minifloat
+
+    every = np.arange(256, dtype=np.uint8)
+    want = every.view(ML[name]).astype(np.float32)
+    got = minifloat.from_bits(every, name)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    x = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = x[np.isfinite(x) & (np.abs(x) <= MAX[name])]
+    np.testing.assert_array_equal(minifloat.to_bits(x, name), reference(x, name).view(np.uint8))
+
+
 def test_host_tensors_hold_f8() -> None:
     x = rng.standard_normal((5, 7)).astype(ml_dtypes.float8_e5m2)
     t = api.from_numpy(x)
