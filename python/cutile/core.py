@@ -9,120 +9,42 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
-from .dtypes import DType, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, tf32
+from .annotations import (
+    Atomic,
+    AtomicSpec,
+    Const,
+    ConstSpec,
+    Mut,
+    MutSpec,
+    Ptr,
+    PtrSpec,
+    Tensor,
+    TensorSpec,
+    Tile,
+    TileSpec,
+)
+from .dtypes import (
+    DType,
+    bf16,
+    bool_,
+    f8e4m3fn,
+    f8e5m2,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    tf32,
+    u8,
+    u16,
+    u32,
+    u64,
+)
 from .errors import CutileError
-
-Dim = int | str
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    dtype: DType
-    shape: tuple[Dim, ...]
-
-
-@dataclass(frozen=True)
-class MutSpec:
-    inner: TensorSpec
-
-
-@dataclass(frozen=True)
-class AtomicSpec:
-    inner: TensorSpec
-
-
-@dataclass(frozen=True)
-class ConstSpec:
-    type: type
-
-
-@dataclass(frozen=True)
-class PtrSpec:
-    dtype: DType
-
-
-@dataclass(frozen=True)
-class TileSpec:
-    dtype: DType
-    shape: tuple[Dim, ...]
-
-
-def _shape_of(shape: Any, what: str) -> tuple[Dim, ...]:
-    if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"{what}: the shape must be a list like [128] or [-1, 'BN'], got {shape!r}")
-    dims: list[Dim] = []
-    for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, str)):
-            raise TypeError(f"{what}: shape entries are ints, -1, or Const names; got {d!r}")
-        if isinstance(d, int) and d < 1 and d != -1:
-            raise TypeError(f"{what}: a dimension must be >= 1 or -1 (dynamic); got {d}")
-        dims.append(d)
-    return tuple(dims)
-
-
-class Tensor:
-    """`Tensor[f32, [-1, 128]]`: a shared, read-only tensor parameter (full shape).
-
-    Inside `Mut[...]` the shape is the tile shape of the partition the kernel writes."""
-
-    def __class_getitem__(cls, params: Any) -> TensorSpec:
-        if not isinstance(params, tuple) or len(params) != 2 or not isinstance(params[0], DType):
-            raise TypeError("use Tensor[dtype, shape], e.g. Tensor[f32, [-1]]")
-        return TensorSpec(params[0], _shape_of(params[1], "Tensor"))
-
-
-class Mut:
-    """`Mut[Tensor[f32, ["B"]]]`: the block's exclusive output partition."""
-
-    def __class_getitem__(cls, inner: Any) -> MutSpec:
-        if not isinstance(inner, TensorSpec):
-            raise TypeError("use Mut[Tensor[dtype, tile_shape]]")
-        return MutSpec(inner)
-
-
-class Atomic:
-    """`Atomic[Tensor[f32, [-1]]]`: a tensor every block updates with atomic operations only.
-
-    The caller passes a `Tensor` (the launch holds it exclusively, like an output, but it is
-    not partitioned and does not decide the grid); the shape is the full shape. Inside the
-    kernel the only accesses are `atomic_add`, `atomic_max`, ..., `atomic_cas`: blocks share
-    the tensor without a data race by construction."""
-
-    def __class_getitem__(cls, inner: Any) -> AtomicSpec:
-        if not isinstance(inner, TensorSpec):
-            raise TypeError("use Atomic[Tensor[dtype, shape]]")
-        return AtomicSpec(inner)
-
-
-class Const:
-    """`Const[int]`: a compile-time constant, inferred from shapes or given by keyword."""
-
-    def __class_getitem__(cls, t: Any) -> ConstSpec:
-        if t not in (int, float, bool):
-            raise TypeError("use Const[int], Const[float] or Const[bool]")
-        return ConstSpec(t)
-
-
-class Ptr:
-    """`Ptr[f32]`: a raw device pointer (only in `@cutile.entry(unsafe=True)` kernels)."""
-
-    def __class_getitem__(cls, t: Any) -> PtrSpec:
-        if not isinstance(t, DType):
-            raise TypeError("use Ptr[dtype]")
-        return PtrSpec(t)
-
-
-class Tile:
-    """`Tile[f32, [128]]`: annotation for tile values in device functions (optional)."""
-
-    def __class_getitem__(cls, params: Any) -> TileSpec:
-        if not isinstance(params, tuple) or len(params) != 2 or not isinstance(params[0], DType):
-            raise TypeError("use Tile[dtype, shape]")
-        return TileSpec(params[0], _shape_of(params[1], "Tile"))
-
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -489,7 +411,9 @@ def reduce(x: Any, axis: int | None, combiner: Any, identity: Any, keepdims: boo
 # ---------------------------------------------------------------------------- matrix, shape
 @_op("mma")
 def mma(a: Any, b: Any, acc: Any) -> Any:
-    """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]."""
+    """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]. Operands ->
+    accumulator: f16 -> f16/f32; bf16, tf32, f32 (as tf32) -> f32; f64 -> f64; f8e4m3fn,
+    f8e5m2 -> f16/f32; i8, u8 (they may mix) -> i32."""
 
 
 @_op("matmul")
@@ -500,8 +424,8 @@ def matmul(a: Any, b: Any) -> Any:
 
     The operands promote to one dtype, which is also the result's; the product runs
     through `mma` into a zero accumulator: f32 for f16, bf16, f32 (multiplied as tf32, as
-    `mma` does) and tf32 operands, f64 for f64, i32 for i8. Other integer types and bool
-    are refused (CT3004).
+    `mma` does), tf32 and f8 operands, f64 for f64, i32 for i8 and u8. Other integer types
+    and bool are refused (CT3004).
 
     Example::
 
@@ -511,7 +435,41 @@ def matmul(a: Any, b: Any) -> Any:
 
 @_op("astype")
 def astype(x: Any, dtype: DType) -> Any:
-    """Convert a tile's element type."""
+    """Convert a tile's element type (values, not bits): floats round to nearest even, to
+    f8 saturating at the largest finite value; floats to integers truncate toward zero and
+    saturate (NaN is 0); integers wrap to narrower integers, as numpy's `astype`."""
+
+
+@_op("bitcast")
+def bitcast(x: Any, dtype: DType) -> Any:
+    """The same bits read as another element type of the same width (also
+    `t.bitcast(dtype)`): `bitcast(t, u32)` of an f32 tile gives its IEEE bit patterns.
+
+    Example::
+
+        bits = x.bitcast(u32)                            # f32 -> its bits
+        sign_cleared = (bits & 0x7FFFFFFF).bitcast(f32)  # abs(x), through the bits
+    """
+
+
+@_op("pack_i4")
+def pack_i4(x: Any) -> Any:
+    """Two 4-bit integers per byte: an integer tile `[..., 2N]` -> a u8 tile `[..., N]`,
+    element 2i in the low nibble of byte i and element 2i + 1 in the high one (each
+    value's low 4 bits, so -8..7 and 0..15 both pack). Undone by `unpack_i4`."""
+
+
+@_op("unpack_i4")
+def unpack_i4(x: Any, signed: bool = True) -> Any:
+    """The nibbles of a u8 (or i8) tile `[..., N]` -> `[..., 2N]`: the low nibble of byte
+    i is element 2i, the high nibble element 2i + 1; `signed=True` reads them as -8..7 (an
+    i8 tile), `signed=False` as 0..15 (a u8 tile).
+
+    Example::
+
+        w = unpack_i4(packed.load_tile((BK, BN // 2), (k, j)))   # [BK, BN] i8 in -8..7
+        acc = mma(a, w, acc)                                        # i8 x i8 -> i32
+    """
 
 
 @_op("reshape")
@@ -756,11 +714,12 @@ __all__ = [
     "OPS", "Atomic", "AtomicSpec", "Const", "ConstSpec", "Mut", "MutSpec", "Ptr", "PtrSpec",
     "Tensor", "TensorSpec", "Tile", "TileSpec", "arange", "argmax", "argmin", "assume_bounds",
     "assume_div_by", "astype", "atan2", "atomic_add", "atomic_and", "atomic_cas", "atomic_max",
-    "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "bf16", "block_id", "bool_",
+    "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "bf16", "bitcast", "block_id", "bool_",
     "broadcast_to", "cat", "cdiv", "ceil", "cos", "cosh", "cumprod", "cumsum", "exp", "exp2",
-    "expand_dims", "extract", "f16", "f32", "f64", "floor", "fma", "full", "gather", "i8", "i16",
-    "i32", "i64", "int_to_ptr", "isnan", "load_ptr", "load_tile_like", "log", "log2", "matmul",
-    "max", "maximum", "min", "minimum", "mma", "num_blocks", "num_tiles", "ones", "permute", "pow",
-    "prod", "ptr_offset", "reduce", "reshape", "rsqrt", "scatter", "sin", "sinh", "sqrt",
-    "store_ptr", "sum", "tan", "tanh", "tf32", "transpose", "truediv", "where", "zeros",
+    "expand_dims", "extract", "f8e4m3fn", "f8e5m2", "f16", "f32", "f64", "floor", "fma", "full",
+    "gather", "i8", "i16", "i32", "i64", "int_to_ptr", "isnan", "load_ptr", "load_tile_like",
+    "log", "log2", "matmul", "max", "maximum", "min", "minimum", "mma", "num_blocks", "num_tiles",
+    "ones", "pack_i4", "permute", "pow", "prod", "ptr_offset", "reduce", "reshape", "rsqrt",
+    "scatter", "sin", "sinh", "sqrt", "store_ptr", "sum", "tan", "tanh", "tf32", "transpose",
+    "truediv", "u8", "u16", "u32", "u64", "unpack_i4", "where", "zeros",
 ]

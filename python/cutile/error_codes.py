@@ -82,6 +82,11 @@ PYTHON_CODES: dict[str, str] = {
               "is out of range or not an integer",
     "CT3074": "a `reduce` combiner that is not a straight-line `@cutile.device` function of "
               "two scalars returning the element type, or an identity that is not a number",
+    # element types and bits
+    "CT3090": "two element types with no implicit common type (f8 with another type, u64 "
+              "with a signed integer)",
+    "CT3091": "a `bitcast` between widths, or `pack_i4` / `unpack_i4` of values they do not "
+              "take",
     # host ownership raised in Python
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",

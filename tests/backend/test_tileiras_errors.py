@@ -11,12 +11,11 @@ import sample_kernels as sk
 from cutile import dtypes as dt
 from cutile.backend.bytecode import write_bytecode
 from cutile.backend.tileiras import Tileiras, assemble, disassemble, parse_diagnostics
-from cutile.dtypes import DType
 from cutile.errors import CompileError
 from cutile.ir import Builder, Location, TileType
 from cutile.ir.types import I32
 
-F8 = DType("f8e4m3fn", 8, "float", None)  # not a cutile dtype yet; tileiras knows it
+F8 = dt.f8e4m3fn
 
 
 def test_parse_mlir_location_error() -> None:

@@ -220,7 +220,9 @@ TEXTS: dict[str, str] = {
     "CT3047": """
         `mma(a, b, acc)` got operands that do not line up: it computes `a @ b + acc` with
         `a` of shape [M, K], `b` [K, N] and `acc` [M, N] (optionally with a leading batch
-        axis), `a` and `b` of one element type.
+        axis), `a` and `b` of one element type (an i8 and a u8 operand may mix), and an
+        accumulator the tensor cores take for it: f16 or f32 for f16 and the f8 types, f32
+        for bf16, tf32 and f32, f64 for f64, i32 for i8 and u8.
 
         Example:
 

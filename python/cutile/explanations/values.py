@@ -1,5 +1,5 @@
-"""CT3001-CT3024: types, shapes and control flow, found while lowering (once `Const` values
-are known)."""
+"""CT3001-CT3024, CT3090-CT3091: types, shapes and control flow, found while lowering
+(once `Const` values are known)."""
 
 TEXTS: dict[str, str] = {
     "CT3001": """
@@ -45,7 +45,8 @@ TEXTS: dict[str, str] = {
         `a @ b` (or `matmul(a, b)`) got operands it cannot multiply: a number instead of
         a tile, a tile of rank 0 or above 3, inner extents that differ (`[M, K] @ [K, N]`),
         batch axes that do not broadcast, or an element type the tensor cores do not take
-        (they take f16, bf16, tf32, f32, f64 and i8; not i16, i32, i64 or bool).
+        (they take f16, bf16, tf32, f32, f64, f8e4m3fn, f8e5m2, i8 and u8; not i16, i32, i64
+        or bool).
 
         Example:
 
@@ -316,5 +317,40 @@ TEXTS: dict[str, str] = {
 
         Fix: use smaller tiles, or split the work over several tiles per block
         (`partition_mut`, a loop over `load_tile` indices).
+    """,
+    "CT3090": """
+        Two element types meet in one expression (`+`, a comparison, `where`, `cat`, `@`)
+        and have no implicit common type. Tiles promote as numpy does (u8 + i8 -> i16,
+        u32 + i32 -> i64, i32 + f16 -> f16), but not where that would lose values
+        silently: an f8 tile with any other type (f8 is a storage format), and `u64` with
+        a signed integer (no signed type holds every u64; numpy would give f64).
+
+        Example:
+
+            @cutile.entry
+            def k(z: Mut[Tensor[i64, ["B"]]], x: Tensor[u64, [-1]], y: Tensor[i64, [-1]],
+                  B: Const[int]):
+                z.store(load_tile_like(x, z) + load_tile_like(y, z))
+                # error[CT3090]: `u64` and `i64` have no implicit common type
+
+        Fix: convert one operand with `.astype(...)` to the type you mean (for f8,
+        `.astype(f32)`).
+    """,
+    "CT3091": """
+        `bitcast(x, dtype)` reads the same bits as another type, so both types must have
+        the same width (f32 and i32 or u32; f16, bf16, i16 and u16; f8 and i8 or u8) and
+        neither may be a bool. `pack_i4` packs pairs of integers along the last axis (it
+        needs integers and a last axis of 2 or more), and `unpack_i4` unpacks bytes (u8 or
+        i8 tiles).
+
+        Example:
+
+            @cutile.entry
+            def k(z: Mut[Tensor[i16, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+                z.store(bitcast(load_tile_like(x, z), i16))
+                # error[CT3091]: `bitcast` keeps the bits, so the widths must match
+
+        Fix: bitcast to a type of the same width (`bitcast(t, i32)`), or convert values
+        with `.astype(...)`.
     """,
 }

@@ -1,5 +1,7 @@
 """Conversions: ftof, ftoi, itof, exti, trunci, bitcast.
 
+ftof to an f8 format rounds to nearest even and saturates to the largest finite value
+(infinities too; NaN stays NaN), as the GPU's `cvt.rn.satfinite` (`cutile.minifloat`).
 ftoi rounds toward zero and, like the GPU's cvt.rzi, saturates out-of-range values to the
 target range and turns NaN into 0 (Tile IR leaves those undefined); as measured on the
 H200, results narrower than 32 bits saturate to the 32-bit range and then wrap (300.0 -> i8
@@ -23,6 +25,7 @@ from .values import (
     Array,
     float_bits,
     float_from_bits,
+    float_values,
     freeze,
     round_directed,
     signed,
@@ -47,7 +50,7 @@ def _out(x: Any, d: DType) -> list[Any]:
 def _ftof(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     d = result_dtype(op)
     mode = op.attrs.get("rounding_mode", "nearest_even")
-    (x,) = args
+    x = float_values(args[0], operand_dtype(op))
     if mode in _NEAREST:
         out = to_float(x, d)
     else:
@@ -81,7 +84,7 @@ def _int_range(d: DType, is_signed: bool) -> tuple[int, int]:
 def _ftoi(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     d = result_dtype(op)
     is_signed = op.attrs.get("signedness", "signed") == "signed"
-    x = np.trunc(np.asarray(args[0], dtype=np.float64))
+    x = np.trunc(np.asarray(float_values(args[0], operand_dtype(op)), dtype=np.float64))
     # narrow results: the GPU saturates to 32 bits, then keeps the low bits (wrap_int below)
     lo, hi = _int_range(d if d.bits >= 32 else dt.i32, is_signed)
     nan = np.isnan(x)
@@ -139,7 +142,8 @@ def _bitcast(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     src = operand_dtype(op)
     if d.bits != src.bits:
         raise InterpreterError(f"bitcast between {src.name} and {d.name} changes the width")
-    bits = _bits(np.ascontiguousarray(args[0]), src)
+    x = np.asarray(args[0])
+    bits = _bits(np.ascontiguousarray(x).reshape(x.shape), src)  # (a scalar stays rank 0)
     if d.is_float:
         return _out(float_from_bits(bits, d), d)
     return _out(wrap_int(bits, d), d)

@@ -17,6 +17,7 @@ from ..ir.types import TileType
 from .ops_arith import operand_dtype, result_dtype
 from .registry import handler
 from .values import (
+    float_values,
     freeze,
     from_host,
     signed,
@@ -146,11 +147,14 @@ def _check_mma(a: Any, b: Any, c: Any) -> None:
 
 @handler("mmaf")
 def _mmaf(m: Machine, op: Op, args: list[Any]) -> list[Any]:
-    # Inputs (f16, bf16, tf32, f32, f64) are exact in f64; products and sums are done in
-    # f64 and rounded once to the accumulator type: never less accurate than the GPU.
+    # Inputs (f8, f16, bf16, tf32, f32, f64) are exact in f64; products and sums are done
+    # in f64 and rounded once to the accumulator type: never less accurate than the GPU
+    # (whose f8 tensor cores accumulate in less than f32's precision).
     a, b, c = args
     _check_mma(a, b, c)
     d = result_dtype(op)
+    a = float_values(a, operand_dtype(op, 0))
+    b = float_values(b, operand_dtype(op, 1))
     r = np.matmul(a.astype(np.float64), b.astype(np.float64)) + c.astype(np.float64)
     return [freeze(to_float(r, d))]
 

@@ -8,9 +8,14 @@ Storage (the numpy dtype of a tile of that element type):
   bf16 -> float32 holding only values exactly representable in bf16 (round-through-f32
   emulation: every op that produces bf16 rounds its f32 result to bf16, nearest-even);
   tf32 -> float32 holding only values with at most 10 mantissa bits (same scheme);
+  f8e4m3fn/f8e5m2 -> uint8 bit patterns (Tile IR has no arithmetic on them: conversions
+  decode them, `mmaf` multiplies their values; every other op moves bits, NaNs included);
+  u8/u16/u32/u64 -> int8..int64 like i8..i64 (the same signless Tile IR integers: only
+  the host sees the difference);
   ptr<T> -> int64 addresses in the interpreter's address space (see memory.py).
 
-No ml_dtypes dependency: bf16 bits are the upper half of an f32, so the emulation is bit-exact.
+No ml_dtypes dependency: bf16 bits are the upper half of an f32, so the emulation is bit-exact,
+and f8 rounding is `cutile.minifloat`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import minifloat
 from ..dtypes import DType
 from ..ir.types import PointerType, TileType
 
@@ -36,6 +42,12 @@ _STORAGE: dict[str, np.dtype[Any]] = {
     "f32": np.dtype(np.float32),
     "tf32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "u8": np.dtype(np.int8),
+    "u16": np.dtype(np.int16),
+    "u32": np.dtype(np.int32),
+    "u64": np.dtype(np.int64),
+    "f8e4m3fn": np.dtype(np.uint8),
+    "f8e5m2": np.dtype(np.uint8),
 }
 _UNSIGNED: dict[str, np.dtype[Any]] = {
     "i1": np.dtype(np.uint8),
@@ -43,6 +55,10 @@ _UNSIGNED: dict[str, np.dtype[Any]] = {
     "i16": np.dtype(np.uint16),
     "i32": np.dtype(np.uint32),
     "i64": np.dtype(np.uint64),
+    "u8": np.dtype(np.uint8),
+    "u16": np.dtype(np.uint16),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
 }
 # The dtype of one element as it sits in memory (bytes of a buffer).
 _MEMORY: dict[str, np.dtype[Any]] = {
@@ -158,9 +174,12 @@ def _to_f32_round_to_odd(x: Array) -> Array:
 
 
 def to_float(x: Array | float, d: DType) -> Array:
-    """Round float values (any numpy float dtype) to `d`, nearest-even, as storage."""
+    """Round float values (any numpy float dtype) to `d`, nearest-even, as storage (f8:
+    saturating, as bit patterns)."""
     a = np.asarray(x)
     name = d.name
+    if minifloat.is_minifloat(name):
+        return minifloat.to_bits(a, name)
     if name == "f64":
         return a.astype(np.float64)
     if name == "f32":
@@ -235,14 +254,25 @@ def flush_subnormals(x: Array) -> Array:
 # -- bits ------------------------------------------------------------------------------------
 
 
+def float_values(x: Array, d: DType) -> Array:
+    """The values of a float tile's storage (f8 bit patterns decode to float32)."""
+    if d.is_f8:
+        return minifloat.from_bits(x, d.name)
+    return np.asarray(x)
+
+
 def float_bits(x: Array, d: DType) -> Array:
     """The memory bit pattern of float values, as the same-width unsigned dtype."""
+    if d.is_f8:
+        return np.asarray(x, dtype=np.uint8)
     if d.name == "bf16":
         return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
     return x.astype(storage(d)).view(_UNSIGNED_FOR_FLOAT[d.name])
 
 
 def float_from_bits(bits: Array, d: DType) -> Array:
+    if d.is_f8:
+        return np.asarray(bits).astype(np.uint8)
     if d.name == "bf16":
         return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
     out = bits.astype(_UNSIGNED_FOR_FLOAT[d.name]).view(storage(d))

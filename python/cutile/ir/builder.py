@@ -197,8 +197,9 @@ class Builder:
         a: dict[str, Any] = {"comparison_predicate": predicate, **attrs}
         if name == "cmpf":
             a.setdefault("comparison_ordering", "ordered")
-        else:
-            a.setdefault("signedness", "signed")
+        else:  # an unsigned type compares unsigned unless told otherwise
+            unsigned = isinstance(lhs.type.element, DType) and lhs.type.element.unsigned
+            a.setdefault("signedness", "unsigned" if unsigned else "signed")
         return self.op(name, [lhs, rhs], [TileType(lhs.type.shape, dt.bool_)], a).result
 
     def select(self, cond: Value, if_true: Value, if_false: Value) -> Value:
@@ -545,4 +546,6 @@ class IfOp:
 def _host_dtype(d: DType) -> Any:
     if d.name == "bf16" or d.name == "tf32":
         return np.float32  # stored as f32 on the host; the encoder narrows
+    if d.is_f8:
+        return np.float64  # the encoder (and the interpreter) round and saturate
     return d.numpy

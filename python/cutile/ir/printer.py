@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import minifloat
 from ..dtypes import DType
 from .attrs import Bounded, Dense, DivBy, OptimizationHints, SameElements
 from .core import Block, Function, Module, Op, Value
@@ -31,9 +32,9 @@ from .types import (
 
 def format_type(ty: Type | DType | PointerType) -> str:
     if isinstance(ty, DType):
-        return ty.name
+        return ty.ir_name
     if isinstance(ty, PointerType):
-        return f"ptr<{ty.pointee.name}>"
+        return f"ptr<{ty.pointee.ir_name}>"
     if isinstance(ty, TokenType):
         return "token"
     if isinstance(ty, TileType):
@@ -42,7 +43,7 @@ def format_type(ty: Type | DType | PointerType) -> str:
     if isinstance(ty, TensorViewType):
         dims = "".join(f"{'?' if d is None else d}x" for d in ty.shape)
         strides = ",".join("?" if s is None else str(s) for s in ty.strides)
-        return f"tensor_view<{dims}{ty.element.name}, strides=[{strides}]>"
+        return f"tensor_view<{dims}{ty.element.ir_name}, strides=[{strides}]>"
     if isinstance(ty, PartitionViewType):
         tile = "x".join(str(d) for d in ty.tile_shape)
         pad = f", padding_value = {ty.padding}" if ty.padding else ""
@@ -80,10 +81,13 @@ def format_float(value: float, dtype: DType) -> str:
 
 # Printed bit patterns are for values that do not read back from decimal (infinities, NaNs,
 # rounding casualties); truncating the f32 pattern is exact for bf16/tf32 infinities/NaNs.
-_FLOAT_WIDTH = {"f16": 16, "bf16": 16, "tf32": 19, "f32": 32, "f64": 64}
+_FLOAT_WIDTH = {"f16": 16, "bf16": 16, "tf32": 19, "f32": 32, "f64": 64, "f8e4m3fn": 8,
+                "f8e5m2": 8}
 
 
 def _float_bits(value: float, dtype: DType) -> int:
+    if minifloat.is_minifloat(dtype.name):
+        return int(minifloat.to_bits(value, dtype.name))
     if dtype.name == "f64":
         return int(np.array([value], dtype="<f8").view("<u8")[0])
     if dtype.name == "f16":
@@ -101,6 +105,8 @@ def _in_precision(value: float, dtype: DType) -> float:
     """`value` rounded (to nearest even) to the precision of `dtype`."""
     if dtype.name == "f64":
         return value
+    if minifloat.is_minifloat(dtype.name):
+        return float(minifloat.round_to(value, dtype.name))
     if dtype.name == "f16":
         return float(np.float16(value))
     f32 = np.array([value], dtype="<f4")
@@ -118,13 +124,16 @@ def format_scalar(value: Any, dtype: DType) -> str:
         return "true" if bool(value) else "false"
     if dtype.kind == "float":
         return format_float(float(value), dtype)
-    return str(int(value))
+    v = int(value)
+    if dtype.unsigned and v >= 1 << (dtype.bits - 1):  # Tile IR integers are signless
+        v -= 1 << dtype.bits
+    return str(v)
 
 
 def format_dense(value: Dense, ty: TileType) -> str:
     dtype = ty.dtype
     if value.is_splat:
-        return f"<{dtype.name}: {format_scalar(value.array.reshape(-1)[0], dtype)}>"
+        return f"<{dtype.ir_name}: {format_scalar(value.array.reshape(-1)[0], dtype)}>"
     arr = np.asarray(value.array)
 
     def nested(a: np.ndarray) -> str:
@@ -132,7 +141,7 @@ def format_dense(value: Dense, ty: TileType) -> str:
             return "[" + ", ".join(format_scalar(x, dtype) for x in a.tolist()) + "]"
         return "[" + ", ".join(nested(sub) for sub in a) + "]"
 
-    return f"<{dtype.name}: {nested(arr)}>"
+    return f"<{dtype.ir_name}: {nested(arr)}>"
 
 
 def format_predicate(pred: DivBy | Bounded | SameElements) -> str:
@@ -631,7 +640,7 @@ def _reduction(p: _Printer, op: Op) -> None:
     idents = []
     for value, v in zip(op.attrs.get("identities", ()), op.operands, strict=False):
         assert isinstance(v.type, TileType)
-        idents.append(f"{format_scalar(value, v.type.dtype)} : {v.type.dtype.name}")
+        idents.append(f"{format_scalar(value, v.type.dtype)} : {v.type.dtype.ir_name}")
     reverse = ""
     if op.name == "scan":
         reverse = f" reverse={'true' if op.attrs.get('reverse') else 'false'}"

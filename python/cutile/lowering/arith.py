@@ -78,9 +78,24 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] 
     return tuple(out)
 
 
+def sign(d: DType) -> str:
+    """The `signedness` attribute of integer ops on `d` (Tile IR integers are signless)."""
+    return "unsigned" if d.unsigned or d.is_bool else "signed"
+
+
+class PromotionError(Exception):
+    """Two element types with no implicit common type (`Arith.promote` reports CT3090)."""
+
+
 def promote_types(a: DType, b: DType) -> DType:
+    """The common type of two tile element types, as numpy promotes them (NEP 50), except
+    that floats never widen past the wider float operand (f16 + i32 -> f16, as cuTile) and
+    that these have no implicit common type (`PromotionError`): an f8 type with any other
+    type, and u64 with a signed integer (numpy's answer, f64, loses bits)."""
     if a == b:
         return a
+    if a.is_f8 or b.is_f8:
+        raise PromotionError("f8 tiles convert only explicitly")
     if a.is_float and b.is_float:
         if {a.name, b.name} == {"f16", "bf16"}:
             return dt.f32
@@ -93,7 +108,14 @@ def promote_types(a: DType, b: DType) -> DType:
         return b
     if b.is_bool:
         return a
-    return a if a.bits >= b.bits else b
+    if a.unsigned == b.unsigned:
+        return a if a.bits >= b.bits else b
+    u, s = (a, b) if a.unsigned else (b, a)
+    if s.bits > u.bits:  # u8 + i16 -> i16
+        return s
+    if u.bits == 64:
+        raise PromotionError("no signed integer holds every u64")
+    return dt.ALL[f"i{2 * u.bits}"]  # u8 + i8 -> i16, u32 + i32 -> i64
 
 
 class Arith:
@@ -112,11 +134,14 @@ class Arith:
         elif dtype.is_int:
             value = int(value)
             lo, hi = -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
+            if dtype.unsigned:
+                lo, hi = 0, 2**dtype.bits - 1
             if not lo <= value <= hi:
                 # The checker's width model relies on this refusal (`width.rs`).
+                kind = "unsigned " if dtype.unsigned else ""
                 raise self.low.error(
                     "CT3052", f"the constant {value} does not fit the {dtype.bits}-bit "
-                    "integers this operation runs in", span or self._span,
+                    f"{kind}integers this operation runs in", span or self._span,
                     "computed on the device",
                     help="keep constants that meet device values within their type's range",
                 )
@@ -131,25 +156,33 @@ class Arith:
         b = self.b
         if src.is_float and to.is_float:
             return TileV(b.convert("ftof", t.v, to, rounding_mode="nearest_even"))
+        if src.is_f8 or to.is_f8:
+            # Between f8 and integers through f32: exact from f8, and every integer that
+            # an f8 type does not saturate (|v| < 2^16) is exact in f32, so it rounds once.
+            return self.convert(self.convert(t, dt.f32), to)
         if src.is_bool and to.is_float:
             one = self.const_tile(1.0, to, t.shape)
             zero = self.const_tile(0.0, to, t.shape)
             return TileV(b.select(t.v, one.v, zero.v))
         if (src.is_int or src.is_bool) and to.is_float:
             return TileV(
-                b.convert("itof", t.v, to, signedness="signed", rounding_mode="nearest_even")
+                b.convert("itof", t.v, to, signedness=sign(src), rounding_mode="nearest_even")
             )
         if src.is_float and to.is_int:
             if to.bits >= 32:
-                return TileV(b.convert("ftoi", t.v, to, signedness="signed",
+                # The GPU saturates (an unsigned result clamps negatives to 0; NaN is 0).
+                return TileV(b.convert("ftoi", t.v, to, signedness=sign(to),
                                        rounding_mode="nearest_int_to_zero"))
             # The GPU's float -> i32 saturates (NaN -> 0) but narrower results come from
             # truncating that i32 (300.0 -> i8 44): saturate in i32 first, so a float
-            # converts to i8/i16 by clamping, on the GPU and the interpreter alike.
+            # converts to i8/i16/u8/u16 by clamping, on the GPU and the interpreter alike.
             wide = TileV(b.convert("ftoi", t.v, dt.i32, signedness="signed",
                                    rounding_mode="nearest_int_to_zero"))
-            lo = self.const_tile(-(2 ** (to.bits - 1)), dt.i32, t.shape)
-            hi = self.const_tile(2 ** (to.bits - 1) - 1, dt.i32, t.shape)
+            lo_v, hi_v = -(2 ** (to.bits - 1)), 2 ** (to.bits - 1) - 1
+            if to.unsigned:
+                lo_v, hi_v = 0, 2**to.bits - 1
+            lo = self.const_tile(lo_v, dt.i32, t.shape)
+            hi = self.const_tile(hi_v, dt.i32, t.shape)
             clamped = b.op("maxi", [wide.v, lo.v], [wide.type], {"signedness": "signed"}).result
             clamped = b.op("mini", [clamped, hi.v], [wide.type], {"signedness": "signed"}).result
             return TileV(b.convert("trunci", clamped, to, overflow="none"))
@@ -159,9 +192,8 @@ class Arith:
         if to.is_bool:
             zero = self.const_tile(0, src, t.shape)
             return TileV(b.cmp("cmpi", "not_equal", t.v, zero.v))
-        if src.bits < to.bits:
-            sign = "unsigned" if src.is_bool else "signed"
-            return TileV(b.convert("exti", t.v, to, signedness=sign))
+        if src.bits < to.bits:  # zero-extends an unsigned source, sign-extends a signed one
+            return TileV(b.convert("exti", t.v, to, signedness=sign(src)))
         if src.bits > to.bits:
             return TileV(b.convert("trunci", t.v, to, overflow="none"))
         return TileV(b.convert("bitcast", t.v, to))
@@ -190,7 +222,7 @@ class Arith:
     def unify(self, a: LVal, b: LVal, span: Span) -> tuple[TileV, TileV]:
         """Bring two operands to one dtype and one shape."""
         if isinstance(a, TileV) and isinstance(b, TileV):
-            target = promote_types(a.dtype, b.dtype)
+            target = self.promote(a.dtype, b.dtype, span)
         elif isinstance(a, TileV):
             target = self._weak(a.dtype, b)
         elif isinstance(b, TileV):
@@ -208,6 +240,28 @@ class Arith:
                 help="numpy rules: trailing dimensions must be equal or 1",
             )
         return self.broadcast_to(ta, shape, span), self.broadcast_to(tb, shape, span)
+
+    def promote(self, a: DType, b: DType, span: Span) -> DType:
+        """`promote_types`, with CT3090 where two types have no implicit common type."""
+        try:
+            return promote_types(a, b)
+        except PromotionError:
+            f8 = a.is_f8 or b.is_f8
+            raise self.low.error(
+                "CT3090", f"`{a.name}` and `{b.name}` have no implicit common type", span,
+                "operands", help="convert one with `.astype(...)` first" + (
+                    " (f8 tiles are storage: `.astype(f32)` to compute)" if f8 else
+                    " (no signed type holds every u64)"),
+            ) from None
+
+    def no_f8(self, t: TileV, span: Span, what: str) -> None:
+        """f8 tiles load, store, convert and feed `mma`; Tile IR has no arithmetic on them."""
+        if t.dtype.is_f8:
+            raise self.low.error(
+                "CT3005", f"{what} is not defined for `{t.dtype.name}` tiles", span,
+                "f8 operands", help="f8 is a storage type: compute in f32 (`.astype(f32)`) "
+                "and convert back with `.astype(...)` or a store",
+            )
 
     @staticmethod
     def _weak(tile_dtype: DType, other: LVal) -> DType:
@@ -240,11 +294,13 @@ class Arith:
             return self._int_pow(a, b, span)
         if op == "div":
             x, y = self.unify(a, b, span)
+            self.no_f8(x, span, "`/`")
             if not x.dtype.is_float:
                 x, y = self.convert(x, dt.f32), self.convert(y, dt.f32)
             return TileV(self.b.binary("divf", x.v, y.v))
         x, y = self.unify(a, b, span)
         d = x.dtype
+        self.no_f8(x, span, f"operator `{op}`")
         negate = None
         if op in ("floordiv", "mod") and not d.is_float and not d.is_bool and not _plain_divisor(b):
             y, negate = self._guarded_divisor(y)
@@ -254,14 +310,16 @@ class Arith:
             if d.is_bool and op in ("add", "sub", "mul", "lshift"):
                 raise self.low.error("CT3005", f"`{op}` on booleans", span, "bool operands")
             return TileV(self.b.binary(INT_OPS[op], x.v, y.v))
-        if op == "rshift" and d.is_int:
-            return TileV(self.b.op("shri", [x.v, y.v], [x.type], {"signedness": "signed"}).result)
+        if op == "rshift" and d.is_int:  # arithmetic for signed types, logical for unsigned
+            return TileV(self.b.op("shri", [x.v, y.v], [x.type], {"signedness": sign(d)}).result)
         if op == "floordiv":
             if d.is_float:
                 q = self.b.binary("divf", x.v, y.v)
                 return TileV(self.b.unary("floor", q))
+            # (unsigned: the floor is the truncation, which is all an unsigned divi takes)
             q = self.b.op("divi", [x.v, y.v], [x.type],
-                          {"signedness": "signed", "rounding": "negative_inf"}).result
+                          {"signedness": sign(d),
+                           "rounding": "zero" if d.unsigned else "negative_inf"}).result
             if negate is not None:
                 zero = self.const_tile(0, d, x.shape).v
                 q = self.b.select(negate, self.b.binary("subi", zero, q), q)
@@ -306,23 +364,27 @@ class Arith:
         b_ = self.b
         one = self.const_tile(1, d, shape).v
         zero = self.const_tile(0, d, shape).v
-        lower, upper, step = (b_.scalar_const(v, dt.i32) for v in (0, d.bits - 1, 1))
+        # every bit of an unsigned exponent; all but the sign bit of a signed one
+        trips = d.bits if d.unsigned else d.bits - 1
+        lower, upper, step = (b_.scalar_const(v, dt.i32) for v in (0, trips, 1))
         with b_.for_(lower, upper, step, init=[one, x.v, e.v]) as loop:
             _, acc, base, rest = loop.args
             odd = b_.cmp("cmpi", "not_equal", b_.binary("andi", rest, one), zero)
             acc = b_.select(odd, b_.binary("muli", acc, base), acc)
-            rest = b_.op("shri", [rest, one], [rest.type], {"signedness": "signed"}).result
+            rest = b_.op("shri", [rest, one], [rest.type], {"signedness": sign(d)}).result
             b_.continue_([acc, b_.binary("muli", base, base), rest])
         power = loop.results[0]
+        if d.unsigned:
+            return TileV(power)
         minus_one = self.const_tile(-1, d, shape).v
         odd_e = b_.cmp("cmpi", "not_equal", b_.binary("andi", e.v, one), zero)
-        sign = b_.select(odd_e, minus_one, one)
-        unit = b_.select(b_.cmp("cmpi", "equal", x.v, minus_one), sign,
+        odd_sign = b_.select(odd_e, minus_one, one)
+        unit = b_.select(b_.cmp("cmpi", "equal", x.v, minus_one), odd_sign,
                          b_.select(b_.cmp("cmpi", "equal", x.v, one), one, zero))
         negative = b_.cmp("cmpi", "less_than", e.v, zero)
         return TileV(b_.select(negative, unit, power))
 
-    def _guarded_divisor(self, y: TileV) -> tuple[TileV, Value]:
+    def _guarded_divisor(self, y: TileV) -> tuple[TileV, Value | None]:
         """Integer division without Tile IR's undefined cases (a zero divisor, and the most
         negative integer by -1): divisors 0 and -1 read as 1, and the quotient by -1 is
         then negated (wrapping: `INT_MIN // -1 == INT_MIN`). So `x // 0 == x`, `x % 0 == 0`,
@@ -333,8 +395,10 @@ class Arith:
         b = self.b
         zero = self.const_tile(0, y.dtype, y.shape).v
         one = self.const_tile(1, y.dtype, y.shape).v
-        minus_one = self.const_tile(-1, y.dtype, y.shape).v
         is_zero = b.cmp("cmpi", "equal", y.v, zero)
+        if y.dtype.unsigned:  # no -1, no overflowing quotient: only 0 needs a guard
+            return TileV(b.select(is_zero, one, y.v)), None
+        minus_one = self.const_tile(-1, y.dtype, y.shape).v
         negate = b.cmp("cmpi", "equal", y.v, minus_one)
         use_one = b.binary("ori", is_zero, negate)
         return TileV(b.select(use_one, one, y.v)), negate
@@ -350,7 +414,9 @@ class Arith:
             rnz = b.cmp("cmpf", "not_equal", r, zero)
             cmp = "cmpf"
         else:
-            r = b.op("remi", [x.v, y.v], [x.type], {"signedness": "signed"}).result
+            r = b.op("remi", [x.v, y.v], [x.type], {"signedness": sign(x.dtype)}).result
+            if x.dtype.unsigned:  # never negative: Python's % is the remainder
+                return TileV(r)
             zero = self.const_tile(0, x.dtype, x.shape).v
             rneg = b.cmp("cmpi", "less_than", r, zero)
             yneg = b.cmp("cmpi", "less_than", y.v, zero)
@@ -366,6 +432,7 @@ class Arith:
         if isinstance(a, ConstV) and isinstance(b, ConstV):
             return ConstV(FOLD[op](a.value, b.value))
         x, y = self.unify(a, b, span)
+        self.no_f8(x, span, f"comparison `{op}`")
         if x.dtype.is_float:
             ordering = "unordered" if op == "ne" else "ordered"
             return TileV(self.b.cmp("cmpf", PREDICATES[op], x.v, y.v,
@@ -388,12 +455,17 @@ class Arith:
         if op == "pos":
             return a
         if op == "neg":
+            self.no_f8(a, span, "`-`")
             if a.dtype.is_float:
                 return TileV(self.b.unary("negf", a.v))
             return TileV(self.b.unary("negi", a.v, overflow="none"))
         if op in ("not", "invert"):
             if a.dtype.is_bool or op == "invert":
-                ones = self.const_tile(True if a.dtype.is_bool else -1, a.dtype, a.shape)
+                if a.dtype.is_float:
+                    raise self.low.error("CT3005", f"`~` is not defined for `{a.dtype.name}` "
+                                         "tiles", span, "operand")
+                every_bit = 2**a.dtype.bits - 1 if a.dtype.unsigned else -1
+                ones = self.const_tile(True if a.dtype.is_bool else every_bit, a.dtype, a.shape)
                 return TileV(self.b.binary("xori", a.v, ones.v))
             return self.compare("eq", a, ConstV(0), span)
         raise self.low.error("CT3005", f"unary `{op}` unsupported", span, "operand")

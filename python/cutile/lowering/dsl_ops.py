@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..frontend import kast as K
 from ..frontend.signatures import table
 from .ops.base import MATH_OPS, Bound
+from .ops.bits import BitsOps
 from .ops.compute import ComputeOps
 from .ops.debug import DebugOps
 from .ops.grid import GridOps
@@ -20,7 +21,7 @@ __all__ = ["MATH_OPS", "Bound", "DslOps"]
 
 
 class DslOps(
-    GridOps, MemoryOps, ComputeOps, ShapeOps, PointerOps, ScanOps, SliceOps, DebugOps
+    GridOps, MemoryOps, ComputeOps, ShapeOps, PointerOps, ScanOps, SliceOps, DebugOps, BitsOps
 ):
     # ------------------------------------------------------------------ dispatch
 

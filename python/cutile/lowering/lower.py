@@ -478,6 +478,10 @@ class Lowerer:
                 f"{t.rank}", span, "rank mismatch",
             )
         check_tile_shape(tile_shape, span)
+        if padding in ("pos_inf", "neg_inf") and t.dtype == dt.f8e4m3fn:
+            raise self.error("CT3038", f"`{t.param}` holds f8e4m3fn, which has no infinity "
+                             f"to pad with (`{padding}`)", span, "padding",
+                             help="pad with `nan`, `zero` or `neg_zero`, or load f8e5m2")
         key = (tile_shape, padding, tuple(range(t.rank)))
         pv = t.partitions.get(key)
         if pv is None:

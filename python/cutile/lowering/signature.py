@@ -111,7 +111,9 @@ class KernelABI:
         return out
 
 
+# A u64 travels as the i64 of the same bits (the binder takes 0 to 2^63 - 1).
 SCALAR_FMT = {
     "i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q",
+    "u8": "B", "u16": "H", "u32": "I", "u64": "q",
     "f16": "e", "f32": "f", "f64": "d",
 }

@@ -131,14 +131,16 @@ class _Handle(_native.HandleMeta):
         lo, hi = self._span_bytes()
         raw = self._alloc.read(lo, hi - lo)
         item = self.dtype.itemsize
-        base = raw.view(self.dtype.numpy)
+        # Stride through plain unsigned integers of the element's width (numpy's strided
+        # views do not take every ml_dtypes type, f8 among them), then view as the dtype.
+        base = raw.view(f"<u{item}")
         first = (self._offset - lo) // item
         view = np.lib.stride_tricks.as_strided(
             base[first:],
             shape=self.shape,
             strides=tuple(s * item for s in self.strides),
         )
-        return np.array(view, copy=True)
+        return np.array(view, copy=True).view(self.dtype.numpy)
 
 
 class Tensor(_Handle):

@@ -52,8 +52,9 @@ def dtype_of(dtype: Any) -> DType:
     if isinstance(dtype, DType):
         return dtype
     names = "the element types are " + ", ".join(
-        f"`{d}`" for d in ("bool_", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64",
-                           "tf32")) + " (or the numpy dtype of one)"
+        f"`{d}`" for d in ("bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+                           "f16", "bf16", "f32", "f64", "tf32", "f8e4m3fn", "f8e5m2")
+    ) + " (or the numpy dtype of one)"
     if isinstance(dtype, str):
         got = dt.BY_PUBLIC_NAME.get(dtype)
         if got is None:
@@ -100,9 +101,11 @@ def fill_pattern(value: Any, dtype: DType) -> bytes:
         else:
             with np.errstate(over="ignore"):
                 stored = np.array([f], dtype=dtype.numpy)
-            overflows = math.isfinite(f) and not np.isfinite(stored[0])
+            # (ml_dtypes' f8e4m3fn has no infinity: it overflows to NaN)
+            overflows = math.isfinite(f) and not np.isfinite(stored[0].astype(np.float32))
         if overflows:
-            raise TensorError(f"{value!r} overflows `{dtype.name}` (it would be infinite)",
+            what = "not a number" if dtype == dt.f8e4m3fn else "infinite"
+            raise TensorError(f"{value!r} overflows `{dtype.name}` (it would be {what})",
                               code="CT5032", hint="use a wider float type, or a smaller value")
         return stored.tobytes()
     if not _is_int(value) and not float(value).is_integer():

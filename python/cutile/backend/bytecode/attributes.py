@@ -26,7 +26,8 @@ TAG_OPTIMIZATION_HINTS = 0x0B
 TAG_BOUNDED = 0x0C
 
 # Float payload widths (APInt bit widths): tf32 is a 19-bit format.
-_FLOAT_WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 19, "f64": 64}
+_FLOAT_WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 19, "f64": 64, "f8e4m3fn": 8,
+                "f8e5m2": 8}
 
 
 def encode_predicate(pred: DivBy | Bounded | SameElements, out: bytearray) -> None:

@@ -1,15 +1,17 @@
 """Constant data in MLIR's DenseElements raw layout: row-major, little-endian, one element
 when the constant is a splat.
 
-The host keeps bf16 and tf32 values as f32 (numpy has no such types), so they are narrowed
-here with round-to-nearest-even. i1 is 0xFF/0x00 for a splat and bit-packed (bit i of the
-buffer is element i) otherwise, as MLIR stores it.
+The host keeps bf16 and tf32 values as f32 and f8 values as f64 (numpy has no such
+types), so they are narrowed here with round-to-nearest-even (f8: saturating). i1 is
+0xFF/0x00 for a splat and bit-packed (bit i of the buffer is element i) otherwise, as MLIR
+stores it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ... import minifloat
 from ...dtypes import DType
 from ...ir.attrs import Dense
 
@@ -38,6 +40,8 @@ def element_bytes(flat: np.ndarray, dtype: DType) -> bytes:
         return flat.astype("<f8").tobytes()
     if name == "bf16":
         return _narrow_f32(flat, keep_bits=7).astype("<u2").tobytes()
+    if minifloat.is_minifloat(name):  # rounded and saturated as a conversion to it is
+        return minifloat.to_bits(flat.astype(np.float64), name).tobytes()
     if name == "tf32":
         # 19 significant bits (1 sign, 8 exponent, 10 mantissa) stored in 3 bytes.
         bits = _narrow_f32(flat, keep_bits=10)

@@ -129,7 +129,8 @@ class TypeTable(Table):
         return bytes(out)
 
     def _scalar(self, dtype: DType) -> bytes:
-        entry = _SCALAR_TAGS.get(dtype.name.lower())
+        # Tile IR's spelling: integers are signless (`u32` is `i32`), f8 names are cased.
+        entry = _SCALAR_TAGS.get(dtype.ir_name.lower())
         if entry is None:
             raise TypeError(f"element type `{dtype.name}` has no bytecode encoding")
         tag, since = entry

@@ -68,13 +68,24 @@ def same_types(values: Sequence[Value], what: str) -> list[str]:
     return [] if len(types) <= 1 else [f"{what} types differ: {', '.join(sorted(types))}"]
 
 
+# Tile IR's arithmetic, math and comparisons take these floats (`BaseFloatTileType`): not
+# tf32 or the f8 formats, which only convert, move and multiply in `mmaf`.
+ARITH_FLOATS = frozenset({"f16", "bf16", "f32", "f64"})
+
+
+def is_arith_float(t: Type) -> bool:
+    return is_kind(t, "float") and isinstance(t, TileType) and t.dtype.name in ARITH_FLOATS
+
+
 def elementwise(op: Op, n: int, kind: str) -> list[str]:
     problems = counts(op, n, 1)
     if problems:
         return problems
     problems += same_types([*op.operands, op.results[0]], "operand and result")
-    if not is_kind(op.operands[0].type, kind):
-        problems.append(f"expects {kind} tiles, got {op.operands[0].type}")
+    ok = is_arith_float if kind == "float" else lambda t: is_kind(t, kind)
+    if not ok(op.operands[0].type):
+        want = "float tiles (f16, bf16, f32, f64)" if kind == "float" else f"{kind} tiles"
+        problems.append(f"expects {want}, got {op.operands[0].type}")
     return problems
 
 

@@ -7,6 +7,7 @@ from ..types import TileType
 from .base import (
     counts,
     elementwise,
+    is_arith_float,
     is_i1,
     is_kind,
     is_ptr_tile,
@@ -76,9 +77,10 @@ def _cmp(op: Op) -> list[str]:
         return problems
     lhs, rhs = op.operands
     problems += same_types([lhs, rhs], "operand")
-    kind = "float" if op.name == "cmpf" else "int"
-    if not is_kind(lhs.type, kind):
-        problems.append(f"expects {kind} tiles, got {lhs.type}")
+    if op.name == "cmpf" and not is_arith_float(lhs.type):
+        problems.append(f"expects float tiles (f16, bf16, f32, f64), got {lhs.type}")
+    if op.name == "cmpi" and not is_kind(lhs.type, "int"):
+        problems.append(f"expects int tiles, got {lhs.type}")
     res = op.results[0].type
     if not (is_i1(res) and same_shape(res, lhs.type)):
         problems.append(f"result must be an i1 tile of the operand shape, got {res}")
@@ -150,7 +152,8 @@ def _mmai(op: Op) -> list[str]:
     problems = _mma_shapes(op)
     a, b, c = (tile_of(v) for v in op.operands)
     if a and b and c and not problems:
-        names = [str(t.element) for t in (a, b, c)]
+        # Signless in Tile IR: u8 operands are i8 tiles read with `signedness = unsigned`.
+        names = [t.dtype.ir_name for t in (a, b, c)]
         if names != ["i8", "i8", "i32"]:
             problems.append(f"mmai takes i8 x i8 -> i32, got {' x '.join(names)}")
     return problems

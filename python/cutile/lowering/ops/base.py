@@ -13,6 +13,7 @@ from ...dtypes import DType
 from ...frontend import kast as K
 from ...frontend.signatures import Signature, is_absent
 from ...ir import Value
+from ..arith import sign
 from ..tile_limits import check_tile_shape
 from ..values import ConstV, DTypeV, LVal, TileV, TupleV
 
@@ -27,8 +28,9 @@ PADDINGS = ("zero", "neg_zero", "nan", "pos_inf", "neg_inf")
 REDUCE_IDENTITY: dict[str, Callable[[DType], Any]] = {
     "sum": lambda d: 0,
     "prod": lambda d: 1,
-    "max": lambda d: -np.inf if d.is_float else -(2 ** (d.bits - 1)),
-    "min": lambda d: np.inf if d.is_float else 2 ** (d.bits - 1) - 1,
+    "max": lambda d: -np.inf if d.is_float else 0 if d.unsigned else -(2 ** (d.bits - 1)),
+    "min": lambda d: (np.inf if d.is_float else 2**d.bits - 1 if d.unsigned
+                      else 2 ** (d.bits - 1) - 1),
 }
 
 
@@ -117,12 +119,13 @@ class OpsBase:
         if isinstance(a, ConstV) and isinstance(b, ConstV):
             return ConstV(max(a.value, b.value) if which == "max" else min(a.value, b.value))  # type: ignore[type-var]
         x, y = self.arith.unify(a, b, span)
+        self.arith.no_f8(x, span, f"`{which}imum`")
         if x.dtype.is_float:
             name = "maxf" if which == "max" else "minf"
             return TileV(self.b.op(name, [x.v, y.v], [x.type],
                                    {"propagate_nan": False, "flush_to_zero": False}).result)
         name = "maxi" if which == "max" else "mini"
-        return TileV(self.b.op(name, [x.v, y.v], [x.type], {"signedness": "signed"}).result)
+        return TileV(self.b.op(name, [x.v, y.v], [x.type], {"signedness": sign(x.dtype)}).result)
 
 
 class Bound:

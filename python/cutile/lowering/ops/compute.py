@@ -10,7 +10,7 @@ import numpy as np
 from ... import dtypes as dt
 from ...frontend import kast as K
 from ...ir import Block, TileType, Value, scalar
-from ..arith import broadcast_shapes
+from ..arith import broadcast_shapes, sign
 from ..values import ConstV, LVal, TileV
 from .base import REDUCE_IDENTITY, Bound
 from .modes import ModeOps
@@ -41,6 +41,7 @@ class ComputeOps(ModeOps):
 
     def math(self, name: str, a: Bound, span: K.Span) -> LVal:
         t = self.tile_arg(a["x"], span)
+        self.arith.no_f8(t, span, f"`{name}`")
         if not t.dtype.is_float:
             t = self.arith.convert(t, dt.f32)
         return TileV(self.b.unary(name, t.v, **self.mode_attrs(name, a, t, span)))
@@ -67,6 +68,7 @@ class ComputeOps(ModeOps):
 
     def f_atan2(self, a: Bound, span: K.Span) -> LVal:
         y, x = self.arith.unify(a["y"], a["x"], span)
+        self.arith.no_f8(y, span, "`atan2`")
         if not y.dtype.is_float:
             y, x = self.arith.convert(y, dt.f32), self.arith.convert(x, dt.f32)
         return TileV(self.b.op("atan2", [y.v, x.v], [y.type]).result)
@@ -75,6 +77,7 @@ class ComputeOps(ModeOps):
         x, y = self.arith.unify(a["a"], a["b"], span)
         x, z = self.arith.unify(x, a["c"], span)
         y, _ = self.arith.unify(y, z, span)
+        self.arith.no_f8(x, span, "`fma`")
         if x.dtype.is_float:
             return TileV(self.b.fma(x.v, y.v, z.v))
         if x.dtype.is_bool:
@@ -88,6 +91,8 @@ class ComputeOps(ModeOps):
         x = self.tile_arg(v, span)
         if not x.dtype.is_float:
             return self.arith.const_tile(False, dt.bool_, x.shape)
+        if x.dtype.is_f8:  # exact in f32, which compares
+            x = self.arith.convert(x, dt.f32)
         # NaN is the one value unequal to itself (an unordered compare is true on NaN).
         return TileV(self.b.cmp("cmpf", "not_equal", x.v, x.v, comparison_ordering="unordered"))
 
@@ -95,6 +100,7 @@ class ComputeOps(ModeOps):
 
     def _reduce(self, kind: str, x_v: LVal, a: Bound, span: K.Span) -> LVal:
         x = self.tile_arg(x_v, span)
+        self.arith.no_f8(x, span, f"`{kind}`")
         keep = a["keepdims"]
         if not isinstance(keep, ConstV) or not isinstance(keep.value, bool):
             raise self.err("CT3034", "keepdims must be a compile-time bool", span, "keepdims")
@@ -134,7 +140,7 @@ class ComputeOps(ModeOps):
                 r = self.b.op(combine, body.args, [elem],
                               {"propagate_nan": False, "flush_to_zero": False}).result
             elif combine in ("maxi", "mini"):
-                r = self.b.op(combine, body.args, [elem], {"signedness": "signed"}).result
+                r = self.b.op(combine, body.args, [elem], {"signedness": sign(d)}).result
             else:
                 r = self.b.binary(combine, body.args[0], body.args[1])
             self.b.op("yield", [r], [])

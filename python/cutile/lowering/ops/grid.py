@@ -41,6 +41,9 @@ class GridOps(OpsBase):
         if isinstance(x, ConstV) and isinstance(x.value, (int, float)):
             return ConstV(abs(x.value))
         t = self.tile_arg(x, span)
+        self.arith.no_f8(t, span, "`abs`")
+        if t.dtype.unsigned:  # already its own magnitude
+            return t
         return TileV(self.b.unary("absf" if t.dtype.is_float else "absi", t.v))
 
     def f_py_int(self, a: Bound, span: K.Span) -> LVal:

@@ -54,6 +54,7 @@ class ScanOps(OpsBase):
     def _counted(self, x_v: LVal, span: K.Span) -> TileV:
         """The operand of a scan or arg-reduction: booleans count as `i32` (as cuTile)."""
         x = self.tile_arg(x_v, span)
+        self.arith.no_f8(x, span, "a scan or arg-reduction")
         return self.arith.convert(x, dt.i32) if x.dtype.is_bool else x
 
     # ------------------------------------------------------------------ cumsum, cumprod
@@ -111,6 +112,8 @@ class ScanOps(OpsBase):
             worst = -np.inf if which == "max" else np.inf
         else:
             lo, hi = -(2 ** (d.bits - 1)), 2 ** (d.bits - 1) - 1
+            if d.unsigned:
+                lo, hi = 0, 2**d.bits - 1
             worst = lo if which == "max" else hi
         body = Block(args=[Value(scalar(d), "elem"), Value(scalar(d), "acc"),
                            Value(scalar(dt.i32), "elem_index"), Value(scalar(dt.i32), "acc_index")])

@@ -7,13 +7,17 @@ import numpy as np
 
 from ... import dtypes as dt
 from ...frontend import kast as K
-from ..arith import broadcast_shapes, promote_types
+from ..arith import broadcast_shapes, sign
 from ..values import LVal, TileV
 from .base import Bound, OpsBase
 
 # The accumulator of `a @ b` for each operand dtype (the result converts back to it).
 MATMUL_ACC = {"f16": dt.f32, "bf16": dt.f32, "tf32": dt.f32, "f32": dt.f32, "f64": dt.f64,
-              "i8": dt.i32}
+              "i8": dt.i32, "u8": dt.i32, "f8e4m3fn": dt.f32, "f8e5m2": dt.f32}
+# The accumulators `mma` takes for each operand type (Tile IR's `mmaf` and `mmai` tables).
+MMA_ACC = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "f32": ("f32",),
+           "f64": ("f64",), "f8e4m3fn": ("f16", "f32"), "f8e5m2": ("f16", "f32"),
+           "i8": ("i32",), "u8": ("i32",)}
 
 
 class ShapeOps(OpsBase):
@@ -35,16 +39,24 @@ class ShapeOps(OpsBase):
         if k != k2 or acc.shape[-2:] != (m, n):
             raise self.err("CT3047", f"mma shapes do not line up: {list(a.shape)} x "
                            f"{list(b.shape)} + {list(acc.shape)}", span, "mma shapes")
-        if a.dtype != b.dtype:
+        # i8 and u8 mix (each operand has its own signedness); other operands agree
+        ints = {a.dtype.name, b.dtype.name} <= {"i8", "u8"}
+        if a.dtype != b.dtype and not ints:
             raise self.err("CT3047", f"mma operands differ: {a.dtype.name} and {b.dtype.name}",
                            span, "operand types", help="convert one with `.astype`")
+        if acc.dtype.name not in MMA_ACC.get(a.dtype.name, ()):
+            takes = ", ".join(f"{k} -> {'/'.join(v)}" for k, v in MMA_ACC.items())
+            raise self.err("CT3047", f"mma does not take {a.dtype.name} x {b.dtype.name} -> "
+                           f"{acc.dtype.name}", span, "operand types",
+                           help=f"the tensor cores take (operands -> accumulator) {takes}")
         if a.dtype.is_float:
             if a.dtype == dt.f32:
                 a = self.arith.convert(a, dt.tf32)
                 b = self.arith.convert(b, dt.tf32)
             return TileV(self.b.op("mmaf", [a.v, b.v, acc.v], [acc.type]).result)
         return TileV(self.b.op("mmai", [a.v, b.v, acc.v], [acc.type],
-                               {"signedness_lhs": "signed", "signedness_rhs": "signed"}).result)
+                               {"signedness_lhs": sign(a.dtype),
+                                "signedness_rhs": sign(b.dtype)}).result)
 
     def f_matmul(self, args: Bound, span: K.Span) -> LVal:
         return self.matmul(args["a"], args["b"], span)
@@ -61,12 +73,12 @@ class ShapeOps(OpsBase):
             raise self.err("CT3004", f"`@` takes tiles of rank 1 to 3, not {list(a_v.shape)} "
                            f"@ {list(b_v.shape)}", span, "matrix product",
                            help="rank 3 is a batch of matrices; use `*` for scalars")
-        d = promote_types(a_v.dtype, b_v.dtype)
+        d = self.arith.promote(a_v.dtype, b_v.dtype, span)
         acc_dtype = MATMUL_ACC.get(d.name)
         if acc_dtype is None:
             raise self.err("CT3004", f"`@` does not multiply `{d.name}` tiles", span,
                            "matrix product", help="the tensor cores take f16, bf16, tf32, f32, "
-                           "f64 and i8: convert with `.astype`")
+                           "f64, f8e4m3fn, f8e5m2, i8 and u8: convert with `.astype`")
         a = self.arith.convert(a_v, d)
         b = self.arith.convert(b_v, d)
         if rb == 1:

@@ -8,7 +8,7 @@ import math
 from ... import dtypes as dt
 from ...frontend import kast as K
 from ...ir import Value, scalar
-from ..arith import is_pow2, promote_types
+from ..arith import is_pow2
 from ..values import ConstV, LVal, SliceV, TileV, TupleV
 from .base import Bound, OpsBase
 
@@ -145,7 +145,7 @@ class SliceOps(OpsBase):
                                help="all axes but the joined one must be equal")
         d = tiles[0].dtype
         for t in tiles[1:]:
-            d = promote_types(d, t.dtype)
+            d = self.arith.promote(d, t.dtype, span)
         # Join equal neighbours pairwise (a binary counter): every cat makes a tile of a
         # power-of-two size, as Tile IR requires.
         stack: list[TileV] = []

@@ -593,6 +593,34 @@ impl LaunchPlan {
                 }
             }
             (Some(ElemClass::Int), _) => Err(bad("an integer")),
+            (Some(ElemClass::UInt), Arg::Int(v)) => {
+                // A launch carries a u64 as the i64 of the same bits: 0 to 2^63 - 1 here.
+                let bits = d.map_or(64, |d| d.bits);
+                if v < 0 || (bits < 64 && i128::from(v) >= 1i128 << bits) {
+                    return Err(launch_err(
+                        "CT6102",
+                        format!("`{}` = {v} does not fit in `{dname}`", p.name),
+                        None,
+                    ));
+                }
+                Ok(Value::Int(v))
+            }
+            (Some(ElemClass::UInt), Arg::Other) => {
+                let got = describe();
+                match got.strip_prefix("an int ") {
+                    Some(n) => Err(launch_err(
+                        "CT6102",
+                        format!("`{}` = {n} does not fit in `{dname}`", p.name),
+                        (dname == "u64" && !n.starts_with('-')).then(|| {
+                            "a `u64` scalar takes 0 to 2**63 - 1 (the launch passes it as \
+                             64 bits of an i64); pass larger values in a tensor"
+                                .into()
+                        }),
+                    )),
+                    None => Err(bad("an integer")),
+                }
+            }
+            (Some(ElemClass::UInt), _) => Err(bad("an integer")),
             (None, _) => Err(bad("a value")),
         }
     }

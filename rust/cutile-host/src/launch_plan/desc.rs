@@ -12,6 +12,8 @@ pub const MAX_DIV: i64 = 16;
 pub enum ElemClass {
     Bool,
     Int,
+    /// An unsigned integer (`u8`..`u64`: a signless Tile IR integer read as unsigned).
+    UInt,
     Float,
 }
 
@@ -24,7 +26,7 @@ pub struct DType {
 }
 
 /// Every element type; a dtype's code is its index here.
-pub const DTYPES: [DType; 10] = [
+pub const DTYPES: [DType; 16] = [
     DType {
         name: "i1",
         bits: 1,
@@ -73,6 +75,36 @@ pub const DTYPES: [DType; 10] = [
     DType {
         name: "tf32",
         bits: 32,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "u8",
+        bits: 8,
+        class: ElemClass::UInt,
+    },
+    DType {
+        name: "u16",
+        bits: 16,
+        class: ElemClass::UInt,
+    },
+    DType {
+        name: "u32",
+        bits: 32,
+        class: ElemClass::UInt,
+    },
+    DType {
+        name: "u64",
+        bits: 64,
+        class: ElemClass::UInt,
+    },
+    DType {
+        name: "f8e4m3fn",
+        bits: 8,
+        class: ElemClass::Float,
+    },
+    DType {
+        name: "f8e5m2",
+        bits: 8,
         class: ElemClass::Float,
     },
 ];

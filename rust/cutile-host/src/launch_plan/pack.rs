@@ -27,9 +27,9 @@ pub struct SlotPlan {
 /// Bytes a `struct` format character packs (`None`: not a parameter format).
 pub fn fmt_size(fmt: u8) -> Option<usize> {
     Some(match fmt {
-        b'?' | b'b' => 1,
-        b'h' | b'e' => 2,
-        b'i' | b'f' => 4,
+        b'?' | b'b' | b'B' => 1,
+        b'h' | b'H' | b'e' => 2,
+        b'i' | b'I' | b'f' => 4,
         b'q' | b'Q' | b'd' => 8,
         _ => return None,
     })
@@ -142,6 +142,9 @@ pub fn pack(
                 o,
                 &(int(i8::MIN.into(), i8::MAX.into())? as i8).to_ne_bytes(),
             ),
+            b'I' => put(buf, o, &(int(0, u32::MAX.into())? as u32).to_ne_bytes()),
+            b'H' => put(buf, o, &(int(0, u16::MAX.into())? as u16).to_ne_bytes()),
+            b'B' => put(buf, o, &[int(0, u8::MAX.into())? as u8]),
             b'?' => put(buf, o, &[u8::from(float != 0.0 || float.is_nan())]),
             b'd' => put(buf, o, &float.to_ne_bytes()),
             b'f' => {

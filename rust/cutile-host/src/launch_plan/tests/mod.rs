@@ -304,6 +304,80 @@ fn scalars_and_consts() {
 }
 
 #[test]
+fn unsigned_scalars_bind_in_range_and_pack() {
+    let plan = plan_of(
+        &[
+            param("z", "mut_tensor", "u32", &[DimSpec::Int(16)]),
+            param("a", "scalar", "u32", &[]),
+            param("b", "scalar", "u8", &[]),
+            param("c", "scalar", "u64", &[]),
+        ],
+        &[],
+        &[],
+        vec![],
+        132,
+    );
+    let z = view(1, &[64], Some(&[16]), "u32");
+    assert_eq!(z.dtype, dtype_code("u32"));
+    let top = (1i64 << 32) - 1;
+    let b = plan
+        .bind(
+            &[
+                Arg::Handle(&z),
+                Arg::Int(top),
+                Arg::Int(255),
+                Arg::Int(i64::MAX),
+            ],
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        b.scalars[1..],
+        [
+            Some(Value::Int(top)),
+            Some(Value::Int(255)),
+            Some(Value::Int(i64::MAX))
+        ]
+    );
+    for bad in [
+        [Arg::Handle(&z), Arg::Int(-1), Arg::Int(0), Arg::Int(0)],
+        [Arg::Handle(&z), Arg::Int(top + 1), Arg::Int(0), Arg::Int(0)],
+        [Arg::Handle(&z), Arg::Int(0), Arg::Int(256), Arg::Int(0)],
+        [Arg::Handle(&z), Arg::Int(0), Arg::Int(0), Arg::Int(-1)],
+        [Arg::Handle(&z), Arg::Float(1.0), Arg::Int(0), Arg::Int(0)],
+    ] {
+        assert!(plan.bind(&bad, &[]).is_err(), "{bad:?}");
+    }
+    let slot = |fmt: u8, offset: usize, param: usize| SlotPlan {
+        kind: SlotKind::Scalar,
+        param,
+        axis: 0,
+        fmt,
+        offset,
+    };
+    let slots = [slot(b'I', 0, 1), slot(b'B', 4, 2), slot(b'H', 6, 3)];
+    let args = [
+        Arg::Handle(&z),
+        Arg::Int(top),
+        Arg::Int(255),
+        Arg::Int(65535),
+    ];
+    let scalars = [
+        None,
+        Some(Value::Int(top)),
+        Some(Value::Int(255)),
+        Some(Value::Int(65535)),
+    ];
+    let mut buf = [0u8; 8];
+    pack(&slots, &args, &scalars, &mut buf).unwrap();
+    assert_eq!(u32::from_ne_bytes(buf[0..4].try_into().unwrap()), u32::MAX);
+    assert_eq!(buf[4], 255);
+    assert_eq!(u16::from_ne_bytes(buf[6..8].try_into().unwrap()), u16::MAX);
+    let negative = [None, Some(Value::Int(-1)), None, None];
+    assert!(pack(&slots[..1], &args, &negative, &mut buf).is_err());
+}
+
+#[test]
 fn const_in_a_shape_must_be_positive() {
     let plan = plan_of(
         &[
