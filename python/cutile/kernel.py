@@ -77,7 +77,8 @@ class EntryKernel(_native.KernelBase):
         self._check: Any = None
         self._lock = threading.Lock()
         self._lowered: dict[Specialization, Any] = {}
-        self._loaded: dict[Specialization, Any] = {}
+        # by backend too: a program (or a test) may switch to the interpreter and back
+        self._loaded: dict[tuple[str, Specialization], Any] = {}
 
     def __repr__(self) -> str:
         return f"<cutile.entry {self.__qualname__}>"
@@ -166,19 +167,20 @@ class EntryKernel(_native.KernelBase):
                                         self.opt_level)
 
     def _runnable(self, spec: Specialization) -> Any:
-        got = self._loaded.get(spec)
+        key = (driver.backend(), spec)
+        got = self._loaded.get(key)
         if got is not None:
             return got
         with self._lock:
-            got = self._loaded.get(spec)
+            got = self._loaded.get(key)
             if got is None:
-                if driver.backend() == "gpu":
+                if key[0] == "gpu":
                     got = self._load_for_gpu(spec)
                 else:
                     lowered = self.lowered(spec)
                     dump.interpreted(self.identity(spec), lowered)
                     got = lowered
-                self._loaded[spec] = got
+                self._loaded[key] = got
         return got
 
     def _load_for_gpu(self, spec: Specialization) -> Any:
