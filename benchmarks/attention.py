@@ -23,9 +23,12 @@ from timing import time_on_stream
 # (BM, BN, hints) per (causal, d): the causal kernel walks key tiles of the query tile's size
 CONFIGS: dict[tuple[bool, int], list[tuple[int, int, dict[str, Any]]]] = {
     (False, 64): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2})],
-    (False, 128): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2})],
+    (False, 128): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2}),
+                   (128, 64, {"num_ctas": 2}), (128, 128, {"num_ctas": 2}),
+                   (256, 64, {"num_ctas": 2})],
     (True, 64): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2})],
-    (True, 128): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2})],
+    (True, 128): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2}),
+                  (128, 128, {"num_ctas": 2}), (64, 64, {"num_ctas": 2, "occupancy": 2})],
 }
 
 
