@@ -116,8 +116,17 @@ class _Names:
     op_id: int | None
     tensor: str | None
 
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
+                 tensor: str | None = None, kernel: str | None = None,
+                 op_id: int | None = None) -> None:
+        super().__init__(message, code=code, hint=hint)  # type: ignore[call-arg]  # CutileError
+        self._set_names(kernel, op_id, tensor)
+
     def _set_names(self, kernel: str | None, op_id: int | None, tensor: str | None) -> None:
         self.kernel, self.op_id, self.tensor = kernel, op_id, tensor
+
+    def _fields(self) -> dict[str, Any]:
+        return self._names()
 
     @property
     def op(self) -> str | None:
@@ -137,15 +146,6 @@ class BorrowError(_Names, CutileError):
 
     code = "CT5000"
 
-    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
-                 tensor: str | None = None, kernel: str | None = None,
-                 op_id: int | None = None) -> None:
-        super().__init__(message, code=code, hint=hint)
-        self._set_names(kernel, op_id, tensor)
-
-    def _fields(self) -> dict[str, Any]:
-        return self._names()
-
 
 class TensorError(CutileError, ValueError, TypeError):
     """A host tensor cannot be made as asked (`cutile.api`): a shape that is not a sequence
@@ -162,15 +162,6 @@ class LaunchError(_Names, CutileError):
     `kernel` names the kernel and `tensor` the parameter the error is about, where known."""
 
     code = "CT6000"
-
-    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None,
-                 tensor: str | None = None, kernel: str | None = None,
-                 op_id: int | None = None) -> None:
-        super().__init__(message, code=code, hint=hint)
-        self._set_names(kernel, op_id, tensor)
-
-    def _fields(self) -> dict[str, Any]:
-        return self._names()
 
 
 class CompileError(CutileError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,6 @@ from cutile.core import (
     scatter,
     zeros,
 )
-from cutile.runtime import driver
 
 rng = np.random.default_rng(5)
 
@@ -255,18 +254,6 @@ def test_an_atomic_argument_is_a_tensor_held_exclusively() -> None:
 # ------------------------------------------------------------------ the race detector
 
 
-@pytest.fixture
-def interpreter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The detector watches interpreted launches: run on the interpreter even on a GPU."""
-    monkeypatch.delenv("CUTILE_INTERPRET", raising=False)
-    if driver.backend() == "interpreter":
-        yield
-        return
-    driver.reset_for_tests("interpreter")
-    try:
-        yield
-    finally:
-        driver.reset_for_tests(None)
 
 
 @cutile.entry

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,7 +22,6 @@ import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, block_id, f32, load_tile_like, num_tiles
 from cutile.interpreter import InterpreterError
-from cutile.runtime import driver
 
 HERE = Path(__file__).resolve()
 EXAMPLES = HERE.parents[2] / "examples"
@@ -49,18 +48,8 @@ def line_of(marker: str) -> int:
 
 
 @pytest.fixture(autouse=True)
-def interpreter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The detector watches interpreted launches: run these on the interpreter even where
-    there is a GPU, with CUTILE_INTERPRET unset unless a test sets it."""
-    monkeypatch.delenv("CUTILE_INTERPRET", raising=False)
-    if driver.backend() == "interpreter":
-        yield
-        return
-    driver.reset_for_tests("interpreter")
-    try:
-        yield
-    finally:
-        driver.reset_for_tests(None)
+def _interpreted(interpreter: None) -> None:
+    """Every test here runs on the interpreter (the `interpreter` fixture, conftest.py)."""
 
 
 @unchecked

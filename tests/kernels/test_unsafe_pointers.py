@@ -11,7 +11,7 @@ CT6102, CT6107, BorrowError) and the assembly of every kernel to sm_90.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,6 @@ from cutile.core import (
     zeros,
 )
 from cutile.errors import InterpreterError
-from cutile.runtime import driver
 
 rng = np.random.default_rng(11)
 
@@ -220,18 +219,6 @@ def test_store_unchecked_lowers_and_stores_where_it_is_told() -> None:
 # ------------------------------------------------------------------ the race detector
 
 
-@pytest.fixture
-def interpreter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The detector watches interpreted launches: run on the interpreter even on a GPU."""
-    monkeypatch.delenv("CUTILE_INTERPRET", raising=False)
-    if driver.backend() == "interpreter":
-        yield
-        return
-    driver.reset_for_tests("interpreter")
-    try:
-        yield
-    finally:
-        driver.reset_for_tests(None)
 
 
 def test_two_blocks_storing_one_element_through_pointers_race(interpreter: None) -> None:
