@@ -38,6 +38,16 @@ from cutile.core import (
 LOG2E = 1.4426950408889634
 
 
+@cutile.device
+def online_softmax_step(s, vs, m_i, l_i, acc):
+    """One key tile of the online softmax: rescale what was summed so far to the new row
+    maximum, add this tile's exponentials (base 2, subnormals flushed) and its values."""
+    m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+    alpha = exp2(m_i - m_new, flush_to_zero=True)
+    p = exp2(s - m_new, flush_to_zero=True)
+    return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
+
+
 def make_attention(causal: bool) -> cutile.EntryKernel:
     """The kernel for one masking mode (a module-level flag folds into the kernel: each
     mode is its own kernel, checked and compiled without the other's branch)."""
@@ -65,13 +75,8 @@ def make_attention(causal: bool) -> cutile.EntryKernel:
         for j in range(clear):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
             s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
-            m_new = maximum(m_i, s.max(axis=1, keepdims=True))
-            alpha = exp2(m_i - m_new, flush_to_zero=True)
-            p = exp2(s - m_new, flush_to_zero=True)
-            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            acc = mma(p.astype(bf16), vs, acc * alpha)
-            m_i = m_new
+            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
         for j in range(clear, stop):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
             s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
@@ -80,13 +85,8 @@ def make_attention(causal: bool) -> cutile.EntryKernel:
             if causal:
                 keep = keep & (cols <= rows)
             s = where(keep, s, -math.inf)
-            m_new = maximum(m_i, s.max(axis=1, keepdims=True))
-            alpha = exp2(m_i - m_new, flush_to_zero=True)
-            p = exp2(s - m_new, flush_to_zero=True)
-            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            acc = mma(p.astype(bf16), vs, acc * alpha)
-            m_i = m_new
+            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
         out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
         o.store(out.astype(bf16).reshape((1, BM, D)))
 
