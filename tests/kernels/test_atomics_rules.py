@@ -6,13 +6,13 @@ scatters that collide."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -179,16 +179,10 @@ def test_scatter_outside_unsafe_and_gather_from_an_output_are_ct4003() -> None:
 )
 def test_what_the_compiler_refuses(body: str, code: str, needle: str,
                                    tmp_path: pathlib.Path) -> None:
-    path = tmp_path / "kern_atomic.py"
-    path.write_text("import cutile\nfrom cutile.core import *\n\n@cutile.entry\n"
-                    f"def k(a: Atomic[Tensor[f32, [-1]]]):\n    {body}\n")
-    spec = importlib.util.spec_from_file_location("kern_atomic", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.k.check()  # the checker has nothing against it: the lowering knows the types
+    k = load_kernel(tmp_path, f"@cutile.entry\ndef k(a: Atomic[Tensor[f32, [-1]]]):\n    {body}\n")
+    k.check()  # the checker has nothing against it: the lowering knows the types
     with pytest.raises(cutile.KernelCheckError) as info:
-        mod.k.lowered(mod.k.specialization({}))
+        k.lowered(k.specialization({}))
     assert info.value.codes == [code] and needle in str(info.value)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -140,20 +141,11 @@ def test_int4_weights_multiply_on_the_tensor_cores() -> None:
                                               "CT3091"),
 ])
 def test_misfits_are_refused(src: str, code: str, tmp_path: object) -> None:
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(str(tmp_path)) / "k_bits.py"
-    path.write_text(
-        "import cutile\nfrom cutile.core import *\n\n@cutile.entry\n"
-        "def k(z: Mut[Tensor[f32, ['B']]], x: Tensor[f32, [-1]], B: Const[int]):\n"
-        f"    t = load_tile_like(x, z)\n    r = {src}\n")
-    spec = importlib.util.spec_from_file_location("k_bits", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    k = load_kernel(tmp_path, "@cutile.entry\n"
+                    "def k(z: Mut[Tensor[f32, ['B']]], x: Tensor[f32, [-1]], B: Const[int]):\n"
+                    f"    t = load_tile_like(x, z)\n    r = {src}\n")
     with pytest.raises(cutile.CutileError) as err:
-        mod.k.lowered(mod.k.specialization({"B": 16}))
+        k.lowered(k.specialization({"B": 16}))
     assert err.value.code == code, err.value
 
 

@@ -7,12 +7,12 @@ tileiras; the kernels the checker must refuse are refused with their codes."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 from typing import Any
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -414,17 +414,8 @@ def test_a_break_makes_the_for_a_loop() -> None:
 
 # ----------------------------------------------------------------------------- refusals
 
-HEADER = "import cutile\nfrom cutile.core import *\n\n"
-
-
 def kernel_from(src: str, tmp_path: pathlib.Path) -> Any:
-    path = tmp_path / "kern.py"
-    path.write_text(HEADER + src)
-    spec = importlib.util.spec_from_file_location(f"kern_{abs(hash(src))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_kernel(tmp_path, src)
 
 
 @pytest.mark.parametrize(("src", "code", "needle"), [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -288,19 +289,11 @@ def test_e5m2_mma_into_f16_and_matmul_back_to_f8() -> None:
 
 
 def _kernel(src: str, tmp_path: object) -> cutile.EntryKernel:
-    import importlib.util
-    import pathlib
 
-    path = pathlib.Path(str(tmp_path)) / "k_f8.py"
-    path.write_text(
-        "import cutile\nfrom cutile.core import *\n\n@cutile.entry\n"
+    kernel: cutile.EntryKernel = load_kernel(
+        tmp_path, "@cutile.entry\n"
         "def k(z: Mut[Tensor[f32, ['B']]], x: Tensor[f8e4m3fn, [-1]], B: Const[int]):\n"
         f"    t = load_tile_like(x, z)\n    z.store({src})\n")
-    spec = importlib.util.spec_from_file_location("k_f8", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    kernel: cutile.EntryKernel = mod.k
     return kernel
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -182,22 +183,12 @@ def test_math_modes_assemble_for_sm90(kernel: cutile.EntryKernel) -> None:
 ])
 def test_bad_modes_and_load_hints_are_typed_errors(tmp_path: object, body: str, code: str,
                                                   needle: str) -> None:
-    import importlib.util
-    from pathlib import Path
-
     src = (
-        "import cutile\n"
-        "from cutile.core import *\n"
         "@cutile.entry\n"
         "def k(z: Mut[Tensor[f16, ['B']]], x: Tensor[f16, [-1]], B: Const[int]):\n"
         f"    {body}\n"
     )
-    path = Path(str(tmp_path)) / "mode_kernel.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("mode_kernel", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    k = load_kernel(tmp_path, src)
     with pytest.raises(cutile.CutileError) as info:
-        mod.k.lowered(mod.k.specialization({"B": 128}))
+        k.lowered(k.specialization({"B": 128}))
     assert code in str(info.value) and needle in str(info.value)

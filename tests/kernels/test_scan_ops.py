@@ -10,6 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -282,19 +283,11 @@ def _walk(doc: Any) -> list[Any]:
 
 # ---------------------------------------------------------------------------- refusals
 def _kernel(body: str, tmp_path: Any, extra: str = "") -> Any:
-    import importlib.util
 
-    path = tmp_path / "kern.py"
-    path.write_text(
-        "import cutile\nfrom cutile.core import *\n" + extra + "\n\n@cutile.entry\n"
-        "def k(z: Mut[Tensor[f32, [8]]], x: Tensor[f32, [-1, -1]], n: i32):\n"
-        "    t = x.load_tile((8, 16), (block_id(0), 0))\n"
-        f"    {body}\n")
-    spec = importlib.util.spec_from_file_location(f"kern_{abs(hash(body))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_kernel(tmp_path, extra + "\n\n@cutile.entry\n"
+                       "def k(z: Mut[Tensor[f32, [8]]], x: Tensor[f32, [-1, -1]], n: i32):\n"
+                       "    t = x.load_tile((8, 16), (block_id(0), 0))\n"
+                       f"    {body}\n")
 
 
 DEVICE_FNS = '''

@@ -5,11 +5,11 @@ misuse is a typed CT307x error, and each kernel assembles to an sm_90 cubin."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -237,17 +237,10 @@ def test_full_slices_indices_and_new_axes_mix(tmp_path: Any) -> None:
 
 # ---------------------------------------------------------------------------- refusals
 def _kernel(body: str, tmp_path: Any) -> Any:
-    path = tmp_path / "kern.py"
-    path.write_text(
-        "import cutile\nfrom cutile.core import *\n\n@cutile.entry\n"
-        "def k(z: Mut[Tensor[f32, [8]]], x: Tensor[f32, [-1, -1]], n: i32):\n"
-        "    t = x.load_tile((16, 16), (block_id(0), 0))\n"
-        f"    {body}\n")
-    spec = importlib.util.spec_from_file_location(f"kern_{abs(hash(body))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_kernel(tmp_path, "@cutile.entry\n"
+                       "def k(z: Mut[Tensor[f32, [8]]], x: Tensor[f32, [-1, -1]], n: i32):\n"
+                       "    t = x.load_tile((16, 16), (block_id(0), 0))\n"
+                       f"    {body}\n")
 
 
 @pytest.mark.parametrize(("body", "code", "needle"), [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import cutile
 from cutile import api
@@ -277,21 +278,13 @@ def test_host_tensors_of_every_unsigned_type() -> None:
     ("load_tile_like(x, z) * 2**32", "CT3052"),
 ])
 def test_what_has_no_unsigned_meaning_is_refused(src: str, code: str, tmp_path: object) -> None:
-    import importlib.util
-    import pathlib
 
-    path = pathlib.Path(str(tmp_path)) / "k_u.py"
-    path.write_text(
-        "import cutile\nfrom cutile.core import *\n\n@cutile.entry\n"
-        "def k(z: Mut[Tensor[u32, ['B']]], x: Tensor[u32, [-1]], y: Tensor[i64, [-1]],"
-        " B: Const[int]):\n"
-        f"    z.store({src})\n")
-    spec = importlib.util.spec_from_file_location("k_u", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    k = load_kernel(tmp_path, "@cutile.entry\n"
+                    "def k(z: Mut[Tensor[u32, ['B']]], x: Tensor[u32, [-1]], y: Tensor[i64, [-1]],"
+                    " B: Const[int]):\n"
+                    f"    z.store({src})\n")
     with pytest.raises(cutile.CutileError) as err:
-        mod.k.lowered(mod.k.specialization({"B": 16}))
+        k.lowered(k.specialization({"B": 16}))
     assert err.value.code == code, err.value
 
 
