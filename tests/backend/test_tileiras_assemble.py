@@ -3,9 +3,6 @@ Hopper tensor-core and TMA paths (HGMMA, UTMALDG), which need the `assume` hints
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,28 +11,16 @@ import sample_kernels as sk
 
 from cutile.backend.bytecode import SUPPORTED_VERSIONS, BytecodeVersion, write_bytecode
 from cutile.backend.tileiras import Tileiras, assemble
+from cutile.dump import sass as dump_sass
 
 pytestmark = pytest.mark.tileiras
 
 
-def _cuobjdump(tool: Tileiras) -> Path | None:
-    beside = tool.path.with_name("cuobjdump")
-    if beside.is_file() and beside.with_name("nvdisasm").is_file():
-        return beside
-    found = shutil.which("cuobjdump")
-    return Path(found) if found and shutil.which("nvdisasm") else None
-
-
 def sass(tool: Tileiras, cubin: bytes, tmp_path: Path) -> str:
-    dump = _cuobjdump(tool)
-    if dump is None:
+    text = dump_sass(cubin, tool)
+    if text is None:
         pytest.skip("cuobjdump/nvdisasm not installed (pip install nvidia-cuda-cuobjdump)")
-    path = tmp_path / "k.cubin"
-    path.write_bytes(cubin)
-    env = dict(os.environ, PATH=f"{dump.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = subprocess.run([str(dump), "-sass", str(path)], capture_output=True, text=True,
-                          env=env, timeout=120, check=True)  # fmt: skip
-    return proc.stdout
+    return text
 
 
 @pytest.mark.parametrize("name", sorted(sk.REPRESENTATIVE))
