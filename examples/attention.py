@@ -27,6 +27,7 @@ from cutile.core import (
     cdiv,
     exp2,
     f32,
+    fma,
     full,
     maximum,
     mma,
@@ -39,12 +40,15 @@ LOG2E = 1.4426950408889634
 
 
 @cutile.device
-def online_softmax_step(s, vs, m_i, l_i, acc):
+def online_softmax_step(s, qk_scale, vs, m_i, l_i, acc):
     """One key tile of the online softmax: rescale what was summed so far to the new row
-    maximum, add this tile's exponentials (base 2, subnormals flushed) and its values."""
-    m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+    maximum, add this tile's exponentials (base 2, subnormals flushed) and its values.
+    `s` is unscaled: the scale is applied to the row maxima (a column, not the tile) and
+    fused into the exponent's argument (one FMA per score instead of a multiply and a
+    subtract)."""
+    m_new = maximum(m_i, s.max(axis=1, keepdims=True) * qk_scale)
     alpha = exp2(m_i - m_new, flush_to_zero=True)
-    p = exp2(s - m_new, flush_to_zero=True)
+    p = exp2(fma(s, qk_scale, -m_new), flush_to_zero=True)
     return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
 
 
@@ -70,23 +74,26 @@ def make_attention(causal: bool) -> cutile.EntryKernel:
         clear = n_keys // BN
         stop = cdiv(n_keys, BN)
         if causal:
-            clear = min(clear, m)        # BM == BN: tile j < m is below the diagonal
-            stop = min(stop, m + 1)
+            # key tile j is wholly below the diagonal when its last key precedes this
+            # block's first row, (j + 1) * BN <= m * BM; tiles past the block's last row
+            # are skipped
+            clear = min(clear, (m * BM) // BN)
+            stop = min(stop, cdiv((m + 1) * BM, BN))
         for j in range(clear):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
-            s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
+            s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
+            m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
         for j in range(clear, stop):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
-            s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
+            s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
             cols = j * BN + arange(BN)[None, :]
             keep = cols < n_keys
             if causal:
                 keep = keep & (cols <= rows)
             s = where(keep, s, -math.inf)
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
+            m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
         out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
         o.store(out.astype(bf16).reshape((1, BM, D)))
 
@@ -115,7 +122,6 @@ def run(bh: int, seq: int, d: int, causal: bool, tiles: tuple[int, int] = (64, 6
     bm, bn = tiles
     o = api.full([bh, seq, d], np.nan, bf16).partition([1, bm, d])
     kernel = attention_causal if causal else attention
-    assert not causal or bm == bn, "the causal kernel walks key tiles of the query tile's size"
     o, *_ = kernel(o, api.from_numpy(qs), api.from_numpy(ks), api.from_numpy(vs),
                    1.0 / math.sqrt(d), BN=bn).sync()
     out = o.unpartition().to_numpy().astype(np.float64)

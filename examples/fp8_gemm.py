@@ -18,6 +18,7 @@ from cutile.core import (
     Const,
     Mut,
     Tensor,
+    bf16,
     block_id,
     f8e4m3fn,
     f32,
@@ -54,6 +55,25 @@ def fp8_gemm(z: Mut[Tensor[f32, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
     z.store(acc * rows * cols)
 
 
+@cutile.entry
+def fp8_gemm_persistent(z: Mut[Tensor[bf16, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
+                        bt: Tensor[f8e4m3fn, [-1, -1]], sa: Tensor[f32, [-1, 1]],
+                        sb: Tensor[f32, [-1, 1]], BM: Const[int], BN: Const[int],
+                        BK: Const[int], G: Const[int]):
+    """The same product with a bf16 result (what `torch._scaled_mm` returns) on a
+    persistent grid: each block walks output tiles in groups of G tile rows, so the tiles
+    running at once share rows of A and columns of B in L2."""
+    for idx in z.iter_indices(group=G):
+        acc = zeros((BM, BN), f32)
+        for k in range(num_tiles(a, 1, (BM, BK))):
+            x = a.load_tile((BM, BK), (idx[0], k))
+            w = bt.load_tile((BN, BK), (idx[1], k))
+            acc = mma(x, w.T, acc)
+        rows = sa.load_tile((BM, 1), (idx[0], 0))
+        cols = sb.load_tile((BN, 1), (idx[1], 0)).reshape((1, BN))
+        z.store((acc * rows * cols).astype(bf16), index=idx)
+
+
 def quantize(x: np.ndarray) -> tuple[api.Tensor, api.Tensor]:
     m, k = x.shape
     tile = 1 << max(0, (k - 1).bit_length())         # the whole row in one tile
@@ -64,7 +84,7 @@ def quantize(x: np.ndarray) -> tuple[api.Tensor, api.Tensor]:
 
 
 def main(m: int = 1024, n: int = 1024, k: int = 1024, bm: int = 128, bn: int = 128,
-         bk: int = 64) -> None:
+         bk: int = 64, blocks: int = 8) -> None:
     rng = np.random.default_rng(11)
     a = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -83,6 +103,12 @@ def main(m: int = 1024, n: int = 1024, k: int = 1024, bm: int = 128, bn: int = 1
     assert quant < 0.1, f"quantization error {quant:.3g}"
     print(f"fp8_gemm: {m}x{n}x{k} f8e4m3fn x f8e4m3fn -> f32 with row scales: max error "
           f"{err:.1e} of the largest element ({quant:.1e} against the unquantized product)")
+    zb = api.zeros([m, n], bf16).partition([bm, bn]).persistent(blocks)
+    zb, *_ = fp8_gemm_persistent(zb, qa, qb, sa, sb, BK=bk, G=4).sync()
+    out_b = zb.unpartition().to_numpy().astype(np.float64)
+    err_b = np.abs(out_b - ref).max() / np.abs(ref).max()
+    assert err_b < 2e-2, f"persistent bf16: max error {err_b:.3g} of the largest element"
+    print(f"fp8_gemm_persistent: {blocks} blocks, bf16 result: max error {err_b:.1e}")
 
 
 if __name__ == "__main__":

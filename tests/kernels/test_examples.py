@@ -38,7 +38,8 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
                    "down_proj": {"BM": 128, "BN": 128, "BK": 64}},
     "histogram": {"histogram": {"B": 1024}, "histogram_local": {"B": 1024, "NB": 64}},
     "topk": {"topk": {"BM": 4, "K": 8, "BN": 1024}},
-    "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64}},
+    "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64},
+                 "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -58,7 +59,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "swiglu_mlp": {"m": 70, "d": 40, "f": 100},
     "histogram": {"n": 3000, "bins": 13, "tile": 256},
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
-    "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32},
+    "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
 }
 
 
