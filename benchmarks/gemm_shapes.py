@@ -25,7 +25,8 @@ from timing import time_on_stream
 SQUARES = [(n, n, n) for n in (1024, 2048, 4096, 8192, 16384)]
 SKINNY = [(1024, 8192, 8192), (8192, 1024, 8192), (8192, 8192, 1024), (16384, 16384, 1024),
           (1024, 16384, 16384), (4096, 16384, 4096), (16384, 4096, 16384)]
-CANDIDATES = ["persistent 128x256x64 g8 ctas2", "persistent 256x128x64 g8 ctas2",
+CANDIDATES = ["persistent 128x256x64 g8 warps8", "persistent 256x128x64 g8 warps8",
+              "persistent 128x256x64 g8 ctas2", "persistent 256x128x64 g8 ctas2",
               "persistent 128x128x64 g8", "128x128x64 occ2", "128x64x64 occ2",
               "64x128x64 occ2"]
 
