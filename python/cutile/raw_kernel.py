@@ -28,7 +28,7 @@ from typing import Any
 
 from . import log
 from .backend.raw_build import Program, RawBinary
-from .errors import LaunchError
+from .errors import CompileError, LaunchError
 from .runtime import driver, raw_args
 from .runtime.raw_args import Layout, RawParam, declaration_error
 from .runtime.raw_op import SHARED_DEFAULT_LIMIT, RawOp, interpreter_error, launch_dims
@@ -73,6 +73,7 @@ class RawKernel:
         if block is not None:
             launch_dims(self.name, 1, block, 0)  # a bad default is an error here, not later
         self.__name__ = self.name
+        self._site = call_site()  # where the program made it: compile errors name the line
         self._lock = threading.Lock()
         self._built: dict[str, tuple[RawBinary, Layout]] = {}
         self._load: LoadedRaw | None = None
@@ -96,7 +97,12 @@ class RawKernel:
             from .backend.cubin_abi import kernel_params
             from .backend.raw_build import build
 
-            binary = build(self.program, arch)
+            try:
+                binary = build(self.program, arch)
+            except CompileError as err:
+                if err.location is None and self._site is not None:
+                    err.location = f"{self._site[0]}:{self._site[1]}"  # the Python line
+                raise
             slots = kernel_params(binary.cubin, binary.symbol)
             if slots is None:
                 log.get("launch").debug("no parameter table for %s in its cubin; packing "
