@@ -24,6 +24,7 @@ from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
+from .runtime.raw_op import RawOp
 from .runtime.unrun_ops import call_site
 
 
@@ -340,6 +341,7 @@ class _UnsafeBlock:
     __cutile_unsafe__ = True
     raw_kernel = staticmethod(raw_kernel)
     RawKernel = RawKernel
+    RawOp = RawOp
     read = staticmethod(raw_args.read)
     write = staticmethod(raw_args.write)
     atomic = staticmethod(raw_args.atomic)
