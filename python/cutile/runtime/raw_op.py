@@ -84,6 +84,8 @@ def launch_dims(kernel: str, grid: Any, block: Any, shared_mem: Any) -> LaunchDi
 class RawOp(DeviceOp):
     """One launch of a `cutile.unsafe.raw_kernel` (see the module docstring)."""
 
+    _holding = False  # (also for `__del__` of an op whose construction failed)
+
     def __init__(self, kernel: RawKernel, values: tuple[Any, ...], dims: LaunchDims,
                  site: Site | None) -> None:
         self.kernel = kernel
