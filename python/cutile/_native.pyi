@@ -153,6 +153,10 @@ class HostRegistry:
     def give_back(self, op_id: int) -> None:
         """The op completed (or failed before launch): its handles are live again."""
 
+    def abandon(self, op_id: int, params: Sequence[tuple[int, str]]) -> int:
+        """The op was dropped without running: its handles stay unusable for good (CT5009),
+        each named by its parameter (`(handle, parameter)`). Returns how many."""
+
     def holder(self, handle: int) -> str | None:
         """Name of the op holding a moved handle, else None."""
 

@@ -14,15 +14,17 @@ from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .hints import HintValue, check_opt_level, entry_hints
 from .lowering.signature import Specialization, TensorFacts
+from .raw_kernel import RawKernel, raw_kernel
 
 if TYPE_CHECKING:
     from .pipeline import CompiledKernel
-from .runtime import driver, launch
+from .runtime import driver, launch, raw_args
 from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
 from .runtime.ownership import ledger, registry
+from .runtime.raw_op import RawOp
 from .runtime.unrun_ops import call_site
 
 
@@ -332,9 +334,18 @@ def device(fn: Callable[..., Any]) -> DeviceFunction:
 
 
 class _UnsafeBlock:
-    """`with cutile.unsafe():` inside a kernel opens an unsafe block (checked statically)."""
+    """`with cutile.unsafe():` inside a kernel opens an unsafe block (checked statically).
+    Outside kernels, `cutile.unsafe` holds what cutile cannot check: `raw_kernel` (CUDA C++
+    compiled by NVRTC) and its parameter declarations `read`, `write`, `atomic`, `scalar`."""
 
     __cutile_unsafe__ = True
+    raw_kernel = staticmethod(raw_kernel)
+    RawKernel = RawKernel
+    RawOp = RawOp
+    read = staticmethod(raw_args.read)
+    write = staticmethod(raw_args.write)
+    atomic = staticmethod(raw_args.atomic)
+    scalar = staticmethod(raw_args.scalar)
 
     def __call__(self) -> Any:
         raise CutileError("`cutile.unsafe()` is only meaningful inside a kernel body",

@@ -40,6 +40,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "topk": {"topk": {"BM": 4, "K": 8, "BN": 1024}},
     "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64},
                  "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
+    "raw_kernel": {"affine": {"B": 1024}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -60,6 +61,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "histogram": {"n": 3000, "bins": 13, "tile": 256},
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
+    "raw_kernel": {"n": 20_001, "tile": 512},
 }
 
 
@@ -103,3 +105,9 @@ def test_example_kernel_assembles_to_sm90(name: str, kernel: str) -> None:
     assert "load_view_tko" in text
     assert "store_view_tko" in text or "atomic_rmw_tko" in text  # outputs: tiles or atomics
     assert "assume div_by<16>" in text  # base pointers are known 16-byte aligned
+
+
+@pytest.mark.nvrtc
+def test_the_raw_kernel_example_builds_its_cpp_for_sm90() -> None:
+    binary = load("raw_kernel").clip_count.compile("sm_90")
+    assert binary.cubin[:4] == b"\x7fELF" and binary.symbol == "clip_count"

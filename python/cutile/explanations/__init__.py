@@ -11,6 +11,7 @@ from . import (
     indexed,
     launch,
     operations,
+    raw_kernels,
     tile_pieces,
     toolchain,
     values,
@@ -24,6 +25,7 @@ EXPLANATIONS: dict[str, str] = {
     **tile_pieces.TEXTS,
     **host.TEXTS,
     **launch.TEXTS,
+    **raw_kernels.TEXTS,
     **toolchain.TEXTS,
     **config.TEXTS,
 }

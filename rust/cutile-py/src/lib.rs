@@ -372,6 +372,13 @@ impl HostRegistry {
         guard(|| Ok(self.inner.give_back(op_id))).map(|_| ())
     }
 
+    /// Operation `op_id` was dropped without running: its handles stay unusable (CT5009),
+    /// each named by its parameter in `params` (`(handle, parameter)`). Returns how many.
+    fn abandon(&mut self, op_id: u64, params: Vec<(u64, String)>) -> PyResult<usize> {
+        let named: Vec<(u64, &str)> = params.iter().map(|(h, p)| (*h, p.as_str())).collect();
+        guard(|| Ok(self.inner.abandon(op_id, &named)))
+    }
+
     fn holder(&self, handle: u64) -> Option<String> {
         self.inner.holder(handle)
     }
