@@ -83,7 +83,15 @@ class Qwen3Config:
                 f"{self.num_heads} heads / {self.num_kv_heads} kv heads x {self.head_dim}, "
                 f"MLP {self.intermediate_size}, vocab {self.vocab_size}, "
                 f"{'tied' if self.tie_word_embeddings else 'untied'} LM head, "
-                f"{self.param_count() / 1e9:.2f}B parameters")
+                f"{human(self.param_count())} parameters")
+
+
+def human(n: float, unit: str = "") -> str:
+    """1234567 -> '1.23M' (with `unit` appended)."""
+    for div, suffix in ((1e12, "T"), (1e9, "G" if unit else "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            return f"{n / div:.2f}{suffix}{unit}"
+    return f"{n:.0f}{unit}"
 
 
 # From Hugging Face's Qwen/Qwen3-0.6B, -1.7B, -4B and -8B config.json (rope_theta 1e6,

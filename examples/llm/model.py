@@ -209,7 +209,7 @@ class Engine:
     def load_prompt(self, ids: Sequence[int]) -> None:
         """Put the prompt in the token buffer (pos = its last token) and run the prefill
         of all but its last token, which the first decode step processes."""
-        c, p = self.cfg, self.plan
+        c = self.cfg
         if not 1 <= len(ids) < self.capacity:
             raise ValueError(f"a prompt of {len(ids)} tokens does not fit {self.capacity} "
                              "positions")
@@ -239,19 +239,19 @@ class Engine:
         for i, lw in enumerate(w.layers):
             self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.attn_norm,
                       eps)
-            self._run(prefill.gemm_qkv, out(qkv, bm, d), xw, lw.wqkv, inv, lw.q_norm,
-                      lw.k_norm, self.cos, self.sin, eps, BK=bk, NH=c.num_heads,
+            self._run(prefill.gemm_qkv, out(qkv, p.prefill_head_bm, d), xw, lw.wqkv, inv,
+                      lw.q_norm, lw.k_norm, self.cos, self.sin, eps, BK=bk, NH=c.num_heads,
                       NKV=c.num_kv_heads)
             self._run(prefill.cache_fill, out(self.k_cache[i], 1, p.cache_rows, d),
                       out(self.v_cache[i], 1, p.cache_rows, d), qkv, NH=c.num_heads,
                       NKV=c.num_kv_heads)
-            self._run(attn.attn_prefill, out(o, bm, d), qkv, 1.0 / math.sqrt(d), G=c.group,
-                      NH=c.num_heads, NKV=c.num_kv_heads)
+            self._run(attn.attn_prefill, out(o, p.prefill_head_bm, d), qkv, 1.0 / math.sqrt(d),
+                      G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
             self._run(prefill.gemm_residual, out(hs, bm, bn), o, lw.wo, BK=bk)
             self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.mlp_norm,
                       eps)
-            self._run(prefill.gemm_swiglu, out(act, bm, bn), xw, lw.wgu, inv, BK=bk,
-                      UP=c.intermediate_size // bn)
+            self._run(prefill.gemm_swiglu, out(act, bm, p.swiglu_bn), xw, lw.wgu, inv, BK=bk,
+                      UP=c.intermediate_size // p.swiglu_bn)
             self._run(prefill.gemm_residual, out(hs, bm, bn), act, lw.wd, BK=bk)
 
     # -- reading results ----------------------------------------------------------------------
@@ -275,9 +275,9 @@ class Engine:
 
 def check_config(cfg: Qwen3Config, plan: Plan) -> None:
     """Shapes the kernels rely on (tile sizes dividing what they must divide)."""
-    if cfg.intermediate_size % plan.swiglu_tile or cfg.intermediate_size % plan.prefill_bn:
+    if cfg.intermediate_size % plan.swiglu_tile or cfg.intermediate_size % plan.swiglu_bn:
         raise ValueError(f"intermediate size {cfg.intermediate_size} must be a multiple of "
-                         f"the SwiGLU tiles ({plan.swiglu_tile}, {plan.prefill_bn})")
+                         f"the SwiGLU tiles ({plan.swiglu_tile}, {plan.swiglu_bn})")
     if cfg.head_dim & (cfg.head_dim - 1):
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):

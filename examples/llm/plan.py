@@ -72,9 +72,11 @@ class Plan:
     attn_splits: int             # NS: shares of the sequence per key/value head
     embed_tile: int
     swiglu_tile: int             # divides the intermediate size
-    prefill_bm: int              # prefill GEMM / attention tiles
+    prefill_bm: int              # prefill GEMMs adding into the residual stream
     prefill_bn: int
     prefill_bk: int
+    prefill_head_bm: int         # rows per tile of the QKV GEMM and of causal attention
+    swiglu_bn: int               # columns per tile of the gate/up GEMM (two accumulators)
     cache_rows: int              # rows per block when the prefill fills the cache
     sample_chunk: int            # logits per top-k block when sampling
     sample_k: int                # candidates kept (top-k sampling takes k <= this)
@@ -109,6 +111,8 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS) -> Plan:
         prefill_bm=16 if small else 128,
         prefill_bn=32 if small else 128,
         prefill_bk=32 if small else 64,
+        prefill_head_bm=16 if small else 64,
+        swiglu_bn=32 if small else 64,
         cache_rows=16 if small else 128,
         sample_chunk=128 if small else 4096,
         sample_k=16 if small else 64,

@@ -4,9 +4,9 @@ It rounds where the engine stores bf16 and nowhere else: the input of every proj
 bf16(h * w_norm) and the norm's rsqrt(mean(h^2) + eps) scales the projection's output; the
 KV cache, the attention output and the SwiGLU output are bf16; the residual stream, every
 accumulation, the norms, RoPE and the softmax are f32. Prefill tokens go through the
-tensor cores in the engine, so there q is rounded to bf16 and so are the attention
-probabilities (numerators; the engine rounds them relative to a running maximum, the
-reference relative to the final one: the same size of error, not the same bits).
+tensor cores in the engine, so there q is rounded to bf16, and the reference's prefill
+attention is the engine's flash attention: key tiles of `prefill_block` rows, a running
+maximum, and bf16 probabilities (relative to that running maximum) times the values.
 
 The random numbers (`mix32`, `uniform`) are the device's, bit for bit, so random weights
 and seeded sampling can be recomputed here.
@@ -62,6 +62,37 @@ def rope_tables(cfg: Qwen3Config, positions: int) -> tuple[np.ndarray, np.ndarra
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
+LOG2E = np.float32(1.4426950408889634)
+
+
+def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int) -> np.ndarray:
+    """Causal attention of q [T, D] over k, v [T, D] as `attn_prefill` computes it: per
+    tile of `block` query rows, key tiles in order with a running maximum (base 2), the
+    probabilities rounded to bf16 before they multiply the values."""
+    t, d = q.shape
+    scale = np.float32(1.0 / np.sqrt(d)) * LOG2E
+    out = np.empty_like(q)
+    for r0 in range(0, t, block):
+        rows = np.arange(r0, min(r0 + block, t))
+        m = np.full((len(rows), 1), -np.inf, np.float32)
+        total = np.zeros((len(rows), 1), np.float32)
+        acc = np.zeros((len(rows), d), np.float32)
+        for c0 in range(0, r0 + block, block):
+            cols = np.arange(c0, min(c0 + block, t))
+            if not len(cols):
+                break
+            s = (q[rows] @ k[cols].T) * scale
+            s = np.where(cols[None, :] <= rows[:, None], s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            alpha = np.exp2(m - m_new)
+            p = np.exp2(s - m_new)
+            total = total * alpha + p.sum(axis=1, keepdims=True)
+            acc = acc * alpha + bf16_round(p) @ v[cols]
+            m = m_new
+        out[rows] = acc / total
+    return out
+
+
 @dataclass
 class Sampling:
     """Greedy when temperature is 0; else temperature, top-k (<= candidates) and top-p."""
@@ -95,8 +126,10 @@ def sample(logits: np.ndarray, pos: int, s: Sampling, candidates: int) -> int:
 class Reference:
     """Qwen3 in numpy from Hugging Face-named weights (bf16 or f32 arrays)."""
 
-    def __init__(self, cfg: Qwen3Config, weights: dict[str, np.ndarray], max_seq: int):
+    def __init__(self, cfg: Qwen3Config, weights: dict[str, np.ndarray], max_seq: int,
+                 prefill_block: int = 16):
         self.cfg = cfg
+        self.prefill_block = prefill_block
         f = {k: np.asarray(v).astype(np.float32) for k, v in weights.items()}
         self.embed = f["model.embed_tokens.weight"]
         self.head = self.embed if cfg.tie_word_embeddings else f["lm_head.weight"]
@@ -154,11 +187,14 @@ class Reference:
             for head in range(nh):
                 keys = self.k[li][head // g, :start + t]
                 vals = self.v[li][head // g, :start + t]
+                if prefill and start == 0:
+                    out[:, head] = flash_attention(q[:, head], keys, vals,
+                                                   self.prefill_block)
+                    continue
                 s = (q[:, head] @ keys.T) / np.float32(np.sqrt(d))
                 s = np.where(np.arange(start + t)[None, :] <= pos[:, None], s, -np.inf)
                 p = np.exp(s - s.max(axis=1, keepdims=True))
-                num = bf16_round(p) if prefill else p
-                out[:, head] = (num @ vals) / p.sum(axis=1, keepdims=True)
+                out[:, head] = (p @ vals) / p.sum(axis=1, keepdims=True)
             h = h + bf16_round(out.reshape(t, nh * d)) @ lw["o"].T
             gate = self._norm_proj(h, lw["mlp_norm"], lw["gate"])
             up = self._norm_proj(h, lw["mlp_norm"], lw["up"])

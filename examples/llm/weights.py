@@ -29,8 +29,8 @@ import ml_dtypes
 import numpy as np
 
 from cutile import api
-from cutile.core import bf16
 from cutile.api import Tensor
+from cutile.core import bf16
 
 from .config import Qwen3Config, from_checkpoint
 from .kernels.fill import init_uniform_1d, init_uniform_2d

@@ -83,13 +83,13 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
 
 @cutile.entry
 def attn_combine(out: Mut[Tensor[bf16, ["GD"]]], o: Tensor[f32, [-1, -1, -1]],
-                 m: Tensor[f32, [-1, -1, -1]], l: Tensor[f32, [-1, -1, -1]],
+                 m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
                  GD: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
     kvh = block_id(0)
     ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
     top = ms.max(axis=0, keepdims=True)
     w = exp2(ms - top)                                                # [NS, G]
-    den = (w * l.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(axis=0)
+    den = (w * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(axis=0)
     os_ = o.load_tile((1, NS, GD), (kvh, 0, 0)).reshape((NS, G, D))
     num = (w[:, :, None] * os_).sum(axis=0)                           # [G, D]
     out.store((num / den[:, None]).reshape((GD,)).astype(bf16))

@@ -68,7 +68,7 @@ def norm_prep(xw: Mut[Tensor[bf16, ["BT", "HB"]]], inv: Mut[Tensor[f32, ["BT"]]]
     xw.store((x * nw.load_tile((HB,), (0,)).astype(f32)[None, :]).astype(bf16))
 
 
-@cutile.entry(occupancy=2)
+@cutile.entry
 def gemm_qkv(out: Mut[Tensor[bf16, ["BM", "D"]]], x: Tensor[bf16, [-1, -1]],
              w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], qnw: Tensor[bf16, [-1]],
              knw: Tensor[bf16, [-1]], cos: Tensor[f32, [-1, -1]], sin: Tensor[f32, [-1, -1]],
@@ -116,7 +116,7 @@ def gemm_residual(hs: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
     hs.store(hs.load() + acc)
 
 
-@cutile.entry(occupancy=2)
+@cutile.entry
 def gemm_swiglu(act: Mut[Tensor[bf16, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
                 w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], BM: Const[int],
                 BN: Const[int], BK: Const[int], UP: Const[int]):
