@@ -83,7 +83,8 @@ class Engine:
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
         self.ops = 0                         # kernels launched so far
-        self.on_launch: Callable[[str], None] | None = None
+        # called with (kernel, op) before each op runs (benchmarks record launches)
+        self.observer: Callable[[Any, Any], None] | None = None
         self._alloc_buffers()
 
     # -- buffers ------------------------------------------------------------------------------
@@ -138,13 +139,14 @@ class Engine:
         given back whole afterwards, `Slot`s are read whole."""
         bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
                  else a.t if isinstance(a, Slot) else a for a in args]
-        back = kernel(*bound, **kw).sync()
+        op = kernel(*bound, **kw)
+        if self.observer is not None:
+            self.observer(kernel, op)
+        back = op.sync()
         for a, got in zip(args, back if isinstance(back, tuple) else (back,), strict=False):
             if isinstance(a, Out):
                 a.slot.t = got.unpartition()
         self.ops += 1
-        if self.on_launch is not None:
-            self.on_launch(kernel.name)
 
     def _gemv_partial(self, which: str, part: Slot, w: Tensor, norm: Tensor) -> None:
         t = getattr(self.plan, which)
