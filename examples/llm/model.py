@@ -180,7 +180,8 @@ class Engine:
             self._run(attn.attn_decode, out(self.attn_o, 1, 1, gd),
                       out(self.attn_m, 1, 1, c.group), out(self.attn_l, 1, 1, c.group),
                       self.q, self.k_cache[i], self.v_cache[i], self.pos,
-                      1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs)
+                      1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
+                      M=max(16, c.group))
             self._run(attn.attn_combine, out(self.attn, gd), self.attn_o, self.attn_m,
                       self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
             self._gemv_add("o", lw.wo, self.attn)

@@ -83,7 +83,7 @@ def test_lm_head_and_greedy_choice_break_ties_to_the_lowest_id(rng: np.random.Ge
 
 @pytest.mark.parametrize("pos", [0, 20, 63])
 def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) -> None:
-    kv, g, d, cap, ns, bs = 2, 3, 32, 64, 8, 8      # G = 3 query heads per kv head
+    kv, g, d, cap, ns, bs = 2, 3, 32, 64, 8, 8      # 3 query heads per kv head, padded to 4
     kc = rng.standard_normal((kv, cap, d)).astype(BF16)
     vc = rng.standard_normal((kv, cap, d)).astype(BF16)
     q = rng.standard_normal((kv * g, d)).astype(np.float32)
@@ -96,7 +96,7 @@ def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) 
     o, m, sums, *_ = attention.attn_decode(
         o, m, sums, api.from_numpy(qpad.reshape(kv * 4, d)), api.from_numpy(kc),
         api.from_numpy(vc), api.from_numpy(np.array([pos], np.int32)), scale, D=d,
-        BS=bs).sync()
+        BS=bs, M=16).sync()
     out = api.zeros([kv * 4 * d], bf16).partition([4 * d])
     out, *_ = attention.attn_combine(out, o.unpartition(), m.unpartition(), sums.unpartition(),
                                      G=4, D=d, NS=ns).sync()
@@ -109,12 +109,12 @@ def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) 
         np.testing.assert_allclose(got[head // g, head % g], want, rtol=8e-3, atol=8e-3)
 
 
-@pytest.mark.parametrize("setting", [Sampling(0.7, 20, 0.9, seed=3), Sampling(1.5, 64, 1.0, 9),
+@pytest.mark.parametrize("setting", [Sampling(0.7, 20, 0.9, seed=3), Sampling(1.5, 32, 1.0, 9),
                                      Sampling(1.0, 5, 0.5, seed=2)])
 def test_sampling_matches_the_host_algorithm(rng: np.random.Generator, setting: Sampling
                                              ) -> None:
-    v, ch, k = 1000, 128, 64
-    for trial in range(3):
+    v, ch, k = 600, 128, 32
+    for trial in range(2):
         logits = (rng.standard_normal(v) * 3).astype(np.float32)
         nc = -(-v // ch)
         cv = api.zeros([nc, k], f32).partition([1, k])

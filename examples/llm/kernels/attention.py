@@ -7,8 +7,8 @@ Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
   [G, D], its running maximum and its sum of exponentials. NS is fixed per launch and the
   shares follow the current length, so one launch shape serves every position (what a
   captured CUDA graph needs); a share past the end writes maximum -inf and sum 0. The
-  scores of the G heads against a (BS, D) key tile are one broadcast product and sum over
-  D, as are the values: the work is small next to the bytes of the cache.
+  scores and the weighted sum of the values run on the tensor cores (the G heads repeated
+  to 16 rows; q and the probabilities split into bf16 hi + lo halves), in f32 accuracy.
 - `attn_combine`: block h rescales the NS partial results to their common maximum, adds
   them and divides by the total sum; the output (bf16) is the input of the output
   projection.
@@ -31,6 +31,7 @@ from cutile.core import (
     arange,
     bf16,
     block_id,
+    broadcast_to,
     cdiv,
     exp2,
     f32,
@@ -47,12 +48,19 @@ from cutile.core import (
 LOG2E = 1.4426950408889634
 
 
+@cutile.device
+def split_bf16(x):
+    """x (f32) as hi + lo, two bf16 tiles: an mma of each keeps ~16 bits of x."""
+    hi = x.astype(bf16)
+    return hi, (x - hi.astype(f32)).astype(bf16)
+
+
 @cutile.entry
 def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
                 l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
                 kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
                 pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
-                D: Const[int], BS: Const[int]):
+                D: Const[int], BS: Const[int], M: Const[int]):
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,)).item() + 1          # keys 0..pos
@@ -60,25 +68,30 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     share = cdiv(tiles, num_blocks(1))
     first = s * share
     last = min(first + share, tiles)
+    # The G query heads repeated to the M = 16 rows of a tensor-core tile (rows past G are
+    # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
+    # halves, so the scores and the weighted sum keep f32 accuracy.
     qs = q.load_tile((G, D), (kvh, 0)) * (scale * LOG2E)
-    m_i = full((G, 1), -math.inf, f32)
-    l_i = zeros((G, 1), f32)
-    acc = zeros((G, D), f32)
+    q_hi, q_lo = split_bf16(broadcast_to(qs[None, :, :], (M // G, G, D)).reshape((M, D)))
+    m_i = full((M, 1), -math.inf, f32)
+    l_i = zeros((M, 1), f32)
+    acc = zeros((M, D), f32)
     for j in range(first, last):
-        ks = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).astype(f32)
-        sc = (qs[:, None, :] * ks[None, :, :]).sum(axis=2)            # [G, BS]
+        kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
+        sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
         keys = j * BS + arange(BS, i32)
         sc = where(keys[None, :] < n, sc, -math.inf)
         m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
         alpha = exp2(m_i - m_new)
         p = exp2(sc - m_new)
         l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-        vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).astype(f32)
-        acc = acc * alpha + (p[:, :, None] * vs[None, :, :]).sum(axis=1)
+        p_hi, p_lo = split_bf16(p)
+        vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
+        acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
         m_i = m_new
-    o.store(acc.reshape((1, 1, GD)))
-    m_out.store(m_i.reshape((1, 1, G)))
-    l_out.store(l_i.reshape((1, 1, G)))
+    o.store(acc[:G].reshape((1, 1, GD)))
+    m_out.store(m_i[:G].reshape((1, 1, G)))
+    l_out.store(l_i[:G].reshape((1, 1, G)))
 
 
 @cutile.entry
