@@ -77,15 +77,17 @@ def candidates(n: int, k: int, kind: str, sweep: str) -> list[GemvTiles]:
     out = []
     for bo, bk, occ in shapes:
         tiles = -(-k // bk)
-        for kps in (1, 2, 4, 5, 8, 16):
+        for kps in (1, 2, 4, 5, 8, 16, 19, 20, 38):
             if tiles % kps == 0 and (sweep == "full" or kps in (2, 4, 5, 8)):
                 out.append(GemvTiles(bo, bk, kps, occ))
+            if tiles % kps == 0 and kps >= 4:   # a pipelined loop over KPS tiles
+                out.append(GemvTiles(bo, bk, kps, occ, loop=True))
     return out
 
 
 def label(t: GemvTiles) -> str:
     occ = f" occ{t.occupancy}" if t.occupancy else ""
-    return f"{t.BO}x{t.BK} kps{t.KPS}{occ}"
+    return f"{t.BO}x{t.BK} kps{t.KPS}{occ}{' loop' if t.loop else ''}"
 
 
 def bench_gemv(name: str, sweep: str) -> dict[str, Any]:
@@ -134,6 +136,8 @@ def precompile(kind: str, t: GemvTiles) -> None:
     try:
         if kind == "lm":
             g.lm_head_argmax.compile(BO=t.BO, BK=t.BK, HB=4096)
+        elif t.loop:
+            (g.add_loop if kind == "add" else g.norm_partial_loop).compile(BO=t.BO, BK=t.BK)
         elif kind == "add":
             g.add.compile(BO=t.BO, BK=t.BK, KPS=t.KPS)
         else:
@@ -157,14 +161,20 @@ def time_candidate(kind: str, t: GemvTiles, cw: list[Any], h: Any, nw: Any, ref:
             op = g.lm_head_argmax(*o, w, hh, nww, 1e-6, BK=t.BK, HB=pow2_at_least(k))
         elif kind == "add":
             xb = lt.to_cutile((h * nw.float()).to(torch.bfloat16))
-            op = g.add(api.zeros([n], f32), w, xb, BO=t.BO, BK=t.BK, KPS=t.KPS,
-                       grid=(-(-n // t.BO), t.splits(k)))
+            grid = (-(-n // t.BO), t.splits(k))
+            kern = g.add_loop if t.loop else g.add
+            op = (kern(api.zeros([n], f32), w, xb, t.KPS, BO=t.BO, BK=t.BK, grid=grid)
+                  if t.loop else
+                  kern(api.zeros([n], f32), w, xb, BO=t.BO, BK=t.BK, KPS=t.KPS, grid=grid))
         else:
-            op = g.norm_partial(api.empty([t.splits(k), n], f32).partition([1, t.BO]), w, hh,
-                                nww, BK=t.BK, KPS=t.KPS)
+            part = api.empty([t.splits(k), n], f32).partition([1, t.BO])
+            kern = g.norm_partial_loop if t.loop else g.norm_partial
+            op = (kern(part, w, hh, nww, t.KPS, BK=t.BK) if t.loop
+                  else kern(part, w, hh, nww, BK=t.BK, KPS=t.KPS))
+        if kind == "lm":
+            kern = g.lm_head_argmax
         ops.append(op)
-        launches.append(lt.bind(getattr(g, {"lm": "lm_head_argmax", "add": "add",
-                                             "partial": "norm_partial"}[kind]), op))
+        launches.append(lt.bind(kern, op))
     launches[0].run()
     lt.sync()
     i = [0]

@@ -149,15 +149,20 @@ class Engine:
         self.ops += 1
 
     def _gemv_partial(self, which: str, part: Slot, w: Tensor, norm: Tensor) -> None:
-        t = getattr(self.plan, which)
-        self._run(self.gemv[which].norm_partial, out(part, 1, t.BO), w, self.h, norm,
-                  BK=t.BK, KPS=t.KPS)
+        t, g = getattr(self.plan, which), self.gemv[which]
+        if t.loop:
+            self._run(g.norm_partial_loop, out(part, 1, t.BO), w, self.h, norm, t.KPS, BK=t.BK)
+        else:
+            self._run(g.norm_partial, out(part, 1, t.BO), w, self.h, norm, BK=t.BK, KPS=t.KPS)
 
     def _gemv_add(self, which: str, w: Tensor, x: Slot) -> None:
-        t = getattr(self.plan, which)
+        t, g = getattr(self.plan, which), self.gemv[which]
         n, k = w.shape
-        self._run(self.gemv[which].add, self.h, w, x, BO=t.BO, BK=t.BK, KPS=t.KPS,
-                  grid=(cdiv(n, t.BO), t.splits(k)))
+        grid = (cdiv(n, t.BO), t.splits(k))
+        if t.loop:
+            self._run(g.add_loop, self.h, w, x, t.KPS, BO=t.BO, BK=t.BK, grid=grid)
+        else:
+            self._run(g.add, self.h, w, x, BO=t.BO, BK=t.BK, KPS=t.KPS, grid=grid)
 
     # -- the decode step ----------------------------------------------------------------------
 

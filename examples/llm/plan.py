@@ -30,6 +30,7 @@ class GemvTiles:
     BK: int                      # columns per weight tile
     KPS: int                     # column tiles per block (divides the column tile count)
     occupancy: int | None = None
+    loop: bool = False           # KPS at run time: a pipelined loop, not KPS unrolled loads
 
     def splits(self, k: int) -> int:
         tiles = cdiv(k, self.BK)

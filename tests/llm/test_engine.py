@@ -4,6 +4,7 @@ sampling token for token and reproducible, and the engine's guards."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,21 @@ def test_a_tiny_nucleus_is_greedy(tiny_weights: Any,
     """top_p below the largest probability keeps one candidate: the argmax."""
     got, _ = run_engine(tiny_weights, Sampling(temperature=1.0, top_k=50, top_p=1e-3, seed=1))
     assert got == greedy[0]
+
+
+def test_pipelined_gemvs_decode_the_same_tokens(tiny: Any, tiny_weights: Any,
+                                                greedy: tuple[list[int], list[np.ndarray]]
+                                                ) -> None:
+    """Every GEMV as a runtime-length loop (`GemvTiles.loop`) instead of unrolled loads."""
+    plan = plan_for(tiny)
+    plan = plan.with_(**{k: replace(getattr(plan, k), loop=True)
+                         for k in ("qkv", "o", "gate_up", "down")})
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    eng.load_prompt(PROMPT)
+    for step in range(3):
+        eng.decode_step()
+        np.testing.assert_allclose(eng.read_logits(), greedy[1][step], rtol=1e-5, atol=1e-6)
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
 
 
 def test_prompt_guards(tiny_weights: Any) -> None:

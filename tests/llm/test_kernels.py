@@ -28,14 +28,17 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(11)
 
 
-def test_split_gemv_with_the_norm_numerator(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("loop", [False, True])
+def test_split_gemv_with_the_norm_numerator(rng: np.random.Generator, loop: bool) -> None:
     n, k = 100, 96                                   # 4 row tiles (the last ragged), 3 splits
     w = (rng.standard_normal((n, k)) * 0.1).astype(BF16)
     h = rng.standard_normal(k).astype(np.float32)
     nw = rng.uniform(0.5, 1.5, k).astype(BF16)
     part = api.full([3, n], np.nan, f32).partition([1, 32])
-    part, *_ = gemv_kernels(None).norm_partial(part, api.from_numpy(w), api.from_numpy(h),
-                                               api.from_numpy(nw), BK=32, KPS=1).sync()
+    g = gemv_kernels(None)
+    args = (part, api.from_numpy(w), api.from_numpy(h), api.from_numpy(nw))
+    op = (g.norm_partial_loop(*args, 1, BK=32) if loop else g.norm_partial(*args, BK=32, KPS=1))
+    part, *_ = op.sync()
     got = part.unpartition().to_numpy()
     x = f32_of(f32_of(h * f32_of(nw)).astype(BF16))
     for s in range(3):                               # each split holds its columns' sums
@@ -43,13 +46,17 @@ def test_split_gemv_with_the_norm_numerator(rng: np.random.Generator) -> None:
         np.testing.assert_allclose(got[s], f32_of(w)[:, cols] @ x[cols], rtol=1e-5, atol=1e-5)
 
 
-def test_gemv_adds_into_the_residual(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("loop", [False, True])
+def test_gemv_adds_into_the_residual(rng: np.random.Generator, loop: bool) -> None:
     n, k = 70, 256
     w = (rng.standard_normal((n, k)) * 0.1).astype(BF16)
     x = rng.standard_normal(k).astype(BF16)
     y0 = rng.standard_normal(n).astype(np.float32)
-    y, *_ = gemv_kernels(2).add(api.from_numpy(y0), api.from_numpy(w), api.from_numpy(x),
-                                BO=32, BK=64, KPS=2, grid=(3, 2)).sync()
+    g = gemv_kernels(2)
+    args = (api.from_numpy(y0), api.from_numpy(w), api.from_numpy(x))
+    op = (g.add_loop(*args, 2, BO=32, BK=64, grid=(3, 2)) if loop
+          else g.add(*args, BO=32, BK=64, KPS=2, grid=(3, 2)))
+    y, *_ = op.sync()
     np.testing.assert_allclose(y.to_numpy(), y0 + f32_of(w) @ f32_of(x), rtol=1e-5, atol=1e-5)
 
 

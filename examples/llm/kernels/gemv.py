@@ -55,6 +55,8 @@ class GemvKernels:
     norm_partial: cutile.EntryKernel
     add: cutile.EntryKernel
     lm_head_argmax: cutile.EntryKernel
+    norm_partial_loop: cutile.EntryKernel
+    add_loop: cutile.EntryKernel
 
 
 @functools.cache
@@ -106,4 +108,33 @@ def gemv_kernels(occupancy: int | None = None) -> GemvKernels:
         bmax.store(ranked.max(keepdims=True))
         barg.store(argmax(ranked, keepdims=True) + o * BO)
 
-    return GemvKernels(gemv_norm_partial, gemv_add, lm_head_argmax)
+    # The same with the split's tile count `kps` a runtime value: tileiras keeps the loop
+    # and pipelines its loads through a ring of shared-memory stages instead of unrolling
+    # KPS loads (which of the two keeps HBM busier is measured per shape); the checker
+    # cannot bound k from a runtime count, so each load's tile index is checked on the
+    # device (a compare per iteration).
+    @cutile.entry(occupancy=occupancy)
+    def gemv_norm_partial_loop(part: Mut[Tensor[f32, [1, "BO"]]], w: Tensor[bf16, [-1, -1]],
+                               h: Tensor[f32, [-1]], nw: Tensor[bf16, [-1]], kps: i32,
+                               BO: Const[int], BK: Const[int]):
+        s = block_id(0)
+        o = block_id(1)
+        acc = zeros((BO, BK), f32)
+        for k in range(s * kps, s * kps + kps):
+            x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+            acc = fma(w.load_tile((BO, BK), (o, k)).astype(f32), x.astype(f32)[None, :], acc)
+        part.store(acc.sum(axis=1)[None, :])
+
+    @cutile.entry(occupancy=occupancy)
+    def gemv_add_loop(y: Atomic[Tensor[f32, [-1]]], w: Tensor[bf16, [-1, -1]],
+                      x: Tensor[bf16, [-1]], kps: i32, BO: Const[int], BK: Const[int]):
+        o = block_id(0)
+        s = block_id(1)
+        acc = zeros((BO, BK), f32)
+        for k in range(s * kps, s * kps + kps):
+            xs = x.load_tile((BK,), (k,)).astype(f32)
+            acc = fma(w.load_tile((BO, BK), (o, k)).astype(f32), xs[None, :], acc)
+        atomic_add(y, o * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
+
+    return GemvKernels(gemv_norm_partial, gemv_add, lm_head_argmax, gemv_norm_partial_loop,
+                       gemv_add_loop)
