@@ -196,7 +196,8 @@ def hf_model(cfg: Any, weights: Any, dtype: str = "bfloat16") -> Any:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     hf = cfg.to_hf()
-    conf = Qwen3Config(**{k: v for k, v in hf.items() if k not in ("architectures",)})
+    conf = Qwen3Config(**{k: v for k, v in hf.items()
+                          if k not in ("architectures", "model_type", "torch_dtype")})
     conf._attn_implementation = "eager"
     tdt = getattr(torch, dtype)
     default = torch.get_default_dtype()
