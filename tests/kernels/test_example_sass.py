@@ -5,6 +5,7 @@ inner loop, a lost alignment fact) fails here, in CI, without a GPU."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -34,3 +35,27 @@ def test_tensor_core_examples_use_wgmma_and_tma(example: str, kernel: str) -> No
     text = sass_of(k.compile(target="sm_90", **AOT[example][kernel]).cubin)
     assert "HGMMA" in text, f"{example}.{kernel}: no warpgroup MMA"
     assert "UTMALDG" in text, f"{example}.{kernel}: no TMA load"
+
+
+# the row-reduction examples' own plans (tile and hints chosen on the host) at sizes that
+# benchmarks/norms.py times: short rows several to a block, long rows over 8-16 warps or a
+# 2-block cluster
+NORM_PLANS = [("softmax", "bf16", 1024), ("rmsnorm", "f32", 4096),
+              ("layernorm", "bf16", 16384), ("softmax", "f32", 32768)]
+
+
+@pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
+def test_norm_plans_load_rows_in_128_bit_vectors_without_spills(example: str, dtype: str,
+                                                                 n: int) -> None:
+    """The one-pass kernels read the row with 128-bit loads and keep it in registers: a load
+    from local memory (LDL) would be a spill, which the plan's `occupancy` must leave room
+    to avoid."""
+    from cutile.core import bf16, f32
+
+    mod = load(example)
+    dt = {"bf16": bf16, "f32": f32}[dtype]
+    p = mod.plan(n, dt)
+    assert p.BK is None, "a one-pass plan"
+    text = sass_of(p.kernel(dt).compile(target="sm_90", BM=p.BM, BN=p.BN, **p.consts()).cubin)
+    assert "LDG.E.128" in text, f"{example} {dtype} {n}: no 128-bit global loads"
+    assert not re.search(r"\bLDL\b", text), f"{example} {dtype} {n}: registers spill"
