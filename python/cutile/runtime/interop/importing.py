@@ -107,7 +107,7 @@ def _layout(f: Foreign, exclusive: bool) -> tuple[tuple[int, ...], int]:
             f"the tensor's data at {f.address:#x} is not aligned to its {item}-byte "
             "element", code="CT5044", hint="copy it to a new (aligned) array first",
         )
-    if exclusive and not _injective(f.shape, strides):
+    if exclusive and size and not _injective(f.shape, strides):
         raise InteropError(
             f"the tensor's strides {list(strides)} (shape {list(f.shape)}) put several "
             "elements at one address (a broadcast or overlapping view): blocks writing it "
