@@ -39,6 +39,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "histogram": {"histogram": {"B": 1024}, "histogram_local": {"B": 1024, "NB": 64}},
     "topk": {"topk": {"BM": 4, "K": 8, "BN": 1024}},
     "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64}},
+    "interop_torch": {"gated": {"BM": 64, "BN": 128}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -59,6 +60,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "histogram": {"n": 3000, "bins": 13, "tile": 256},
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32},
+    "interop_torch": {"m": 100, "n": 70, "bm": 32, "bn": 32},
 }
 
 

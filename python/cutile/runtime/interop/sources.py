@@ -124,16 +124,18 @@ class _Refused(Exception):
 
 
 def _dlpack_capsule(obj: Any, stream: int | None) -> Any:
-    """`obj.__dlpack__(...)` as DLPack 1.x asks (no copy), or as an older producer takes it."""
+    """`obj.__dlpack__(...)` as DLPack 1.x asks (no copy), or as an older producer takes it.
+    A producer that cannot export raises BufferError (torch: RuntimeError, e.g. for a
+    tensor that requires grad): a refusal, quoted in the error."""
     try:
         return obj.__dlpack__(stream=stream, max_version=MAX_VERSION, copy=False)
     except TypeError:
         pass  # a producer from before DLPack 1.0: no `max_version` or `copy`
-    except BufferError as exc:
+    except (BufferError, RuntimeError) as exc:
         raise _Refused(str(exc)) from exc
     try:
         return obj.__dlpack__(stream=stream)
-    except BufferError as exc:
+    except (BufferError, RuntimeError) as exc:
         raise _Refused(str(exc)) from exc
 
 
