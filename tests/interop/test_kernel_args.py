@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from typing import Any
 
 import numpy as np
 import pytest
@@ -132,3 +133,22 @@ def test_an_output_read_as_its_own_input_is_refused() -> None:
     z = cutile.unsafe.from_dlpack_exclusive(out).partition([128])
     with pytest.raises(cutile.InteropError, match="CT5047"):
         add(z, out, _f32(256))
+
+
+@cutile.entry
+def scale(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
+    z.store(load_tile_like(x, z) * a)
+
+
+def test_an_autotuned_kernel_takes_foreign_inputs(tmp_path: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUTILE_CACHE_DIR", str(tmp_path))
+    tuned = cutile.autotune(scale, configs=[cutile.Config({"B": 64}),
+                                            cutile.Config({"B": 128})], key=["x"])
+    xs = _f32(1000)
+    z, x, _ = tuned(api.zeros([1000], f32), xs, 1.5).sync()
+    np.testing.assert_array_equal(z.to_numpy(), xs * np.float32(1.5))
+    assert x.address == xs.ctypes.data  # imported, not copied
+    out = np.zeros(1000, np.float32)
+    with pytest.raises(cutile.LaunchError, match="CT6112"):
+        tuned(out, xs, 1.5)
