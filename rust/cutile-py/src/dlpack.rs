@@ -146,9 +146,13 @@ pub struct DLPackTensor {
 #[pymethods]
 impl DLPackTensor {
     fn __repr__(&self) -> String {
+        let strides = match &self.strides {
+            Some(s) => format!("{s:?}"),
+            None => "None".into(),
+        };
         format!(
-            "DLPackTensor(device={:?}, dtype={:?}, shape={:?}, strides={:?}, flags={})",
-            self.device, self.dtype, self.shape, self.strides, self.flags
+            "DLPackTensor(device={:?}, dtype={:?}, shape={:?}, strides={strides}, flags={})",
+            self.device, self.dtype, self.shape, self.flags
         )
     }
 }
