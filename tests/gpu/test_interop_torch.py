@@ -152,7 +152,12 @@ def test_every_element_type_round_trips_bit_exact(name: str) -> None:
         assert err.code == "CT5042", err
         pytest.skip(f"torch {torch.__version__} does not export {dtype} through DLPack: {err}")
     assert t.dtype.name == name and t.address == src.data_ptr()
-    back = torch.from_dlpack(t)
+    try:
+        back = torch.from_dlpack(t)
+    except (BufferError, RuntimeError) as err:
+        if name in ("i1", "i8", "i16", "i32", "i64", "u8", "f16", "bf16", "f32", "f64"):
+            raise  # types torch has always exchanged: a failure is cutile's
+        pytest.skip(f"torch {torch.__version__} does not import {dtype} from DLPack: {err}")
     assert back.dtype == dtype and back.data_ptr() == src.data_ptr()
     assert torch.equal(back.view(torch.uint8), src.view(torch.uint8))
 

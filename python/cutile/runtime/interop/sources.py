@@ -18,6 +18,7 @@ from ... import _native
 from ... import dtypes as dt
 from ...dtypes import DType
 from ...errors import InteropError
+from .. import driver
 from . import codes, streams
 
 # DLPack versions cutile asks for: 1.x structs (minor versions only add codes).
@@ -250,9 +251,8 @@ def _pointer_device(address: int, default: int) -> int:
     null pointer (an empty tensor) or memory the driver reports no device for."""
     if address == 0:
         return default
-    from .. import driver
-
     d = driver._driver()
+    driver.ensure_current()
     attr = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
     err, ordinal = d.cuPointerGetAttribute(attr, address)
     if err != d.CUresult.CUDA_SUCCESS:
