@@ -331,6 +331,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "histogram": {"n": 2000, "bins": 13, "tile": 256},
     "topk": {"m": 20, "n": 70, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 70, "n": 40, "k": 48, "bm": 32, "bn": 16, "bk": 16},
+    "interop_torch": {"m": 70, "n": 40, "bm": 32, "bn": 16},
 }
 
 
