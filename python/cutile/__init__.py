@@ -25,6 +25,7 @@ from .errors import (
     CutileWarning,
     DeviceError,
     InternalCompilerError,
+    InteropError,
     KernelCheckError,
     LaunchError,
     OpNeverRunWarning,
@@ -37,6 +38,8 @@ from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp
 from .runtime.device_op import zip_ops as zip
 from .tuning import Autotuned, Config, autotune
+
+from_dlpack = api.from_dlpack
 
 log.configure()
 
@@ -56,6 +59,7 @@ __all__ = [
     "DeviceOp",
     "EntryKernel",
     "InternalCompilerError",
+    "InteropError",
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
@@ -68,6 +72,7 @@ __all__ = [
     "core",
     "device",
     "entry",
+    "from_dlpack",
     "unsafe",
     "zip",
 ]

@@ -1,8 +1,8 @@
 """Every error code a user can see, with a one-line summary: the Rust crates' (kernel rules
-CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009 and CT6001-CT6004) and Python's own (the
-frontend, the lowering, argument binding, the toolchain). `python -m cutile explain CODE`
-prints the summary and the long explanation (`cutile.explanations`; for the Rust codes, in
-a source checkout, the page in docs/errors/)."""
+CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009, CT5040-CT5041 and CT6001-CT6004) and
+Python's own (the frontend, the lowering, argument binding, the toolchain).
+`python -m cutile explain CODE` prints the summary and the long explanation
+(`cutile.explanations`; for the Rust codes, in a source checkout, the page in docs/errors/)."""
 
 from __future__ import annotations
 
@@ -98,6 +98,18 @@ PYTHON_CODES: dict[str, str] = {
     "CT5032": "a fill value or `arange` bound the element type cannot hold",
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
+    # tensors shared with other libraries (`cutile.from_dlpack`, `__dlpack__`; InteropError)
+    "CT5042": "an object that is no tensor cutile can import (no DLPack or array interface), "
+              "or a producer that refused to export it",
+    "CT5043": "another library's tensor on a device the backend cannot use (host memory on "
+              "the GPU, a CUDA tensor on another GPU or on the interpreter)",
+    "CT5044": "another library's tensor in a layout cutile cannot use (negative strides, "
+              "misaligned data; for an exclusive import, two elements at one address)",
+    "CT5045": "an export (`__dlpack__`, `__cuda_array_interface__`) asked for a device, "
+              "copy, stream or type it cannot give",
+    "CT5046": "an exclusive import of memory its producer marked read-only or copied",
+    "CT5047": "an import of bytes that another live import or export already views, where "
+              "one of them is exclusive",
     # launch arguments (Python binder)
     "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
     "CT6102": "an element type or scalar type that does not match the parameter",
@@ -110,6 +122,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT6109": "a launch grid past CUDA's limits (x < 2^31, y and z <= 65,535)",
     "CT6110": "a `Ptr` parameter given something other than a Tensor",
     "CT6111": "a tensor extent of 2^31 elements or more on one axis",
+    "CT6112": "another library's tensor passed for a parameter the kernel writes (`Mut`, "
+              "`Atomic`, `Ptr`): it needs an explicit exclusive import",
     "CT6120": "a raw CUDA C++ kernel launched on the CPU interpreter (it needs a GPU)",
     "CT6121": "a raw kernel call's grid, block or shared memory that cannot be launched",
     "CT6122": "a raw kernel declaration that cannot be used (params, C types, options, link)",

@@ -16,7 +16,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.parametrize("name", ["add", "saxpy", "exp2d", "fp8_gemm", "raw_kernel"])
+@pytest.mark.parametrize("name", ["add", "saxpy", "exp2d", "fp8_gemm", "raw_kernel",
+                                  "interop_torch"])
 def test_example_on_gpu(name: str) -> None:
     env = dict(os.environ)
     env.pop("CUTILE_BACKEND", None)

@@ -41,6 +41,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64},
                  "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
     "raw_kernel": {"affine": {"B": 1024}},
+    "interop_torch": {"gated": {"BM": 64, "BN": 128}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -62,6 +63,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
     "raw_kernel": {"n": 20_001, "tile": 512},
+    "interop_torch": {"m": 100, "n": 70, "bm": 32, "bn": 32},
 }
 
 

@@ -332,6 +332,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "topk": {"m": 20, "n": 70, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 70, "n": 40, "k": 48, "bm": 32, "bn": 16, "bk": 16},
     "raw_kernel": {"n": 10_007, "tile": 256},  # its tile kernel; the C++ one needs a GPU
+    "interop_torch": {"m": 70, "n": 40, "bm": 32, "bn": 16},
 }
 
 

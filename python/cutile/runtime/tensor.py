@@ -234,11 +234,29 @@ class Tensor(_Handle):
         return Tensor(self._alloc, self._storage, self._offset, new, contiguous_strides(new),
                       self.dtype)
 
-    def __dlpack_device__(self) -> tuple[int, int]:
-        from . import driver
+    # -- interop (runtime/interop/exporting.py; docs/interop.md) ---------------------------
 
-        s = driver.state()
-        return (2, s.device) if s.backend == "gpu" else (1, 0)
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule viewing this tensor (no copy unless `copy=True` or another
+        `dl_device` asks for one). While the consumer holds it, cutile does not write the
+        tensor (BorrowError CT5041); a tensor imported shared goes out read-only."""
+        from .interop import exporting
+
+        return exporting.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .interop import exporting
+
+        return exporting.device_of_backend()
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA array interface (version 3; GPU backend only). cutile does not write
+        the tensor again while this object lives (BorrowError CT5041)."""
+        from .interop import exporting
+
+        return exporting.cuda_array_interface(self)
 
 
 class Partition(_Handle):

@@ -188,6 +188,14 @@ pub const CODES: &[CodeInfo] = &[
         "CT5009",
         "tensor moved into an operation that was dropped without running",
     ),
+    h(
+        "CT5040",
+        "write of foreign memory imported shared (read-only)",
+    ),
+    h(
+        "CT5041",
+        "write of a tensor exported to another library that still holds it",
+    ),
     // CT6xxx: launch configuration (`LaunchError`).
     l("CT6001", "launch grid differs from the partition grid"),
     l(

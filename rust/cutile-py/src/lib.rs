@@ -7,6 +7,7 @@
 //! / `LaunchError` (`errors.rs`, one exhaustive match); a Rust panic is caught at the
 //! boundary and raised as `cutile.errors.InternalCompilerError`.
 
+mod dlpack;
 mod errors;
 mod launch;
 
@@ -382,6 +383,24 @@ impl HostRegistry {
     fn holder(&self, handle: u64) -> Option<String> {
         self.inner.holder(handle)
     }
+
+    /// A storage of foreign memory imported shared: never written, never partitioned.
+    fn new_shared_storage(&mut self, nbytes: i64) -> PyResult<u64> {
+        let n = u64_of(nbytes, "nbytes")?;
+        guard(|| Ok(self.inner.new_shared_storage(n)))
+    }
+
+    fn pin_export(&mut self, py: Python<'_>, storage: u64) -> PyResult<u32> {
+        guard(|| Ok(self.inner.pin_export(storage)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn unpin_export(&mut self, py: Python<'_>, storage: u64) -> PyResult<u32> {
+        guard(|| Ok(self.inner.unpin_export(storage)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn storage_sharing(&self, py: Python<'_>, storage: u64) -> PyResult<(bool, u32)> {
+        guard(|| Ok(self.inner.storage_sharing(storage)))?.map_err(|e| host_err(py, e))
+    }
 }
 
 /// The in-flight ledger (host rule 4): byte ranges per pending completion token.
@@ -524,5 +543,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(validate_launch, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_schedule, m)?)?;
+    m.add_class::<dlpack::DLPackTensor>()?;
+    m.add_function(wrap_pyfunction!(dlpack::dlpack_take, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::dlpack_capsule, m)?)?;
     Ok(())
 }
