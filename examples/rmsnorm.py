@@ -105,14 +105,14 @@ def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutil
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, hints), as in
 # examples/softmax.py; benchmarks/norms.py times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], tuple[int, bool, dict[str, int]]] = {
-    (1024, 2): (8, False, {"occupancy": 4}),
+    (1024, 2): (8, True, {"occupancy": 4}),
     (1024, 4): (8, False, {"occupancy": 4}),
     (4096, 2): (2, False, {"occupancy": 4}),
     (4096, 4): (1, False, {"occupancy": 6}),
-    (16384, 2): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
+    (16384, 2): (1, True, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
     (32768, 2): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
-    (32768, 4): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
+    (32768, 4): (1, False, {"num_ctas": 2, "num_worker_warps": 16, "occupancy": 2}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 
