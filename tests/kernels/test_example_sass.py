@@ -47,9 +47,9 @@ NORM_PLANS = [("softmax", "bf16", 1024), ("rmsnorm", "f32", 4096),
 @pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
 def test_norm_plans_load_rows_in_128_bit_vectors_without_spills(example: str, dtype: str,
                                                                  n: int) -> None:
-    """The one-pass kernels read the row with 128-bit loads and keep it in registers: a load
-    from local memory (LDL) would be a spill, which the plan's `occupancy` must leave room
-    to avoid."""
+    """The one-pass kernels read the row with 128-bit loads (or, where the plan asks for it,
+    through TMA) and keep it in registers: a load from local memory (LDL) would be a spill,
+    which the plan's `occupancy` must leave room to avoid."""
     from cutile.core import bf16, f32
 
     mod = load(example)
@@ -57,5 +57,6 @@ def test_norm_plans_load_rows_in_128_bit_vectors_without_spills(example: str, dt
     p = mod.plan(n, dt)
     assert p.BK is None, "a one-pass plan"
     text = sass_of(p.kernel(dt).compile(target="sm_90", BM=p.BM, BN=p.BN, **p.consts()).cubin)
-    assert "LDG.E.128" in text, f"{example} {dtype} {n}: no 128-bit global loads"
+    wide = "UTMALDG" if p.tma else "LDG.E.128"
+    assert wide in text, f"{example} {dtype} {n}: the row is not loaded with {wide}"
     assert not re.search(r"\bLDL\b", text), f"{example} {dtype} {n}: registers spill"
