@@ -98,6 +98,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT5032": "a fill value or `arange` bound the element type cannot hold",
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
+    "CT5035": "`Tensor.permute` axes that are not an order of the tensor's axes",
     # launch arguments (Python binder)
     "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
     "CT6102": "an element type or scalar type that does not match the parameter",
