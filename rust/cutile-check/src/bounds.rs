@@ -719,7 +719,10 @@ mod tests {
             Rung::Launch(_) | Rung::Static
         ));
         // a quotient subtracted (`- (b * BM) // BN`) is bounded the other way: not >= 0
-        r.loops.insert(11, (floor.sub(&first_row.floordiv(&bn)), count.sub(&Poly::c(1))));
+        r.loops.insert(
+            11,
+            (floor.sub(&first_row.floordiv(&bn)), count.sub(&Poly::c(1))),
+        );
         assert_eq!(
             r.decide_index(&Poly::atom(Atom::Loop(11)), &count),
             Rung::Device
@@ -735,7 +738,8 @@ mod tests {
         let bn = Poly::atom(Atom::Const("BN".into()));
         let count = Poly::atom(Atom::Dim("k".into(), 1)).cdiv(&bn);
         let wrapped = Poly::atom(Atom::Opaque(3)).cdiv(&bn);
-        r.loops.insert(12, (Poly::zero(), count.pmin(&wrapped).sub(&Poly::c(1))));
+        r.loops
+            .insert(12, (Poly::zero(), count.pmin(&wrapped).sub(&Poly::c(1))));
         assert_eq!(
             r.decide_index(&Poly::atom(Atom::Loop(12)), &count),
             Rung::Static

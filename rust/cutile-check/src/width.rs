@@ -425,19 +425,31 @@ mod tests {
         // another axis's block id, or the tile squared, is not the own tile's offset
         let b0 = Poly::atom(Atom::BlockId(0));
         assert_ne!(r.decide_fits(&b0.mul(&bm), 32), crate::bounds::Rung::Static);
-        assert_ne!(r.decide_fits(&row0.mul(&bm), 32), crate::bounds::Rung::Static);
+        assert_ne!(
+            r.decide_fits(&row0.mul(&bm), 32),
+            crate::bounds::Rung::Static
+        );
         // one tile further (`(b + 1) * BM`) may pass 2^31 - 1: not static
-        assert_ne!(r.decide_fits(&row0.add(&bm), 32), crate::bounds::Rung::Static);
+        assert_ne!(
+            r.decide_fits(&row0.add(&bm), 32),
+            crate::bounds::Rung::Static
+        );
         // a literal tile: `b * 64` with ceiling `64 * grid(1)`, and `2 * (b * 64)`
         let mut lit = r.clone();
         lit.extent_floors = vec![crate::bounds::ExtentFloor {
             dim: Atom::Dim("o".into(), 1),
             ceiling: g1.mul(&Poly::c(64)),
-            floors: [g1.sub(&Poly::c(1)).mul(&Poly::c(64)).add(&Poly::c(1)), g1.clone()],
+            floors: [
+                g1.sub(&Poly::c(1)).mul(&Poly::c(64)).add(&Poly::c(1)),
+                g1.clone(),
+            ],
         }];
         let b64 = b1.mul(&Poly::c(64));
         assert_eq!(interval(&b64, &lit), Some((0, DIM_MAX - 1)));
         assert_eq!(interval(&b64.scale(2), &lit), Some((0, 2 * (DIM_MAX - 1))));
-        assert_eq!(interval(&b1.mul(&Poly::c(32)), &lit).map(|i| i.1 > DIM_MAX), Some(false));
+        assert_eq!(
+            interval(&b1.mul(&Poly::c(32)), &lit).map(|i| i.1 > DIM_MAX),
+            Some(false)
+        );
     }
 }
