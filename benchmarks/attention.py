@@ -28,15 +28,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import attention as ex
 from timing import time_on_stream
 
-# (BM, BN, hints) per (causal, d)
+# (BM, BN, hints, grid) per (causal, d). grid "q": the query tiles of one head on the grid's x
+# axis (the example's default, as cuTile Python's sample launches); "h": the heads on x (the
+# example's former grid), kept to measure what the grid order is worth. 128x128 with 2-CTA
+# clusters and occupancy 2 and 64x64 with occupancy 4 are the sample's own tuned winners
+# (tileiras splits a 2-CTA tile's rows between the CTAs and multicasts K and V to both);
+# 256x128 over 4 CTAs runs the same 64-row loop per CTA with K and V multicast to four.
 OCC2 = {"occupancy": 2}
-CONFIGS: dict[tuple[bool, int], list[tuple[int, int, dict[str, Any]]]] = {
-    (False, 64): [(128, 64, OCC2), (128, 128, OCC2), (256, 128, {}), (256, 64, {})],
-    (False, 128): [(128, 64, OCC2), (128, 128, OCC2), (256, 128, {}), (256, 64, {}),
-                   (128, 128, {})],
-    (True, 64): [(64, 64, OCC2), (128, 64, OCC2), (128, 128, OCC2), (256, 128, {})],
-    (True, 128): [(64, 64, OCC2), (128, 64, OCC2), (128, 128, OCC2), (128, 64, {}),
-                  (256, 128, {})],
+OCC4 = {"occupancy": 4}
+CTA2 = {"num_ctas": 2, "occupancy": 2}
+CTA4 = {"num_ctas": 4, "occupancy": 2}
+Config = tuple[int, int, dict[str, Any], str]
+CONFIGS: dict[tuple[bool, int], list[Config]] = {
+    (False, 64): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                  (128, 128, OCC2, "q"), (128, 128, CTA2, "h")],
+    (False, 128): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                   (128, 64, OCC2, "q"), (128, 128, CTA2, "h"), (128, 64, OCC2, "h")],
+    (True, 64): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                 (128, 128, OCC2, "q"), (128, 128, CTA2, "h")],
+    (True, 128): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                  (128, 64, OCC2, "q"), (128, 128, CTA2, "h")],
 }
 
 
@@ -88,8 +99,6 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from cutile import api
-    from cutile.dtypes import bf16
     from cutile.runtime import driver
     from cutile.runtime.launch import flatten_args
 
@@ -117,6 +126,9 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
     if sample is not None:
         out["cutile_python"] = bench_sample(sample, q, k, v, causal, ref, flops)
 
+    from cutile import api
+    from cutile.dtypes import bf16
+
     def to_ct(t: Any) -> Any:  # through raw bytes: numpy has no bf16
         raw = t.contiguous().view(torch.int16).cpu().numpy()
         tt = api.empty(list(t.shape), bf16)
@@ -129,23 +141,26 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
             torch.bfloat16).cuda()
 
     x = [to_ct(t) for t in (q, k, v)]
-    base = ex.attention_causal if causal else ex.attention
-    for bm, bn, hints in CONFIGS[(causal, d)]:
-        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items())
-        kernel = base.with_hints(**hints)
+    kernels = {(c, g): ex.make_attention(c, queries_on_x=g == "q")
+               for c in (False, True) for g in ("q", "h")}
+    for bm, bn, hints, grid in CONFIGS[(causal, d)]:
+        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items()) + (
+            " heads-on-x" if grid == "h" else "")
+        kernel = kernels[(causal, grid)].with_hints(**hints)
+        qx = grid == "q"
         try:
-            part = api.empty([bh, seq, d], bf16).partition([1, bm, d])
-            o, *back = kernel(part, *x, 1.0 / math.sqrt(d), BN=bn).sync()
+            o, *back = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d),
+                              BN=bn).sync()
             x = back[:3]  # the tensors come back (the scalar too)
-            raw = o.unpartition()
+            raw = o.unpartition()  # the kernel's view; to_torch reads its storage's bytes
             err = float((to_torch(raw)[:1].float() - ref).abs().max())
-            op = kernel(raw.partition([1, bm, d]), *x, 1.0 / math.sqrt(d), BN=bn)
+            op = kernel(raw.partition(o.tile_shape), *x, 1.0 / math.sqrt(d), BN=bn)
             bnd = op.binding
             loaded = kernel._runnable(bnd.spec)
             flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
             stream = driver.state().stream
-            launch, grid = loaded.launch, bnd.grid
-            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
+            launch, grid_dims = loaded.launch, bnd.grid
+            t = time_on_stream(lambda: launch(grid_dims, flat, stream), stream,  # noqa: B023
                                reps=5, trials=5)
             o, *back = op.sync()
             x = back[:3]

@@ -19,13 +19,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import fp8_gemm as ex
 from timing import time_on_stream
 
-# name -> (BM, BN, BK, hints)
-CONFIGS: dict[str, tuple[int, int, int, dict[str, int]]] = {
-    "128x128x128": (128, 128, 128, {}),
-    "128x256x128 ctas2": (128, 256, 128, {"num_ctas": 2}),
-    "256x128x128 ctas2": (256, 128, 128, {"num_ctas": 2}),
-    "128x256x128": (128, 256, 128, {}),
-    "128x128x128 occ2": (128, 128, 128, {"occupancy": 2}),
+# name -> (BM, BN, BK, hints, latency): the A and B loads' latency hint (None: tileiras's
+# own pipeline depth, 5 stages at 128x128x128 with 8 worker warps, 2 for 2-CTA tiles).
+# num_worker_warps=8 gives the 128-row tile two consumer warpgroups of 64 rows: without it
+# one warpgroup holds the 128x128 accumulator twice over (the f8 MMA's partial sums and the
+# f32 sum they are added to each k-step) and spills (STL/LDL in the k-loop). A 2-CTA
+# cluster is one persistent block: the grid gets SMs / 2 of them, all resident at once.
+NWW8 = {"num_worker_warps": 8}
+CONFIGS: dict[str, tuple[int, int, int, dict[str, int], int | None]] = {
+    "128x128x128 nww8": (128, 128, 128, NWW8, None),
+    "128x256x128 ctas2 nww8": (128, 256, 128, {"num_ctas": 2, **NWW8}, None),
+    "128x256x128 ctas2 nww8 lat6": (128, 256, 128, {"num_ctas": 2, **NWW8}, 6),
+    "128x128x128 nww8 lat4": (128, 128, 128, NWW8, 4),
+    "128x128x128": (128, 128, 128, {}, None),
+    "128x256x128 ctas2": (128, 256, 128, {"num_ctas": 2}, None),
 }
 
 
@@ -76,11 +83,11 @@ def bench(n: int) -> dict[str, Any]:
         return tt
 
     x, w = to_ct(a, f8e4m3fn), to_ct(bt, f8e4m3fn)
-    xs, ws = to_ct(sa, f32), to_ct(sb, f32)
+    xs, ws = to_ct(sa.reshape(-1), f32), to_ct(sb.reshape(-1), f32)  # the kernel's vectors
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for name, (bm, bn, bk, hints) in CONFIGS.items():
-        kernel = ex.fp8_gemm_persistent.with_hints(**hints)
-        blocks = sms * hints.get("occupancy", 1)
+    for name, (bm, bn, bk, hints, lat) in CONFIGS.items():
+        kernel = ex.make_fp8_gemm_persistent(lat).with_hints(**hints)
+        blocks = sms * hints.get("occupancy", 1) // hints.get("num_ctas", 1)
         try:
             z = api.empty([n, n], bf16).partition([bm, bn]).persistent(blocks)
             z, x, w, xs, ws = kernel(z, x, w, xs, ws, BK=bk, G=8).sync()

@@ -98,6 +98,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT5032": "a fill value or `arange` bound the element type cannot hold",
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
+    "CT5035": "`Tensor.permute` axes that are not an order of the tensor's axes",
     # tensors shared with other libraries (`cutile.from_dlpack`, `__dlpack__`; InteropError)
     "CT5042": "an object that is no tensor cutile can import (no DLPack or array interface), "
               "or a producer that refused to export it",

@@ -216,6 +216,25 @@ class Tensor(_Handle):
         return Tensor(self._alloc, self._storage, offset, tuple(shape), tuple(strides),
                       self.dtype)
 
+    def permute(self, *axes: int) -> Tensor:
+        """A view (shares storage) with the axes in the order `axes`, as numpy's
+        `transpose(axes)`: axis `k` of the view is axis `axes[k]` of this tensor. Partition
+        a permuted view of an output to choose which tensor axis is the grid's x axis (the
+        blocks the GPU starts first, side by side)."""
+        self._ensure_live("permute")
+        order = tuple(int(a) for a in axes) if all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes) else None
+        if order is None or sorted(order) != list(range(self.ndim)):
+            raise TensorError(
+                f"permute({', '.join(map(repr, axes))}) is not an order of the {self.ndim} "
+                f"axes of a tensor of shape {list(self.shape)}", code="CT5035",
+                hint=f"name every axis 0..{self.ndim - 1} once, e.g. "
+                     f"`permute({', '.join(map(str, reversed(range(self.ndim))))})`",
+            )
+        return Tensor(self._alloc, self._storage, self._offset,
+                      tuple(self.shape[a] for a in order), tuple(self.strides[a] for a in order),
+                      self.dtype)
+
     def reshape(self, shape: Sequence[int]) -> Tensor:
         """A view with a new shape (the tensor must be contiguous)."""
         self._ensure_live("reshape")
