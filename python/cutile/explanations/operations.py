@@ -280,14 +280,20 @@ TEXTS: dict[str, str] = {
         A load hint is out of range. `latency=` (an integer from 1 to 10) tells tileiras
         how long to expect the load to take, so it can issue it earlier; `allow_tma=`
         (True or False) lets it use, or keeps it off, the TMA unit. Both are compile-time
-        values and change speed, never the values read.
+        values and change speed, never the values read. Either may be a
+        `cutile.ByTarget(sm_90=..., sm_100=..., default=...)` with one value per GPU
+        architecture; each of its values must be in range too, and it must name
+        architectures (`sm_90`, `sm_100`, `sm_120a`, ...) and give at least one value.
 
         Example:
 
-            a = x.load_tile((BM, BK), (block_id(0), k), latency=20)
-            # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
+            @cutile.entry
+            def k(z: Mut[Tensor[f32, [64]]], x: Tensor[f32, [-1]]):
+                z.store(x.load_tile((64,), (block_id(0),), latency=20))
+                # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
 
-        Fix: `latency=3` (or leave it out and let tileiras decide).
+        Fix: `latency=3`, or `latency=ByTarget(sm_90=3, sm_100=5, default=2)` (or leave it
+        out and let tileiras decide).
     """,
     "CT3061": """
         A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of

@@ -35,7 +35,7 @@ from .facts import LoweringFacts, Node
 from .ops.pointers import pointer_misuse
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
 from .tile_limits import check_tile_shape, check_tile_size
-from .values import ConstV, DTypeV, LVal, SliceV, TensorV, TileV, TupleV
+from .values import ByTargetV, ConstV, DTypeV, LVal, SliceV, TensorV, TileV, TupleV
 
 
 @dataclass
@@ -371,6 +371,8 @@ class Lowerer:
             return self.ops.attribute(e)
         if isinstance(e, K.Subscript):
             return self._subscript(e)
+        if isinstance(e, K.ByTarget):
+            return ByTargetV({a: self.expr(v) for a, v in zip(e.archs, e.values, strict=True)})
         raise self.error("CT9002", f"unknown expression {type(e).__name__}", e.span)
 
     def _boolop(self, e: K.BoolOp) -> LVal:

@@ -41,6 +41,14 @@ class ConstV(LVal):
 
 
 @dataclass
+class ByTargetV(LVal):
+    """`ByTarget(...)`: a compile-time value per GPU architecture (`default` for the
+    others); only a load hint takes one."""
+
+    values: dict[str, LVal]
+
+
+@dataclass
 class TupleV(LVal):
     items: tuple[LVal, ...]
 

@@ -46,9 +46,9 @@ class MemoryOps(OpsBase):
                                "out of bounds")
 
     def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span,
-              hints: dict[str, int | bool] | None = None) -> TileV:
+              hints: dict[str, dict[str, int | bool]] | None = None) -> TileV:
         token = self.low.tokens.get(t.param) if t.mutable else None
-        attrs = {"optimization_hints": {"default": hints}} if hints else {}
+        attrs = {"optimization_hints": hints} if hints else {}
         tile_v, tok = self.b.load_view(pv, index, token, **attrs)
         if t.mutable:
             self.low.tokens[t.param] = tok
