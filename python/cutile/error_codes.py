@@ -36,7 +36,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3016": "non-integer loop bounds",
     "CT3017": "a name used where it is not defined (e.g. only inside a loop)",
     "CT3018": "indexing something that is not a tuple, or out of range",
-    "CT3019": "device functions recurse too deeply",
+    "CT3019": "device function calls nested more than 32 deep",
     "CT3020": "device function called with the wrong arguments",
     "CT3021": "a partitioned output of rank above 3",
     "CT3022": "a tile whose rank differs from the tensor's",

@@ -5,9 +5,10 @@ TEXTS: dict[str, str] = {
     "CT3030": """
         The operation is in the kernel language's op table (`ops.json`) and the checker
         accepts it, but the compiler does not generate code for it yet (its entry says
-        `lowered: false`). Every operation of this release lowers, so only a table entry
-        added ahead of its lowering raises it. `kernel.check()` reports it, so the CI
-        linter finds it before a launch.
+        `lowered: false`). Every operation of this release lowers, so the code cannot be
+        raised in this release; it stays reserved, keeping its number, for a table entry
+        added ahead of its lowering. `kernel.check()` would report it, so the CI linter
+        finds it before a launch.
 
         Example:
 
@@ -107,7 +108,7 @@ TEXTS: dict[str, str] = {
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            def k(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]]):
                 z.store(load_tile_like(x, z, padding="inf"))
                 # error[CT3038]: padding must be one of zero, neg_zero, nan, pos_inf, neg_inf
 
@@ -303,9 +304,11 @@ TEXTS: dict[str, str] = {
 
         Example:
 
-            h = load_tile_like(x, z)                    # an f16 tile
-            z.store(truediv(h, 3.0, rounding="approx"))
-            # error[CT3061]: rounding `approx` exists for f32 only, not f16
+            @cutile.entry
+            def k(z: Mut[Tensor[f16, [16]]], x: Tensor[f16, [-1]]):
+                h = load_tile_like(x, z)                    # an f16 tile
+                z.store(truediv(h, 3.0, rounding="approx"))
+                # error[CT3061]: rounding `approx` exists for f32 only, not f16
 
         Fix: `truediv(h.astype(f32), 3.0, rounding="approx")`, or the default rounding.
     """,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..dtypes import DType
+from ..frontend.kast import Span
 from ..ir import TileType, Value
 
 
@@ -46,6 +47,7 @@ class ByTargetV(LVal):
     others); only a load hint takes one."""
 
     values: dict[str, LVal]
+    spans: dict[str, Span]  # where each value is written, for errors
 
 
 @dataclass

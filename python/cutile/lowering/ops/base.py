@@ -64,7 +64,9 @@ class OpsBase:
     def dtype_arg(self, v: LVal, span: K.Span) -> DType:
         if isinstance(v, DTypeV):
             return v.dtype
-        raise self.err("CT3035", "expected a dtype such as `f32`", span, "not a dtype")
+        raise self.err("CT3035", "expected a dtype such as `f32`", span, "not a dtype",
+                       help="pass the dtype itself (`from cutile.core import f32`), not its "
+                       "name")
 
     def tile_arg(self, v: LVal, span: K.Span, like: DType = dt.f32) -> TileV:
         return self.arith.to_tile(v, like, span)
@@ -73,12 +75,15 @@ class OpsBase:
         items = v.items if isinstance(v, TupleV) else (v,)
         if len(items) != rank:
             raise self.err("CT3036", f"index has {len(items)} entries; the partition has rank "
-                           f"{rank}", span, "index")
+                           f"{rank}", span, "index", help=f"give one tile index per axis: "
+                           f"{rank} entries")
         out = []
         for it in items:
             if isinstance(it, ConstV) and isinstance(it.value, int):
                 if it.value < 0:
-                    raise self.err("CT3037", f"tile index {it.value} is negative", span, "index")
+                    raise self.err("CT3037", f"tile index {it.value} is negative", span, "index",
+                                   help="tile indices count from 0 (no negative indexing from "
+                                   "the end)")
                 out.append(self.arith.const_tile(it.value, dt.i32, (), span).v)
             elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
                 out.append(self.arith.convert(it, dt.i32).v)
@@ -92,7 +97,7 @@ class OpsBase:
         if isinstance(v, ConstV) and v.value in PADDINGS:
             return str(v.value)
         raise self.err("CT3038", f"padding must be one of {', '.join(PADDINGS)}", span,
-                       "padding")
+                       "padding", help="e.g. `padding=\"pos_inf\"` for infinity")
 
     def load_hints(self, a: Bound, span: K.Span) -> dict[str, dict[str, int | bool]] | None:
         """The `optimization_hints` of a load, {architecture or "default": {hint: value}}:
@@ -104,15 +109,14 @@ class OpsBase:
         for name in ("latency", "allow_tma"):
             if not a.given(name):
                 continue
-            node, v = a.nodes[a.sig.position(name)], a[name]
+            v = a[name]
             if isinstance(v, ByTargetV):
-                assert isinstance(node, K.ByTarget)
-                spans = dict(zip(node.archs, (x.span for x in node.values), strict=True))
                 for arch, x in v.values.items():
-                    out.setdefault(arch, {})[name] = self._load_hint(name, x, spans[arch],
+                    out.setdefault(arch, {})[name] = self._load_hint(name, x, v.spans[arch],
                                                                      arch)
             else:
-                out.setdefault("default", {})[name] = self._load_hint(name, v, node.span, None)
+                out.setdefault("default", {})[name] = self._load_hint(
+                    name, v, a.nodes[a.sig.position(name)].span, None)
         return {arch: out[arch] for arch in sorted(out)} or None
 
     def _load_hint(self, name: str, v: LVal, span: K.Span, arch: str | None) -> int | bool:
