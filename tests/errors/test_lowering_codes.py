@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
+import cutile
+from cutile.core import Const, Mut, Tensor, f32
 from cutile.error_codes import PYTHON_CODES, all_codes, explain
-from cutile.errors import KernelCheckError
+from cutile.errors import KernelCheckError, LaunchError
 from cutile.explanations import long_text
+from cutile.frontend.signatures import table
 
 UI = Path(__file__).resolve().parents[1] / "ui" / "lowering"
 LOWERING = sorted(c for c in all_codes() if c.startswith("CT3"))
@@ -52,6 +55,21 @@ def test_every_lowering_code_has_a_doc_page(code: str) -> None:
     assert "Example" in body, f"{code}'s page has no example"
     assert "Fix:" in body or "help:" in body, f"{code}'s page does not say how to fix it"
     assert (code in UNREACHABLE) == ("cannot be raised in this release" in body), code
+
+
+def test_the_unreachable_codes_stay_unreachable() -> None:
+    # CT3030: an op with `lowered: false` would make it reachable (then give it a UI test).
+    ops = [*table().functions.values(), *table().methods.values()]
+    assert [s.name for s in ops if not s.lowered] == []
+
+    # CT3011: a missing Const is refused before the lowering runs.
+    @cutile.entry
+    def k(z: Mut[Tensor[f32, [16]]], S: Const[float]):
+        z.store(z.load() * S)
+
+    with pytest.raises(LaunchError) as info:
+        k.specialization({})
+    assert info.value.code == "CT6104"
 
 
 def example_of(code: str) -> str:
