@@ -1,9 +1,10 @@
-"""A `range` bound that the device computes in i32 and that may wrap (a product `a * b` of
-scalars, `block_id(0) * a`): the loop runs from the wrapped value, not the product, so the
-checker takes the exact product as the loop's bound only under a launch predicate that it
-fits (obligation `loop-bounds-fit`), or keeps the device check of every index built from the
-loop counter. (Before, the launch checked `0 <= a * b` over the integers: a = b = 46341 got
-through, and the device's start, -2147479015, read and wrote far outside the tensors.)
+"""A `range` bound that does not fit the i32 loop counter: a product `a * b` of scalars the
+device computes in i32 and that may wrap, or an i64 bound the lowering truncates. The loop
+runs from the device's value, not the exact one, so the checker takes the exact bound only
+under a launch predicate that it fits 32 bits (obligation `loop-bounds-fit`), or keeps the
+device check of every index built from the loop counter. (Before, the launch checked
+`0 <= a * b` over the integers: a = b = 46341 got through, and the device's start,
+-2147479015, read and wrote far outside the tensors; an i64 start of 2**32 - 5 ran from -5.)
 
 Every launch here runs on the interpreter under the race and bounds detector, which reports
 an access outside a tensor or a partition's index space (CT6913)."""
@@ -15,7 +16,7 @@ import pytest
 
 import cutile
 from cutile import api
-from cutile.core import Mut, Tensor, f32, full, i32, zeros
+from cutile.core import Mut, Tensor, f32, full, i32, i64, zeros
 from cutile.errors import InterpreterError
 
 rng = np.random.default_rng(2024)
@@ -39,6 +40,14 @@ def sum_to_product(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]], a: i32, b: i
     acc = zeros((16,), f32)
     for i in range(0, a * b):
         acc += x.load_tile((16,), (i,))
+    z.store(acc)
+
+
+@cutile.entry
+def sum_from_i64(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]], s: i64, n: i32):
+    acc = zeros((16,), f32)
+    for j in range(s, n):
+        acc += x.load_tile((16,), (j,))
     z.store(acc)
 
 
@@ -101,7 +110,7 @@ def test_a_start_that_wraps_is_refused_before_any_block_runs() -> None:
         sum_from_product(z, x, 46341, 46341, 2)
     assert info.value.code == "CT6200"
     assert "a = 46341, b = 46341" in info.value.message
-    assert "the bounds of `range(a * b, n)` are computed without wrapping" in info.value.message
+    assert "the bounds of `range(a * b, n)` fit the 32-bit loop counter" in info.value.message
     assert np.array_equal(z.unpartition().to_numpy(), np.zeros(16, np.float32))
     assert np.array_equal(x.to_numpy(), data)
 
@@ -115,6 +124,18 @@ def test_a_stop_that_wraps_from_negative_to_positive_is_refused() -> None:
     with cutile.check_races(), pytest.raises(cutile.LaunchError) as info:
         sum_to_product(api.zeros([16], f32).partition([16]), x, -4, 1073741823)
     assert info.value.code == "CT6200" and "range(0, a * b)" in info.value.message
+
+
+def test_an_i64_start_the_counter_would_truncate_is_refused() -> None:
+    data, x = _tiles(4)
+    with cutile.check_races():
+        z = sum_from_i64(api.zeros([16], f32).partition([16]), x, 1, 3).sync()[0]
+    ref = data.astype(np.float64).reshape(4, 16)[1:3].sum(axis=0)
+    np.testing.assert_allclose(z.unpartition().to_numpy(), ref, rtol=1e-6)
+    # 2**32 - 5 >= 0 over the integers; as the i32 counter it is -5
+    with cutile.check_races(), pytest.raises(cutile.LaunchError) as info:
+        sum_from_i64(api.zeros([16], f32).partition([16]), x, 2**32 - 5, 3)
+    assert info.value.code == "CT6200" and "s = 4294967291" in info.value.message
 
 
 def test_sub_tile_stores_from_a_product_start() -> None:
