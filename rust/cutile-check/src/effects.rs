@@ -309,7 +309,10 @@ fn loop_bounds(c: &mut Checker<'_>, iter: &Expr, lo: Poly, hi: Poly) -> (Poly, P
         let text = pred.text.clone();
         c.oblige(
             "loop-bounds-fit",
-            format!("the bounds of `{}` fit the 32-bit loop counter", c.describe(iter)),
+            format!(
+                "the bounds of `{}` fit the 32-bit loop counter",
+                c.describe(iter)
+            ),
             Rung::Launch(pred),
             text,
             iter.span(),
