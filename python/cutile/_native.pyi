@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 KAST_SCHEMA: str  # "cutile.kast"
-KAST_VERSION: int  # 2
+KAST_VERSION: int  # 3
 OP_TABLE_JSON: str  # rust/cutile-kast/ops.json: the DSL signature table
 
 @final

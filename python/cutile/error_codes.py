@@ -36,7 +36,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3016": "non-integer loop bounds",
     "CT3017": "a name used where it is not defined (e.g. only inside a loop)",
     "CT3018": "indexing something that is not a tuple, or out of range",
-    "CT3019": "device functions recurse too deeply",
+    "CT3019": "device function calls nested more than 32 deep",
     "CT3020": "device function called with the wrong arguments",
     "CT3021": "a partitioned output of rank above 3",
     "CT3022": "a tile whose rank differs from the tensor's",
@@ -61,7 +61,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
-    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool)",
+    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool), or a "
+              "`ByTarget` that names no architecture or gives no value",
     "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
     "CT3053": "an integer raised to a negative constant power",
     "CT3054": "`.item()` of a tile with more than one element",
