@@ -60,6 +60,27 @@ def test_gemv_adds_into_the_residual(rng: np.random.Generator, loop: bool) -> No
     np.testing.assert_allclose(y.to_numpy(), y0 + f32_of(w) @ f32_of(x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("latency", [None, 10])
+def test_fused_gate_up_swiglu(rng: np.random.Generator, latency: int | None) -> None:
+    """Whole rows of the gate and the up projection per block, the MLP norm's scale and
+    SwiGLU in the epilogue; K = 80 is not a multiple of BK (the last tile is padded)."""
+    i, k, bo = 48, 80, 16
+    w = (rng.standard_normal((2 * i, k)) * 0.2).astype(BF16)
+    h = rng.standard_normal(k).astype(np.float32)
+    nw = rng.uniform(0.5, 1.5, k).astype(BF16)
+    act = api.full([i], np.nan, bf16).partition([bo])
+    act, *_ = gemv_kernels(2, latency).swiglu(
+        act, api.from_numpy(w), api.from_numpy(h), api.from_numpy(nw), 1e-6, BK=32, HB=128,
+        UP=i // bo).sync()
+    x = f32_of(f32_of(h * f32_of(nw)).astype(BF16))
+    inv = 1 / np.sqrt((h * h).mean() + 1e-6)
+    g, u = (f32_of(w[:i]) @ x) * inv, (f32_of(w[i:]) @ x) * inv
+    want = g / (1 + np.exp(-g)) * u
+    got = f32_of(act.unpartition().to_numpy())
+    np.testing.assert_allclose(got, want, rtol=8e-3, atol=1e-3 * np.abs(want).max())
+    assert np.abs(want).max() > 0.5                  # not a test of zeros
+
+
 def test_lm_head_and_greedy_choice_break_ties_to_the_lowest_id(rng: np.random.Generator
                                                                ) -> None:
     v, k, bo = 200, 64, 32
