@@ -6,6 +6,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts decode,hf --configs qwen3-0.6b,qwen3-8b \
         --contexts 1024
     python benchmarks/llm_decode.py --parts prefill,ttft
+    python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
+        --plans default,attn_fused,split                  # decode-step variants
 
 Parts:
 - gemv: each decode GEMV of Qwen3-4B (QKV 2560->6144, o_proj 4096->2560, gate/up
@@ -47,6 +49,7 @@ import llm_tools as lt
 from llm.config import preset
 from llm.kernels.fill import copy_tiles
 from llm.model import Engine
+from llm.plan import plan_for
 from llm.weights import random_weights
 
 from cutile import api
@@ -70,15 +73,22 @@ def copy_bandwidth() -> dict[str, float]:
     return {"cutile_tbps": 4 * n / sec / 1e12, "torch_tbps": 4 * n / t / 1e12}
 
 
+# `--plans`: engine variants of the decode step (llm/plan.py's plan_for keywords)
+PLANS: dict[str, dict[str, bool]] = {
+    "default": {}, "attn_fused": {"attn_fused": True},
+    "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
+}
+
+
 def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool,
-                 hf_compile: bool) -> list[dict[str, Any]]:
+                 hf_compile: bool, plan: str = "default") -> list[dict[str, Any]]:
     cfg = preset(name)
     weights = random_weights(cfg, seed=0)
     rows = []
     rng = np.random.default_rng(0)
     for ctx in contexts:
         prompt = [int(t) for t in rng.integers(0, cfg.vocab_size, ctx + 1)]
-        engine = Engine(weights, ctx + 4 * steps + 64)
+        engine = Engine(weights, ctx + 4 * steps + 64, plan_for(cfg, **PLANS[plan]))
         t_prefill = lt.wall(lambda: engine.load_prompt(prompt), 1)  # noqa: B023
         engine.decode_step()                                        # compiles, warms
         per_token = weights.decode_bytes() + engine.kv_bytes(ctx + steps)
@@ -93,7 +103,8 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
         graphed = lt.timed(graph.launch, lt.stream(), 4, trials=5, warmup=1)
         breakdown = kernel_breakdown(launches, bw)
         graph.close()
-        row = {"config": name, "context": ctx, "first_prefill_s": t_prefill,  # with compiles
+        row = {"config": name, "plan": plan, "context": ctx,
+               "first_prefill_s": t_prefill,  # with compiles
                "bytes_per_token": per_token, "roofline_tok_s": roof,
                "kernels_per_step": len(launches),
                "safe_tok_s": 1 / safe, "replay_tok_s": 1 / replayed,
@@ -223,7 +234,8 @@ def bench_ttft(name: str) -> dict[str, Any]:
 
 
 def show_decode(r: dict[str, Any]) -> str:
-    lines = [f"{r['config']} context {r['context']}: roofline {r['roofline_tok_s']:.1f} tok/s "
+    lines = [f"{r['config']} ({r['plan']} plan) context {r['context']}: roofline "
+             f"{r['roofline_tok_s']:.1f} tok/s "
              f"({r['bytes_per_token'] / 1e9:.3f} GB/token); safe path {r['safe_tok_s']:.1f}, "
              f"replay {r['replay_tok_s']:.1f}, raw graph {r['graph_tok_s']:.1f} tok/s = "
              f"{100 * r['graph_of_roofline']:.1f}% of the roofline; "
@@ -245,6 +257,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--sweep", choices=("quick", "full"), default="quick")
     ap.add_argument("--hf-compile", action="store_true")
+    ap.add_argument("--plans", default="default",
+                    help=f"decode-step variants to time, of {', '.join(PLANS)}")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -265,11 +279,12 @@ def main() -> None:
               f"{results['copy']['torch_tbps']:.2f} TB/s", flush=True)
     if "decode" in parts:
         assert bw is not None
-        results["decode"] = [r for name in args.configs.split(",")
-                             for r in bench_decode(name, [int(c) for c in
-                                                          args.contexts.split(",")],
-                                                   args.steps, bw, "hf" in parts,
-                                                   args.hf_compile)]
+        contexts = [int(c) for c in args.contexts.split(",")]
+        plans = args.plans.split(",")
+        results["decode"] = [r for name in args.configs.split(",") for plan in plans
+                             for r in bench_decode(name, contexts, args.steps, bw,
+                                                   "hf" in parts and plan == plans[0],
+                                                   args.hf_compile, plan)]
     if "prefill" in parts:
         results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts)
     if "ttft" in parts:

@@ -13,7 +13,9 @@ launch costs before it moves a byte.
   bytes / bandwidth. With them, a GEMV's time splits into fixed cost + streaming.
 
 Kinds: "partial" (split-K partial sums, QKV), "add" (atomic adds into the residual: o_proj,
-down), "swiglu" (gate/up fused with SwiGLU, whole rows), "lm" (LM head + argmax).
+down), "swiglu" (gate/up fused with SwiGLU, whole rows), "attn_add" (o_proj with attention's
+combine of Qwen3-4B's 32 flash-decoding shares folded in; `combine_us` beside it is the
+`attn_combine` kernel it replaces), "lm" (LM head + argmax).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32, zeros
 
+# Qwen3-4B's attention at decode: kv heads, query heads per kv head, head_dim, shares
+ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 32}
 GEMVS = {"qkv": (6144, 2560, "partial"), "o_proj": (2560, 4096, "add"),
          "gate_up": (19456, 2560, "partial"), "down": (2560, 9728, "add"),
          "lm_head": (151936, 2560, "lm")}
@@ -61,7 +65,9 @@ QUICK: dict[str, list[Candidate]] = {
     "o_proj": [("add", t) for t in (
         T(64, 64, 8, 4), T(32, 128, 8, 3), T(16, 256, 8, 4), T(64, 128, 8, 2),
         T(128, 64, 8, 2), T(32, 128, 8, 3, True), T(64, 64, 16, 2, True, 10),
-        T(32, 128, 16, 2, True, 10), T(16, 256, 16, 2, True, 10), T(128, 128, 4))],
+        T(32, 128, 16, 2, True, 10), T(16, 256, 16, 2, True, 10), T(128, 128, 4))] + [
+        ("attn_add", t) for t in (T(64, 64, 8, 4), T(128, 64, 8, 2), T(64, 128, 4, 3),
+                                  T(64, 64, 8, 3), T(128, 128, 4, 2))],
     "gate_up": [("partial", T(64, 64, 8, 4)), ("partial", T(64, 64, 5, 4)),
                 ("partial", T(32, 128, 4, 3))] + [("swiglu", t) for t in (
         T(64, 64, 40, 2, True, 10), T(64, 64, 40, 2, True), T(32, 64, 40, 3, True),
@@ -112,6 +118,9 @@ def compile_candidate(kind: str, t: GemvTiles, n: int, k: int) -> bytes:
         return g.lm_head_argmax.compile(BO=t.BO, BK=t.BK, HB=hb).cubin
     if kind == "swiglu":
         return g.swiglu.compile(BO=t.BO, BK=t.BK, HB=hb, UP=n // 2 // t.BO).cubin
+    if kind == "attn_add":
+        return g.attn_add.compile(BO=t.BO, BK=t.BK, G=ATTN["G"], D=ATTN["D"],
+                                  NS=ATTN["NS"]).cubin
     if t.loop:
         kern = g.add_loop if kind == "add" else g.norm_partial_loop
         return kern.compile(BO=t.BO, BK=t.BK).cubin
@@ -135,6 +144,11 @@ def gemv_op(kind: str, t: GemvTiles, w: Any, h: Any, nw: Any, n: int, k: int
     if kind == "swiglu":
         act = api.empty([n // 2], bf16).partition([t.BO])
         return g.swiglu, g.swiglu(act, w, hh, nww, EPS, BK=t.BK, HB=hb, UP=n // 2 // t.BO)
+    if kind == "attn_add":
+        o, m, sums = (api.from_numpy(a) for a in attn_shares())
+        return g.attn_add, g.attn_add(api.zeros([n], f32), w, o, m, sums, BO=t.BO, BK=t.BK,
+                                      G=ATTN["G"], D=ATTN["D"], NS=ATTN["NS"],
+                                      grid=(cdiv(n, t.BO), ATTN["KV"]))
     if kind == "add":
         xb = lt.to_cutile((h * nw.float()).to(torch.bfloat16))
         grid = (cdiv(n, t.BO), t.splits(k))
@@ -149,10 +163,36 @@ def gemv_op(kind: str, t: GemvTiles, w: Any, h: Any, nw: Any, n: int, k: int
     return g.norm_partial, g.norm_partial(part, w, hh, nww, BK=t.BK, KPS=t.KPS)
 
 
+def attn_shares() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flash-decoding shares of Qwen3-4B's attention (seeded): outputs [KV, NS, G D], maxima
+    and sums [KV, NS, G]; the last quarter of the shares empty, as at a short context."""
+    kv, g, d, ns = ATTN["KV"], ATTN["G"], ATTN["D"], ATTN["NS"]
+    rng = np.random.default_rng(3)
+    o = rng.standard_normal((kv, ns, g * d)).astype(np.float32)
+    m = (rng.standard_normal((kv, ns, g)) * 2).astype(np.float32)
+    sums = rng.uniform(1, 8, (kv, ns, g)).astype(np.float32)
+    o[:, 3 * ns // 4:], m[:, 3 * ns // 4:], sums[:, 3 * ns // 4:] = 0, -np.inf, 0
+    return o, m, sums
+
+
+def combined() -> np.ndarray:
+    """The attention output (bf16 values, f32) of `attn_shares`, as `attn_combine` makes it."""
+    import ml_dtypes
+
+    o, m, sums = attn_shares()
+    kv, g, d, ns = ATTN["KV"], ATTN["G"], ATTN["D"], ATTN["NS"]
+    scale = np.exp2(m - m.max(axis=1, keepdims=True))
+    num = (scale[..., None] * o.reshape(kv, ns, g, d)).sum(axis=1)
+    x = (num / (scale * sums).sum(axis=1)[..., None]).reshape(-1)
+    return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
 def reference(kind: str, w: Any, h: Any, nw: Any) -> np.ndarray:
     """What a candidate of `kind` must compute on weight `w`, in f32 (torch)."""
     import torch
 
+    if kind == "attn_add":
+        return np.asarray((w.float() @ torch.from_numpy(combined()).cuda()).cpu().numpy())
     xb = (h * nw.float()).to(torch.bfloat16).float()
     y = w.float() @ xb
     inv = torch.rsqrt((h * h).mean() + EPS)
@@ -222,19 +262,23 @@ def torch_seconds(ws: list[Any], xb: Any) -> tuple[float, float]:
 
     call()
     stream_s = lt.timed(call, torch.cuda.current_stream(), 20)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            call()
-    torch.cuda.current_stream().wait_stream(side)
-    reps = max(20, len(ws))
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for j in range(reps):
-            F.linear(xb[None, :], ws[j % len(ws)])
-    graph_s = lt.timed(g.replay, torch.cuda.current_stream(), 3) / reps
-    del g
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(side)
+        reps = max(20, len(ws))
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for j in range(reps):
+                F.linear(xb[None, :], ws[j % len(ws)])
+        graph_s = lt.timed(g.replay, torch.cuda.current_stream(), 3) / reps
+        del g
+    except Exception as exc:  # reported as NaN, not fatal
+        print(f"torch CUDA graph failed: {type(exc).__name__}: {str(exc)[:120]}")
+        graph_s = math.nan
     return stream_s, graph_s
 
 
@@ -277,9 +321,33 @@ def bench_gemv(name: str, sweep: str, graph_top: int = 3) -> dict[str, Any]:
         ck, t = next((ck, t) for ck, t in cands if label(ck, t) == c)
         res["cutile"][c] = time_candidate(ck, t, cw, h, nw, wants[ck], n, k, graph=True)
     res["best"] = ranked[0] if ranked else None
+    if any(ck == "attn_add" for ck, _ in cands):
+        res["combine_us"] = combine_seconds() * 1e6
     graphed = {c: v for c, v in res["cutile"].items() if "graph_tbps" in v}
     res["best_graph"] = max(graphed, key=lambda c: graphed[c]["graph_tbps"]) if graphed else None
     return res
+
+
+def combine_seconds() -> float:
+    """Seconds per `attn_combine` launch on Qwen3-4B's shares (what `attn_add` replaces)."""
+    from llm.kernels.attention import attn_combine
+
+    g, d, ns = ATTN["G"], ATTN["D"], ATTN["NS"]
+    o, m, sums = (api.from_numpy(a) for a in attn_shares())
+    ops = [attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([g * d]), o, m, sums,
+                        G=g, D=d, NS=ns) for _ in range(4)]
+    launches = [lt.bind(attn_combine, op) for op in ops]
+    i = [0]
+
+    def call() -> None:
+        launches[i[0] % len(launches)].run()
+        i[0] += 1
+
+    try:
+        return lt.timed(call, lt.stream(), 20)
+    finally:
+        for op in ops:
+            op.sync()
 
 
 @cutile.entry
@@ -335,6 +403,17 @@ def bench_floor() -> dict[str, float]:
 def show(name: str, r: dict[str, Any]) -> str:
     best = r["cutile"].get(r["best"], {}) if r["best"] else {}
     bg = r["cutile"].get(r["best_graph"], {}) if r["best_graph"] else {}
-    return (f"{name:<8} {r['shape']}: torch {r['torch_tbps']:.2f} TB/s (graph "
+    line = (f"{name:<8} {r['shape']}: torch {r['torch_tbps']:.2f} TB/s (graph "
             f"{r['torch_graph_tbps']:.2f}), cutile best {best.get('tbps', 0):.2f} ({r['best']}),"
             f" in a graph {bg.get('graph_tbps', 0):.2f} ({r['best_graph']})")
+    if "combine_us" in r:
+        fused = {c: v for c, v in r["cutile"].items() if c.startswith("attn_add") and v.get("ok")}
+        if fused:
+            top = max(fused, key=lambda c: fused[c]["tbps"])
+            us = r["weight_bytes"] / fused[top]["tbps"] / 1e6
+            plain = {c: v for c, v in r["cutile"].items() if c.startswith("add ") and v.get("ok")}
+            add_us = r["weight_bytes"] / max(v["tbps"] for v in plain.values()) / 1e6 if plain \
+                else float("nan")
+            line += (f"\n         combine folded in ({top}): {us:.2f} us vs attn_combine "
+                     f"{r['combine_us']:.2f} us + o_proj {add_us:.2f} us")
+    return line

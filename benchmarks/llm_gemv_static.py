@@ -71,6 +71,11 @@ def analyse(kind: str, t: GemvTiles, n: int, k: int, cubin: bytes) -> dict[str, 
         blocks, per_block, stage = cdiv(n, t.BO), t.BO * k * 2, t.BO * t.BK * 2
     elif kind == "swiglu":
         blocks, per_block, stage = n // 2 // t.BO, t.BO * k * 4, t.BO * t.BK * 4
+    elif kind == "attn_add":                    # + the shares' f32 slice per weight tile
+        from llm_gemv import ATTN
+
+        blocks, per_block = cdiv(n, t.BO) * ATTN["KV"], t.BO * t.KPS * t.BK * 2
+        stage = t.BO * t.BK * 2 + ATTN["NS"] * t.BK * 4
     else:
         blocks = cdiv(n, t.BO) * t.splits(k)
         per_block, stage = t.BO * t.KPS * t.BK * 2, t.BO * t.BK * 2

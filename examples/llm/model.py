@@ -9,8 +9,8 @@ is what lets the whole step be captured once as a CUDA graph and replayed per to
 the runtime offers graphs, `decode_step` issues its ops one by one (each op owns its
 tensors while it runs, and hands them back).
 
-A decode step of an L-layer model is 2 + 7 L kernels (+1 when sampling; 2 + 8 L with the
-MLP unfused, `Plan.mlp_fused`):
+A decode step of an L-layer model is 2 + 7 L kernels (+1 when sampling; one more per layer
+with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.attn_fused`):
 
     embed_row                      h = embedding[tokens[pos]]
     per layer:
@@ -19,6 +19,7 @@ MLP unfused, `Plan.mlp_fused`):
       attn_decode                  flash-decoding shares over the cache
       attn_combine                 their softmax-weighted sum, bf16
       gemv_add (O)                 h += Wo attn           (atomic adds into h)
+        (`Plan.attn_fused`: gemv_attn_add, the combine inside the projection: one kernel)
       gemv_swiglu (gate/up)        act = silu(g) * u, bf16: whole rows of Wg and Wu per block
         (unfused: gemv_norm_partial, then swiglu_finish to add the partial sums)
       gemv_add (down)              h += Wd act
@@ -168,6 +169,21 @@ class Engine:
         else:
             self._run(g.add, self.h, w, x, BO=t.BO, BK=t.BK, KPS=t.KPS, grid=grid)
 
+    def _attn_out(self, wo: Tensor) -> None:
+        """h += Wo attn, attn the combine of the flash-decoding shares: inside the
+        projection (`attn_fused`) or by `attn_combine` first."""
+        c, p = self.cfg, self.plan
+        if p.attn_fused:
+            t = p.o
+            grid = (cdiv(c.hidden_size, t.BO), c.num_kv_heads)
+            self._run(self.gemv["o"].attn_add, self.h, wo, self.attn_o, self.attn_m,
+                      self.attn_l, BO=t.BO, BK=t.BK, G=c.group, D=c.head_dim,
+                      NS=p.attn_splits, grid=grid)
+            return
+        self._run(attn.attn_combine, out(self.attn, c.group * c.head_dim), self.attn_o,
+                  self.attn_m, self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
+        self._gemv_add("o", wo, self.attn)
+
     def _mlp_in(self, wgu: Tensor, norm: Tensor) -> None:
         """act = silu(g) * u of the MLP norm's output: one fused kernel, or the split
         gate/up GEMV and `swiglu_finish`."""
@@ -205,9 +221,7 @@ class Engine:
                       self.q, self.k_cache[i], self.v_cache[i], self.pos,
                       1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
                       M=max(16, c.group))
-            self._run(attn.attn_combine, out(self.attn, gd), self.attn_o, self.attn_m,
-                      self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
-            self._gemv_add("o", lw.wo, self.attn)
+            self._attn_out(lw.wo)
             self._mlp_in(lw.wgu, lw.mlp_norm)
             self._gemv_add("down", lw.wd, self.act)
         self._run(self.lm.lm_head_argmax, out(self.logits, p.lm_bo), out(self.bmax, 1),
@@ -308,3 +322,9 @@ def check_config(cfg: Qwen3Config, plan: Plan) -> None:
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):
         raise ValueError("attention splits must be a power of two")
+    o = plan.o
+    if plan.attn_fused and (cfg.head_dim % o.BK or o.KPS * o.BK != cfg.group * cfg.head_dim
+                            or o.loop):
+        raise ValueError(f"the output projection with the combine folded in takes one kv "
+                         f"head's {cfg.group * cfg.head_dim} columns per block in unrolled "
+                         f"tiles that divide head_dim: BK={o.BK}, KPS={o.KPS} do not")

@@ -101,6 +101,8 @@ class Plan:
     gate_up: GemvTiles
     down: GemvTiles
     mlp_fused: bool              # gate/up and SwiGLU in one kernel (`gate_up` is "swiglu")
+    attn_fused: bool             # attention's combine inside the output projection (`o`
+                                 # then has KPS = G D / BK: one split per kv head)
     lm_bo: int                   # LM head rows per block (whole rows: no split)
     lm_bk: int
     lm_occupancy: int | None
@@ -128,16 +130,25 @@ def largest_pow2_divisor(n: int, cap: int) -> int:
     return t
 
 
-def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True) -> Plan:
+def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
+             attn_fused: bool = False) -> Plan:
+    """The plan of a config. `attn_fused` (when the output projection's column tiles fit
+    in a head: BK divides head_dim) folds attention's combine into the output projection:
+    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     splits = max(1, pow2_at_least(cdiv(sms, cfg.num_kv_heads)))   # fill the SMs
+    o = gemv_tiles("add", h, cfg.q_size, sms)
+    attn_fused = attn_fused and cfg.head_dim % o.BK == 0
+    if attn_fused:
+        o = replace(o, KPS=cfg.group * cfg.head_dim // o.BK, loop=False)
     return Plan(
         qkv=gemv_tiles("partial", cfg.qkv_size, h, sms),
-        o=gemv_tiles("add", h, cfg.q_size, sms),
+        o=o,
         gate_up=gemv_tiles("swiglu" if mlp_fused else "partial", 2 * i, h, sms),
         down=gemv_tiles("add", h, i, sms),
         mlp_fused=mlp_fused,
+        attn_fused=attn_fused,
         lm_bo=32 if small else 128,
         lm_bk=32 if small else 128,
         lm_occupancy=None if small else 2,

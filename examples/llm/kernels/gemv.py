@@ -18,6 +18,12 @@ loads in flight at once.
 - `gemv_add`: y += W x into an `Atomic` f32 vector: the output and down projections add
   straight into the residual stream h (every block adds its partial sums; atomics of
   different blocks do not race), which saves a reduction kernel per projection.
+- `gemv_attn_add`: the output projection with attention's combine folded in: block (o, j)
+  takes the KPS = G D / BK column tiles of key/value head j, and for each it computes its
+  slice of the attention output from the NS flash-decoding shares (rescaled to their common
+  maximum, added, divided by the total sum, rounded to bf16: what `attn_combine` computes)
+  before multiplying; then atomic adds into h as `gemv_add`. One kernel less per layer, for
+  NS x BK f32 partial-output reads from L2 per weight tile.
 - `gemv_swiglu`: the MLP's gate and up projections and SwiGLU in one kernel, whole rows
   per block (no split of the reduction): block i multiplies gate rows [i BO, (i+1) BO) and
   the matching up rows (UP = I / BO row tiles further down the fused [2 I, K] weight) with
@@ -47,6 +53,8 @@ from cutile.core import (
     bf16,
     block_id,
     exp,
+    exp2,
+    extract,
     f32,
     fma,
     i32,
@@ -65,6 +73,7 @@ class GemvKernels:
     norm_partial_loop: cutile.EntryKernel
     add_loop: cutile.EntryKernel
     swiglu: cutile.EntryKernel
+    attn_add: cutile.EntryKernel
 
 
 @functools.cache
@@ -168,5 +177,26 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
         gs = g.sum(axis=1) * inv
         act.store((gs / (1.0 + exp(-gs)) * (u.sum(axis=1) * inv)).astype(bf16))
 
+    @cutile.entry(occupancy=occupancy)
+    def gemv_attn_add(y: Atomic[Tensor[f32, [-1]]], w: Tensor[bf16, [-1, -1]],
+                      o: Tensor[f32, [-1, -1, -1]], m: Tensor[f32, [-1, -1, -1]],
+                      sums: Tensor[f32, [-1, -1, -1]], BO: Const[int], BK: Const[int],
+                      G: Const[int], D: Const[int], NS: Const[int]):
+        ob = block_id(0)
+        kvh = block_id(1)
+        ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
+        scale = exp2(ms - ms.max(axis=0, keepdims=True))                  # [NS, G]
+        den = (scale * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(
+            axis=0, keepdims=True)                                          # [1, G]
+        acc = zeros((BO, BK), f32)
+        for kk in range(G * D // BK):                     # BK divides D: one head per tile
+            head = kk * BK // D
+            part = o.load_tile((1, NS, BK), (kvh, 0, kk)).reshape((NS, BK))
+            num = (extract(scale, (0, head), (NS, 1)) * part).sum(axis=0)
+            x = (num / extract(den, (0, head), (1, 1)).reshape((1,))).astype(bf16)
+            wt = w.load_tile((BO, BK), (ob, kvh * (G * D // BK) + kk), latency=latency)
+            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
+        atomic_add(y, ob * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
+
     return GemvKernels(gemv_norm_partial, gemv_add, lm_head_argmax, gemv_norm_partial_loop,
-                       gemv_add_loop, gemv_swiglu)
+                       gemv_add_loop, gemv_swiglu, gemv_attn_add)
