@@ -9,10 +9,11 @@ by (kind, N, K): "partial" (QKV, or gate/up when not fused), "add" (o_proj, down
 tiles from the arithmetic of one wave (see there).
 
 A GEMV of the decode step is short (QKV of Qwen3-4B: 31 MB, 7.5 us at the copy
-bandwidth), and each kernel pays a fixed ~4 us on the H200 (launch, the first bytes' latency,
-the tail; measured: `benchmarks/RESULTS.md`), so the plan favours grids that put every
-block on an SM at once with enough loads in flight (one wave, blocks of equal work) and
-fewer kernels per layer (`mlp_fused`).
+bandwidth), and each launch pays a fixed ~4 us on the H200 (the 2026-11-30 run fits
+bytes / 4.2-4.3 TB/s + 3.9-4.3 us for the one-wave GEMVs: launch, the first bytes'
+latency, the tail; examples/llm/README.md), so the plan favours grids that put every block
+on an SM at once with loads in flight from the start (one wave, blocks of equal work) and
+fewer kernels per layer (`mlp_fused`, `attn_fused`).
 """
 
 from __future__ import annotations

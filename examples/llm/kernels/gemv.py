@@ -14,7 +14,7 @@ loads in flight at once.
   a scalar, so it is applied by the kernel that reduces the partial sums (`qkv_finish`,
   `swiglu_finish`), and the norm costs the GEMV nothing. Block (s, o) writes its partial
   sums to row s of a [S, N] f32 buffer (deterministic: the consumer adds the S rows in
-  order). Used for the fused QKV projection and the fused gate/up projection.
+  order). Used for the fused QKV projection (and gate/up when the MLP is not fused).
 - `gemv_add`: y += W x into an `Atomic` f32 vector: the output and down projections add
   straight into the residual stream h (every block adds its partial sums; atomics of
   different blocks do not race), which saves a reduction kernel per projection.
