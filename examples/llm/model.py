@@ -9,7 +9,8 @@ is what lets the whole step be captured once as a CUDA graph and replayed per to
 the runtime offers graphs, `decode_step` issues its ops one by one (each op owns its
 tensors while it runs, and hands them back).
 
-A decode step of an L-layer model is 2 + 8 L kernels (+1 when sampling):
+A decode step of an L-layer model is 2 + 7 L kernels (+1 when sampling; one more per layer
+with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.attn_fused`):
 
     embed_row                      h = embedding[tokens[pos]]
     per layer:
@@ -18,8 +19,9 @@ A decode step of an L-layer model is 2 + 8 L kernels (+1 when sampling):
       attn_decode                  flash-decoding shares over the cache
       attn_combine                 their softmax-weighted sum, bf16
       gemv_add (O)                 h += Wo attn           (atomic adds into h)
-      gemv_norm_partial (gate/up)  partial sums of Wgu bf16(h * w_mlp_norm)
-      swiglu_finish                silu(g) * u, bf16
+        (`Plan.attn_fused`: gemv_attn_add, the combine inside the projection: one kernel)
+      gemv_swiglu (gate/up)        act = silu(g) * u, bf16: whole rows of Wg and Wu per block
+        (unfused: gemv_norm_partial, then swiglu_finish to add the partial sums)
       gemv_add (down)              h += Wd act
     lm_head_argmax                 logits and each block's best
     select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
@@ -77,7 +79,8 @@ class Engine:
         self.cfg, self.w = c, weights
         self.plan = plan or plan_for(c)
         self.sampling = sampling_ or Sampling()
-        self.gemv = {name: gemv_kernels(t.occupancy) for name, t in self._gemvs().items()}
+        self.gemv = {name: gemv_kernels(t.occupancy, t.latency)
+                     for name, t in self._gemvs().items()}
         self.lm = gemv_kernels(self.plan.lm_occupancy)
         # The cache and token buffer extents are powers of two: each is one tile, and a
         # position past the end fails the device check instead of vanishing in padding.
@@ -114,7 +117,9 @@ class Engine:
         self.attn_m = slot("attn_m", [kv, ns, g], f32)
         self.attn_l = slot("attn_l", [kv, ns, g], f32)
         self.attn = slot("attn", [c.q_size], bf16)
-        self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size], f32)
+        if not p.mlp_fused:
+            self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size],
+                                f32)
         self.act = slot("act", [c.intermediate_size], bf16)
         self.logits = slot("logits", [c.vocab_size], f32)
         nb = cdiv(c.vocab_size, p.lm_bo)
@@ -164,6 +169,35 @@ class Engine:
         else:
             self._run(g.add, self.h, w, x, BO=t.BO, BK=t.BK, KPS=t.KPS, grid=grid)
 
+    def _attn_out(self, wo: Tensor) -> None:
+        """h += Wo attn, attn the combine of the flash-decoding shares: inside the
+        projection (`attn_fused`) or by `attn_combine` first."""
+        c, p = self.cfg, self.plan
+        if p.attn_fused:
+            t = p.o
+            grid = (cdiv(c.hidden_size, t.BO), c.num_kv_heads)
+            self._run(self.gemv["o"].attn_add, self.h, wo, self.attn_o, self.attn_m,
+                      self.attn_l, BO=t.BO, BK=t.BK, G=c.group, D=c.head_dim,
+                      NS=p.attn_splits, grid=grid)
+            return
+        self._run(attn.attn_combine, out(self.attn, c.group * c.head_dim), self.attn_o,
+                  self.attn_m, self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
+        self._gemv_add("o", wo, self.attn)
+
+    def _mlp_in(self, wgu: Tensor, norm: Tensor) -> None:
+        """act = silu(g) * u of the MLP norm's output: one fused kernel, or the split
+        gate/up GEMV and `swiglu_finish`."""
+        c, p = self.cfg, self.plan
+        eps, hb, i = c.rms_norm_eps, pow2_at_least(c.hidden_size), c.intermediate_size
+        if p.mlp_fused:
+            t = p.gate_up
+            self._run(self.gemv["gate_up"].swiglu, out(self.act, t.BO), wgu, self.h, norm, eps,
+                      BK=t.BK, HB=hb, UP=i // t.BO)
+            return
+        self._gemv_partial("gate_up", self.gu_part, wgu, norm)
+        self._run(decode_misc.swiglu_finish, out(self.act, p.swiglu_tile), self.gu_part,
+                  self.h, eps, HB=hb, UP=i // p.swiglu_tile)
+
     # -- the decode step ----------------------------------------------------------------------
 
     def decode_step(self) -> None:
@@ -187,12 +221,8 @@ class Engine:
                       self.q, self.k_cache[i], self.v_cache[i], self.pos,
                       1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
                       M=max(16, c.group))
-            self._run(attn.attn_combine, out(self.attn, gd), self.attn_o, self.attn_m,
-                      self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
-            self._gemv_add("o", lw.wo, self.attn)
-            self._gemv_partial("gate_up", self.gu_part, lw.wgu, lw.mlp_norm)
-            self._run(decode_misc.swiglu_finish, out(self.act, p.swiglu_tile), self.gu_part,
-                      self.h, eps, HB=hb, UP=c.intermediate_size // p.swiglu_tile)
+            self._attn_out(lw.wo)
+            self._mlp_in(lw.wgu, lw.mlp_norm)
             self._gemv_add("down", lw.wd, self.act)
         self._run(self.lm.lm_head_argmax, out(self.logits, p.lm_bo), out(self.bmax, 1),
                   out(self.barg, 1), w.lm_head, self.h, w.final_norm, eps, BK=p.lm_bk, HB=hb)
@@ -283,10 +313,18 @@ class Engine:
 
 def check_config(cfg: Qwen3Config, plan: Plan) -> None:
     """Shapes the kernels rely on (tile sizes dividing what they must divide)."""
-    if cfg.intermediate_size % plan.swiglu_tile or cfg.intermediate_size % plan.swiglu_bn:
-        raise ValueError(f"intermediate size {cfg.intermediate_size} must be a multiple of "
-                         f"the SwiGLU tiles ({plan.swiglu_tile}, {plan.swiglu_bn})")
+    i = cfg.intermediate_size
+    fused = plan.gate_up.BO if plan.mlp_fused else 1
+    if i % plan.swiglu_tile or i % plan.swiglu_bn or i % fused:
+        raise ValueError(f"intermediate size {i} must be a multiple of the SwiGLU tiles "
+                         f"({plan.swiglu_tile}, {plan.swiglu_bn}, {fused})")
     if cfg.head_dim & (cfg.head_dim - 1):
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):
         raise ValueError("attention splits must be a power of two")
+    o = plan.o
+    if plan.attn_fused and (cfg.head_dim % o.BK or o.KPS * o.BK != cfg.group * cfg.head_dim
+                            or o.loop):
+        raise ValueError(f"the output projection with the combine folded in takes one kv "
+                         f"head's {cfg.group * cfg.head_dim} columns per block in unrolled "
+                         f"tiles that divide head_dim: BK={o.BK}, KPS={o.KPS} do not")

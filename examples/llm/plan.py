@@ -2,9 +2,18 @@
 
 The decode GEMVs decide the speed: a (BO, BK) weight tile per load, KPS column tiles per
 block (tileiras unrolls them into KPS loads in flight), S = column tiles / KPS splits of
-the reduction, and tileiras' `occupancy` hint (CTAs per SM). `benchmarks/llm_decode.py
---sweep` times candidates on the GPU; the best ones go in `TUNED` (keyed by (N, K)).
-Without an entry, `gemv_tiles` aims at about four blocks per SM with KPS near 4.
+the reduction, tileiras' `occupancy` hint (CTAs per SM) and the loads' `latency` hint.
+`benchmarks/llm_decode.py` times candidates on the GPU; the best ones go in `TUNED`, keyed
+by (kind, N, K): "partial" (QKV, or gate/up when not fused), "add" (o_proj, down), "swiglu"
+(gate/up fused with SwiGLU, whole rows per block). Without an entry, `gemv_tiles` picks
+tiles from the arithmetic of one wave (see there).
+
+A GEMV of the decode step is short (QKV of Qwen3-4B: 31 MB, 7.5 us at the copy
+bandwidth), and each launch pays a fixed ~4 us on the H200 (the 2026-11-30 run fits
+bytes / 4.2-4.3 TB/s + 3.9-4.3 us for the one-wave GEMVs: launch, the first bytes'
+latency, the tail; examples/llm/README.md), so the plan favours grids that put every block
+on an SM at once with loads in flight from the start (one wave, blocks of equal work) and
+fewer kernels per layer (`mlp_fused`, `attn_fused`).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ class GemvTiles:
     KPS: int                     # column tiles per block (divides the column tile count)
     occupancy: int | None = None
     loop: bool = False           # KPS at run time: a pipelined loop, not KPS unrolled loads
+    latency: int | None = None   # the weight loads' latency hint (deeper loop pipelines)
 
     def splits(self, k: int) -> int:
         tiles = cdiv(k, self.BK)
@@ -43,15 +53,24 @@ class GemvTiles:
         return cdiv(n, self.BO) * self.splits(k)
 
 
-# (N, K) -> tiles measured best on the H200 (benchmarks/llm_decode.py --sweep).
-TUNED: dict[tuple[int, int], GemvTiles] = {}
+# (kind, N, K) -> tiles measured best on the H200 (benchmarks/llm_decode.py --parts gemv,
+# results/2026-11-30-llm-gemv.json: Qwen3-4B).
+TUNED: dict[tuple[str, int, int], GemvTiles] = {
+    ("partial", 6144, 2560): GemvTiles(128, 64, 8, 2),               # QKV 2.70 TB/s
+    ("add", 2560, 4096): GemvTiles(64, 64, 8, 4),                     # o_proj 2.37
+    ("partial", 19456, 2560): GemvTiles(64, 64, 8, 4),                # gate/up 3.49
+    ("add", 2560, 9728): GemvTiles(32, 128, 19, 3, loop=True),        # down 3.14
+}
 
 
-def gemv_tiles(n: int, k: int, sms: int = SMS) -> GemvTiles:
-    """The tuned tiles of an (N, K) GEMV, else: the most column tiles per block (up to 8,
-    dividing the count) that still give at least two blocks per SM."""
-    if (n, k) in TUNED:
-        return TUNED[(n, k)]
+def gemv_tiles(kind: str, n: int, k: int, sms: int = SMS) -> GemvTiles:
+    """The tuned tiles of a GEMV, else: for a split GEMV, the most column tiles per block
+    (up to 8, dividing the count) that still give at least two blocks per SM; for the fused
+    gate/up ("swiglu", n = 2 I), `swiglu_tiles`."""
+    if (kind, n, k) in TUNED:
+        return TUNED[(kind, n, k)]
+    if kind == "swiglu":
+        return swiglu_tiles(n // 2, k, sms)
     bk = 128 if k >= 1024 else 32
     bo = 64 if n >= 1024 else 32
     tiles = cdiv(k, bk)
@@ -60,12 +79,31 @@ def gemv_tiles(n: int, k: int, sms: int = SMS) -> GemvTiles:
     return GemvTiles(bo, bk, max(fits, default=1), 2 if n >= 1024 else None)
 
 
+def swiglu_tiles(i: int, k: int, sms: int = SMS) -> GemvTiles:
+    """Tiles of the fused gate/up + SwiGLU GEMV (whole rows: KPS is every column tile, one
+    split): BO gate rows and BO up rows per block, BO a power of two dividing I. The
+    largest BO (up to 64) that still gives a block to every SM: I / BO blocks of equal work
+    run as one wave at two CTAs per SM, and (BO, 64) tiles with the latency hint 10 keep
+    about six stages (~96 KB) of loads in flight per CTA (tileiras' choice, read from the
+    assembled kernel's shared memory)."""
+    divisors = [b for b in (64, 32, 16) if i % b == 0]
+    if not divisors:
+        raise ValueError(f"intermediate size {i} is not a multiple of 16")
+    bo = next((b for b in divisors if i // b >= sms), divisors[-1])
+    bk = 64 if k >= 1024 else 32
+    return GemvTiles(bo, bk, cdiv(k, bk), 2 if k >= 1024 else None, loop=True,
+                     latency=10 if k >= 1024 else None)
+
+
 @dataclass(frozen=True)
 class Plan:
     qkv: GemvTiles
     o: GemvTiles
     gate_up: GemvTiles
     down: GemvTiles
+    mlp_fused: bool              # gate/up and SwiGLU in one kernel (`gate_up` is "swiglu")
+    attn_fused: bool             # attention's combine inside the output projection (`o`
+                                 # then has KPS = G D / BK: one split per kv head)
     lm_bo: int                   # LM head rows per block (whole rows: no split)
     lm_bk: int
     lm_occupancy: int | None
@@ -93,15 +131,25 @@ def largest_pow2_divisor(n: int, cap: int) -> int:
     return t
 
 
-def plan_for(cfg: Qwen3Config, sms: int = SMS) -> Plan:
+def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
+             attn_fused: bool = False) -> Plan:
+    """The plan of a config. `attn_fused` (when the output projection's column tiles fit
+    in a head: BK divides head_dim) folds attention's combine into the output projection:
+    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     splits = max(1, pow2_at_least(cdiv(sms, cfg.num_kv_heads)))   # fill the SMs
+    o = gemv_tiles("add", h, cfg.q_size, sms)
+    attn_fused = attn_fused and cfg.head_dim % o.BK == 0
+    if attn_fused:
+        o = replace(o, KPS=cfg.group * cfg.head_dim // o.BK, loop=False)
     return Plan(
-        qkv=gemv_tiles(cfg.qkv_size, h, sms),
-        o=gemv_tiles(h, cfg.q_size, sms),
-        gate_up=gemv_tiles(2 * i, h, sms),
-        down=gemv_tiles(h, i, sms),
+        qkv=gemv_tiles("partial", cfg.qkv_size, h, sms),
+        o=o,
+        gate_up=gemv_tiles("swiglu" if mlp_fused else "partial", 2 * i, h, sms),
+        down=gemv_tiles("add", h, i, sms),
+        mlp_fused=mlp_fused,
+        attn_fused=attn_fused,
         lm_bo=32 if small else 128,
         lm_bk=32 if small else 128,
         lm_occupancy=None if small else 2,

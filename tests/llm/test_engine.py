@@ -113,6 +113,42 @@ def test_pipelined_gemvs_decode_the_same_tokens(tiny: Any, tiny_weights: Any,
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
 
 
+def test_unfused_mlp_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
+                                             greedy: tuple[list[int], list[np.ndarray]]
+                                             ) -> None:
+    """The split gate/up GEMV and `swiglu_finish` (one kernel more per layer) instead of
+    the fused gate/up + SwiGLU kernel: the same tokens, logits to f32 summation order."""
+    plan = plan_for(tiny, mlp_fused=False)
+    assert not plan.mlp_fused and plan.gate_up.splits(tiny.hidden_size) > 1
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    eng.load_prompt(PROMPT)
+    ops = eng.ops
+    for step in range(3):
+        eng.decode_step()
+        np.testing.assert_allclose(eng.read_logits(), greedy[1][step], rtol=1e-4, atol=1e-4)
+    assert (eng.ops - ops) / 3 == 2 + 8 * tiny.num_layers + 1
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+
+
+def test_combine_in_the_output_projection_decodes_the_same_tokens(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`attn_fused`: attention's combine folded into the output projection, one kernel less
+    per layer; the same tokens, logits to f32 summation order."""
+    plan = plan_for(tiny, attn_fused=True)
+    assert plan.attn_fused and plan.o.KPS * plan.o.BK == tiny.group * tiny.head_dim
+    check_config(tiny, plan)
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    eng.load_prompt(PROMPT)
+    ops = eng.ops
+    for step in range(3):
+        eng.decode_step()
+        np.testing.assert_allclose(eng.read_logits(), greedy[1][step], rtol=1e-4, atol=1e-4)
+    assert (eng.ops - ops) / 3 == 2 + 6 * tiny.num_layers + 1
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    with pytest.raises(ValueError, match="combine folded in"):
+        check_config(tiny, plan.with_(o=replace(plan.o, KPS=1)))
+
+
 def test_prompt_guards(tiny_weights: Any) -> None:
     eng = Engine(tiny_weights, 8)
     with pytest.raises(ValueError, match="does not fit"):

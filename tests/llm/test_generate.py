@@ -18,7 +18,7 @@ def test_generate_random_weights_reports_speed(capsys: pytest.CaptureFixture[str
     assert len(report["tokens"]) == 3
     assert all(0 <= t < 320 for t in report["tokens"])
     assert report["tok_s"] > 0 and report["roofline_tok_s"] > 0
-    assert report["launches_per_step"] == 2 + 8 * 2 + 1
+    assert report["launches_per_step"] == 2 + 7 * 2 + 1
     assert "tok/s" in out and "roofline" in out and "ms/token" in out
 
 

@@ -60,6 +60,49 @@ def test_gemv_adds_into_the_residual(rng: np.random.Generator, loop: bool) -> No
     np.testing.assert_allclose(y.to_numpy(), y0 + f32_of(w) @ f32_of(x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("latency", [None, 10])
+def test_fused_gate_up_swiglu(rng: np.random.Generator, latency: int | None) -> None:
+    """Whole rows of the gate and the up projection per block, the MLP norm's scale and
+    SwiGLU in the epilogue; K = 80 is not a multiple of BK (the last tile is padded)."""
+    i, k, bo = 48, 80, 16
+    w = (rng.standard_normal((2 * i, k)) * 0.2).astype(BF16)
+    h = rng.standard_normal(k).astype(np.float32)
+    nw = rng.uniform(0.5, 1.5, k).astype(BF16)
+    act = api.full([i], np.nan, bf16).partition([bo])
+    act, *_ = gemv_kernels(2, latency).swiglu(
+        act, api.from_numpy(w), api.from_numpy(h), api.from_numpy(nw), 1e-6, BK=32, HB=128,
+        UP=i // bo).sync()
+    x = f32_of(f32_of(h * f32_of(nw)).astype(BF16))
+    inv = 1 / np.sqrt((h * h).mean() + 1e-6)
+    g, u = (f32_of(w[:i]) @ x) * inv, (f32_of(w[i:]) @ x) * inv
+    want = g / (1 + np.exp(-g)) * u
+    got = f32_of(act.unpartition().to_numpy())
+    np.testing.assert_allclose(got, want, rtol=8e-3, atol=1e-3 * np.abs(want).max())
+    assert np.abs(want).max() > 0.5                  # not a test of zeros
+
+
+def test_output_projection_with_the_attention_combine(rng: np.random.Generator) -> None:
+    """h += Wo combine(shares): the NS flash-decoding shares of each kv head (two of them
+    empty: maximum -inf, sum 0) rescaled, added and divided as `attn_combine` does, the
+    result rounded to bf16, times Wo; two column tiles per head, a ragged last row tile."""
+    kv, g, d, ns, n, bo, bk = 2, 2, 32, 4, 40, 16, 16
+    o = rng.standard_normal((kv, ns, g * d)).astype(np.float32)
+    m = rng.standard_normal((kv, ns, g)).astype(np.float32) * 3
+    sums = rng.uniform(0.5, 4, (kv, ns, g)).astype(np.float32)
+    m[1, 3], sums[1, 3], o[1, 3] = -np.inf, 0, 0
+    m[0, 1], sums[0, 1], o[0, 1] = -np.inf, 0, 0
+    w = (rng.standard_normal((n, kv * g * d)) * 0.1).astype(BF16)
+    y0 = rng.standard_normal(n).astype(np.float32)
+    y, *_ = gemv_kernels(None).attn_add(
+        api.from_numpy(y0), api.from_numpy(w), api.from_numpy(o), api.from_numpy(m),
+        api.from_numpy(sums), BO=bo, BK=bk, G=g, D=d, NS=ns, grid=(-(-n // bo), kv)).sync()
+    scale = np.exp2(m - m.max(axis=1, keepdims=True))                 # [kv, ns, g]
+    num = (scale[..., None] * o.reshape(kv, ns, g, d)).sum(axis=1)
+    x = f32_of((num / (scale * sums).sum(axis=1)[..., None]).reshape(-1).astype(BF16))
+    want = y0 + f32_of(w).astype(np.float64) @ x
+    np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_lm_head_and_greedy_choice_break_ties_to_the_lowest_id(rng: np.random.Generator
                                                                ) -> None:
     v, k, bo = 200, 64, 32

@@ -24,9 +24,10 @@ def engine_kernels() -> list[cutile.EntryKernel]:
     found = []
     for mod in (attention, decode_misc, fill, prefill, qkv, sampling):
         found += [k for k in vars(mod).values() if isinstance(k, cutile.EntryKernel)]
-    for occ in (None, 2):
-        g = gemv_kernels(occ)
-        found += [g.norm_partial, g.add, g.lm_head_argmax, g.norm_partial_loop, g.add_loop]
+    for occ, latency in ((None, None), (2, None), (2, 10)):
+        g = gemv_kernels(occ, latency)
+        found += [g.norm_partial, g.add, g.lm_head_argmax, g.norm_partial_loop, g.add_loop,
+                  g.swiglu]
     return found
 
 
@@ -64,6 +65,11 @@ def test_decode_gemvs_load_with_tma_and_do_not_spill() -> None:
         assert not re.search(r"\b(LDL|STL)\b", text), f"{kernel.name} spills"
     text = sass(gemv_kernels(plan.lm_occupancy).lm_head_argmax, BO=plan.lm_bo, BK=plan.lm_bk,
                 HB=pow2_at_least(cfg.hidden_size))
+    assert "UTMALDG" in text and not re.search(r"\b(LDL|STL)\b", text)
+    t = plan.gate_up                                  # gate/up fused with SwiGLU
+    assert plan.mlp_fused
+    text = sass(gemv_kernels(t.occupancy, t.latency).swiglu, BO=t.BO, BK=t.BK,
+                HB=pow2_at_least(cfg.hidden_size), UP=cfg.intermediate_size // t.BO)
     assert "UTMALDG" in text and not re.search(r"\b(LDL|STL)\b", text)
 
 
