@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"prompt: {len(ids)} tokens; generated {len(new)}: {new[:16]}"
           f"{' ...' if len(new) > 16 else ''}")
     if tok is not None:
-        print("text:", tok.decode(new))
+        print(f"text: {tok.decode(new)}")
 
     elements = int((args.copy_mib or (1024 if gpu else 0.25)) * 2**20) // 2
     bw = copy_bandwidth(elements, repeats=10 if gpu else 2)
