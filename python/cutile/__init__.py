@@ -34,8 +34,9 @@ from .errors import (
 from .hints import ByTarget
 from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
-from .runtime.device_op import DeviceOp
+from .runtime.device_op import DeviceOp, Submitted
 from .runtime.device_op import zip_ops as zip
+from .runtime.streams import Stream, stream, synchronize
 from .tuning import Autotuned, Config, autotune
 
 log.configure()
@@ -61,6 +62,8 @@ __all__ = [
     "LaunchError",
     "OpNeverRunWarning",
     "RaceError",
+    "Stream",
+    "Submitted",
     "TensorError",
     "api",
     "autotune",
@@ -68,6 +71,8 @@ __all__ = [
     "core",
     "device",
     "entry",
+    "stream",
+    "synchronize",
     "unsafe",
     "zip",
 ]

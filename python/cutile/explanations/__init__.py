@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import (
     config,
     frontend,
+    graphs,
     host,
     indexed,
     launch,
@@ -23,6 +24,7 @@ EXPLANATIONS: dict[str, str] = {
     **indexed.TEXTS,
     **tile_pieces.TEXTS,
     **host.TEXTS,
+    **graphs.TEXTS,
     **launch.TEXTS,
     **toolchain.TEXTS,
     **config.TEXTS,

@@ -101,16 +101,12 @@ class _Handle(_native.HandleMeta):
         return self._storage, lo, hi
 
     def _ensure_no_pending_writer(self) -> None:
-        """A host read must not observe bytes a pending op may still be writing."""
+        """A host read must not observe bytes pending work may still be writing: wait for
+        every writer on a stream (an op handed its tensors back before the device finished:
+        `then`, a graph replay). Raises BorrowError for bytes a graph capture is recording
+        (CT5060, nothing of it ran) or an external holder has (CT5008)."""
         storage, lo, hi = self._ledger_range()
-        pending = ledger().conflicts(storage, lo, hi, False)
-        if pending:
-            raise BorrowError(
-                f"bytes of this tensor are being written by pending op(s) "
-                f"{', '.join(f'#{t}' for t in pending)}",
-                code="CT5008",
-                hint="`.sync()` (or await) the operation first",
-            )
+        ledger().host_access(storage, lo, hi, False)
 
     def _span_bytes(self) -> tuple[int, int]:
         """Lowest and one-past-highest byte this view touches, relative to the allocation."""
@@ -152,7 +148,7 @@ class Tensor(_Handle):
         return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name})"
 
     def to_numpy(self) -> np.ndarray:
-        """Copy to a new numpy array (waits for nothing: a live handle has no pending writer)."""
+        """Copy to a new numpy array, after any pending writer of its bytes finished."""
         self._ensure_live("read")
         self._ensure_no_pending_writer()
         return self._to_numpy()

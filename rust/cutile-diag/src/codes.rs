@@ -188,6 +188,11 @@ pub const CODES: &[CodeInfo] = &[
         "CT5009",
         "tensor moved into an operation that was dropped without running",
     ),
+    h(
+        "CT5060",
+        "access that conflicts with a CUDA Graph capture (captured work has not run)",
+    ),
+    h("CT5061", "work enqueued on a stream that was closed"),
     // CT6xxx: launch configuration (`LaunchError`).
     l("CT6001", "launch grid differs from the partition grid"),
     l(

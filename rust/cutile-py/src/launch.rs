@@ -18,7 +18,8 @@ use pending::CallSite;
 pub use pending::PendingLaunch;
 
 use crate::errors::{self, guard, host_err};
-use crate::{HostRegistry, Ledger};
+use crate::runtime::Runtime;
+use crate::HostRegistry;
 use cutile_host::launch_plan::{
     fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
     PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
@@ -104,7 +105,7 @@ impl HandleMeta {
 }
 
 /// `CUresult cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)`.
-type LaunchFn = unsafe extern "C" fn(
+pub(crate) type LaunchFn = unsafe extern "C" fn(
     *mut c_void,
     c_uint,
     c_uint,
@@ -117,37 +118,6 @@ type LaunchFn = unsafe extern "C" fn(
     *mut *mut c_void,
     *mut *mut c_void,
 ) -> c_int;
-/// `CUresult cuStreamSynchronize(stream)`.
-type SyncFn = unsafe extern "C" fn(*mut c_void) -> c_int;
-
-struct Gpu {
-    launch: LaunchFn,
-    sync: SyncFn,
-    stream: usize,
-    /// Launches this launcher enqueued (counted after `cuLaunchKernel` returns), and how
-    /// many of them a completed `cuStreamSynchronize` covers: an op launched before a
-    /// synchronize returned needs no second one (a stream runs in order).
-    launched: AtomicU64,
-    synced: AtomicU64,
-}
-
-impl Gpu {
-    /// Wait until launch number `seq` of this launcher completed (0: wait for the stream).
-    fn wait_for(&self, py: Python<'_>, seq: u64) -> c_int {
-        if seq != 0 && self.synced.load(Ordering::Acquire) >= seq {
-            return 0;
-        }
-        let target = self.launched.load(Ordering::Acquire);
-        let (sync, stream) = (self.sync, self.stream);
-        // SAFETY: `sync` is the driver's cuStreamSynchronize (from cuGetProcAddress) and
-        // `stream` a live stream of the runtime; the call touches no Rust memory.
-        let code = py.detach(move || unsafe { sync(stream as *mut c_void) });
-        if code == 0 {
-            self.synced.fetch_max(target, Ordering::AcqRel);
-        }
-        code
-    }
-}
 
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
@@ -243,8 +213,8 @@ pub struct KernelLauncher {
     plan: LaunchPlan,
     names: Py<PyTuple>,
     registry: Py<HostRegistry>,
-    ledger: Py<Ledger>,
-    gpu: Option<Gpu>,
+    /// Streams, the ledger and the driver.
+    runtime: Py<Runtime>,
     /// A `weakref.ref` to the Python kernel object.
     owner: Py<PyAny>,
     /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.

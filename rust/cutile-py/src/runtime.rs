@@ -1,0 +1,770 @@
+//! `Runtime`: the streams of one device (or the interpreter's virtual streams), the work
+//! in flight on them (`cutile_host::InFlight`: ledger and stream clocks), and the driver
+//! calls that order it. Every piece of device work (a launch, an allocation, a fill, a
+//! copy, a graph replay) goes through [`Runtime::enqueue_work`]: under one lock it plans
+//! the order after conflicting work, records and waits on events where another stream is
+//! involved, enqueues, and records its own ranges, so positions on a stream match the
+//! order the driver saw. Host waits release the lock and the GIL.
+//!
+//! Stream choice: a thread's current stream (`cutile.stream()`, a graph capture, a `then`
+//! chain) wins; otherwise ops take the pool's streams round-robin.
+
+mod buffer;
+mod driver;
+
+pub use buffer::DeviceBuffer;
+pub(crate) use driver::{Driver, SYMBOLS};
+
+use crate::errors::{guard, host_err};
+use crate::launch::{next_op_id, LaunchFn};
+use crate::HostRegistry;
+use cutile_host::{Access, EventOps, HostError, InFlight, NoEvents, Waits};
+use driver::GpuEvents;
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// `CUDA_ERROR_OUT_OF_MEMORY`.
+const CUDA_ERROR_OUT_OF_MEMORY: c_int = 2;
+
+static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// `(runtime id, slot)`: this thread's current stream (id 0: none).
+    static CURRENT: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
+}
+
+pub(crate) struct Slot {
+    pub stream: usize,
+    pub event: usize,
+    pub name: String,
+}
+
+struct State {
+    flight: InFlight,
+    slots: Vec<Slot>,
+}
+
+/// Why enqueuing failed.
+pub(crate) enum Failure {
+    Host(HostError),
+    Cuda(c_int, &'static str),
+    Poisoned,
+}
+
+impl Failure {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Host(e) => host_err(py, e),
+            Failure::Cuda(code, what) => cuda_error(py, code, what),
+            Failure::Poisoned => PyRuntimeError::new_err("the runtime's lock was poisoned"),
+        }
+    }
+}
+
+static RAISE_CUDA: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The `DeviceError` for a driver call that returned `code`.
+pub(crate) fn cuda_error(py: Python<'_>, code: c_int, what: &str) -> PyErr {
+    let raised = RAISE_CUDA
+        .import(py, "cutile.runtime.driver", "raise_cuda_error")
+        .and_then(|f| f.call1((code, what)));
+    match raised {
+        Err(e) => e,
+        Ok(_) => PyRuntimeError::new_err(format!("{what} failed with CUresult {code}")),
+    }
+}
+
+fn closed(slot: u32) -> HostError {
+    HostError::borrow(
+        "CT5061",
+        format!("stream {slot} was closed: no work can be enqueued on it"),
+        Some(
+            "use a stream that is still open, or the default pool (leave `cutile.stream()`)".into(),
+        ),
+    )
+}
+
+/// Streams, work in flight, and the driver (see the module docs).
+#[pyclass(module = "cutile._native", frozen)]
+pub struct Runtime {
+    id: u64,
+    state: Mutex<State>,
+    pub(crate) driver: Option<Driver>,
+    pool: Vec<u32>,
+    rr: AtomicUsize,
+    registry: Option<Py<HostRegistry>>,
+    /// The launch records of graph captures in progress: `(slot, list)`.
+    recordings: Mutex<Vec<(u32, Py<PyList>)>>,
+}
+
+type AccessTuple = (u64, u64, u64, bool);
+
+fn accesses_of(v: &[AccessTuple]) -> Vec<Access> {
+    v.iter()
+        .map(|&(storage, lo, hi, exclusive)| Access {
+            storage,
+            lo,
+            hi,
+            exclusive,
+        })
+        .collect()
+}
+
+impl Runtime {
+    fn lock(&self) -> Result<MutexGuard<'_, State>, Failure> {
+        self.state.lock().map_err(|_| Failure::Poisoned)
+    }
+
+    pub(crate) fn has_gpu(&self) -> bool {
+        self.driver.is_some()
+    }
+
+    /// The stream the next op runs on: the thread's current stream, else round-robin.
+    pub(crate) fn pick(&self) -> u32 {
+        let (id, slot) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            return slot;
+        }
+        match self.pool.len() {
+            0 => 0,
+            1 => self.pool[0],
+            n => self.pool[self.rr.fetch_add(1, Ordering::Relaxed) % n],
+        }
+    }
+
+    /// The stream allocations and host copies go to: the thread's current stream, else
+    /// the pool's first.
+    fn home(&self) -> u32 {
+        let (id, slot) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            slot
+        } else {
+            self.pool.first().copied().unwrap_or(0)
+        }
+    }
+
+    fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
+        if waits.is_empty() {
+            return Ok(());
+        }
+        let State { flight, slots } = st;
+        match &self.driver {
+            Some(d) => flight
+                .clocks
+                .order_after(slot, waits, &mut GpuEvents { driver: d, slots })
+                .map_err(|(code, what)| Failure::Cuda(code, what)),
+            None => match flight.clocks.order_after(slot, waits, &mut NoEvents) {
+                Ok(()) => Ok(()),
+                Err(never) => match never {},
+            },
+        }
+    }
+
+    /// Order `token`'s `accesses` on `slot` after conflicting work, run `work(driver,
+    /// stream)` (the enqueue itself), and record the accesses at the new position. Returns
+    /// the position and whether `slot` is being captured.
+    pub(crate) fn enqueue_work(
+        &self,
+        token: u64,
+        slot: u32,
+        accesses: &[Access],
+        work: impl FnOnce(Option<&Driver>, usize) -> Result<(), (c_int, &'static str)>,
+    ) -> Result<(u64, bool), Failure> {
+        let mut guard = self.lock()?;
+        let st = &mut *guard;
+        if !st.flight.clocks.is_live(slot) {
+            return Err(Failure::Host(closed(slot)));
+        }
+        let waits = st
+            .flight
+            .plan(token, slot, accesses)
+            .map_err(Failure::Host)?;
+        self.order(st, slot, &waits)?;
+        let stream = st.slots[slot as usize].stream;
+        work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))?;
+        let (seq, poll) = st.flight.enqueue(token, slot, accesses);
+        if poll {
+            self.poll(st, slot);
+        }
+        Ok((seq, st.flight.clocks.capturing(slot)))
+    }
+
+    /// Ask the driver whether `slot` finished everything enqueued (the interpreter has).
+    fn poll(&self, st: &mut State, slot: u32) -> bool {
+        if st.flight.clocks.capturing(slot) {
+            return false;
+        }
+        let target = st.flight.clocks.enqueued(slot);
+        let done = match &self.driver {
+            Some(d) => d.query(st.slots[slot as usize].stream) == 0,
+            None => true,
+        };
+        if done {
+            st.flight.clocks.stats.polls += 1;
+            st.flight.complete(slot, target);
+        }
+        done
+    }
+
+    /// Block until position `seq` of `slot` completed (the GIL is released meanwhile).
+    /// Work being captured is never waited for: it has not run, and is ordered within the
+    /// capture.
+    pub(crate) fn wait_for(&self, py: Python<'_>, slot: u32, seq: u64) -> Result<(), Failure> {
+        let (stream, target) = {
+            let st = self.lock()?;
+            let c = &st.flight.clocks;
+            if c.done(slot, seq) || c.capturing(slot) {
+                return Ok(());
+            }
+            (st.slots[slot as usize].stream, c.enqueued(slot))
+        };
+        if let Some(d) = &self.driver {
+            let code = py.detach(|| d.synchronize(stream));
+            if code != 0 {
+                return Err(Failure::Cuda(code, "cuStreamSynchronize"));
+            }
+        }
+        let mut st = self.lock()?;
+        st.flight.clocks.stats.host_waits += 1;
+        st.flight.complete(slot, target);
+        Ok(())
+    }
+
+    /// Whether position `seq` of `slot` completed, without blocking.
+    pub(crate) fn is_done(&self, slot: u32, seq: u64) -> Result<bool, Failure> {
+        let mut st = self.lock()?;
+        if st.flight.clocks.done(slot, seq) || st.flight.clocks.capturing(slot) {
+            return Ok(true);
+        }
+        Ok(self.poll(&mut st, slot) || st.flight.clocks.done(slot, seq))
+    }
+
+    /// The launch record list of the capture on `slot`.
+    pub(crate) fn recording(&self, py: Python<'_>, slot: u32) -> Option<Py<PyList>> {
+        let r = self.recordings.lock().ok()?;
+        r.iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, l)| l.clone_ref(py))
+    }
+
+    /// Free device memory (`dptr` 0 on the interpreter) ordered after the work still
+    /// pending on `storage`, and forget the storage.
+    pub(crate) fn free_storage_memory(&self, dptr: u64, storage: u64, home: u32) {
+        if let Ok(mut guard) = self.state.lock() {
+            let st = &mut *guard;
+            let clocks = &st.flight.clocks;
+            let mut waits = st.flight.free_plan(storage);
+            waits
+                .0
+                .retain(|(s, _)| !clocks.capturing(*s) && clocks.is_live(*s));
+            let fallback = if clocks.is_live(home) && !clocks.capturing(home) {
+                home
+            } else {
+                self.pool.first().copied().unwrap_or(0)
+            };
+            let slot = waits.0.first().map_or(fallback, |(s, _)| *s);
+            if !waits.is_empty() {
+                st.flight.clocks.stats.ordered_frees += 1;
+                // A failed event call leaves a broken context (sticky error): nothing
+                // better can be done from a destructor.
+                let _ = self.order(st, slot, &waits);
+            }
+            if let Some(d) = &self.driver {
+                if dptr != 0 {
+                    d.free(dptr, st.slots[slot as usize].stream);
+                }
+            }
+            st.flight.forget_storage(storage);
+        }
+        if let Some(reg) = &self.registry {
+            let _ = Python::try_attach(|py| {
+                if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
+                    r.inner.drop_storage(storage);
+                }
+            });
+        }
+    }
+
+    fn run<T>(&self, py: Python<'_>, f: impl FnOnce() -> Result<T, Failure>) -> PyResult<T> {
+        guard(|| Ok(f()))?.map_err(|e| e.into_py(py))
+    }
+}
+
+#[pymethods]
+impl Runtime {
+    /// `registry`: the host registry whose storages frees forget. `streams`: the pool's
+    /// size on the interpreter (virtual streams). On the GPU: `driver` maps every symbol of
+    /// the runtime's entry points to its address, `handles` gives the pool's `(CUstream,
+    /// CUevent)` pairs, and `mem_pool` the `CUmemoryPool` allocations come from.
+    #[new]
+    #[pyo3(signature = (registry = None, streams = 1, driver = None, handles = None, mem_pool = 0))]
+    fn new(
+        registry: Option<Py<HostRegistry>>,
+        streams: usize,
+        driver: Option<HashMap<String, usize>>,
+        handles: Option<Vec<(usize, usize)>>,
+        mem_pool: usize,
+    ) -> PyResult<Self> {
+        let driver = match driver {
+            Some(addresses) => Some(Driver::from_addresses(&addresses, mem_pool)?),
+            None => None,
+        };
+        let handles = match (&driver, handles) {
+            (Some(_), Some(h)) if !h.is_empty() => h,
+            (Some(_), _) => {
+                return Err(PyValueError::new_err(
+                    "a GPU runtime needs the pool's (stream, event) handles",
+                ))
+            }
+            (None, _) => vec![(0, 0); streams.max(1)],
+        };
+        let mut flight = InFlight::new();
+        let mut slots = Vec::with_capacity(handles.len());
+        let mut pool = Vec::with_capacity(handles.len());
+        for (i, (stream, event)) in handles.into_iter().enumerate() {
+            pool.push(flight.clocks.add_slot());
+            slots.push(Slot {
+                stream,
+                event,
+                name: format!("pool {i}"),
+            });
+        }
+        Ok(Runtime {
+            id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
+            state: Mutex::new(State { flight, slots }),
+            driver,
+            pool,
+            rr: AtomicUsize::new(0),
+            registry,
+            recordings: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether the runtime drives a GPU (else: the interpreter's virtual streams).
+    #[getter]
+    fn gpu(&self) -> bool {
+        self.has_gpu()
+    }
+
+    /// The pool's stream slots.
+    #[getter]
+    fn pool(&self) -> Vec<u32> {
+        self.pool.clone()
+    }
+
+    /// Register a stream (`stream`, `event`: driver handles, 0 on the interpreter).
+    #[pyo3(signature = (stream = 0, event = 0, name = String::new()))]
+    fn add_stream(
+        &self,
+        py: Python<'_>,
+        stream: usize,
+        event: usize,
+        name: String,
+    ) -> PyResult<u32> {
+        self.run(py, || {
+            let mut st = self.lock()?;
+            let slot = st.flight.clocks.add_slot();
+            st.slots.push(Slot {
+                stream,
+                event,
+                name,
+            });
+            Ok(slot)
+        })
+    }
+
+    /// Wait for everything on `slot`, then close it (a pool stream stays open).
+    fn retire_stream(&self, py: Python<'_>, slot: u32) -> PyResult<()> {
+        if self.pool.contains(&slot) {
+            return Err(PyValueError::new_err("the pool's streams stay open"));
+        }
+        let seq = self.run(py, || Ok(self.lock()?.flight.clocks.enqueued(slot)))?;
+        self.run(py, || self.wait_for(py, slot, seq))?;
+        self.run(py, || {
+            self.lock()?.flight.retire(slot);
+            Ok(())
+        })
+    }
+
+    /// `(CUstream handle, name, open)` of a slot.
+    fn stream_info(&self, py: Python<'_>, slot: u32) -> PyResult<(usize, String, bool)> {
+        self.run(py, || {
+            let st = self.lock()?;
+            let s = st
+                .slots
+                .get(slot as usize)
+                .ok_or(Failure::Host(closed(slot)))?;
+            Ok((s.stream, s.name.clone(), st.flight.clocks.is_live(slot)))
+        })
+    }
+
+    /// This thread's current stream (`None`: the pool's policy).
+    fn current(&self) -> Option<u32> {
+        let (id, slot) = CURRENT.with(|c| c.get());
+        (id == self.id).then_some(slot)
+    }
+
+    /// Set this thread's current stream (`None`: back to the pool); returns the previous.
+    #[pyo3(signature = (slot = None))]
+    fn set_current(&self, slot: Option<u32>) -> Option<u32> {
+        let previous = self.current();
+        CURRENT.with(|c| c.set(slot.map_or((0, 0), |s| (self.id, s))));
+        previous
+    }
+
+    /// The slot the next op runs on.
+    #[pyo3(name = "pick")]
+    fn pick_py(&self) -> u32 {
+        self.pick()
+    }
+
+    /// Block until `slot` (every open stream when `None`) finished what was enqueued.
+    #[pyo3(signature = (slot = None))]
+    fn synchronize(&self, py: Python<'_>, slot: Option<u32>) -> PyResult<()> {
+        let targets: Vec<(u32, u64)> = self.run(py, || {
+            let st = self.lock()?;
+            let c = &st.flight.clocks;
+            Ok((0..c.len() as u32)
+                .filter(|s| slot.is_none_or(|x| x == *s) && c.is_live(*s))
+                .map(|s| (s, c.enqueued(s)))
+                .collect())
+        })?;
+        for (s, seq) in targets {
+            self.run(py, || self.wait_for(py, s, seq))?;
+        }
+        Ok(())
+    }
+
+    /// Block until position `seq` of `slot` completed.
+    #[pyo3(name = "wait_for")]
+    fn wait_for_py(&self, py: Python<'_>, slot: u32, seq: u64) -> PyResult<()> {
+        self.run(py, || self.wait_for(py, slot, seq))
+    }
+
+    /// Whether position `seq` of `slot` completed (never blocks).
+    fn query(&self, py: Python<'_>, slot: u32, seq: u64) -> PyResult<bool> {
+        self.run(py, || self.is_done(slot, seq))
+    }
+
+    /// Wait until the host may read (`exclusive=False`) or write the bytes: for every
+    /// pending writer (and, for a write, reader) on a stream. Raises for bytes a graph
+    /// capture is recording (CT5060) or an external holder has (CT5008).
+    fn host_access(
+        &self,
+        py: Python<'_>,
+        storage: u64,
+        lo: u64,
+        hi: u64,
+        exclusive: bool,
+    ) -> PyResult<()> {
+        let access = Access {
+            storage,
+            lo,
+            hi,
+            exclusive,
+        };
+        let waits = self.run(py, || {
+            self.lock()?
+                .flight
+                .host_plan(&access)
+                .map_err(Failure::Host)
+        })?;
+        for (slot, seq) in waits.0 {
+            self.run(py, || self.wait_for(py, slot, seq))?;
+        }
+        Ok(())
+    }
+
+    /// Record work the caller already did (the interpreter, which runs work when it is
+    /// enqueued), ordered as if enqueued on `slot` now. Returns its position.
+    #[pyo3(signature = (slot, accesses, token = 0))]
+    fn note(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        accesses: Vec<AccessTuple>,
+        token: u64,
+    ) -> PyResult<u64> {
+        let token = if token == 0 { next_op_id() } else { token };
+        let acc = accesses_of(&accesses);
+        self.run(py, || {
+            Ok(self.enqueue_work(token, slot, &acc, |_, _| Ok(()))?.0)
+        })
+    }
+
+    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`.
+    /// The allocation is recorded as a write of `storage` there (a first use on another
+    /// stream is ordered after it). Raises `MemoryError` when the device is full.
+    pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
+        let slot = self.home();
+        let mut address = 0u64;
+        let access = [Access {
+            storage,
+            lo: 0,
+            hi: nbytes,
+            exclusive: true,
+        }];
+        let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
+        let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+            Some(d) => match d.alloc(size, stream) {
+                Ok(p) => {
+                    address = p;
+                    Ok(())
+                }
+                Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
+            },
+            None => Ok(()),
+        });
+        match r {
+            Ok(_) => Ok((address, slot)),
+            Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)) => Err(PyMemoryError::new_err(
+                format!("the device has no {nbytes} bytes free"),
+            )),
+            Err(e) => Err(e.into_py(py)),
+        }
+    }
+
+    /// Fill bytes `[lo, lo + nbytes)` of an allocation (at `address`) with copies of
+    /// `pattern` (1, 2, 4 or 8 bytes), on the device, on `slot`.
+    #[allow(clippy::too_many_arguments)]
+    fn fill(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        storage: u64,
+        address: u64,
+        lo: u64,
+        nbytes: u64,
+        pattern: Vec<u8>,
+    ) -> PyResult<()> {
+        let access = [Access {
+            storage,
+            lo,
+            hi: lo + nbytes,
+            exclusive: true,
+        }];
+        self.run(py, || {
+            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+                Some(d) => match d.fill(address + lo, nbytes as usize, &pattern, stream) {
+                    0 => Ok(()),
+                    code => Err((code, "cuMemsetAsync")),
+                },
+                None => Ok(()),
+            })
+            .map(|_| ())
+        })
+    }
+
+    /// Copy `nbytes` from host address `src` to bytes `[lo, ...)` of an allocation, on
+    /// `slot` (from pageable memory the driver stages the bytes before returning, so the
+    /// source may go right after).
+    #[allow(clippy::too_many_arguments)]
+    fn copy_htod(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        storage: u64,
+        address: u64,
+        lo: u64,
+        src: usize,
+        nbytes: u64,
+    ) -> PyResult<()> {
+        let access = [Access {
+            storage,
+            lo,
+            hi: lo + nbytes,
+            exclusive: true,
+        }];
+        self.run(py, || {
+            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+                Some(d) => match d.htod(address + lo, src, nbytes as usize, stream) {
+                    0 => Ok(()),
+                    code => Err((code, "cuMemcpyHtoDAsync")),
+                },
+                None => Ok(()),
+            })
+            .map(|_| ())
+        })
+    }
+
+    /// Copy `nbytes` between allocations, `(storage, address, lo)` each, on `slot`.
+    fn copy_dtod(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        dst: (u64, u64, u64),
+        src: (u64, u64, u64),
+        nbytes: u64,
+    ) -> PyResult<u64> {
+        let access = [
+            Access {
+                storage: dst.0,
+                lo: dst.2,
+                hi: dst.2 + nbytes,
+                exclusive: true,
+            },
+            Access {
+                storage: src.0,
+                lo: src.2,
+                hi: src.2 + nbytes,
+                exclusive: false,
+            },
+        ];
+        self.run(py, || {
+            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+                Some(d) => match d.dtod(dst.1 + dst.2, src.1 + src.2, nbytes as usize, stream) {
+                    0 => Ok(()),
+                    code => Err((code, "cuMemcpyDtoDAsync")),
+                },
+                None => Ok(()),
+            })
+            .map(|(seq, _)| seq)
+        })
+    }
+
+    /// Launch an instantiated graph (`exec`: a `CUgraphExec`; 0 on the interpreter, whose
+    /// caller runs the recorded launches) on `slot`, as work of `token` making `accesses`.
+    fn launch_graph(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        token: u64,
+        exec: usize,
+        accesses: Vec<AccessTuple>,
+    ) -> PyResult<u64> {
+        let acc = accesses_of(&accesses);
+        self.run(py, || {
+            self.enqueue_work(token, slot, &acc, |d, stream| match d {
+                Some(d) if exec != 0 => match d.graph_launch(exec, stream) {
+                    0 => Ok(()),
+                    code => Err((code, "cuGraphLaunch")),
+                },
+                _ => Ok(()),
+            })
+            .map(|(seq, _)| seq)
+        })
+    }
+
+    /// Forget a storage of the interpreter (its buffer died): as a GPU free, ordered after
+    /// what is pending on it.
+    #[pyo3(signature = (storage, home = 0))]
+    fn free_storage(&self, storage: u64, home: u32) {
+        self.free_storage_memory(0, storage, home);
+    }
+
+    /// Start recording `slot` into a graph: its work does not run, launches append
+    /// `(runnable, grid, names, values)` to `recording`.
+    fn begin_capture(&self, py: Python<'_>, slot: u32, recording: Py<PyList>) -> PyResult<()> {
+        self.run(py, || {
+            self.lock()?.flight.begin_capture(slot);
+            Ok(())
+        })?;
+        self.recordings
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned"))?
+            .push((slot, recording));
+        Ok(())
+    }
+
+    /// Stop recording `slot`: the accesses the captured work makes, one hull per storage
+    /// and kind (`(storage, lo, hi, exclusive)`).
+    fn end_capture(&self, py: Python<'_>, slot: u32) -> PyResult<Vec<AccessTuple>> {
+        let taken = {
+            let mut r = self
+                .recordings
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("poisoned"))?;
+            let i = r.iter().position(|(s, _)| *s == slot);
+            i.map(|i| r.swap_remove(i))
+        };
+        drop(taken); // a Python list: dropped without the lock held
+        self.run(py, || {
+            Ok(self
+                .lock()?
+                .flight
+                .end_capture(slot)
+                .into_iter()
+                .map(|a| (a.storage, a.lo, a.hi, a.exclusive))
+                .collect())
+        })
+    }
+
+    /// Whether `slot` is being captured.
+    fn capturing(&self, py: Python<'_>, slot: u32) -> PyResult<bool> {
+        self.run(py, || Ok(self.lock()?.flight.clocks.capturing(slot)))
+    }
+
+    // -- the ledger, as `_native.Ledger` was (external holders, tests) ---------------------
+
+    /// Record `(storage, lo, hi, exclusive)` ranges for an external holder `token`, all or
+    /// nothing; raises BorrowError (CT5008) on a conflict with pending work.
+    fn acquire(&self, py: Python<'_>, token: u64, accesses: Vec<AccessTuple>) -> PyResult<()> {
+        let acc = accesses_of(&accesses);
+        self.run(py, || {
+            self.lock()?
+                .flight
+                .ledger
+                .acquire(token, &acc)
+                .map_err(Failure::Host)
+        })
+    }
+
+    /// Drop every range of `token`; returns how many.
+    pub(crate) fn release(&self, py: Python<'_>, token: u64) -> PyResult<usize> {
+        self.run(py, || Ok(self.lock()?.flight.ledger.release(token)))
+    }
+
+    /// Tokens of pending work this access conflicts with.
+    #[pyo3(signature = (storage, lo, hi, exclusive))]
+    fn conflicts(
+        &self,
+        py: Python<'_>,
+        storage: u64,
+        lo: u64,
+        hi: u64,
+        exclusive: bool,
+    ) -> PyResult<Vec<u64>> {
+        let access = Access {
+            storage,
+            lo,
+            hi,
+            exclusive,
+        };
+        self.run(py, || {
+            Ok(self.lock()?.flight.ledger.conflicts(&access, None))
+        })
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.run(py, || Ok(self.lock()?.flight.ledger.len()))
+    }
+
+    /// Approximate heap bytes the ledger and clocks hold.
+    fn heap_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        self.run(py, || Ok(self.lock()?.flight.heap_bytes()))
+    }
+
+    /// What the ordering logic did so far (counters), and the ledger's size.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (s, len) = self.run(py, || {
+            let st = self.lock()?;
+            Ok((st.flight.clocks.stats, st.flight.ledger.len()))
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("enqueued", s.enqueued)?;
+        d.set_item("events_recorded", s.events_recorded)?;
+        d.set_item("stream_waits", s.stream_waits)?;
+        d.set_item("host_waits", s.host_waits)?;
+        d.set_item("ordered_frees", s.ordered_frees)?;
+        d.set_item("polls", s.polls)?;
+        d.set_item("pending_accesses", len)?;
+        Ok(d)
+    }
+}
