@@ -36,6 +36,7 @@ from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp, Submitted
 from .runtime.device_op import zip_ops as zip
+from .runtime.graph import Graph, Replay, graph
 from .runtime.streams import Stream, stream, synchronize
 from .tuning import Autotuned, Config, autotune
 
@@ -56,12 +57,14 @@ __all__ = [
     "DeviceFunction",
     "DeviceOp",
     "EntryKernel",
+    "Graph",
     "InternalCompilerError",
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
     "OpNeverRunWarning",
     "RaceError",
+    "Replay",
     "Stream",
     "Submitted",
     "TensorError",
@@ -71,6 +74,7 @@ __all__ = [
     "core",
     "device",
     "entry",
+    "graph",
     "stream",
     "synchronize",
     "unsafe",

@@ -78,3 +78,22 @@ def test_allocations_follow_the_current_stream() -> None:
         t = api.zeros([8], f32)
     assert t._alloc.slot == s.slot
     assert api.zeros([8], f32)._alloc.slot == streams.pool()[0].slot
+
+
+def test_an_allocation_during_a_capture_is_refused() -> None:
+    x = api.from_numpy(np.arange(128, dtype=np.float32))
+    z = api.zeros([128], f32).partition([128])
+    seen: list[str] = []
+
+    def step(z: api.Partition, x: api.Tensor) -> object:
+        for make in (lambda: api.zeros([4], f32), lambda: api.from_numpy(np.ones(4)),
+                     lambda: x._alloc.write(0, np.zeros(4, np.float32))):
+            with pytest.raises(cutile.BorrowError) as info:
+                make()
+            seen.append(info.value.code)
+        return copy(z, x)
+
+    g = cutile.graph(step, z, x)
+    assert seen == ["CT5063"] * 3
+    g.replay().wait()
+    np.testing.assert_array_equal(g.read(0), np.arange(128))
