@@ -406,6 +406,8 @@ class KernelOp(DeviceOp):
         """`DeviceOp.submit`: start now, return a `Submitted` handle."""
     def sync_on(self, stream: Any) -> Any:
         """`DeviceOp.sync_on`: run on `stream` and wait."""
+    def on(self, stream: Any) -> DeviceOp:
+        """`DeviceOp.on`: this op, started on `stream`."""
 
 @disjoint_base
 class KernelBase:

@@ -39,6 +39,9 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "histogram": {"histogram": {"B": 1024}, "histogram_local": {"B": 1024, "NB": 64}},
     "topk": {"topk": {"BM": 4, "K": 8, "BN": 1024}},
     "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64}},
+    "streams": {"affine": {"B": 1024}, "blend": {"B": 1024}},
+    "async_pipeline": {"smooth": {"B": 1024}},
+    "cuda_graph": {"linear_relu": {"BM": 64, "BN": 64, "BK": 64}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -59,6 +62,9 @@ SMALL: dict[str, dict[str, Any]] = {
     "histogram": {"n": 3000, "bins": 13, "tile": 256},
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32},
+    "streams": {"n": 5000, "tile": 256, "length": 3},
+    "async_pipeline": {"n": 5000, "batches": 3, "steps": 8, "tile": 512},
+    "cuda_graph": {"m": 40, "d": 48, "layers": 3, "replays": 3, "tiles": (16, 16, 16)},
 }
 
 

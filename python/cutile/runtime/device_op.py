@@ -101,6 +101,12 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
         wait()
         return self._finish()
 
+    def on(self, stream: streams.Stream) -> DeviceOp:
+        """This op, started on `stream` however it is run (`sync`, `await`, `submit`, in a
+        `zip` or a `then` chain): `cutile.zip(a.on(s1), b.on(s2))` runs them side by side
+        on chosen streams."""
+        return OnStream(self, streams.slot_of(stream))
+
     def sync_on(self, stream: streams.Stream) -> Any:
         """`sync()` with the op on `stream` (a `cutile.Stream`)."""
         with streams.on_slot(streams.slot_of(stream)):
@@ -197,6 +203,37 @@ class Submitted:
         if not self._finished:
             await _completion(self._op, self._wait)
         return self.wait()
+
+
+class OnStream(DeviceOp):
+    """`op.on(stream)`: `op`, started on `stream`."""
+
+    def __init__(self, op: DeviceOp, slot: int) -> None:
+        self.op = op
+        self.slot = slot
+        self._name = op.name
+        self._site = call_site()
+        op._adopt()
+
+    def _inner(self) -> tuple[Any, ...]:
+        return (self.op,)
+
+    def _start(self) -> Callable[[], None]:
+        self.op._claim()
+        with streams.on_slot(self.slot):
+            return self.op._start()
+
+    def _finish(self) -> Any:
+        return self.op._finish()
+
+    def _hand_back(self) -> Any:
+        return self.op._hand_back()
+
+    def _done(self) -> bool:
+        return bool(self.op._done())
+
+    def _last_slot(self) -> int | None:
+        return last_slot(self.op)
 
 
 def last_slot(op: Any) -> int | None:

@@ -247,6 +247,11 @@ impl PendingLaunch {
         device_op(slf.py(), "submit")?.call1((slf, stream))
     }
 
+    /// `DeviceOp.on`: this op, started on `stream`.
+    fn on<'py>(slf: &Bound<'py, Self>, stream: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "on")?.call1((slf, stream))
+    }
+
     /// `DeviceOp.sync_on`: run on `stream` and wait.
     fn sync_on<'py>(
         slf: &Bound<'py, Self>,
