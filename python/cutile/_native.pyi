@@ -296,8 +296,11 @@ class HandleMeta:
         itemsize: int,
         tile_shape: Sequence[int] | None = None,
         num_blocks: int | None = None,
-    ) -> None:
-        """Set the metadata (once): registry storage and handle ids, the address of element
+        registry: HostRegistry | None = None,
+    ) -> int:
+        """Set the metadata (once) and return the handle. With `registry`, the object owns
+        the handle (released when it dies; `handle=0` makes a new one for this view).
+        The facts: registry storage and handle ids, the address of element
         [0, ...] (device pointer on the GPU), byte offset in the storage, layout in
         elements, dtype name, and for a partition its tile shape and `num_blocks`. Raises
         ValueError for an inconsistent layout, RuntimeError when set twice."""

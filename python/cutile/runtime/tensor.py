@@ -24,6 +24,8 @@ from .tensor_args import shape_of
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    if len(shape) == 1:
+        return (1,)
     strides = []
     acc = 1
     for d in reversed(shape):
@@ -60,19 +62,11 @@ class _Handle(_native.HandleMeta):
         self.strides = strides
         self.dtype = dtype
         self._span: tuple[int, int] | None = None
-        self._handle = (
-            handle
-            if handle is not None
-            else registry().new_handle(storage, offset, list(shape), list(strides), dtype.itemsize)
-        )
-        self._init_meta(storage, self._handle, alloc.address + offset, offset, shape, strides,
-                        dtype.name, dtype.itemsize, tile_shape, num_blocks)
-
-    def __del__(self) -> None:
-        try:
-            registry().release_handle(self._handle)
-        except Exception:  # interpreter shutdown
-            pass
+        # A new registry handle for this view (or the one given), owned by the native base:
+        # released when this object dies.
+        self._handle = self._init_meta(storage, handle or 0, alloc.address + offset, offset,
+                                       shape, strides, dtype.name, dtype.itemsize, tile_shape,
+                                       num_blocks, registry())
 
     # -- facts the launcher needs ----------------------------------------------------------
 
