@@ -282,7 +282,8 @@ class ThenOp(DeviceOp):
                 out = _apply(fn, res)
                 res = self._start_early(out) if isinstance(out, DeviceOp) else out
         self._result = res
-        waits = tuple(self._waits)
+        # Last first: one stream synchronize covers everything before it on that stream.
+        waits = tuple(reversed(self._waits))
 
         def done() -> None:
             for w in waits:
@@ -304,7 +305,8 @@ class ThenOp(DeviceOp):
         return last_slot(self._started[-1]) if self._started else None
 
     def _done(self) -> bool:
-        return all(op._done() for op in self._started)
+        # last first: on one stream, a later op done means the earlier ones are
+        return all(op._done() for op in reversed(self._started))
 
     def _finish(self) -> Any:
         return self._result

@@ -101,10 +101,14 @@ class Graph:
         except BaseException:
             self._abort_capture()
             raise
-        self._end_gpu_capture()
+        try:
+            self._end_gpu_capture()
+        except BaseException:
+            self._abort_capture(gpu_ended=True)
+            raise
         self._accesses = rt.end_capture(slot)
         if not self._records:
-            self._abort_capture(ended=True)
+            self._abort_capture(gpu_ended=True, ended=True)
             raise _refuse("CT5065", f"{self.name} started no op: there is nothing to replay",
                           "capture an op, or a function that starts ops "
                           "(`k(z, x).sync()`, or returns `k(z, x)`)")
@@ -152,11 +156,12 @@ class Graph:
         self._exec = driver.check(d.cuGraphInstantiate(self._graph, 0), "cuGraphInstantiate")
         driver.check(d.cuGraphUpload(self._exec, stream), "cuGraphUpload")
 
-    def _abort_capture(self, ended: bool = False) -> None:
+    def _abort_capture(self, gpu_ended: bool = False, ended: bool = False) -> None:
         """A capture failed: drop what it recorded (the ops it started handed their tensors
-        back already), end the capture, close the stream."""
+        back already), end the capture (the driver's unless `gpu_ended`, the runtime's
+        unless `ended`), close the stream."""
         slot = self._stream.slot
-        if self._rt.gpu and not ended:
+        if self._rt.gpu and not gpu_ended:
             d = driver._driver()
             _, graph = d.cuStreamEndCapture(d.CUstream(self._stream.handle))
             if graph:
