@@ -214,7 +214,6 @@ class Runtime:
     def note(self, slot: int, accesses: Sequence[tuple[int, int, int, bool]],
              token: int = 0) -> int:
         """Record work already done (the interpreter) as enqueued on `slot` now."""
-    def alloc(self, storage: int, nbytes: int) -> tuple[int, int]: ...
     def fill(self, slot: int, storage: int, address: int, lo: int, nbytes: int,
              pattern: Sequence[int]) -> None: ...
     def copy_htod(self, slot: int, storage: int, address: int, lo: int, src: int,

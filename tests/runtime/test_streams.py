@@ -313,3 +313,20 @@ def test_await_polls_then_returns_the_results() -> None:
     out, ticks = asyncio.run(go())
     np.testing.assert_allclose(out, x.to_numpy() * 5 + 1)
     assert ticks == 2
+
+
+def test_on_starts_an_op_on_a_chosen_stream_wherever_it_runs() -> None:
+    s1, s2 = cutile.Stream(), cutile.Stream()
+    x1, x2 = _x(seed=13), _x(seed=14)
+    a, b = axpb(_out(), x1, 2.0), axpb(_out(), x2, 3.0)
+    (za, _, _), (zb, _, _) = cutile.zip(a.on(s1), b.on(s2)).sync()
+    assert (a._position[0], b._position[0]) == (s1.slot, s2.slot)
+    np.testing.assert_allclose(za.unpartition().to_numpy(), x1.to_numpy() * 2 + 1)
+    np.testing.assert_allclose(zb.unpartition().to_numpy(), x2.to_numpy() * 3 + 1)
+    c = axpb(_out(), x1, 1.0)
+    h = c.on(s2).submit()  # `submit` of the wrapper starts the op on s2
+    h.wait()
+    assert c._position[0] == s2.slot
+    with pytest.warns(cutile.OpNeverRunWarning):
+        d = axpb(_out(), x2, 1.0).on(s1)
+        del d

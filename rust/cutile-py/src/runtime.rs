@@ -320,38 +320,6 @@ impl Runtime {
         })
     }
 
-    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`.
-    /// The allocation is recorded as a write of `storage` there (a first use on another
-    /// stream is ordered after it). Raises `MemoryError` when the device is full.
-    pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
-        let slot = self.home();
-        let mut address = 0u64;
-        let access = [Access {
-            storage,
-            lo: 0,
-            hi: nbytes,
-            exclusive: true,
-        }];
-        let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
-        let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-            Some(d) => match d.alloc(size, stream) {
-                Ok(p) => {
-                    address = p;
-                    Ok(())
-                }
-                Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
-            },
-            None => Ok(()),
-        });
-        match r {
-            Ok(_) => Ok((address, slot)),
-            Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)) => Err(PyMemoryError::new_err(
-                format!("the device has no {nbytes} bytes free"),
-            )),
-            Err(e) => Err(e.into_py(py)),
-        }
-    }
-
     /// Fill bytes `[lo, lo + nbytes)` of an allocation (at `address`) with copies of
     /// `pattern` (1, 2, 4 or 8 bytes), on the device, on `slot`.
     #[allow(clippy::too_many_arguments)]
