@@ -122,9 +122,30 @@ impl Ledger {
 
     /// Record every access of `token`, at position `seq` of stream `stream`, without
     /// checking (the caller planned the order: [`crate::InFlight`]).
+    ///
+    /// An earlier entry of the same stream that the new one covers (its bytes inside the
+    /// new range, and the new access a write, or both reads) is dropped: whatever would
+    /// have to wait for it conflicts with the new entry too, and waiting for a later
+    /// position of a stream covers the earlier ones. So work repeated on the same tensors
+    /// on one stream (a `then` chain) keeps one entry per range, not one per op.
     pub fn record(&mut self, token: u64, stream: u32, seq: u64, accesses: &[Access]) {
         if accesses.is_empty() {
             return;
+        }
+        if stream != NO_STREAM {
+            for a in accesses {
+                if let Some(entries) = self.by_storage.get_mut(&a.storage) {
+                    let before = entries.len();
+                    entries.retain(|e| {
+                        !(e.stream == stream
+                            && e.token != token
+                            && a.lo <= e.access.lo
+                            && e.access.hi <= a.hi
+                            && (a.exclusive || !e.access.exclusive))
+                    });
+                    self.len -= before - entries.len();
+                }
+            }
         }
         let spare = &mut self.spare_storages;
         let storages = self
@@ -269,6 +290,32 @@ mod tests {
         assert!(l.conflicts(&acc(7, 100, 150, true), None) == vec![2]);
         assert_eq!(l.release(2), 1);
         l.acquire(3, &[acc(7, 100, 150, true)]).unwrap();
+    }
+
+    #[test]
+    fn a_covering_entry_of_the_same_stream_replaces_earlier_ones() {
+        let mut l = Ledger::new();
+        for t in 1..=1000u64 {
+            // a chain on stream 0: write z, read x, again and again
+            l.record(t, 0, t, &[acc(1, 0, 64, true), acc(2, 0, 64, false)]);
+        }
+        assert_eq!(l.len(), 2);
+        assert_eq!(l.conflicts(&acc(1, 0, 8, false), None), vec![1000]);
+        // a read does not replace a write (a later reader must still wait for the write),
+        // another stream's entries and an external holder's are never replaced
+        l.record(1001, 0, 1001, &[acc(1, 0, 64, false)]);
+        l.record(1002, 1, 1, &[acc(1, 0, 64, true)]);
+        l.acquire(5000, &[acc(3, 0, 8, false)]).unwrap();
+        l.acquire(5001, &[acc(3, 0, 8, false)]).unwrap();
+        assert_eq!(l.conflicts(&acc(1, 0, 8, false), None), vec![1000, 1002]);
+        assert_eq!(l.conflicts(&acc(3, 0, 8, true), None), vec![5000, 5001]);
+        // a narrower write does not replace a wider one
+        l.record(1003, 0, 1002, &[acc(2, 0, 32, true)]);
+        assert_eq!(l.conflicts(&acc(2, 48, 56, true), None), vec![1000]);
+        for t in [1000, 1001, 1002, 1003, 5000, 5001] {
+            l.release(t);
+        }
+        assert!(l.is_empty());
     }
 
     #[test]
