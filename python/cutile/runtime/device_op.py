@@ -135,7 +135,7 @@ class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is nati
         """An op that runs this one, then `fn(*results)` right away (no wait for the device;
         ops it starts run on the same stream); if `fn` returns a DeviceOp, that runs too
         and its results are the chain's."""
-        return ThenOp(self, (fn,))
+        return ThenOp(self, [fn])
 
 
 async def _completion(op: DeviceOp, wait: Callable[[], None]) -> None:
@@ -254,24 +254,30 @@ class ThenOp(DeviceOp):
     previous results, without waiting for the device in between (a chain of any length
     runs without recursion)."""
 
-    def __init__(self, first: DeviceOp, fns: tuple[Callable[..., Any], ...]) -> None:
+    def __init__(self, first: DeviceOp, fns: list[Callable[..., Any]],
+                 site: Site | None = None) -> None:
         self.first = first
         self.fns = fns
-        names = "".join(f".then({getattr(f, '__name__', 'fn')})" for f in fns[:3])
-        self._name = f"{first.name}{names}" + ("..." if len(fns) > 3 else "")
         self._result: Any = None
         self._started: list[DeviceOp] = []
         self._waits: list[Callable[[], None]] = []
-        self._site = call_site()
+        self._site = call_site() if site is None else site
         first._adopt()
+
+    @property
+    def name(self) -> str:
+        names = "".join(f".then({getattr(f, '__name__', 'fn')})" for f in self.fns[:3])
+        return f"{self.first.name}{names}" + ("..." if len(self.fns) > 3 else "")
 
     def _inner(self) -> tuple[Any, ...]:
         return (self.first,)
 
     def then(self, fn: Callable[..., Any]) -> DeviceOp:
-        """The same chain with one more step; this op is used up (it answers as run)."""
+        """The same chain with one more step. This op is used up (it answers as run), so
+        the new one takes its steps over as they are: a long chain costs O(1) a step."""
         self._claim()
-        return ThenOp(self.first, (*self.fns, fn))
+        self.fns.append(fn)
+        return ThenOp(self.first, self.fns, self._site)
 
     def _start(self) -> Callable[[], None]:
         res = self._start_early(self.first)
