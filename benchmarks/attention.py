@@ -1,14 +1,22 @@
 """Flash attention forward, bf16: cutile's `examples/attention.py` kernel against torch's
-scaled_dot_product_attention with the flash and the cuDNN backends, one process, random
-inputs, (batch * heads) = 32 x seq x d; TFLOP/s counts 4 * bh * seq^2 * d (half of it
-causal) and the error is against torch's math backend in f32 on one head.
+scaled_dot_product_attention with the flash and the cuDNN backends and against cuTile
+Python's own FMHA sample (`samples/AttentionFMHA.py` of NVIDIA/cutile-python, tuned by its
+own `tune_cutile_fmha` search, timed through its own wrapper), one process, random inputs,
+(batch * heads) = 32 x seq x d; TFLOP/s counts 4 * bh * seq^2 * d (half of it causal) and
+the error is against torch's math backend in f32 on one head.
 
     python benchmarks/attention.py [--seqs 1024,4096,16384] [--ds 64,128] [--json out.json]
+        [--cutile-python-sample PATH/AttentionFMHA.py]
+
+The sample is not part of this repository (its licence is NVIDIA's); point the option at a
+checkout's `samples/AttentionFMHA.py` (its `utils/benchmark.py` must sit beside it). Without
+it the cuTile Python column is left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
@@ -20,25 +28,77 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import attention as ex
 from timing import time_on_stream
 
-# (BM, BN, hints) per (causal, d): the causal kernel walks key tiles of the query tile's size
-CONFIGS: dict[tuple[bool, int], list[tuple[int, int, dict[str, Any]]]] = {
-    (False, 64): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2})],
-    (False, 128): [(128, 64, {}), (128, 128, {}), (128, 64, {"occupancy": 2}),
-                   (128, 64, {"num_ctas": 2}), (128, 128, {"num_ctas": 2}),
-                   (256, 64, {"num_ctas": 2})],
-    (True, 64): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2})],
-    (True, 128): [(128, 128, {}), (64, 64, {}), (64, 64, {"occupancy": 2}),
-                  (128, 128, {"num_ctas": 2}), (64, 64, {"num_ctas": 2, "occupancy": 2})],
+# (BM, BN, hints, grid) per (causal, d). grid "q": the query tiles of one head on the grid's x
+# axis (the example's default, as cuTile Python's sample launches); "h": the heads on x (the
+# example's former grid), kept to measure what the grid order is worth. 128x128 with 2-CTA
+# clusters and occupancy 2 and 64x64 with occupancy 4 are the sample's own tuned winners
+# (tileiras splits a 2-CTA tile's rows between the CTAs and multicasts K and V to both);
+# 256x128 over 4 CTAs runs the same 64-row loop per CTA with K and V multicast to four.
+OCC2 = {"occupancy": 2}
+OCC4 = {"occupancy": 4}
+CTA2 = {"num_ctas": 2, "occupancy": 2}
+CTA4 = {"num_ctas": 4, "occupancy": 2}
+Config = tuple[int, int, dict[str, Any], str]
+CONFIGS: dict[tuple[bool, int], list[Config]] = {
+    (False, 64): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                  (128, 128, OCC2, "q"), (128, 128, CTA2, "h")],
+    (False, 128): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                   (128, 64, OCC2, "q"), (128, 128, CTA2, "h"), (128, 64, OCC2, "h")],
+    (True, 64): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                 (128, 128, OCC2, "q"), (128, 128, CTA2, "h")],
+    (True, 128): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
+                  (128, 64, OCC2, "q"), (128, 128, CTA2, "h")],
 }
 
 
-def bench(bh: int, seq: int, d: int, causal: bool) -> dict[str, Any]:
+def load_sample(path: str | None) -> Any:
+    """cuTile Python's FMHA sample as a module, or None (no path, or cuda.tile missing)."""
+    if not path or not Path(path).exists():
+        return None
+    sys.path.insert(0, str(Path(path).resolve().parent))  # the sample imports utils.benchmark
+    spec = importlib.util.spec_from_file_location("cutile_python_fmha_sample", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except ImportError as exc:
+        print(f"cuTile Python sample not loaded: {exc}")
+        return None
+    return mod
+
+
+def bench_sample(mod: Any, q: Any, k: Any, v: Any, causal: bool, ref: Any,
+                 flops: int) -> dict[str, Any]:
+    """The sample tuned by its own search (its search space and hints), then timed through
+    its own launch wrapper on (2, bh / 2, seq, d) views of the same inputs."""
+    import torch
+
+    bh, seq, d = q.shape
+    q4, k4, v4 = (t.view(2, bh // 2, seq, d) for t in (q, k, v))
+    scale = 1.0 / math.sqrt(d)
+    try:
+        cfg = mod.tune_cutile_fmha(q4, k4, v4, qk_scale=scale, causal=causal)
+        kern = mod.fmha_kernel.replace_hints(num_ctas=cfg.num_ctas, occupancy=cfg.occupancy)
+
+        def call() -> Any:
+            return mod.cutile_fmha(q4, k4, v4, scale, 0, cfg.TILE_M, cfg.TILE_N, 1, causal,
+                                   kern)
+
+        o = call()
+        torch.cuda.synchronize()
+        err = float((o.view(bh, seq, d)[:1].float() - ref).abs().max())
+        t = time_on_stream(call, torch.cuda.current_stream(), reps=5, trials=5)
+        label = f"{cfg.TILE_M}x{cfg.TILE_N} ctas={cfg.num_ctas} occ={cfg.occupancy}"
+        return {"tflops": flops / t / 1e12, "err": err, "config": label}
+    except Exception as exc:  # reported, not fatal
+        return {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+
+
+def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from cutile import api
-    from cutile.dtypes import bf16
     from cutile.runtime import driver
     from cutile.runtime.launch import flatten_args
 
@@ -63,6 +123,12 @@ def bench(bh: int, seq: int, d: int, causal: bool) -> dict[str, Any]:
         except Exception as exc:
             out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:120]}"}
 
+    if sample is not None:
+        out["cutile_python"] = bench_sample(sample, q, k, v, causal, ref, flops)
+
+    from cutile import api
+    from cutile.dtypes import bf16
+
     def to_ct(t: Any) -> Any:  # through raw bytes: numpy has no bf16
         raw = t.contiguous().view(torch.int16).cpu().numpy()
         tt = api.empty(list(t.shape), bf16)
@@ -75,23 +141,26 @@ def bench(bh: int, seq: int, d: int, causal: bool) -> dict[str, Any]:
             torch.bfloat16).cuda()
 
     x = [to_ct(t) for t in (q, k, v)]
-    base = ex.attention_causal if causal else ex.attention
-    for bm, bn, hints in CONFIGS[(causal, d)]:
-        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items())
-        kernel = base.with_hints(**hints)
+    kernels = {(c, g): ex.make_attention(c, queries_on_x=g == "q")
+               for c in (False, True) for g in ("q", "h")}
+    for bm, bn, hints, grid in CONFIGS[(causal, d)]:
+        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items()) + (
+            " heads-on-x" if grid == "h" else "")
+        kernel = kernels[(causal, grid)].with_hints(**hints)
+        qx = grid == "q"
         try:
-            part = api.empty([bh, seq, d], bf16).partition([1, bm, d])
-            o, *back = kernel(part, *x, 1.0 / math.sqrt(d), BN=bn).sync()
+            o, *back = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d),
+                              BN=bn).sync()
             x = back[:3]  # the tensors come back (the scalar too)
-            raw = o.unpartition()
+            raw = o.unpartition()  # the kernel's view; to_torch reads its storage's bytes
             err = float((to_torch(raw)[:1].float() - ref).abs().max())
-            op = kernel(raw.partition([1, bm, d]), *x, 1.0 / math.sqrt(d), BN=bn)
+            op = kernel(raw.partition(o.tile_shape), *x, 1.0 / math.sqrt(d), BN=bn)
             bnd = op.binding
             loaded = kernel._runnable(bnd.spec)
             flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
             stream = driver.state().stream
-            launch, grid = loaded.launch, bnd.grid
-            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
+            launch, grid_dims = loaded.launch, bnd.grid
+            t = time_on_stream(lambda: launch(grid_dims, flat, stream), stream,  # noqa: B023
                                reps=5, trials=5)
             o, *back = op.sync()
             x = back[:3]
@@ -107,17 +176,19 @@ def main() -> None:
     ap.add_argument("--ds", default="64,128")
     ap.add_argument("--bh", type=int, default=32)
     ap.add_argument("--json")
+    ap.add_argument("--cutile-python-sample")
     args = ap.parse_args()
+    sample = load_sample(args.cutile_python_sample)
     results = []
     for d in (int(x) for x in args.ds.split(",")):
         for causal in (False, True):
             for seq in (int(x) for x in args.seqs.split(",")):
-                results.append(bench(args.bh, seq, d, causal))
+                results.append(bench(args.bh, seq, d, causal, sample))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     print(f"\nflash attention fwd bf16, bh={args.bh}: TFLOP/s (max abs err vs f32 math)")
-    print(f"{'d':>4} {'causal':>6} {'seq':>6} {'cutile best':>22} {'flash':>7} {'cuDNN':>7} "
-          f"{'/flash':>7} {'/cuDNN':>7}")
+    print(f"{'d':>4} {'causal':>6} {'seq':>6} {'cutile best':>28} {'flash':>7} {'cuDNN':>7} "
+          f"{'cuTilePy':>8} {'/flash':>7} {'/cuDNN':>7} {'/cuTilePy':>9}")
     for r in results:
         ok = {k: v for k, v in r["cutile"].items() if "tflops" in v}
         best_name = max(ok, key=lambda k: ok[k]["tflops"]) if ok else "-"
@@ -125,8 +196,13 @@ def main() -> None:
         fl = r.get("torch_flash", {}).get("tflops", float("nan"))
         cd = r.get("torch_cudnn", {}).get("tflops", float("nan"))
         err = ok[best_name]["err"] if ok else float("nan")
-        print(f"{r['d']:>4} {r['causal']!s:>6} {r['seq']:>6} {best:7.1f} ({best_name:<12}) "
-              f"{fl:7.1f} {cd:7.1f} {best / fl:7.2f} {best / cd:7.2f}  err {err:.1e}")
+        ctp = r.get("cutile_python", {})
+        cp = ctp.get("tflops", float("nan"))
+        print(f"{r['d']:>4} {r['causal']!s:>6} {r['seq']:>6} {best:7.1f} ({best_name:<18}) "
+              f"{fl:7.1f} {cd:7.1f} {cp:8.1f} {best / fl:7.2f} {best / cd:7.2f} "
+              f"{best / cp:9.2f}  err {err:.1e}  cuTilePy {ctp.get('config', '')}")
+        if "error" in ctp:
+            print(f"     cuTile Python: {ctp['error']}")
         for name, v in r["cutile"].items():
             if "error" in v:
                 print(f"     {name}: {v['error']}")

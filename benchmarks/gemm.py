@@ -84,7 +84,7 @@ def bench(n: int, dtype_name: str, tiles: tuple[int, int, int]) -> dict[str, Any
     out["cublas"] = {"s": t, "tflops": flops / t / 1e12, "rel_err": rel_err(c, a, b)}
 
     # cutile (numpy round trip for inputs: our tensors own their memory)
-    x = api.from_dlpack(a.cpu().float().numpy().astype(
+    x = api.from_numpy(a.cpu().float().numpy().astype(
         "float16" if dtype_name == "f16" else "float32")) if dtype_name == "f16" else None
     if x is None:  # bf16: build through raw bytes (numpy has no bf16)
         from cutile.dtypes import bf16 as cbf16

@@ -68,10 +68,22 @@ CONFIGS: dict[str, tuple[str, tuple[int, int, int], dict[str, Any], int | None]]
     "128x128x64 occ2 lat2": ("tiled", (128, 128, 64), {"occupancy": 2}, 2),
     "256x128x64 ctas2": ("tiled", (256, 128, 64), {"num_ctas": 2}, None),
     "128x256x64 ctas2": ("tiled", (128, 256, 64), {"num_ctas": 2}, None),
+    "128x64x64 occ2": ("tiled", (128, 64, 64), {"occupancy": 2}, None),
+    "64x128x64 occ2": ("tiled", (64, 128, 64), {"occupancy": 2}, None),
     "persistent 128x128x64 g8": ("persistent", (128, 128, 64), {}, None),
     "persistent 128x128x64 g8 occ2": ("persistent", (128, 128, 64), {"occupancy": 2}, None),
     "persistent 256x128x64 g8 ctas2": ("persistent", (256, 128, 64), {"num_ctas": 2}, None),
     "persistent 128x256x64 g8 ctas2": ("persistent", (128, 256, 64), {"num_ctas": 2}, None),
+    # 8 worker warps: two consumer warpgroups share the 128x256 (or 256x128) tile; without
+    # the hint tileiras gives 128x256 one warpgroup and spills the accumulator (SASS: ~800 STL)
+    "persistent 128x256x64 g8 warps8": ("persistent", (128, 256, 64),
+                                        {"num_worker_warps": 8}, None),
+    "persistent 256x128x64 g8 warps8": ("persistent", (256, 128, 64),
+                                        {"num_worker_warps": 8}, None),
+    "persistent 128x256x64 g8 ctas2 warps8": ("persistent", (128, 256, 64),
+                                              {"num_ctas": 2, "num_worker_warps": 8}, None),
+    "persistent 128x128x64 g8 warps8": ("persistent", (128, 128, 64),
+                                        {"num_worker_warps": 8}, None),
     "persistent 128x128x64 g8 lat3": ("persistent", (128, 128, 64), {}, 3),
     "persistent 128x128x128 g8": ("persistent", (128, 128, 128), {}, None),
 }

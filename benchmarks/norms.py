@@ -15,9 +15,13 @@ with it; a config past 1e-2 in bf16 or 1e-4 in f32 does not count as the best).
         [--dtypes bf16,f32] [--rows 4096] [--quick] [--json out.json]
     python benchmarks/norms.py --compile-only     # every config through tileiras, no GPU
 
-cutile configs (CONFIGS, per N): "row" is one (BM, BN >= N) tile of whole rows per block;
-"loop" walks whole rows in (BM, BK) column tiles, once for the statistics and once to
-write; hints are `occupancy` and `num_worker_warps`. The best config per case is reported.
+cutile configs: each case runs the example's own plan (`plan(n, dtype)`, marked `*`) and
+then CONFIGS[N]. "row" is the one-pass kernel, (BM, BN >= N) tiles of whole rows kept in
+registers, its row load through registers (`ldg`) or the TMA unit (`tma`); "loop" walks whole
+rows in (BM, BK) column tiles, once for the statistics and once to write. Hints are
+`occupancy` (blocks per multiprocessor: it caps the registers), `num_worker_warps` and
+`num_ctas` (a cluster that splits the tile). The best config per case is reported, and where
+it is not the example's plan, the ROW_PLANS line that would make it so.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -44,58 +48,88 @@ EXAMPLES = {"softmax": softmax_ex, "rmsnorm": rmsnorm_ex, "layernorm": layernorm
 EPS = {"rmsnorm": 1e-6, "layernorm": 1e-5}
 DTYPES = {"bf16": bf16, "f32": f32}
 
-# (kind, BM, BK, hints); BN is the power of two at or above N
-Config = tuple[str, int, int | None, dict[str, int]]
+
+
+class Config(NamedTuple):
+    kind: str                        # "row" (one pass) or "loop" (two passes over BK tiles)
+    BM: int
+    BK: int | None = None
+    tma: bool = False                # the row's load through the TMA unit (row kind only)
+    hints: tuple[tuple[str, int], ...] = ()
+
+    def label(self) -> str:
+        text = f"{self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
+        text += " tma" if self.tma else ""
+        names = {"occupancy": "occ", "num_worker_warps": "warps", "num_ctas": "ctas"}
+        return text + "".join(f" {names[k]}={v}" for k, v in self.hints)
+
+
+def row(bm: int, tma: bool = False, **hints: int) -> Config:
+    return Config("row", bm, None, tma, tuple(sorted(hints.items())))
+
+
+def loop(bm: int, bk: int, **hints: int) -> Config:
+    return Config("loop", bm, bk, False, tuple(sorted(hints.items())))
+
+
+# Candidates per N besides the example's plan (each checked with --compile-only: regs,
+# spills and shared memory are in the commit notes). Short rows: several rows per block and
+# `occupancy` 2-8 so that 4-8 blocks share a multiprocessor; long rows: 8 or 16 worker warps,
+# a 2-block cluster, or the two-pass loop (more blocks per multiprocessor, x read twice, the
+# second time mostly from L2).
 CONFIGS: dict[int, list[Config]] = {
-    1024: [("row", 4, None, {}), ("row", 1, None, {}), ("row", 2, None, {}),
-           ("row", 8, None, {}), ("row", 4, None, {"occupancy": 4}),
-           ("row", 1, None, {"num_worker_warps": 4}), ("row", 2, None, {"occupancy": 8})],
-    4096: [("row", 1, None, {}), ("row", 2, None, {}), ("row", 1, None, {"occupancy": 2}),
-           ("row", 1, None, {"num_worker_warps": 8}), ("row", 1, None, {"num_worker_warps": 16}),
-           ("loop", 1, 1024, {}), ("loop", 2, 1024, {"occupancy": 2})],
-    16384: [("loop", 1, 4096, {}), ("loop", 1, 2048, {}), ("row", 1, None, {}),
-            ("row", 1, None, {"num_worker_warps": 16}), ("loop", 1, 4096, {"num_worker_warps": 8}),
-            ("loop", 2, 2048, {"occupancy": 2}), ("loop", 1, 8192, {})],
-    32768: [("loop", 1, 4096, {}), ("loop", 1, 2048, {}), ("loop", 1, 8192, {}),
-            ("loop", 1, 4096, {"num_worker_warps": 8}), ("loop", 1, 4096, {"occupancy": 2}),
-            ("loop", 2, 2048, {}), ("row", 1, None, {"num_worker_warps": 16})],
+    1024: [row(8, occupancy=4), row(4, occupancy=4), row(4, occupancy=6), row(8, occupancy=3),
+           row(16, occupancy=2), row(2, occupancy=8), row(8, True, occupancy=4),
+           row(32, occupancy=2)],
+    4096: [row(1, occupancy=4), row(1, occupancy=6), row(1, num_worker_warps=8, occupancy=4),
+           row(1, num_worker_warps=8, occupancy=5), row(2, occupancy=3), row(2, occupancy=4),
+           row(4, occupancy=2), row(1, True, occupancy=4)],
+    16384: [row(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=8, occupancy=2),
+            row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
+            row(1, num_ctas=2, num_worker_warps=16, occupancy=2),
+            row(1, num_worker_warps=16), row(1, True, num_worker_warps=16, occupancy=2),
+            loop(1, 4096, num_worker_warps=8, occupancy=2), loop(1, 2048, occupancy=4)],
+    32768: [row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
+            row(1, num_ctas=2, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=16),
+            row(1, num_ctas=2, num_worker_warps=8), row(1, True, num_worker_warps=16),
+            loop(1, 4096, num_worker_warps=8, occupancy=2), loop(1, 2048, occupancy=4),
+            loop(1, 8192, num_worker_warps=16, occupancy=2)],
 }
-QUICK = 3  # --quick: the first configs of each list
+QUICK = 3  # --quick: the plan and the first configs of each list
 
 
 def next_pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-def label(cfg: Config) -> str:
-    kind, bm, bk, hints = cfg
-    text = f"{kind} BM={bm}" + (f" BK={bk}" if bk else "")
-    names = {"occupancy": "occ", "num_worker_warps": "warps"}
-    return text + "".join(f" {names[k]}={v}" for k, v in hints.items())
+def plan_config(op: str, dtype: str, n: int) -> Config:
+    """The example's own choice for this case."""
+    p = EXAMPLES[op].plan(n, DTYPES[dtype])
+    if p.BK is not None:
+        return Config("loop", p.BM, p.BK, False, p.hints)
+    return Config("row", p.BM, None, p.tma, p.hints)
 
 
-_KERNELS: dict[tuple[str, str, bool, tuple[tuple[str, int], ...]], cutile.EntryKernel] = {}
+def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
+    """The plan first, then the candidates for the nearest N (no repeats)."""
+    got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
+    out = [plan_config(op, dtype, n)]
+    out += [c for c in (got[:QUICK] if quick else got) if c != out[0]]
+    return out
 
 
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
-    """The example's kernel for this op, dtype and kind, with the config's hints (one object
-    per combination: its compiled variants are kept with it)."""
-    kind, _, _, hints = cfg
-    key = (op, dtype, kind == "loop", tuple(sorted(hints.items())))
-    got = _KERNELS.get(key)
-    if got is None:
-        base = EXAMPLES[op].KERNELS[(DTYPES[dtype], kind == "loop")]
-        got = base.with_hints(**hints) if hints else base
-        _KERNELS[key] = got
-    return got
+    """The example's kernel for this op, dtype and kind, with the config's hints."""
+    return EXAMPLES[op].hinted(DTYPES[dtype], cfg.kind == "loop", cfg.hints)
 
 
-def consts_for(n: int, cfg: Config) -> dict[str, int]:
-    kind, bm, bk, _ = cfg
-    consts = {"BM": bm, "BN": next_pow2(n)}
-    if kind == "loop":
-        assert bk is not None
-        consts["BK"] = min(bk, next_pow2(n))
+def consts_for(n: int, cfg: Config) -> dict[str, Any]:
+    consts: dict[str, Any] = {"BM": cfg.BM, "BN": next_pow2(n)}
+    if cfg.kind == "loop":
+        assert cfg.BK is not None
+        consts["BK"] = min(cfg.BK, next_pow2(n))
+    else:
+        consts["TMA"] = cfg.tma
     return consts
 
 
@@ -117,7 +151,7 @@ def precompile(jobs: list[tuple[str, str, int, Config]], target: str, workers: i
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(build, jobs))
-    return {(op, dtype, n, label(cfg)): err
+    return {(op, dtype, n, cfg.label()): err
             for (op, dtype, n, cfg), err in zip(jobs, results, strict=True) if err}
 
 
@@ -282,15 +316,16 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
     scalars = [EPS[op]] if op in EPS else []
     stream = driver.state().stream
     ct_prelude = spin(stream)
-    for cfg in configs:
-        name = label(cfg)
-        if (op, dtype, n, name) in failed:
-            out["cutile"][name] = {"error": failed[(op, dtype, n, name)]}
+    for i, cfg in enumerate(configs):
+        name = cfg.label() + (" *" if i == 0 else "")   # the first is the example's plan
+        if (op, dtype, n, cfg.label()) in failed:
+            out["cutile"][name] = {"error": failed[(op, dtype, n, cfg.label())]}
             continue
         kernel = kernel_for(op, dtype, cfg)
         consts = consts_for(n, cfg)
         part = [consts.pop("BM"), consts.pop("BN")]     # the output's tiles; BK is passed
         try:
+            result._alloc.fill_bytes(b"\xff")   # NaN: an element left unwritten fails the check
             back = kernel(result.partition(part), *ins, *scalars, **consts).sync()
             result, ins = back[0].unpartition(), list(back[1:1 + len(ins)])
             err = error(to_torch(result))
@@ -306,34 +341,62 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
                 back = timed.sync()   # the op runs once more and hands the tensors back
                 result, ins = back[0].unpartition(), list(back[1:1 + len(ins)])
             out["cutile"][name] = {"tbps": moved / t / 1e12, "us": t * 1e6, "err": err,
-                                   "ok": err <= tol}
+                                   "ok": err <= tol, "config": cfg._asdict()}
         except Exception as exc:  # a config that fails is reported, not fatal
             out["cutile"][name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
             ins, result = fresh()
     ok = {k: v for k, v in out["cutile"].items() if v.get("ok")}
     out["best"] = max(ok, key=lambda k: ok[k]["tbps"]) if ok else None
+    out["plan"] = next(iter(out["cutile"]), None)
     del x, w, b, ref, ins, result
     torch.cuda.empty_cache()
     return out
 
 
+def tbps(v: dict[str, Any] | None) -> float | None:
+    return v["tbps"] if v and "tbps" in v else None
+
+
 def show(r: dict[str, Any]) -> str:
-    def tb(v: dict[str, Any] | None) -> str:
-        return f"{v['tbps']:6.2f}" if v and "tbps" in v else f"{'-':>6}"
+    """One line of the summary: the best cutile config, the peers, the ratio to the faster
+    of torch and Triton, and the fraction of the copy bandwidth."""
+    def cell(v: float | None, width: int = 6) -> str:
+        return f"{v:{width}.2f}" if v is not None else f"{'-':>{width}}"
 
-    best = r["cutile"][r["best"]] if r["best"] else None
-    ratio = []
-    for peer in ("torch", "triton"):
-        p = r.get(peer, {})
-        ratio.append(f"{best['tbps'] / p['tbps']:6.2f}" if best and "tbps" in p else f"{'-':>6}")
+    best = tbps(r["cutile"][r["best"]]) if r["best"] else None
+    plan = tbps(r["cutile"].get(r["plan"] or "")) if r.get("plan") else None
+    peers = [v for v in (tbps(r.get("torch")), tbps(r.get("triton"))) if v is not None]
+    copy = tbps(r.get("copy"))
+    ratio = best / max(peers) if best is not None and peers else None
+    frac = best / copy if best is not None and copy else None
     name = r["best"] or "none passed"
-    return (f"{r['op']:<10} {r['dtype']:<5} {r['n']:>6} {tb(best)} {name:<28} "
-            f"{tb(r.get('torch'))} {tb(r.get('triton'))} {tb(r.get('copy'))} "
-            f"{ratio[0]} {ratio[1]}")
+    return (f"{r['op']:<9} {r['dtype']:<4} {r['n']:>5} {name:<44} {cell(best)} {cell(plan)} "
+            f"{cell(tbps(r.get('torch')))} {cell(tbps(r.get('triton')))} {cell(copy)} "
+            f"{cell(ratio, 5)} {cell(frac, 5)}")
 
 
-HEADER = (f"{'op':<10} {'dtype':<5} {'cols':>6} {'cutile':>6} {'(best config)':<28} "
-          f"{'torch':>6} {'triton':>6} {'copy':>6} {'/torch':>6} {'/trit.':>6}")
+HEADER = (f"{'op':<9} {'dtype':<4} {'cols':>5} {'best cutile config (* = the plan)':<44} "
+          f"{'cutile':>6} {'plan':>6} {'torch':>6} {'triton':>6} {'copy':>6} {'/peer':>5} "
+          f"{'/copy':>5}")
+
+
+def plan_updates(results: list[dict[str, Any]]) -> list[str]:
+    """Where a one-pass config beat the example's plan: the ROW_PLANS line that adopts it."""
+    lines = []
+    for r in results:
+        if not r["best"] or r["best"] == r.get("plan"):
+            continue
+        cfg = r["cutile"][r["best"]]["config"]
+        size = 2 if r["dtype"] == "bf16" else 4
+        gain = r["cutile"][r["best"]]["tbps"] / (tbps(r["cutile"].get(r["plan"])) or 1e-9)
+        if cfg["kind"] == "row":
+            hints = dict(cfg["hints"])
+            lines.append(f"{r['op']}: ROW_PLANS[({next_pow2(r['n'])}, {size})] = "
+                         f"({cfg['BM']}, {cfg['tma']}, {hints})  # x{gain:.2f} over the plan")
+        else:
+            lines.append(f"{r['op']} {r['dtype']} {r['n']}: the looped kernel won "
+                         f"({r['best']}, x{gain:.2f} over the plan)")
+    return lines
 
 
 def main() -> None:
@@ -342,7 +405,8 @@ def main() -> None:
     ap.add_argument("--cols", default="1024,4096,16384,32768")
     ap.add_argument("--dtypes", default="bf16,f32")
     ap.add_argument("--rows", type=int, default=4096)
-    ap.add_argument("--quick", action="store_true", help=f"the first {QUICK} configs per size")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"the example's plan and the first {QUICK} configs per size")
     ap.add_argument("--compile-only", action="store_true",
                     help="assemble every config for sm_90 with tileiras and stop (no GPU)")
     ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
@@ -351,12 +415,9 @@ def main() -> None:
     ops = [o for o in args.ops.split(",") if o]
     cols = [int(c) for c in args.cols.split(",") if c]
     dtypes = [d for d in args.dtypes.split(",") if d]
-
-    def configs(n: int) -> list[Config]:
-        got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
-        return got[:QUICK] if args.quick else got
-
-    jobs = [(op, d, n, cfg) for op in ops for d in dtypes for n in cols for cfg in configs(n)]
+    cases = [(op, d, n, configs_for(op, d, n, args.quick))
+             for op in ops for d in dtypes for n in cols]
+    jobs = [(op, d, n, cfg) for op, d, n, cfgs in cases for cfg in cfgs]
     if args.compile_only:
         failed = precompile(jobs, "sm_90", args.workers)
         for (op, d, n, name), err in failed.items():
@@ -376,21 +437,18 @@ def main() -> None:
         tr = None
     results = []
     print(HEADER, flush=True)
-    for op in ops:
-        for d in dtypes:
-            for n in cols:
-                r = bench(op, d, args.rows, n, configs(n), tr, failed)
-                results.append(r)
-                print(show(r), flush=True)
-                for name, v in r["cutile"].items():
-                    if "error" in v:
-                        print(f"     {name}: {v['error']}", flush=True)
-                    elif not v["ok"]:
-                        print(f"     {name}: error {v['err']:.2e} (too large)",
-                              flush=True)
-                for peer in ("torch", "triton", "copy"):
-                    if "error" in r.get(peer, {}):
-                        print(f"     {peer}: {r[peer]['error']}", flush=True)
+    for op, d, n, cfgs in cases:
+        r = bench(op, d, args.rows, n, cfgs, tr, failed)
+        results.append(r)
+        print(show(r), flush=True)
+        for name, v in r["cutile"].items():
+            if "error" in v:
+                print(f"     {name}: {v['error']}", flush=True)
+            elif not v["ok"]:
+                print(f"     {name}: error {v['err']:.2e} (too large)", flush=True)
+        for peer in ("torch", "triton", "copy"):
+            if "error" in r.get(peer, {}):
+                print(f"     {peer}: {r[peer]['error']}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     print("\nper config: TB/s (error vs torch f32); torch and triton errors")
@@ -400,8 +458,14 @@ def main() -> None:
         peers = "  ".join(f"{p} {r[p]['err']:.0e}" for p in ("torch", "triton")
                           if "err" in r.get(p, {}))
         print(f"  {r['op']} {r['dtype']} {r['n']}: {cells}  |  {peers}")
+    updates = plan_updates(results)
+    if updates:
+        print("\nconfigs that beat the examples' plans (examples/*.py ROW_PLANS):")
+        for line in updates:
+            print(f"  {line}")
     print(f"\nnorms over {args.rows} rows: TB/s = (bytes read + written) / time; copy = torch "
-          f"clone; ratios are best cutile / peer")
+          f"clone; /peer = best cutile / the faster of torch and Triton; /copy = best cutile / "
+          f"copy; plan = the example's own config")
     print(HEADER)
     for r in results:
         print(show(r))

@@ -1,8 +1,9 @@
 """Flash attention, forward: softmax(Q K^T / sqrt(d)) V for every (batch, head), with an
 optional causal mask, in one pass over K and V with a running max and sum (online softmax).
 
-Q, K and V are (B*H, S, D) on the host; block (bh, m) owns the (1, BM, D) output tile of
-rows [m*BM, (m+1)*BM) of head bh and walks the key tiles. The scores are scaled into base 2
+Q, K and V are (B*H, S, D) on the host; block (m, bh) owns the output rows
+[m*BM, (m+1)*BM) of head bh and walks the key tiles (`make_attention` says why the query
+tiles run along the grid's x axis). The scores are scaled into base 2
 (`exp2` with `flush_to_zero`, the fast path) and the last division is approximate
 (`truediv(..., rounding="approx")`): the math modes attention kernels use. Checked against
 a float64 reference.
@@ -27,6 +28,7 @@ from cutile.core import (
     cdiv,
     exp2,
     f32,
+    fma,
     full,
     maximum,
     mma,
@@ -39,25 +41,43 @@ LOG2E = 1.4426950408889634
 
 
 @cutile.device
-def online_softmax_step(s, vs, m_i, l_i, acc):
+def online_softmax_step(s, qk_scale, vs, m_i, l_i, acc):
     """One key tile of the online softmax: rescale what was summed so far to the new row
-    maximum, add this tile's exponentials (base 2, subnormals flushed) and its values."""
-    m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+    maximum, add this tile's exponentials (base 2, subnormals flushed) and its values.
+    `s` is unscaled: the scale is applied to the row maxima (a column, not the tile) and
+    fused into the exponent's argument (one FMA per score instead of a multiply and a
+    subtract)."""
+    m_new = maximum(m_i, s.max(axis=1, keepdims=True) * qk_scale)
     alpha = exp2(m_i - m_new, flush_to_zero=True)
-    p = exp2(s - m_new, flush_to_zero=True)
+    p = exp2(fma(s, qk_scale, -m_new), flush_to_zero=True)
     return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
 
 
-def make_attention(causal: bool) -> cutile.EntryKernel:
+def make_attention(causal: bool, queries_on_x: bool = True) -> cutile.EntryKernel:
     """The kernel for one masking mode (a module-level flag folds into the kernel: each
-    mode is its own kernel, checked and compiled without the other's branch)."""
+    mode is its own kernel, checked and compiled without the other's branch).
+
+    `queries_on_x` (the default) puts one head's query tiles on the grid's x axis, which
+    the GPU starts first and side by side: the blocks resident at once are mostly of one
+    head and read the same K and V, so those stay in L2. The output is then given as the
+    (S, B*H, D) view `o.permute(1, 0, 2)` of the (B*H, S, D) tensor, cut into
+    (BM, 1, D) tiles.
+    Without it, block (bh, m) owns the (1, BM, D) tile of the (B*H, S, D) tensor: the
+    blocks resident at once span every head, and each head's K and V stream from memory
+    for every few query tiles."""
+
+    out_tile = ["BM", 1, "D"] if queries_on_x else [1, "BM", "D"]
 
     @cutile.entry
-    def attention(o: Mut[Tensor[bf16, [1, "BM", "D"]]], q: Tensor[bf16, [-1, -1, "D"]],
+    def attention(o: Mut[Tensor[bf16, out_tile]], q: Tensor[bf16, [-1, -1, "D"]],
                   k: Tensor[bf16, [-1, -1, "D"]], v: Tensor[bf16, [-1, -1, "D"]], scale: f32,
                   BM: Const[int], BN: Const[int], D: Const[int]):
-        bh = block_id(0)
-        m = block_id(1)
+        if queries_on_x:
+            m = block_id(0)
+            bh = block_id(1)
+        else:
+            bh = block_id(0)
+            m = block_id(1)
         qs = q.load_tile((1, BM, D), (bh, m, 0), latency=2).reshape((BM, D))
         qk_scale = scale * LOG2E
         m_i = full((BM, 1), -math.inf, f32)
@@ -66,35 +86,51 @@ def make_attention(causal: bool) -> cutile.EntryKernel:
         rows = m * BM + arange(BM)[:, None]
         n_keys = k.shape[1]
         # Key tiles wholly inside the sequence (and, causal, wholly at or before this block's
-        # first row) need no mask; the rest (a ragged last tile, the diagonal tile) do.
+        # first row) need no mask; the rest (a ragged last tile, the diagonal tiles) do.
         clear = n_keys // BN
         stop = cdiv(n_keys, BN)
         if causal:
-            clear = min(clear, m)        # BM == BN: tile j < m is below the diagonal
-            stop = min(stop, m + 1)
+            # key tile j is wholly below the diagonal when its last key precedes this
+            # block's first row, (j + 1) * BN <= m * BM; tiles past its last row are skipped
+            clear = min(clear, (m * BM) // BN)
+            stop = min(stop, cdiv((m + 1) * BM, BN))
         for j in range(clear):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
-            s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
+            s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
+            m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
         for j in range(clear, stop):
             ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
-            s = mma(qs, ks.transpose(), zeros((BM, BN), f32)) * qk_scale
+            s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
             cols = j * BN + arange(BN)[None, :]
             keep = cols < n_keys
             if causal:
                 keep = keep & (cols <= rows)
             s = where(keep, s, -math.inf)
             vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            m_i, l_i, acc = online_softmax_step(s, vs, m_i, l_i, acc)
+            m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
         out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
-        o.store(out.astype(bf16).reshape((1, BM, D)))
+        o.store(out.astype(bf16).reshape(o.tile_shape))
 
     return attention
 
 
 attention = make_attention(False)
 attention_causal = make_attention(True)
+
+
+def output(bh: int, seq: int, d: int, bm: int, queries_on_x: bool = True) -> api.Partition:
+    """The (bh, seq, d) output, NaN-filled (an unwritten element shows), cut for the
+    kernel: (bm, 1, d) tiles of its (seq, bh, d) view, or (1, bm, d) tiles of itself."""
+    if queries_on_x:  # the view is the storage's only live handle: partition takes it
+        return api.full([bh, seq, d], np.nan, bf16).permute(1, 0, 2).partition([bm, 1, d])
+    return api.full([bh, seq, d], np.nan, bf16).partition([1, bm, d])
+
+
+def result(o: api.Partition, queries_on_x: bool = True) -> api.Tensor:
+    """The (bh, seq, d) tensor back from the kernel's output partition."""
+    t = o.unpartition()
+    return t.permute(1, 0, 2) if queries_on_x else t
 
 
 def reference(qs: np.ndarray, ks: np.ndarray, vs: np.ndarray, causal: bool) -> np.ndarray:
@@ -108,17 +144,16 @@ def reference(qs: np.ndarray, ks: np.ndarray, vs: np.ndarray, causal: bool) -> n
     return (p / p.sum(axis=-1, keepdims=True)) @ v
 
 
-def run(bh: int, seq: int, d: int, causal: bool, tiles: tuple[int, int] = (64, 64)) -> float:
+def run(bh: int, seq: int, d: int, causal: bool, tiles: tuple[int, int] = (64, 64),
+        kernel: cutile.EntryKernel | None = None, queries_on_x: bool = True) -> float:
     rng = np.random.default_rng(3)
     qs, ks, vs = (rng.standard_normal((bh, seq, d)).astype(ml_dtypes.bfloat16)
                   for _ in range(3))
     bm, bn = tiles
-    o = api.full([bh, seq, d], np.nan, bf16).partition([1, bm, d])
-    kernel = attention_causal if causal else attention
-    assert not causal or bm == bn, "the causal kernel walks key tiles of the query tile's size"
-    o, *_ = kernel(o, api.from_numpy(qs), api.from_numpy(ks), api.from_numpy(vs),
-                   1.0 / math.sqrt(d), BN=bn).sync()
-    out = o.unpartition().to_numpy().astype(np.float64)
+    kernel = kernel or (attention_causal if causal else attention)
+    o, *_ = kernel(output(bh, seq, d, bm, queries_on_x), api.from_numpy(qs),
+                   api.from_numpy(ks), api.from_numpy(vs), 1.0 / math.sqrt(d), BN=bn).sync()
+    out = result(o, queries_on_x).to_numpy().astype(np.float64)
     ref = reference(qs, ks, vs, causal)
     assert np.isfinite(out).all(), "unwritten (NaN) elements"
     err = float(np.abs(out - ref).max())

@@ -18,6 +18,7 @@ from cutile.core import (
     Const,
     Mut,
     Tensor,
+    bf16,
     block_id,
     f8e4m3fn,
     f32,
@@ -42,16 +43,46 @@ def quantize_rows(q: Mut[Tensor[f8e4m3fn, [1, "K"]]], scale: Mut[Tensor[f32, [1,
 
 @cutile.entry
 def fp8_gemm(z: Mut[Tensor[f32, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
-             bt: Tensor[f8e4m3fn, [-1, -1]], sa: Tensor[f32, [-1, 1]], sb: Tensor[f32, [-1, 1]],
+             bt: Tensor[f8e4m3fn, [-1, -1]], sa: Tensor[f32, [-1]], sb: Tensor[f32, [-1]],
              BM: Const[int], BN: Const[int], BK: Const[int]):
     acc = zeros((BM, BN), f32)
     for k in range(num_tiles(a, 1, (BM, BK))):
         x = a.load_tile((BM, BK), (block_id(0), k))
         w = bt.load_tile((BN, BK), (block_id(1), k))  # B stored K-major, as fp8 weights are
         acc = mma(x, w.T, acc)                        # f8 x f8 -> f32 on the tensor cores
-    rows = sa.load_tile((BM, 1), (block_id(0), 0))
-    cols = sb.load_tile((BN, 1), (block_id(1), 0)).reshape((1, BN))
+    # the scales as vectors: a (BM,) tile of f32 is one TMA copy, a (BM, 1) one is not (its
+    # rows are 4 bytes, below TMA's 16)
+    rows = sa.load_tile((BM,), (block_id(0),)).reshape((BM, 1))
+    cols = sb.load_tile((BN,), (block_id(1),)).reshape((1, BN))
     z.store(acc * rows * cols)
+
+
+def make_fp8_gemm_persistent(latency: int | None = None) -> cutile.EntryKernel:
+    """The same product with a bf16 result (what `torch._scaled_mm` returns) on a
+    persistent grid: each block walks output tiles in groups of G tile rows, so the tiles
+    running at once share rows of A and columns of B in L2. `latency` is the A and B loads'
+    hint: how many k-steps tileiras buffers ahead of the MMAs follows from it (None: its
+    own choice, five stages for 128x128x128 tiles on sm_90 but two for 2-CTA tiles)."""
+
+    @cutile.entry
+    def fp8_gemm_persistent(z: Mut[Tensor[bf16, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
+                            bt: Tensor[f8e4m3fn, [-1, -1]], sa: Tensor[f32, [-1]],
+                            sb: Tensor[f32, [-1]], BM: Const[int], BN: Const[int],
+                            BK: Const[int], G: Const[int]):
+        for idx in z.iter_indices(group=G):
+            acc = zeros((BM, BN), f32)
+            for k in range(num_tiles(a, 1, (BM, BK))):
+                x = a.load_tile((BM, BK), (idx[0], k), latency=latency)
+                w = bt.load_tile((BN, BK), (idx[1], k), latency=latency)
+                acc = mma(x, w.T, acc)
+            rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
+            cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
+            z.store((acc * rows * cols).astype(bf16), index=idx)
+
+    return fp8_gemm_persistent
+
+
+fp8_gemm_persistent = make_fp8_gemm_persistent()
 
 
 def quantize(x: np.ndarray) -> tuple[api.Tensor, api.Tensor]:
@@ -60,11 +91,11 @@ def quantize(x: np.ndarray) -> tuple[api.Tensor, api.Tensor]:
     q = api.zeros([m, k], f8e4m3fn).partition([1, tile])
     s = api.zeros([m, 1], f32).partition([1, 1])
     q, s, _ = quantize_rows(q, s, api.from_numpy(x)).sync()
-    return q.unpartition(), s.unpartition()
+    return q.unpartition(), s.unpartition().reshape([m])  # the scales as an (m,) vector
 
 
 def main(m: int = 1024, n: int = 1024, k: int = 1024, bm: int = 128, bn: int = 128,
-         bk: int = 64) -> None:
+         bk: int = 64, blocks: int = 8) -> None:
     rng = np.random.default_rng(11)
     a = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -73,8 +104,8 @@ def main(m: int = 1024, n: int = 1024, k: int = 1024, bm: int = 128, bn: int = 1
     z = api.zeros([m, n], f32).partition([bm, bn])
     z, qa, qb, sa, sb = fp8_gemm(z, qa, qb, sa, sb, BK=bk).sync()
     out = z.unpartition().to_numpy().astype(np.float64)
-    da = qa.to_numpy().astype(np.float64) * sa.to_numpy()
-    db = (qb.to_numpy().astype(np.float64) * sb.to_numpy()).T
+    da = qa.to_numpy().astype(np.float64) * sa.to_numpy()[:, None]
+    db = (qb.to_numpy().astype(np.float64) * sb.to_numpy()[:, None]).T
     ref = da @ db
     err = np.abs(out - ref).max() / np.abs(ref).max()
     # Hopper's f8 tensor cores accumulate with fewer bits than f32 (the interpreter, exactly)
@@ -83,6 +114,12 @@ def main(m: int = 1024, n: int = 1024, k: int = 1024, bm: int = 128, bn: int = 1
     assert quant < 0.1, f"quantization error {quant:.3g}"
     print(f"fp8_gemm: {m}x{n}x{k} f8e4m3fn x f8e4m3fn -> f32 with row scales: max error "
           f"{err:.1e} of the largest element ({quant:.1e} against the unquantized product)")
+    zb = api.zeros([m, n], bf16).partition([bm, bn]).persistent(blocks)
+    zb, *_ = fp8_gemm_persistent(zb, qa, qb, sa, sb, BK=bk, G=4).sync()
+    out_b = zb.unpartition().to_numpy().astype(np.float64)
+    err_b = np.abs(out_b - ref).max() / np.abs(ref).max()
+    assert err_b < 2e-2, f"persistent bf16: max error {err_b:.3g} of the largest element"
+    print(f"fp8_gemm_persistent: {blocks} blocks, bf16 result: max error {err_b:.1e}")
 
 
 if __name__ == "__main__":

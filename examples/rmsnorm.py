@@ -2,12 +2,14 @@
 weight, in f32 and bf16 (the sum of squares in f32 either way):
 y = x / sqrt(mean(x^2) + eps) * w.
 
-- `rmsnorm`: a block owns (BM, BN) with BN >= N (an `assert` checks it on the device), one
-  tile per row; the zero padding adds nothing to the sum of squares, which is divided by N.
-- `rmsnorm_looped`, for long rows: whole rows per block, walked in (BM, BK) column tiles
-  twice, once for the sum of squares (kept per lane, reduced once at the end) and once to
-  write through a sub-partition of the block's own tile.
+- `rmsnorm`, one pass: a block owns (BM, BN) whole rows with BN >= N (an `assert` checks it
+  on the device) and keeps them in registers, so x is read once and y written once; the
+  zero padding adds nothing to the sum of squares, which is divided by N.
+- `rmsnorm_looped`, for rows too long to keep in registers: whole rows per block, walked in
+  (BM, BK) column tiles twice, once for the sum of squares (kept per lane, reduced once at
+  the end) and once to write through a sub-partition of the block's own tile.
 
+`plan(n, dtype)` picks the tiles and hints on the host, as in examples/softmax.py.
 Every element is checked against a float64 reference on random inputs.
 
     python examples/rmsnorm.py
@@ -15,7 +17,8 @@ Every element is checked against a float64 reference on random inputs.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -40,9 +43,9 @@ from cutile.dtypes import DType
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], w: Tensor[dt, [-1]],
-                eps: f32, BM: Const[int], BN: Const[int]):
+                eps: f32, BM: Const[int], BN: Const[int], TMA: Const[bool]):
         assert x.shape[1] <= BN, "a row must fit one tile"
-        t = load_tile_like(x, z).astype(f32)
+        t = load_tile_like(x, z, allow_tma=TMA).astype(f32)
         inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
         ws = w.load_tile((BN,), (0,)).astype(f32)[None, :]
         z.store((t * inv * ws).astype(dt))
@@ -78,18 +81,55 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16}
 
 
+class Plan(NamedTuple):
+    """How a launch cuts the rows, as in examples/softmax.py."""
+
+    BM: int
+    BN: int
+    BK: int | None
+    tma: bool
+    hints: tuple[tuple[str, int], ...]
+
+    def kernel(self, dt: DType) -> cutile.EntryKernel:
+        return hinted(dt, self.BK is not None, self.hints)
+
+    def consts(self) -> dict[str, Any]:
+        return {"BK": self.BK} if self.BK is not None else {"TMA": self.tma}
+
+
+@functools.cache
+def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutile.EntryKernel:
+    return KERNELS[(dt, looped)].with_hints(**dict(hints))
+
+
+# One-pass plans for sm_90 by (BN, element bytes): (BM, tma, hints), as in
+# examples/softmax.py; benchmarks/norms.py times them against the alternatives.
+ROW_PLANS: dict[tuple[int, int], tuple[int, bool, dict[str, int]]] = {
+    (1024, 2): (8, True, {"occupancy": 4}),
+    (1024, 4): (8, False, {"occupancy": 4}),
+    (4096, 2): (2, False, {"occupancy": 4}),
+    (4096, 4): (1, False, {"occupancy": 6}),
+    (16384, 2): (1, True, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (32768, 2): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
+    (32768, 4): (1, False, {"num_ctas": 2, "num_worker_warps": 16, "occupancy": 2}),
+}
+MAX_ROW = 32768  # longer rows take the looped kernel
+
+
 def next_pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-def plan(n: int, max_row: int = 8192, bk: int = 2048, bm: int | None = None
-         ) -> tuple[bool, int, int, dict[str, Any]]:
-    """(looped, BM, BN, consts) for rows of `n` columns, as in examples/softmax.py."""
+def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
+    """The plan for rows of `n` columns of `dt`, as in examples/softmax.py."""
     bn = next_pow2(n)
-    looped = bn > max_row
-    if bm is None:
-        bm = max(1, min(16, 4096 // (bk if looped else bn)))
-    return looped, bm, bn, ({"BK": min(bk, bn)} if looped else {})
+    if bn > min(max_row, MAX_ROW):
+        return Plan(1, bn, min(bk, bn), False, (("num_worker_warps", 8), ("occupancy", 2)))
+    near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
+    bm, tma, hints = ROW_PLANS[(near, dt.itemsize)]
+    bm = bm * near // bn            # a shorter row: more of them, the same tile size
+    return Plan(bm, bn, None, tma, tuple(sorted(hints.items())))
 
 
 def reference(xs: np.ndarray, ws: np.ndarray, eps: float) -> np.ndarray:
@@ -97,13 +137,10 @@ def reference(xs: np.ndarray, ws: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * ws.astype(np.float64)
 
 
-def check(xs: np.ndarray, ws: np.ndarray, dt: DType, eps: float = 1e-6,
-          **plan_args: Any) -> float:
+def check(xs: np.ndarray, ws: np.ndarray, dt: DType, p: Plan, eps: float = 1e-6) -> float:
     m, n = xs.shape
-    looped, bm, bn, consts = plan(n, **plan_args)
-    z = api.full([m, n], np.nan, dt).partition([bm, bn])
-    z, *_ = KERNELS[(dt, looped)](z, api.from_numpy(xs), api.from_numpy(ws), eps,
-                                  **consts).sync()
+    z = api.full([m, n], np.nan, dt).partition([p.BM, p.BN])
+    z, *_ = p.kernel(dt)(z, api.from_numpy(xs), api.from_numpy(ws), eps, **p.consts()).sync()
     out = z.unpartition().to_numpy().astype(np.float64)
     ref = reference(xs, ws, eps)
     assert np.isfinite(out).all(), "unwritten (NaN) elements"
@@ -117,13 +154,13 @@ def main(m: int = 300, n: int = 1000, long_n: int = 20000, bk: int = 2048) -> No
     rng = np.random.default_rng(13)
     worst = 0.0
     for dt, host in ((f32, np.float32), (bf16, ml_dtypes.bfloat16)):
-        for rows, cols, args in ((m, n, {}),
-                                 (max(1, m // 8), long_n,
-                                  {"max_row": min(8192, next_pow2(long_n) // 2), "bk": bk})):
+        for rows, cols, p in ((m, n, plan(n, dt)),
+                              (max(1, m // 8), long_n,
+                               plan(long_n, dt, max_row=next_pow2(long_n) // 2, bk=bk))):
             xs = (rng.standard_normal((rows, cols)) * 3).astype(host)
             ws = rng.uniform(0.5, 1.5, cols).astype(host)
-            worst = max(worst, check(xs, ws, dt, **args))
-    print(f"rmsnorm: {m}x{n} rows in one tile, {max(1, m // 8)}x{long_n} in column tiles of "
+            worst = max(worst, check(xs, ws, dt, p))
+    print(f"rmsnorm: {m}x{n} rows in one pass, {max(1, m // 8)}x{long_n} in column tiles of "
           f"{bk}, f32 and bf16: max abs error {worst:.2e}")
 
 

@@ -1,13 +1,22 @@
 """Row softmax of an (M, N) matrix whose rows are not a tile multiple, in f32 and bf16 (the
 arithmetic is f32 either way), with two kernels:
 
-- `softmax`: a block owns (BM, BN) with BN >= N (an `assert` checks it on the device), so
-  a row is one tile: load it padded with -inf (exp(-inf) = 0, so the padding drops out of
-  the max and the sum), normalize, store.
-- `softmax_looped`, for rows too long for one tile (32k columns): the block still owns whole
-  rows, (BM, BN) with BN >= N, and walks them in (BM, BK) column tiles twice: once for the
-  running max and sum (online softmax), once to write exp(x - max) / sum through a
-  sub-partition of its own tile (`z.partition_mut((BM, BK))`).
+- `softmax`, one pass: a block owns (BM, BN) whole rows with BN >= N (an `assert` checks it
+  on the device). It loads them padded with -inf (exp(-inf) = 0, so the padding drops out
+  of the max and the sum), normalizes them in registers and stores them: x is read once and
+  the output written once, all the memory traffic there is. exp(x - max) is computed as
+  exp2(x * log2(e) - max * log2(e)), which is the GPU's own instruction, and the row is
+  scaled by one reciprocal of its sum instead of divided element by element.
+- `softmax_looped`, for rows too long to keep in registers: the block still owns whole rows,
+  (BM, BN) with BN >= N, and walks them in (BM, BK) column tiles twice: once for the running
+  max and sum (online softmax), once to write exp(x - max) / sum through a sub-partition of
+  its own tile (`z.partition_mut((BM, BK))`).
+
+How fast it runs is decided on the host, by `plan(n, dtype)`: how many rows a block takes,
+whether the row comes through the TMA unit (`allow_tma`) or straight into registers, and the
+hints (`occupancy`: blocks per multiprocessor, which caps each thread's registers;
+`num_worker_warps`; `num_ctas`: a cluster of blocks that shares one tile). The sizes come
+from `benchmarks/norms.py` on an H200 (sm_90).
 
 Every element is checked against a float64 reference on random inputs.
 
@@ -16,8 +25,9 @@ Every element is checked against a float64 reference on random inputs.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -30,7 +40,7 @@ from cutile.core import (
     Tensor,
     bf16,
     block_id,
-    exp,
+    exp2,
     f32,
     full,
     load_tile_like,
@@ -40,17 +50,19 @@ from cutile.core import (
 )
 from cutile.dtypes import DType
 
+LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+
 
 def make_softmax(dt: DType) -> cutile.EntryKernel:
     """One (BM, BN) tile of whole rows per block; `dt` is the element type in and out."""
 
     @cutile.entry
     def softmax(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], BM: Const[int],
-                BN: Const[int]):
+                BN: Const[int], TMA: Const[bool]):
         assert x.shape[1] <= BN, "a row must fit one tile"
-        row = load_tile_like(x, z, padding="neg_inf").astype(f32)
-        e = exp(row - row.max(axis=1, keepdims=True))
-        z.store((e / e.sum(axis=1, keepdims=True)).astype(dt))
+        row = load_tile_like(x, z, padding="neg_inf", allow_tma=TMA).astype(f32) * LOG2E
+        e = exp2(row - row.max(axis=1, keepdims=True), flush_to_zero=True)
+        z.store((e * (1.0 / e.sum(axis=1, keepdims=True))).astype(dt))
 
     return softmax
 
@@ -63,18 +75,18 @@ def make_softmax_looped(dt: DType) -> cutile.EntryKernel:
     def softmax_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
                        BM: Const[int], BN: Const[int], BK: Const[int]):
         i = block_id(0)
-        m_i = full((BM, 1), -math.inf, f32)
-        l_i = zeros((BM, 1), f32)
+        m_i = full((BM, 1), -math.inf, f32)      # running max, in log2 units
+        l_i = zeros((BM, 1), f32)                # running sum of exp2(t - m_i)
         for j in range(num_tiles(x, 1, (BM, BK))):
-            t = x.load_tile((BM, BK), (i, j), padding="neg_inf").astype(f32)
+            t = x.load_tile((BM, BK), (i, j), padding="neg_inf").astype(f32) * LOG2E
             m_new = maximum(m_i, t.max(axis=1, keepdims=True))
-            l_i = l_i * exp(m_i - m_new) + exp(t - m_new).sum(axis=1, keepdims=True)
+            l_i = l_i * exp2(m_i - m_new) + exp2(t - m_new).sum(axis=1, keepdims=True)
             m_i = m_new
         inv = 1.0 / l_i
         out = z.partition_mut((BM, BK))
         for j in range(num_tiles(x, 1, (BM, BK))):
-            t = x.load_tile((BM, BK), (i, j), padding="neg_inf").astype(f32)
-            out.store((exp(t - m_i) * inv).astype(dt), (0, j))
+            t = x.load_tile((BM, BK), (i, j), padding="neg_inf").astype(f32) * LOG2E
+            out.store((exp2(t - m_i, flush_to_zero=True) * inv).astype(dt), (0, j))
 
     return softmax_looped
 
@@ -87,26 +99,70 @@ KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
            (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16}
 
 
+class Plan(NamedTuple):
+    """How a launch cuts the rows: (BM, BN) tiles, BK-column steps for the looped kernel
+    (None: one pass), the TMA choice of the one-pass load, and the kernel's hints."""
+
+    BM: int
+    BN: int
+    BK: int | None
+    tma: bool
+    hints: tuple[tuple[str, int], ...]
+
+    def kernel(self, dt: DType) -> cutile.EntryKernel:
+        return hinted(dt, self.BK is not None, self.hints)
+
+    def consts(self) -> dict[str, Any]:
+        """The Consts a launch passes by keyword (BM and BN come from the partition)."""
+        return {"BK": self.BK} if self.BK is not None else {"TMA": self.tma}
+
+
+@functools.cache
+def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutile.EntryKernel:
+    """The kernel with these hints (one object per combination: it keeps its compiled
+    variants)."""
+    return KERNELS[(dt, looped)].with_hints(**dict(hints))
+
+
+# One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:
+# (BM, tma, hints). Short rows go several to a block so that each block moves enough bytes;
+# `occupancy` caps the registers so that several blocks share a multiprocessor (past what
+# the row needs, a spill); long rows spread over 8 or 16 worker warps, the longest over a
+# 2-block cluster. benchmarks/norms.py times these against the alternatives.
+ROW_PLANS: dict[tuple[int, int], tuple[int, bool, dict[str, int]]] = {
+    (1024, 2): (2, False, {"occupancy": 8}),
+    (1024, 4): (2, False, {"occupancy": 8}),
+    (4096, 2): (1, False, {"occupancy": 6}),
+    (4096, 4): (1, False, {"occupancy": 6}),
+    (16384, 2): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (32768, 2): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
+    (32768, 4): (1, True, {"num_worker_warps": 16}),
+}
+MAX_ROW = 32768  # longer rows take the looped kernel
+
+
 def next_pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-def plan(n: int, max_row: int = 8192, bk: int = 2048, bm: int | None = None
-         ) -> tuple[bool, int, int, dict[str, Any]]:
-    """(looped, BM, BN, consts) for rows of `n` columns: one tile per row up to `max_row`
-    columns, else column tiles of `bk`; BM keeps a block's tile near 4k elements."""
+def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
+    """The plan for rows of `n` columns of `dt`: that of the shortest measured row length at
+    or above BN (for a shorter row, with BM scaled up to keep the tile's size), and past
+    `max_row` columns the looped kernel in (1, bk) steps."""
     bn = next_pow2(n)
-    looped = bn > max_row
-    if bm is None:
-        bm = max(1, min(16, 4096 // (bk if looped else bn)))
-    return looped, bm, bn, ({"BK": min(bk, bn)} if looped else {})
+    if bn > min(max_row, MAX_ROW):
+        return Plan(1, bn, min(bk, bn), False, (("num_worker_warps", 8), ("occupancy", 2)))
+    near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
+    bm, tma, hints = ROW_PLANS[(near, dt.itemsize)]
+    bm = bm * near // bn            # a shorter row: more of them, the same tile size
+    return Plan(bm, bn, None, tma, tuple(sorted(hints.items())))
 
 
-def run(xs: np.ndarray, dt: DType, **plan_args: Any) -> np.ndarray:
+def run(xs: np.ndarray, dt: DType, p: Plan) -> np.ndarray:
     m, n = xs.shape
-    looped, bm, bn, consts = plan(n, **plan_args)
-    z = api.full([m, n], np.nan, dt).partition([bm, bn])
-    z, _ = KERNELS[(dt, looped)](z, api.from_numpy(xs), **consts).sync()
+    z = api.full([m, n], np.nan, dt).partition([p.BM, p.BN])
+    z, _ = p.kernel(dt)(z, api.from_numpy(xs), **p.consts()).sync()
     return z.unpartition().to_numpy().astype(np.float64)
 
 
@@ -116,8 +172,8 @@ def reference(xs: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def check(xs: np.ndarray, dt: DType, **plan_args: Any) -> float:
-    out = run(xs, dt, **plan_args)
+def check(xs: np.ndarray, dt: DType, p: Plan) -> float:
+    out = run(xs, dt, p)
     ref = reference(xs)
     assert np.isfinite(out).all(), "unwritten (NaN) elements"
     tol = 8e-3 if dt is bf16 else 1e-5          # bf16 keeps 8 significant bits
@@ -131,10 +187,11 @@ def main(m: int = 300, n: int = 1000, long_n: int = 20000, bk: int = 2048) -> No
     worst = 0.0
     for dt, host in ((f32, np.float32), (bf16, ml_dtypes.bfloat16)):
         xs = (rng.standard_normal((m, n)) * 4).astype(host)
-        worst = max(worst, check(xs, dt))                           # one tile per row
+        worst = max(worst, check(xs, dt, plan(n, dt)))                # one tile per row
         xs = (rng.standard_normal((max(1, m // 8), long_n)) * 4).astype(host)
-        worst = max(worst, check(xs, dt, max_row=min(8192, next_pow2(long_n) // 2), bk=bk))
-    print(f"softmax: {m}x{n} rows in one tile, {max(1, m // 8)}x{long_n} in column tiles of "
+        looped = plan(long_n, dt, max_row=next_pow2(long_n) // 2, bk=bk)
+        worst = max(worst, check(xs, dt, looped))
+    print(f"softmax: {m}x{n} rows in one pass, {max(1, m // 8)}x{long_n} in column tiles of "
           f"{bk}, f32 and bf16: max relative error {worst:.2e}")
 
 

@@ -40,14 +40,30 @@ def tileiras_available() -> bool:
         return False
 
 
+@functools.cache
+def nvrtc_available() -> bool:
+    try:
+        from cutile.backend.nvrtc import nvjitlink_version, nvrtc_version
+
+        nvrtc_version()
+        nvjitlink_version()
+        return True
+    except Exception:
+        return False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU and driver")
     skip_tileiras = pytest.mark.skip(reason="needs tileiras (pip install 'cutile[tileiras]')")
+    skip_nvrtc = pytest.mark.skip(reason="needs NVRTC and nvJitLink "
+                                  "(pip install 'cutile[tileiras]')")
     for item in items:
         if "gpu" in item.keywords and not gpu_available():
             item.add_marker(skip_gpu)
         if "tileiras" in item.keywords and not tileiras_available():
             item.add_marker(skip_tileiras)
+        if "nvrtc" in item.keywords and not nvrtc_available():
+            item.add_marker(skip_nvrtc)
 
 
 # A stand-in for tileiras: a real executable that answers `--version` and

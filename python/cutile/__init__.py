@@ -25,6 +25,7 @@ from .errors import (
     CutileWarning,
     DeviceError,
     InternalCompilerError,
+    InteropError,
     KernelCheckError,
     LaunchError,
     OpNeverRunWarning,
@@ -39,6 +40,8 @@ from .runtime.device_op import zip_ops as zip
 from .runtime.graph import Graph, Replay, graph
 from .runtime.streams import Stream, stream, synchronize
 from .tuning import Autotuned, Config, autotune
+
+from_dlpack = api.from_dlpack
 
 log.configure()
 
@@ -59,6 +62,7 @@ __all__ = [
     "EntryKernel",
     "Graph",
     "InternalCompilerError",
+    "InteropError",
     "KernelCheckError",
     "KernelOp",
     "LaunchError",
@@ -74,6 +78,7 @@ __all__ = [
     "core",
     "device",
     "entry",
+    "from_dlpack",
     "graph",
     "stream",
     "synchronize",

@@ -20,6 +20,7 @@ __all__ = [
     "KAST_VERSION",
     "OP_TABLE_JSON",
     "CheckResult",
+    "DLPackTensor",
     "DeviceBuffer",
     "Diagnostic",
     "HandleMeta",
@@ -33,6 +34,8 @@ __all__ = [
     "Runtime",
     "SlowPath",
     "check_kernel",
+    "dlpack_capsule",
+    "dlpack_take",
     "invalidate_launchers",
     "list_all_error_codes",
     "list_error_codes",
@@ -43,7 +46,7 @@ __all__ = [
 ]
 
 KAST_SCHEMA: str  # "cutile.kast"
-KAST_VERSION: int  # 2
+KAST_VERSION: int  # 3
 OP_TABLE_JSON: str  # rust/cutile-kast/ops.json: the DSL signature table
 
 @final
@@ -156,6 +159,10 @@ class HostRegistry:
     def give_back(self, op_id: int) -> None:
         """The op completed (or failed before launch): its handles are live again."""
 
+    def abandon(self, op_id: int, params: Sequence[tuple[int, str]]) -> int:
+        """The op was dropped without running: its handles stay unusable for good (CT5009),
+        each named by its parameter (`(handle, parameter)`). Returns how many."""
+
     def holder(self, handle: int) -> str | None:
         """Name of the op holding a moved handle, else None."""
 
@@ -168,6 +175,21 @@ class HostRegistry:
 
     def storage_count(self) -> int:
         """Storages (live allocations) the registry knows."""
+
+    def new_shared_storage(self, nbytes: int) -> int:
+        """A storage of foreign memory imported shared (`cutile.from_dlpack`): a launch
+        that would write a handle of it, or `partition`, raises BorrowError CT5040."""
+
+    def pin_export(self, storage: int) -> int:
+        """Another library got a view of `storage` (a DLPack or `__cuda_array_interface__`
+        export): until the matching `unpin_export`, writes of it raise BorrowError CT5041.
+        Returns the live export count."""
+
+    def unpin_export(self, storage: int) -> int:
+        """An export of `storage` ended; returns the live export count."""
+
+    def storage_sharing(self, storage: int) -> tuple[bool, int]:
+        """(imported shared, live exports) of `storage`."""
 
 DRIVER_SYMBOLS: list[str]
 
@@ -222,6 +244,12 @@ class Runtime:
                   nbytes: int) -> int: ...
     def launch_graph(self, slot: int, token: int, exec: int,
                      accesses: Sequence[tuple[int, int, int, bool]]) -> int: ...
+    def launch_kernel(self, slot: int, token: int, accesses: Sequence[tuple[int, int, int, bool]],
+                      function: int, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      shared_mem: int, params: int, record: Any = None) -> tuple[int, bool]:
+        """cuLaunchKernel of a raw kernel on `slot`, ordered like every launch."""
+    def wait_code(self, slot: int, seq: int) -> int:
+        """Wait for position `seq` of `slot`; the CUresult (0: done)."""
     def free_storage(self, storage: int, home: int = 0) -> None: ...
     def begin_capture(self, slot: int, recording: list[Any]) -> None: ...
     def end_capture(self, slot: int) -> list[tuple[int, int, int, bool]]: ...
@@ -271,6 +299,42 @@ def validate_launch(
     shape). All partitions must have the declared tile shape and the same tile grid; returns
     that grid (x = dim 0). With `grid` != (0, 0, 0), it must equal the partition grid. Raises
     LaunchError."""
+
+# -- DLPack capsules (rust/cutile-py/src/dlpack.rs; the rules are in cutile.runtime.interop) --
+
+@final
+class DLPackTensor:
+    """A tensor taken from a producer's DLPack capsule. The producer's memory stays valid
+    while this object lives; its deleter runs when it dies."""
+
+    data: int  # the data pointer as given (byte_offset not added)
+    byte_offset: int
+    device: tuple[int, int]  # (DLDeviceType, device id)
+    dtype: tuple[int, int, int]  # (DLDataTypeCode, bits, lanes)
+    shape: list[int]
+    strides: list[int] | None  # in elements; None: a legacy producer's row-major
+    flags: int  # DLPACK_FLAG_BITMASK_*; 0 from a legacy capsule
+    version: tuple[int, int] | None  # None for a legacy `dltensor` capsule
+
+def dlpack_take(capsule: object) -> DLPackTensor:
+    """Take the tensor out of an unused `dltensor` / `dltensor_versioned` capsule (renamed
+    `used_*`). Raises ValueError for anything else, and for a DLPack major version other
+    than 1 (after calling that tensor's deleter)."""
+
+def dlpack_capsule(
+    owner: object,
+    data: int,
+    device: tuple[int, int],
+    dtype: tuple[int, int, int],
+    shape: Sequence[int],
+    strides: Sequence[int],
+    byte_offset: int,
+    flags: int,
+    versioned: bool,
+) -> object:
+    """A new `dltensor_versioned` (DLPack 1.1, with `flags`) or legacy `dltensor` capsule
+    (flags must be 0) over `data`. `owner` lives until the consumer calls the deleter, or
+    until the capsule dies untaken."""
 
 # -- the native launch path (rust/cutile-py/src/launch.rs over cutile_host::launch_plan) ------
 

@@ -78,18 +78,18 @@ def arange(
 
 
 def from_dlpack(obj: Any) -> Tensor:
-    """Copy any DLPack / `__array__` host object into a new tensor.
+    """Import another library's tensor without copying: a shared, read-only cutile tensor
+    over the same memory (`cutile.from_dlpack`; docs/interop.md).
 
-    Device-resident producers (torch, cupy on the GPU) are copied through the host for now;
-    zero-copy import is not implemented."""
-    if hasattr(obj, "__dlpack__"):
-        try:
-            return from_numpy(np.from_dlpack(obj))
-        except (RuntimeError, TypeError, BufferError):
-            pass
-    if hasattr(obj, "cpu"):
-        return from_numpy(np.asarray(obj.cpu()))
-    return from_numpy(np.asarray(obj))
+    `obj` speaks DLPack (numpy, torch, cupy, jax), `__cuda_array_interface__` or numpy's
+    `__array_interface__`, and lives where kernels run (the GPU backend's device, or host
+    memory for the interpreter). The tensor keeps `obj` alive; kernels read it, never write
+    it (a `partition` of it raises BorrowError CT5040). Mistakes raise `InteropError`: no
+    tensor (CT5042), another device (CT5043), a layout cutile cannot use (CT5044), an
+    element type cutile does not have (CT5031). To copy instead, `from_numpy`."""
+    from .runtime.interop import importing
+
+    return importing.from_dlpack(obj)
 
 
 __all__ = [

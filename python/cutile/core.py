@@ -98,7 +98,8 @@ def load_tile_like(src: Any, like: Any, padding: str = "zero", latency: int | No
                    allow_tma: bool | None = None) -> Any:
     """Load the tile of `src` at `like`'s tile position and shape (`like` is a `Mut`).
     `latency` (1-10) and `allow_tma` are hints to tileiras (loads of `x.load_tile(...)` and
-    `z.load(...)` take them too); they change speed, never the values read."""
+    `z.load(...)` take them too); they change speed, never the values read. Each may be a
+    `cutile.ByTarget(sm_90=..., sm_100=..., default=...)` of values per GPU architecture."""
 
 
 # ---------------------------------------------------------------------------- creation

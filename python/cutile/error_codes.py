@@ -1,7 +1,7 @@
 """Every error code a user can see, with a one-line summary: the Rust crates' (kernel rules
-CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009 and CT5060-CT5061, CT6001-CT6004) and
-Python's own (the frontend, the lowering, argument binding, the toolchain).
-`python -m cutile explain CODE` prints the summary and the long explanation
+CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009, CT5040-CT5041, CT5060-CT5061 and
+CT6001-CT6004) and Python's own (the frontend, the lowering, argument binding, the
+toolchain). `python -m cutile explain CODE` prints the summary and the long explanation
 (`cutile.explanations`; for the Rust codes, in a source checkout, the page in
 docs/errors/)."""
 
@@ -37,7 +37,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3016": "non-integer loop bounds",
     "CT3017": "a name used where it is not defined (e.g. only inside a loop)",
     "CT3018": "indexing something that is not a tuple, or out of range",
-    "CT3019": "device functions recurse too deeply",
+    "CT3019": "device function calls nested more than 32 deep",
     "CT3020": "device function called with the wrong arguments",
     "CT3021": "a partitioned output of rank above 3",
     "CT3022": "a tile whose rank differs from the tensor's",
@@ -62,7 +62,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
-    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool)",
+    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool), or a "
+              "`ByTarget` that names no architecture or gives no value",
     "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
     "CT3053": "an integer raised to a negative constant power",
     "CT3054": "`.item()` of a tile with more than one element",
@@ -106,6 +107,19 @@ PYTHON_CODES: dict[str, str] = {
     "CT5032": "a fill value or `arange` bound the element type cannot hold",
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
+    "CT5035": "`Tensor.permute` axes that are not an order of the tensor's axes",
+    # tensors shared with other libraries (`cutile.from_dlpack`, `__dlpack__`; InteropError)
+    "CT5042": "an object that is no tensor cutile can import (no DLPack or array interface), "
+              "or a producer that refused to export it",
+    "CT5043": "another library's tensor on a device the backend cannot use (host memory on "
+              "the GPU, a CUDA tensor on another GPU or on the interpreter)",
+    "CT5044": "another library's tensor in a layout cutile cannot use (negative strides, "
+              "misaligned data; for an exclusive import, two elements at one address)",
+    "CT5045": "an export (`__dlpack__`, `__cuda_array_interface__`) asked for a device, "
+              "copy, stream or type it cannot give",
+    "CT5046": "an exclusive import of memory its producer marked read-only or copied",
+    "CT5047": "an import of bytes that another live import or export already views, where "
+              "one of them is exclusive",
     # launch arguments (Python binder)
     "CT6101": "an argument of the wrong kind (Partition for `Mut`, Tensor, scalar)",
     "CT6102": "an element type or scalar type that does not match the parameter",
@@ -118,6 +132,12 @@ PYTHON_CODES: dict[str, str] = {
     "CT6109": "a launch grid past CUDA's limits (x < 2^31, y and z <= 65,535)",
     "CT6110": "a `Ptr` parameter given something other than a Tensor",
     "CT6111": "a tensor extent of 2^31 elements or more on one axis",
+    "CT6112": "another library's tensor passed for a parameter the kernel writes (`Mut`, "
+              "`Atomic`, `Ptr`): it needs an explicit exclusive import",
+    "CT6120": "a raw CUDA C++ kernel launched on the CPU interpreter (it needs a GPU)",
+    "CT6121": "a raw kernel call's grid, block or shared memory that cannot be launched",
+    "CT6122": "a raw kernel declaration that cannot be used (params, C types, options, link)",
+    "CT6123": "raw kernel parameters declared unlike the C++ signature (count or size)",
     "CT6200": "a launch predicate from the checker is false for these arguments",
     "CT6201": "a launch predicate that cannot be evaluated",
     "CT6900": "a CUDA driver error",
@@ -136,6 +156,10 @@ PYTHON_CODES: dict[str, str] = {
     "CT7004": "tileiras rejected the kernel or wrote nothing",
     "CT7005": "tileiras timed out",
     "CT7006": "no tileirdisasm next to tileiras",
+    "CT7010": "NVRTC or nvJitLink cannot be loaded (raw kernels need them)",
+    "CT7011": "NVRTC rejected a raw kernel's CUDA C++ or its options",
+    "CT7012": "no `__global__` function of a raw kernel's name in its program",
+    "CT7013": "nvJitLink could not link a raw kernel with the device code it calls",
     # configuration: environment variables, the command line, the cubin cache
     "CT8001": "CUTILE_BACKEND has a value other than `gpu`, `interpreter` (`cpu`) or empty",
     "CT8002": "CUTILE_DEVICE is not a GPU ordinal",

@@ -157,6 +157,19 @@ class TensorError(CutileError, ValueError, TypeError):
     code = "CT5030"
 
 
+class InteropError(TensorError, BufferError):
+    """Another library's tensor cannot be imported as asked, or a cutile tensor cannot be
+    exported as asked (`cutile.from_dlpack`, `cutile.unsafe.from_dlpack_exclusive`,
+    `Tensor.__dlpack__`, `__cuda_array_interface__`): an object that is no tensor
+    (CT5042), another device (CT5043), a layout cutile cannot use (CT5044), an export
+    request the protocol does not allow (CT5045), an exclusive import of memory the
+    producer marked read-only or copied (CT5046) or that another live import or export
+    views (CT5047), an element type cutile does not have (CT5031). It is also a
+    `BufferError`, what the DLPack protocol raises for a tensor it cannot exchange."""
+
+    code = "CT5042"
+
+
 class LaunchError(_Names, CutileError):
     """A launch does not match its kernel: grid, tile shape, dtype, rank or Const values.
     `kernel` names the kernel and `tensor` the parameter the error is about, where known."""
@@ -358,6 +371,7 @@ __all__ = [
     "CutileWarning",
     "DeviceError",
     "InternalCompilerError",
+    "InteropError",
     "InterpreterError",
     "KernelCheckError",
     "LaunchError",

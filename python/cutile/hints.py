@@ -1,5 +1,6 @@
 """Kernel hints: what `@cutile.entry(num_ctas=..., occupancy=..., num_worker_warps=...,
-opt_level=...)` asks of tileiras, per GPU architecture (`ByTarget`).
+opt_level=...)` asks of tileiras, per GPU architecture (`ByTarget`, which load hints take
+too: `frontend/by_target.py`, `lowering/ops/base.py`).
 
 Hints change how a kernel is compiled, never what it computes: the checker's proof and the
 launch grid do not depend on them. They become the entry's `optimization_hints` attribute
@@ -15,20 +16,27 @@ from typing import Any
 
 from .errors import ConfigError
 
-_ARCH = re.compile(r"sm_\d+[a-z]?")
+# A GPU architecture as tileiras names it (the keys of an `optimization_hints` attribute).
+ARCH_NAME = re.compile(r"sm_\d+[a-z]?")
 
 
 @dataclass(frozen=True)
 class ByTarget:
     """A hint value that depends on the GPU: `ByTarget(sm_90=2, sm_100=4, default=1)`.
-    Architectures not named take `default` (or tileiras' own choice without one)."""
+    Architectures not named take `default` (or tileiras' own choice without one).
+
+    Kernel hints (`@cutile.entry(num_ctas=ByTarget(...))`) and the hints of a load
+    (`x.load_tile(..., latency=ByTarget(sm_90=3, sm_100=5), allow_tma=ByTarget(...))`,
+    written in the kernel or taken from the enclosing scope) accept one. Every value goes
+    into the bytecode under its architecture; tileiras takes those of the architecture it
+    compiles for."""
 
     default: int | None = None
     per_arch: Mapping[str, int] = field(default_factory=dict)
 
     def __init__(self, default: int | None = None, **per_arch: int) -> None:
         for arch in per_arch:
-            if not _ARCH.fullmatch(arch):
+            if not ARCH_NAME.fullmatch(arch):
                 raise ConfigError(
                     f"`ByTarget({arch}=...)`: `{arch}` is not a GPU architecture like `sm_90`",
                     code="CT8020", hint="name architectures as sm_90, sm_100, sm_120a, ...")

@@ -14,15 +14,18 @@ from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .hints import HintValue, check_opt_level, entry_hints
 from .lowering.signature import Specialization, TensorFacts
+from .raw_kernel import RawKernel, raw_kernel
 
 if TYPE_CHECKING:
     from .pipeline import CompiledKernel
-from .runtime import driver, launch
+from .runtime import driver, launch, raw_args
 from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
+from .runtime.interop.kernel_args import import_arguments
 from .runtime.ownership import ledger, registry
+from .runtime.raw_op import RawOp
 from .runtime.unrun_ops import call_site
 
 
@@ -251,8 +254,11 @@ class EntryKernel(_native.KernelBase):
                 return KernelOp(launcher, args, kwargs, False, site)
             except _native.SlowPath:
                 pass
-        return KernelOp(launcher, tuple(normalize(a) for a in args),
-                        {k: normalize(v) for k, v in kwargs.items()}, True, site)
+        args = tuple(normalize(a) for a in args)
+        kwargs = {k: normalize(v) for k, v in kwargs.items()}
+        # Another library's tensors for read-only parameters are imported shared.
+        args, kwargs = import_arguments(self.name, self.runtime_params, args, kwargs)
+        return KernelOp(launcher, args, kwargs, True, site)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
@@ -327,13 +333,39 @@ def device(fn: Callable[..., Any]) -> DeviceFunction:
 
 
 class _UnsafeBlock:
-    """`with cutile.unsafe():` inside a kernel opens an unsafe block (checked statically)."""
+    """`with cutile.unsafe():` inside a kernel opens an unsafe block (checked statically).
+    Outside kernels, `cutile.unsafe` holds what cutile cannot check: `raw_kernel` (CUDA C++
+    compiled by NVRTC) and its parameter declarations `read`, `write`, `atomic`, `scalar`.
+    On the host, `cutile.unsafe.from_dlpack_exclusive(obj)` is the one unsafe import of
+    another library's memory."""
 
     __cutile_unsafe__ = True
+    raw_kernel = staticmethod(raw_kernel)
+    RawKernel = RawKernel
+    RawOp = RawOp
+    read = staticmethod(raw_args.read)
+    write = staticmethod(raw_args.write)
+    atomic = staticmethod(raw_args.atomic)
+    scalar = staticmethod(raw_args.scalar)
 
     def __call__(self) -> Any:
         raise CutileError("`cutile.unsafe()` is only meaningful inside a kernel body",
                           code="CT0010")
+
+    @staticmethod
+    def from_dlpack_exclusive(obj: Any) -> Any:
+        """Import another library's tensor without copying, writable: a cutile tensor a
+        kernel may write (`.partition(...)` makes it an output), over the same memory.
+
+        Unsafe: the caller promises that nothing else reads or writes that memory (no
+        other library, stream or thread, no other view) from this call until the cutile
+        tensor and every op holding it are gone. cutile cannot check that promise; it
+        checks what it can (docs/interop.md): the producer did not mark the memory
+        read-only or copy it (CT5046), no other live import or export views those bytes
+        (CT5047), and no two elements share an address (CT5044)."""
+        from .runtime.interop import importing
+
+        return importing.from_dlpack_exclusive(obj)
 
 
 unsafe = _UnsafeBlock()

@@ -43,6 +43,20 @@ def test_info_lists_every_variable_with_its_value(fake_tileiras: Path, tmp_path:
     assert "tileiras version: Cuda compilation tools, release 13.4, V13.4.1" in r.stdout
     assert "backend: CPU interpreter" in r.stdout
     assert f"cutile {cutile.__version__}" in r.stdout
+    assert_nvrtc_line(r.stdout)
+
+
+def assert_nvrtc_line(text: str) -> None:
+    """NVRTC's version where it loads, else why not (CT7010)."""
+    from cutile.backend import nvrtc
+    from cutile.errors import CompileError
+
+    try:
+        want = (f"nvrtc: {nvrtc.nvrtc_version()} (raw CUDA C++ kernels), nvjitlink: "
+                f"{nvrtc.nvjitlink_version()}")
+    except CompileError as err:
+        want = f"nvrtc: error[CT7010]: {err.message}"
+    assert want in text.splitlines(), text
 
 
 def test_info_reports_bad_settings_in_their_line_and_still_answers(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def test_document_has_resolved_params_and_schema() -> None:
         z.store(load_tile_like(x, z) * a)
 
     doc = json.loads(k.kast_json())
-    assert doc["schema"] == "cutile.kast" and doc["version"] == 2
+    assert doc["schema"] == "cutile.kast" and doc["version"] == 3
     (fn,) = doc["functions"]
     assert fn["kind"] == "entry" and fn["name"] == "k"
     params = [(p["name"], p["kind"], p["dtype"], p["shape"]) for p in fn["params"]]

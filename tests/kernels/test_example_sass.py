@@ -5,6 +5,7 @@ inner loop, a lost alignment fact) fails here, in CI, without a GPU."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -34,3 +35,55 @@ def test_tensor_core_examples_use_wgmma_and_tma(example: str, kernel: str) -> No
     text = sass_of(k.compile(target="sm_90", **AOT[example][kernel]).cubin)
     assert "HGMMA" in text, f"{example}.{kernel}: no warpgroup MMA"
     assert "UTMALDG" in text, f"{example}.{kernel}: no TMA load"
+
+
+# the row-reduction examples' own plans (tile and hints chosen on the host) at sizes that
+# benchmarks/norms.py times: short rows several to a block, long rows over 8-16 warps or a
+# 2-block cluster
+NORM_PLANS = [("softmax", "bf16", 1024), ("rmsnorm", "f32", 4096),
+              ("layernorm", "bf16", 16384), ("softmax", "f32", 32768)]
+
+
+@pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
+def test_norm_plans_load_rows_in_128_bit_vectors_without_spills(example: str, dtype: str,
+                                                                 n: int) -> None:
+    """The one-pass kernels read the row with 128-bit loads (or, where the plan asks for it,
+    through TMA) and keep it in registers: a load from local memory (LDL) would be a spill,
+    which the plan's `occupancy` must leave room to avoid."""
+    from cutile.core import bf16, f32
+
+    mod = load(example)
+    dt = {"bf16": bf16, "f32": f32}[dtype]
+    p = mod.plan(n, dt)
+    assert p.BK is None, "a one-pass plan"
+    text = sass_of(p.kernel(dt).compile(target="sm_90", BM=p.BM, BN=p.BN, **p.consts()).cubin)
+    wide = "UTMALDG" if p.tma else "LDG.E.128"
+    assert wide in text, f"{example} {dtype} {n}: the row is not loaded with {wide}"
+    assert not re.search(r"\bLDL\b", text), f"{example} {dtype} {n}: registers spill"
+
+
+# The benchmark's configurations (benchmarks/attention.py, benchmarks/fp8_gemm.py): each
+# keeps its accumulators in registers. A spill (STL/LDL, local memory) in these kernels came
+# from a device check in attention's key loop, or from one warpgroup holding a 128x128 f8
+# accumulator twice (the MMA's partial sums and the f32 sum).
+NO_SPILL = [
+    ("attention", "attention", {"num_ctas": 2, "occupancy": 2}, {"BM": 128, "BN": 128, "D": 128}),
+    ("attention", "attention_causal", {"num_ctas": 2, "occupancy": 2},
+     {"BM": 128, "BN": 128, "D": 128}),
+    ("attention", "attention_causal", {"occupancy": 2}, {"BM": 128, "BN": 64, "D": 128}),
+    ("attention", "attention_causal", {"occupancy": 4}, {"BM": 64, "BN": 64, "D": 128}),
+    ("fp8_gemm", "fp8_gemm_persistent", {"num_worker_warps": 8},
+     {"BM": 128, "BN": 128, "BK": 128, "G": 8}),
+    ("fp8_gemm", "fp8_gemm_persistent", {"num_ctas": 2, "num_worker_warps": 8},
+     {"BM": 128, "BN": 256, "BK": 128, "G": 8}),
+]
+
+
+@pytest.mark.parametrize(("example", "kernel", "hints", "consts"), NO_SPILL)
+def test_benchmarked_configs_do_not_spill(example: str, kernel: str, hints: dict[str, int],
+                                          consts: dict[str, int]) -> None:
+    k: Any = getattr(load(example), kernel).with_hints(**hints)
+    text = sass_of(k.compile(target="sm_90", **consts).cubin)
+    assert "GMMA" in text, f"{example}.{kernel}: no warpgroup MMA"
+    spills = [line for line in text.splitlines() if " STL" in line or " LDL" in line]
+    assert not spills, f"{example}.{kernel} {hints}: {len(spills)} local-memory accesses"

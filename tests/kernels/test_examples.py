@@ -24,11 +24,11 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
     "attention": {"attention": {"BM": 128, "BN": 64, "D": 128},
                   "attention_causal": {"BM": 128, "BN": 128, "D": 64}},
-    "softmax": {"softmax": {"BM": 4, "BN": 1024},
+    "softmax": {"softmax": {"BM": 4, "BN": 1024, "TMA": False},
                 "softmax_looped_bf16": {"BM": 1, "BN": 32768, "BK": 2048}},
-    "layernorm": {"layernorm_bf16": {"BM": 4, "BN": 1024},
+    "layernorm": {"layernorm_bf16": {"BM": 4, "BN": 1024, "TMA": True},
                   "layernorm_looped": {"BM": 1, "BN": 32768, "BK": 2048}},
-    "rmsnorm": {"rmsnorm_bf16": {"BM": 4, "BN": 1024},
+    "rmsnorm": {"rmsnorm_bf16": {"BM": 4, "BN": 1024, "TMA": False},
                 "rmsnorm_looped": {"BM": 1, "BN": 32768, "BK": 2048}},
     "persistent_gemm": {"persistent_gemm": {"BM": 128, "BN": 128, "BK": 64}},
     "batched_gemm": {"batched_gemm": {"BM": 128, "BN": 128, "BK": 64}},
@@ -38,10 +38,13 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
                    "down_proj": {"BM": 128, "BN": 128, "BK": 64}},
     "histogram": {"histogram": {"B": 1024}, "histogram_local": {"B": 1024, "NB": 64}},
     "topk": {"topk": {"BM": 4, "K": 8, "BN": 1024}},
-    "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64}},
     "streams": {"affine": {"B": 1024}, "blend": {"B": 1024}},
     "async_pipeline": {"smooth": {"B": 1024}},
     "cuda_graph": {"linear_relu": {"BM": 64, "BN": 64, "BK": 64}},
+    "fp8_gemm": {"quantize_rows": {"K": 1024}, "fp8_gemm": {"BM": 128, "BN": 128, "BK": 64},
+                 "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
+    "raw_kernel": {"affine": {"B": 1024}},
+    "interop_torch": {"gated": {"BM": 64, "BN": 128}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -61,10 +64,12 @@ SMALL: dict[str, dict[str, Any]] = {
     "swiglu_mlp": {"m": 70, "d": 40, "f": 100},
     "histogram": {"n": 3000, "bins": 13, "tile": 256},
     "topk": {"m": 37, "n": 100, "k": 3, "bm": 8},
-    "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32},
     "streams": {"n": 5000, "tile": 256, "length": 3},
     "async_pipeline": {"n": 5000, "batches": 3, "steps": 8, "tile": 512},
     "cuda_graph": {"m": 40, "d": 48, "layers": 3, "replays": 3, "tiles": (16, 16, 16)},
+    "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
+    "raw_kernel": {"n": 20_001, "tile": 512},
+    "interop_torch": {"m": 100, "n": 70, "bm": 32, "bn": 32},
 }
 
 
@@ -108,3 +113,9 @@ def test_example_kernel_assembles_to_sm90(name: str, kernel: str) -> None:
     assert "load_view_tko" in text
     assert "store_view_tko" in text or "atomic_rmw_tko" in text  # outputs: tiles or atomics
     assert "assume div_by<16>" in text  # base pointers are known 16-byte aligned
+
+
+@pytest.mark.nvrtc
+def test_the_raw_kernel_example_builds_its_cpp_for_sm90() -> None:
+    binary = load("raw_kernel").clip_count.compile("sm_90")
+    assert binary.cubin[:4] == b"\x7fELF" and binary.symbol == "clip_count"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutile import _native, errors
+from cutile.frontend import kast
 
 CORPUS = Path(__file__).resolve().parents[2] / "rust" / "cutile-check" / "tests" / "corpus"
 KERNELS = sorted(CORPUS.glob("*.json"))
@@ -22,7 +23,7 @@ def expected_codes(json_path: Path) -> list[str]:
 
 def test_constants() -> None:
     assert _native.KAST_SCHEMA == "cutile.kast"
-    assert _native.KAST_VERSION == 2
+    assert _native.KAST_VERSION == 3 == kast.VERSION
 
 
 def test_corpus_is_large() -> None:
@@ -91,8 +92,9 @@ def test_collision_names_two_blocks() -> None:
         ("[]", "not a JSON object"),
         ('{"schema": "other", "version": 1}', "schema is `other`"),
         ('{"schema": "cutile.kast", "version": 7}', "version 7"),
-        ('{"schema": "cutile.kast", "version": 2}', "missing field"),
+        ('{"schema": "cutile.kast", "version": 3}', "missing field"),
         ('{"schema": "cutile.kast", "version": 1}', "version 1 is not supported"),
+        ('{"schema": "cutile.kast", "version": 2}', "version 2 is not supported"),
     ],
 )
 def test_malformed_input_raises_value_error(text: str, fragment: str) -> None:

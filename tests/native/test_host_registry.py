@@ -36,6 +36,23 @@ def test_move_in_and_give_back() -> None:
     assert reg.holder(z) is None
 
 
+def test_an_abandoned_op_leaves_its_handles_unusable_named_by_parameter() -> None:
+    reg = _native.HostRegistry()
+    y = handle(reg, reg.new_storage(1024))
+    x = handle(reg, reg.new_storage(1024))
+    reg.move_in(7, "axpy", [(x, False), (y, True)])
+    assert reg.abandon(7, [(x, "x"), (y, "y")]) == 2
+    with pytest.raises(BorrowError) as e:
+        reg.check_live(y, "read it")
+    assert e.value.code == "CT5009" and e.value.tensor == "y" and e.value.kernel == "axpy"
+    assert reg.abandon(7, [(x, "x")]) == 0  # once
+    other = handle(reg, reg.new_storage(64), n=16)
+    reg.move_in(8, "k", [(other, True)])
+    reg.give_back(8)
+    assert reg.abandon(8, [(other, "z")]) == 0  # a finished op abandons nothing
+    reg.check_live(other, "read it")
+
+
 def test_move_in_is_all_or_nothing() -> None:
     reg = _native.HostRegistry()
     s = reg.new_storage(1024)

@@ -86,7 +86,7 @@ def test_compile_takes_consts_of_their_declared_types() -> None:
     (lambda: api.zeros(4, object), "CT5031", "numpy's `object` has no cutile"),
     (lambda: api.zeros(4, 3), "CT5031", "a `int` (3) is not an element type"),
     (lambda: api.from_numpy(np.zeros(4, np.complex128)), "CT5031", "`complex128`"),
-    (lambda: api.from_dlpack(["a", "b"]), "CT5031", "numpy's `<U1`"),
+    (lambda: api.from_numpy(np.array(["a", "b"])), "CT5031", "numpy's `<U1`"),
     (lambda: api.full(4, "x"), "CT5032", "an `f32` tensor cannot be filled with a `str`"),
     (lambda: api.full(4, 1e300, f16), "CT5032", "1e+300 overflows `f16`"),
     (lambda: api.full(4, 10**400, f32), "CT5032", "overflows `f32`"),

@@ -39,6 +39,7 @@ from .program import (
 
 Array = np.ndarray
 DEFAULT_SMS = 132  # the launcher's default persistent block count without a GPU
+LOOP_LIMIT = 200_000  # iterations of one loop, over all blocks, the model unrolls
 
 
 @dataclass
@@ -321,10 +322,18 @@ class Machine:
         self.access(ctx, base, idx, shape, False, "load")
 
     def loop(self, s: Loop, ctx: Ctx) -> None:
-        n = self.eval(s.n, ctx)
-        counts = np.maximum(np.broadcast_to(np.asarray(n.v, dtype=np.int64), (ctx.rows,)), 0)
+        """The counter runs from the start to the stop as the device computed them (i32
+        values, wrapped where a runtime product wraps)."""
+        rows = (ctx.rows,)
+        stop = np.broadcast_to(np.asarray(self.eval(s.n, ctx).v, dtype=np.int64), rows)
+        start = np.zeros(rows, dtype=np.int64) if s.start is None else \
+            np.broadcast_to(np.asarray(self.eval(s.start, ctx).v, dtype=np.int64), rows)
+        counts = np.maximum(stop - start, 0)
+        if int(counts.sum()) > LOOP_LIMIT:  # before `repeat` makes an array that long
+            raise ModelCompileError("loop too long for the model")
+        first = np.repeat(start, counts)
         self._expand(ctx, counts, lambda inner, k: inner.local.__setitem__(
-            s.var, Val(k, "i32")), s.body)
+            s.var, Val(first + k, "i32")), s.body)
 
     def while_(self, s: While, ctx: Ctx) -> None:
         """`v = 0; while v < limit: v = v + 1; ...`: the body runs with v = 1 .. limit (the
@@ -369,7 +378,7 @@ class Machine:
         total = int(counts.sum())
         if total == 0:
             return
-        if total > 200_000:
+        if total > LOOP_LIMIT:
             raise ModelCompileError("loop too long for the model")
         sel = np.repeat(np.arange(ctx.rows), counts)
         starts = np.repeat(np.cumsum(counts) - counts, counts)

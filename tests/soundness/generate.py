@@ -536,7 +536,9 @@ class Gen(IndexGen):
     def loop_min_load(self, body: list[Stmt]) -> None:
         """`for j in range(min(cdiv(x.shape[k], T), b + c)): t = x.load_tile(..., j, ...)`:
         a loop bounded by a `min` of a tile count and a block-dependent value (the checker
-        bounds it through the `min`), sometimes one too far."""
+        bounds it through the `min`), sometimes one too far; sometimes starting at a
+        product of runtime scalars, which the device computes in i32 and may wrap
+        (`range(s * s, ...)` with s = 65535 starts at -131071)."""
         d = self.d
         assert self.x is not None
         self.features.add("load-loop-min")
@@ -555,8 +557,14 @@ class Gen(IndexGen):
         if d.chance(0.15):
             comps[k] = Bin("+", Var(v), Lit(1))
             self.features.add("mutated")
+        start: Expr | None = None
+        if d.chance(0.25):
+            self.features.add("loop-start-product")
+            s = self.scalar()
+            self.scalar_values[s.name] = [0, 1, 2, 3, 65535, 65536, 46341]
+            start = Bin("*", s, s)
         body.append(Loop(v, n, [LoadTile("t", self.x.name, tuple(self.decl), tuple(comps),
-                                         combine=True)]))
+                                         combine=True)], start))
 
     # -- the kernel ------------------------------------------------------------------------
 

@@ -117,9 +117,12 @@ class LoadLike(Stmt):
 
 @dataclass
 class Loop(Stmt):
+    """`for var in range(n):`, or `range(start, n)` with a start."""
+
     var: str
     n: Expr
     body: list[Stmt]
+    start: Expr | None = None
 
 
 @dataclass
@@ -312,8 +315,9 @@ class Renderer:
                 lines.append(f"{ind}val = val + {s.target} * 0")
             return lines
         if isinstance(s, Loop):
-            self._note_exprs([s.n])
-            return [f"{ind}for {s.var} in range({render(s.n)}):", *self.stmts(s.body, ind + "    ")]
+            self._note_exprs([s.n] if s.start is None else [s.start, s.n])
+            bounds = render(s.n) if s.start is None else f"{render(s.start)}, {render(s.n)}"
+            return [f"{ind}for {s.var} in range({bounds}):", *self.stmts(s.body, ind + "    ")]
         if isinstance(s, While):
             self._note_exprs([s.limit])
             return [f"{ind}{s.var} = 0", f"{ind}while {s.var} < {render(s.limit)}:",
@@ -517,7 +521,7 @@ def exprs_of(body: list[Stmt]) -> list[Expr]:
         elif isinstance(s, (Store, MutLoad, SubStore, LoadTile)) and s.index is not None:
             out += list(s.index)
         elif isinstance(s, Loop):
-            out += [s.n, *exprs_of(s.body)]
+            out += [s.n, *([s.start] if s.start is not None else []), *exprs_of(s.body)]
         elif isinstance(s, While):
             out += [s.limit, *exprs_of(s.body)]
         elif isinstance(s, (Exit, Return)):

@@ -152,6 +152,30 @@ def test_3_an_i64_index_is_its_value_modulo_2_32() -> None:
     assert what == "ran", what
 
 
+@cutile.entry
+def loop_from_wrapping_product(z: Mut[Tensor[i32, [8]]], a: i32, b: i32, n: i32):
+    # the loop starts at the device's i32 product: 46341 * 46341 wraps to -2147479015, so
+    # `0 <= a * b` over the integers does not keep the sub-tile stores in the block's tile
+    p = z.partition_mut((4,))
+    for j in range(a * b, n):
+        p.store(full((4,), j + 1, i32), (j,))
+
+
+@cutile.entry
+def loop_from_i64(z: Mut[Tensor[i32, [8]]], s: i64, n: i32):
+    # the i32 loop counter truncates an i64 start: 2**32 - 1 starts at -1
+    p = z.partition_mut((4,))
+    for j in range(s, n):
+        p.store(full((4,), j + 1, i32), (j,))
+
+
+def test_3_a_loop_start_that_wraps() -> None:
+    assert_sound(loop_from_wrapping_product, lambda: ((part(32, 8), 46341, 46341, 2), {}))
+    assert_sound(loop_from_wrapping_product, lambda: ((part(32, 8), 1, 1, 2), {}))
+    assert_sound(loop_from_i64, lambda: ((part(32, 8), 2**32 - 1, 2), {}))
+    assert_sound(loop_from_i64, lambda: ((part(32, 8), 0, 2), {}))
+
+
 # -- 4. persistent loop through an alias or a device function ----------------------------
 
 

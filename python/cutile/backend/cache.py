@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ __all__ = [
     "cache_dir",
     "cache_key",
     "cache_max",
+    "cached_build",
     "compile_cubin",
     "decode_entry",
     "encode_entry",
@@ -49,8 +50,8 @@ _log = log.get("cache")
 class CompiledCubin:
     cubin: bytes
     key: str
-    from_cache: str  # "memory", "disk", or "" when tileiras just built it
-    compile_s: float = 0.0  # time spent in tileiras (0 on a cache hit)
+    from_cache: str  # "memory", "disk", or "" when it was just built
+    compile_s: float = 0.0  # time spent building it (0 on a cache hit)
 
 
 def cache_key(bytecode: bytes, arch: str, opt_level: int, tool_version: str,
@@ -129,6 +130,17 @@ def compile_cubin(
     names what the bytecode is, so that an entry can prove it is this kernel's."""
     tool = tool or find_tileiras(environ)
     fields = key_fields(bytecode, arch, opt_level, tileiras_version(tool), kernel)
+    timeout = _timeout_from_env(os.environ if environ is None else environ) + LOCK_MARGIN_S
+    return cached_build(fields, lambda: assemble(bytecode, arch, opt_level, tool=tool),
+                        what=f"running tileiras for {arch}", timeout=timeout, environ=environ)
+
+
+def cached_build(fields: Mapping[str, Any], build: Callable[[], bytes], *, what: str,
+                 timeout: float, environ: Mapping[str, str] | None = None) -> CompiledCubin:
+    """The bytes stored under `fields` (every input they depend on), from memory, disk, or
+    a fresh `build()` (in that order); fresh bytes are stored in both caches. One build
+    per key at a time (`compile_lock`, waiting at most `timeout` seconds); `what` says in
+    the log what a miss runs."""
     key = key_hash(fields)
     directory = cache_dir(environ)
     bound = cache_max(environ)  # a bad CUTILE_CACHE_MAX is an error even on a hit
@@ -139,16 +151,15 @@ def compile_cubin(
     if found is not None:
         return found
     stale.clean_once(directory)
-    timeout = _timeout_from_env(os.environ if environ is None else environ) + LOCK_MARGIN_S
     with compile_lock(key, directory, timeout):
         found = _lookup(key, fields, disk)  # another thread or process just built it
         if found is not None:
             return found
-        _log.info("cache miss %s: running tileiras for %s", key[:16], arch)
+        _log.info("cache miss %s: %s", key[:16], what)
         start = time.perf_counter()
-        cubin = assemble(bytecode, arch, opt_level, tool=tool)
+        data = build()
         elapsed = time.perf_counter() - start
-        MEMORY.put(key, cubin)
-        if disk is not None and disk.put(key, fields, cubin):
+        MEMORY.put(key, data)
+        if disk is not None and disk.put(key, fields, data):
             disk.prune(bound)
-    return CompiledCubin(cubin, key, "", elapsed)
+    return CompiledCubin(data, key, "", elapsed)

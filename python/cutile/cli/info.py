@@ -61,6 +61,13 @@ def _tileiras(lines: list[str]) -> None:
     lines.append(f"bytecode versions: {', '.join(tileiras.list_versions(tool))}")
 
 
+def _nvrtc(lines: list[str]) -> None:
+    from ..backend import nvrtc
+
+    lines.append(f"nvrtc: {nvrtc.nvrtc_version()} (raw CUDA C++ kernels), nvjitlink: "
+                 f"{nvrtc.nvjitlink_version()}")
+
+
 def _cache(lines: list[str]) -> None:
     from ..backend import cache
 
@@ -96,6 +103,7 @@ def cmd_info(args: argparse.Namespace) -> int:
              f"python {sys.version.split()[0]} ({sys.executable})"]
     _section(lines, _backend, "backend")
     _section(lines, _tileiras, "tileiras")
+    _section(lines, _nvrtc, "nvrtc")
     _section(lines, _cache, "cache")
     _environment(lines)
     print("\n".join(lines))

@@ -1,4 +1,4 @@
-"""CT5010-CT5034: host tensors and ops, raised in Python (`BorrowError`, `TensorError`)."""
+"""CT5010-CT5035: host tensors and ops, raised in Python (`BorrowError`, `TensorError`)."""
 
 TEXTS: dict[str, str] = {
     "CT5010": """
@@ -115,5 +115,17 @@ TEXTS: dict[str, str] = {
             # [CT5034] cannot reshape [4, 6] (24 elements) to [5, 5] (25 elements)
 
         Fix: give a shape with the same element count; reshape before slicing.
+    """,
+    "CT5035": """
+        `Tensor.permute(*axes)` names each axis of the tensor exactly once, as numpy's
+        `transpose(axes)`: axis `k` of the view is axis `axes[k]` of the tensor. A missing,
+        repeated or out-of-range axis (or one that is not an int) has no view.
+
+        Example:
+
+            api.zeros([4, 6, 8], f32).permute(1, 0)
+            # [CT5035] permute(1, 0) is not an order of the 3 axes of a tensor of shape [4, 6, 8]
+
+        Fix: list every axis once, e.g. `permute(1, 0, 2)` swaps the first two.
     """,
 }

@@ -5,9 +5,10 @@ TEXTS: dict[str, str] = {
     "CT3030": """
         The operation is in the kernel language's op table (`ops.json`) and the checker
         accepts it, but the compiler does not generate code for it yet (its entry says
-        `lowered: false`). Every operation of this release lowers, so only a table entry
-        added ahead of its lowering raises it. `kernel.check()` reports it, so the CI
-        linter finds it before a launch.
+        `lowered: false`). Every operation of this release lowers, so the code cannot be
+        raised in this release; it stays reserved, keeping its number, for a table entry
+        added ahead of its lowering. `kernel.check()` would report it, so the CI linter
+        finds it before a launch.
 
         Example:
 
@@ -107,7 +108,7 @@ TEXTS: dict[str, str] = {
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            def k(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]]):
                 z.store(load_tile_like(x, z, padding="inf"))
                 # error[CT3038]: padding must be one of zero, neg_zero, nan, pos_inf, neg_inf
 
@@ -280,14 +281,20 @@ TEXTS: dict[str, str] = {
         A load hint is out of range. `latency=` (an integer from 1 to 10) tells tileiras
         how long to expect the load to take, so it can issue it earlier; `allow_tma=`
         (True or False) lets it use, or keeps it off, the TMA unit. Both are compile-time
-        values and change speed, never the values read.
+        values and change speed, never the values read. Either may be a
+        `cutile.ByTarget(sm_90=..., sm_100=..., default=...)` with one value per GPU
+        architecture; each of its values must be in range too, and it must name
+        architectures (`sm_90`, `sm_100`, `sm_120a`, ...) and give at least one value.
 
         Example:
 
-            a = x.load_tile((BM, BK), (block_id(0), k), latency=20)
-            # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
+            @cutile.entry
+            def k(z: Mut[Tensor[f32, [64]]], x: Tensor[f32, [-1]]):
+                z.store(x.load_tile((64,), (block_id(0),), latency=20))
+                # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
 
-        Fix: `latency=3` (or leave it out and let tileiras decide).
+        Fix: `latency=3`, or `latency=ByTarget(sm_90=3, sm_100=5, default=2)` (or leave it
+        out and let tileiras decide).
     """,
     "CT3061": """
         A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of
@@ -297,9 +304,11 @@ TEXTS: dict[str, str] = {
 
         Example:
 
-            h = load_tile_like(x, z)                    # an f16 tile
-            z.store(truediv(h, 3.0, rounding="approx"))
-            # error[CT3061]: rounding `approx` exists for f32 only, not f16
+            @cutile.entry
+            def k(z: Mut[Tensor[f16, [16]]], x: Tensor[f16, [-1]]):
+                h = load_tile_like(x, z)                    # an f16 tile
+                z.store(truediv(h, 3.0, rounding="approx"))
+                # error[CT3061]: rounding `approx` exists for f32 only, not f16
 
         Fix: `truediv(h.astype(f32), 3.0, rounding="approx")`, or the default rounding.
     """,

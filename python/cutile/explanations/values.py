@@ -9,7 +9,7 @@ TEXTS: dict[str, str] = {
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            def k(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]]):
                 z.store(x + 1.0)    # error[CT3001]: expected a tile or a number
 
         Fix: load a tile first (`load_tile_like(x, z) + 1.0`, `x.load_tile(shape, idx)`).
@@ -106,8 +106,12 @@ TEXTS: dict[str, str] = {
         Fix: pass the scalar as `f32` (convert inside the kernel if needed).
     """,
     "CT3011": """
-        A `Const` parameter has no value at compile time: it is not given by keyword and
-        no tensor shape names it, so nothing infers it.
+        A `Const` parameter has no value when the kernel is lowered. The code cannot be
+        raised in this release, by a launch or a build: a launch infers a `Const` from a
+        tensor shape or takes it by keyword and refuses a missing one first (CT6104), as do
+        `kernel.compile(...)` (CT6104) and `python -m cutile compile -D` (CT8013). It
+        stays reserved, so that its number keeps its meaning, for a lowering asked for
+        without those checks (a `Specialization` built by hand).
 
         Example:
 
@@ -115,7 +119,7 @@ TEXTS: dict[str, str] = {
             def k(z: Mut[Tensor[f32, [16]]], S: Const[float]):
                 z.store(z.load() * S)
 
-            k.lowered(k.specialization({}))   # error[CT3011]: no value for `Const` parameter `S`
+            k.compile()   # CT6104 (compile() needs a value for `S`), before any CT3011
 
         Fix: pass it at the call (`k(z, S=2.0)`) or to `compile(S=2.0)`, or name it in a
         tensor shape so the launch infers it.
@@ -153,8 +157,10 @@ TEXTS: dict[str, str] = {
 
             @cutile.entry
             def k(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
-                assert B % 2 == 1       # with B = 16: error[CT3014]: this assertion is always false
+                assert B % 2 == 1
                 z.store(z.load())
+
+            k.compile(B=16)     # error[CT3014]: this assertion is always false
 
         Fix: correct the condition, or launch with `Const` values that satisfy it.
     """,
@@ -209,34 +215,37 @@ TEXTS: dict[str, str] = {
         Fix: assign the name on every path before the use (`t = zeros((16,), f32)` first).
     """,
     "CT3018": """
-        Indexing (`v[i]`) applies to tuples only, such as `z.shape`, `z.tile_shape` or
-        `block_id()`; a constant index must be in range. Tiles are loaded and stored
-        whole, not element by element.
+        Indexing (`v[i]`) applies to tuples, such as `z.shape` or `z.tile_shape`, and to
+        tiles (a piece of a tile: CT3071); a constant index into a tuple must be in range.
+        A tensor parameter is not indexed: load a tile of it first.
 
         Example:
 
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
-                t = z.load()
-                z.store(full((16,), t[0], f32))
-                # error[CT3018]: only tuples (like `x.shape`) can be indexed in kernels
+                n = z.shape[1]       # error[CT3018]: index 1 out of range
+                z.store(z.load())
 
-        Fix: reduce the tile (`t.max()`), or load a smaller tile.
+        Fix: index within the tuple (`z.shape[0]` for a rank-1 tensor), or load a tile
+        (`x.load_tile(...)[i]`) instead of indexing a tensor.
     """,
     "CT3019": """
         `@cutile.device` functions call each other more than 32 levels deep. Every call is
         inlined, so the chain of calls is bounded (recursion itself is refused earlier, by
-        the checker: CT1012).
+        the checker: CT1012). The example is cut short: the whole kernel, 34 functions
+        long, is `tests/ui/lowering/CT3019_device_calls_too_deep.py`.
 
         Example:
 
             @cutile.device
-            def f0(x):
-                return f1(x)        # ... f1 calls f2, ..., f32 calls f33
+            def step0(x):
+                return step1(x)      # ... step1 calls step2, ..., step32 calls step33
 
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
-                z.store(f0(z.load()))   # error[CT3019]: device functions recurse too deeply
+                z.store(step0(z.load()))
+            # error[CT3019]: `step33` would be inlined 34 calls deep; device function
+            #   calls nest at most 32 deep
 
         Fix: flatten the chain of helpers; loops with `range` express repetition.
     """,
@@ -328,8 +337,7 @@ TEXTS: dict[str, str] = {
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[i64, ["B"]]], x: Tensor[u64, [-1]], y: Tensor[i64, [-1]],
-                  B: Const[int]):
+            def k(z: Mut[Tensor[i64, [16]]], x: Tensor[u64, [-1]], y: Tensor[i64, [-1]]):
                 z.store(load_tile_like(x, z) + load_tile_like(y, z))
                 # error[CT3090]: `u64` and `i64` have no implicit common type
 
@@ -346,7 +354,7 @@ TEXTS: dict[str, str] = {
         Example:
 
             @cutile.entry
-            def k(z: Mut[Tensor[i16, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+            def k(z: Mut[Tensor[i16, [16]]], x: Tensor[f32, [-1]]):
                 z.store(bitcast(load_tile_like(x, z), i16))
                 # error[CT3091]: `bitcast` keeps the bits, so the widths must match
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 SCHEMA = "cutile.kast"
-VERSION = 2
+VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -159,9 +159,21 @@ class Subscript:
     nid: int = 0
 
 
+@dataclass
+class ByTarget:
+    """`cutile.ByTarget(sm_90=3, default=2)`: a compile-time value per GPU architecture
+    (`archs[k]` takes `values[k]`, `default` names the fallback), for a load hint."""
+
+    kind: ClassVar[str] = "by_target"
+    archs: list[str]
+    values: list[Expr]
+    span: Span
+    nid: int = 0
+
+
 Expr = (
     Name | Const | DTypeRef | Tuple | BinOp | Unary | Compare | BoolOp | IfExp | Call
-    | CallDevice | Method | Attribute | Subscript
+    | CallDevice | Method | Attribute | Subscript | ByTarget
 )
 
 # ----------------------------------------------------------------------------- statements

@@ -16,8 +16,10 @@ from typing import Any
 
 from ..dtypes import DType
 from ..errors import KernelCheckError
+from ..hints import ByTarget
 from . import kast as K
 from .annotations import read_params
+from .by_target import by_target_call, fold_by_target
 from .capture import CapturedSource, capture
 from .diagnostics import FrontendError, fail, to_check_error
 from .foreign_calls import foreign_call
@@ -279,6 +281,8 @@ class FunctionConverter:
             return K.Const(value, "str", sp)
         if isinstance(value, DType):
             return K.DTypeRef(value.name, sp)
+        if isinstance(value, ByTarget):
+            return fold_by_target(value, lambda v: self.fold(v, node), sp)
         if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
             return K.Tuple([self.fold(v, node) for v in value], sp)
         if getattr(value, "__cutile_op__", None):
@@ -496,6 +500,8 @@ class FunctionConverter:
                 self.span(e.func), "not callable here",
             )
         value = target.value
+        if value is ByTarget:
+            return by_target_call(args, kwargs, sp)
         op = getattr(value, "__cutile_op__", None)
         if isinstance(op, str):
             sig = table().functions.get(op)

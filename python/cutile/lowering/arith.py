@@ -16,7 +16,7 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..frontend.kast import Span
 from ..ir import TileType, Value
-from .values import ConstV, LVal, TextV, TileV
+from .values import ConstV, LVal, TensorV, TextV, TileV
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -205,7 +205,11 @@ class Arith:
             if isinstance(v.value, float) and not like.is_float:
                 like = dt.f32
             return self.const_tile(v.value, like, (), span)
-        raise self.low.error("CT3001", "expected a tile or a number", span, "this value")
+        hint = ("load a tile of the tensor first: `load_tile_like(x, z)` or "
+                "`x.load_tile(shape, index)`" if isinstance(v, TensorV) else
+                "arithmetic takes tiles and numbers (a tuple, a dtype or a tensor is none)")
+        raise self.low.error("CT3001", "expected a tile or a number", span, "this value",
+                             help=hint)
 
     def broadcast_to(self, t: TileV, shape: tuple[int, ...], span: Span) -> TileV:
         if t.shape == shape:
@@ -330,6 +334,9 @@ class Arith:
             return TileV(self.b.op("pow", [x.v, y.v], [x.type]).result)
         raise self.low.error(
             "CT3005", f"operator `{op}` is not defined for `{d.name}` tiles", span, "operands",
+            help="bit operations take integer tiles: convert with `.astype(i32)`, or use "
+            "`bitcast` to reinterpret the bits" if d.is_float else
+            "convert the operands with `.astype(...)` to a type that has it",
         )
 
     def _int_pow(self, a: LVal, b: LVal, span: Span) -> TileV:

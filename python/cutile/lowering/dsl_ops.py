@@ -85,4 +85,6 @@ class DslOps(
                 return DTypeV(recv.dtype)
             if e.attr == "T":
                 return self._transpose(recv, e.span)
-        raise self.err("CT3032", f"no attribute `{e.attr}` here", e.span, "unknown attribute")
+        raise self.err("CT3032", f"no attribute `{e.attr}` here", e.span, "unknown attribute",
+                       help="tensors have `shape`, `ndim`, `dtype` (outputs `tile_shape`); "
+                       "tiles have `shape`, `dtype`, `T`")

@@ -35,7 +35,7 @@ from .facts import LoweringFacts, Node
 from .ops.pointers import pointer_misuse
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
 from .tile_limits import check_tile_shape, check_tile_size
-from .values import ConstV, DTypeV, LVal, SliceV, TensorV, TileV, TupleV
+from .values import ByTargetV, ConstV, DTypeV, LVal, SliceV, TensorV, TileV, TupleV
 
 
 @dataclass
@@ -118,7 +118,8 @@ class Lowerer:
                 d = dt.from_name(p.dtype)
                 if d.name not in SCALAR_FMT:
                     raise self.error("CT3010", f"`{d.name}` scalars cannot be kernel arguments",
-                                     p.span, "parameter")
+                                     p.span, "parameter", help="pass an `f32` scalar and "
+                                     "convert it in the kernel (`s.astype(...)`)")
                 types.append(scalar(d))
                 slots.append(Slot("scalar", p.name, 0, SCALAR_FMT[d.name]))
             elif p.kind == "ptr":
@@ -295,16 +296,20 @@ class Lowerer:
         if isinstance(value, TupleV):
             if len(value.items) != n:
                 raise self.error("CT3013", f"cannot unpack {len(value.items)} values into {n}",
-                                 span, "targets")
+                                 span, "targets", help=f"write {len(value.items)} names, or "
+                                 "index the tuple (`v[0]`)")
             return value.items
-        raise self.error("CT3013", "only tuples can be unpacked", span, "targets")
+        raise self.error("CT3013", "only tuples can be unpacked", span, "targets",
+                         help="unpack a shape (`m, n = z.shape`) or a tuple; a tile is "
+                         "one value")
 
     def lower_assert(self, s: K.Assert) -> None:
         cond = self.arith.truthy(self.expr(s.test), s.span)
         if isinstance(cond, ConstV):
             if not cond.value:
                 raise self.error("CT3014", "this assertion is always false", s.span,
-                                 "fails for every block")
+                                 "fails for every block", help="correct the condition, or "
+                                 "compile with `Const` values that satisfy it")
             return
         assert isinstance(cond, TileV)
         msg = s.msg or "assertion failed"
@@ -315,7 +320,9 @@ class Lowerer:
             return self.arith.const_tile(v.value, dt.i32, (), span).v
         if isinstance(v, TileV) and v.shape == () and v.dtype.is_int:
             return self.arith.convert(v, dt.i32).v
-        raise self.error("CT3016", "loop bounds must be integers", span, "not an integer")
+        raise self.error("CT3016", "loop bounds must be integers", span, "not an integer",
+                         help="convert a float bound with `int(...)`, or pass an integer "
+                         "scalar (`n: i32`)")
 
     # ------------------------------------------------------------------ expressions
 
@@ -371,6 +378,9 @@ class Lowerer:
             return self.ops.attribute(e)
         if isinstance(e, K.Subscript):
             return self._subscript(e)
+        if isinstance(e, K.ByTarget):
+            pairs = list(zip(e.archs, e.values, strict=True))
+            return ByTargetV({a: self.expr(v) for a, v in pairs}, {a: v.span for a, v in pairs})
         raise self.error("CT9002", f"unknown expression {type(e).__name__}", e.span)
 
     def _boolop(self, e: K.BoolOp) -> LVal:
@@ -401,10 +411,12 @@ class Lowerer:
                 return base.items[idx.value]
             except IndexError:
                 raise self.error("CT3018", f"index {idx.value} out of range", e.span,
-                                 "out of range") from None
+                                 "out of range", help=_tuple_items(len(base.items))
+                                 ) from None
         raise self.error(
-            "CT3018", "only tuples (like `x.shape`) can be indexed in kernels", e.span,
-            "not indexable", help="tiles are loaded and stored whole; use `load_tile`",
+            "CT3018", "only tuples and tiles can be indexed in kernels", e.span,
+            "not indexable", help="load a tile first (`x.load_tile(...)[i]`), or index a "
+            "shape (`x.shape[0]`)",
         )
 
     def call_device(self, e: K.CallDevice) -> LVal:
@@ -418,7 +430,10 @@ class Lowerer:
         assert self.frame is not None
         fn = self.doc.function(e.func)
         if self.inline_depth > 32:
-            raise self.error("CT3019", "device functions recurse too deeply", e.span, "call")
+            raise self.error(
+                "CT3019", f"`{fn.name}` would be inlined {self.inline_depth + 1} calls deep; "
+                "device function calls nest at most 32 deep", e.span, "call",
+                help="flatten the chain of helpers (a loop with `range` repeats work)")
         if len(args) != len(fn.params):  # pragma: no cover - the frontend's binding
             raise self.error("CT9002", f"`{fn.name}` got {len(args)} arguments", e.span, "call")
         env: dict[str, LVal] = {p.name: a for p, a in zip(fn.params, args, strict=True)}
@@ -504,3 +519,11 @@ def lower_kernel(
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]
+
+
+def _tuple_items(n: int) -> str:
+    """Which indices a tuple of `n` items has, for a hint."""
+    if n == 0:
+        return "the tuple is empty"
+    return "the tuple has one item, index 0" if n == 1 else \
+        f"the tuple has {n} items, indexed 0 to {n - 1}"

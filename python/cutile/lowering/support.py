@@ -154,7 +154,7 @@ def _children(e: K.Expr) -> list[K.Expr]:
         return [e.left, e.right]
     if isinstance(e, K.Unary):
         return [e.operand]
-    if isinstance(e, K.BoolOp):
+    if isinstance(e, (K.BoolOp, K.ByTarget)):
         return list(e.values)
     if isinstance(e, K.IfExp):
         return [e.test, e.body, e.orelse]

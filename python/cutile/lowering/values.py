@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..dtypes import DType
+from ..frontend.kast import Span
 from ..ir import TileType, Value
 
 
@@ -38,6 +39,15 @@ class ConstV(LVal):
     """A compile-time Python value (int, float, bool, str, None); weakly typed."""
 
     value: int | float | bool | str | None
+
+
+@dataclass
+class ByTargetV(LVal):
+    """`ByTarget(...)`: a compile-time value per GPU architecture (`default` for the
+    others); only a load hint takes one."""
+
+    values: dict[str, LVal]
+    spans: dict[str, Span]  # where each value is written, for errors
 
 
 @dataclass

@@ -11,7 +11,7 @@ from . import driver
 
 # Kernel faults: an illegal address, a failed device assert (a bounds check the checker left
 # to the device), a trap. The context is unusable afterwards (a sticky CUDA error).
-_KERNEL_FAULTS = {700, 710, 714, 715, 716, 717, 718, 719}
+KERNEL_FAULTS = {700, 710, 714, 715, 716, 717, 718, 719}
 
 
 def device_error_reporter(kernel_ref: Any) -> Callable[[int, str], None]:
@@ -20,7 +20,7 @@ def device_error_reporter(kernel_ref: Any) -> Callable[[int, str], None]:
             driver.raise_cuda_error(code, what)
         except DeviceError as err:
             kernel = kernel_ref()
-            if code not in _KERNEL_FAULTS or kernel is None:
+            if code not in KERNEL_FAULTS or kernel is None:
                 raise
             checks = [f"{o.span.file}:{o.span.line}" for o in kernel.check_report()
                       if o.discharged == "device"]

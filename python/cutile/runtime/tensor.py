@@ -206,6 +206,25 @@ class Tensor(_Handle):
         return Tensor(self._alloc, self._storage, offset, tuple(shape), tuple(strides),
                       self.dtype)
 
+    def permute(self, *axes: int) -> Tensor:
+        """A view (shares storage) with the axes in the order `axes`, as numpy's
+        `transpose(axes)`: axis `k` of the view is axis `axes[k]` of this tensor. Partition
+        a permuted view of an output to choose which tensor axis is the grid's x axis (the
+        blocks the GPU starts first, side by side)."""
+        self._ensure_live("permute")
+        order = tuple(int(a) for a in axes) if all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes) else None
+        if order is None or sorted(order) != list(range(self.ndim)):
+            raise TensorError(
+                f"permute({', '.join(map(repr, axes))}) is not an order of the {self.ndim} "
+                f"axes of a tensor of shape {list(self.shape)}", code="CT5035",
+                hint=f"name every axis 0..{self.ndim - 1} once, e.g. "
+                     f"`permute({', '.join(map(str, reversed(range(self.ndim))))})`",
+            )
+        return Tensor(self._alloc, self._storage, self._offset,
+                      tuple(self.shape[a] for a in order), tuple(self.strides[a] for a in order),
+                      self.dtype)
+
     def reshape(self, shape: Sequence[int]) -> Tensor:
         """A view with a new shape (the tensor must be contiguous)."""
         self._ensure_live("reshape")
@@ -224,11 +243,29 @@ class Tensor(_Handle):
         return Tensor(self._alloc, self._storage, self._offset, new, contiguous_strides(new),
                       self.dtype)
 
-    def __dlpack_device__(self) -> tuple[int, int]:
-        from . import driver
+    # -- interop (runtime/interop/exporting.py; docs/interop.md) ---------------------------
 
-        s = driver.state()
-        return (2, s.device) if s.backend == "gpu" else (1, 0)
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule viewing this tensor (no copy unless `copy=True` or another
+        `dl_device` asks for one). While the consumer holds it, cutile does not write the
+        tensor (BorrowError CT5041); a tensor imported shared goes out read-only."""
+        from .interop import exporting
+
+        return exporting.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .interop import exporting
+
+        return exporting.device_of_backend()
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA array interface (version 3; GPU backend only). cutile does not write
+        the tensor again while this object lives (BorrowError CT5041)."""
+        from .interop import exporting
+
+        return exporting.cuda_array_interface(self)
 
 
 class Partition(_Handle):

@@ -35,6 +35,7 @@ from ..hints import ByTarget
 from ..kernel import EntryKernel
 from ..runtime import driver
 from ..runtime.device_op import DeviceOp
+from ..runtime.interop.kernel_args import import_arguments
 from ..runtime.tensor import Partition, Tensor, _Handle
 from ..runtime.unrun_ops import call_site
 from . import bench, store
@@ -242,7 +243,11 @@ class Autotuned:
             raise ConfigError(f"`{clash[0]}` is tuned by the configs of `{self.kernel.name}`; "
                               f"the call cannot also set it", code="CT8021",
                               hint=f"drop `{clash[0]}=` from the call, or from the configs")
-        return {k: v for k, v in named.items() if k not in self._consts}, consts
+        runtime = {k: v for k, v in named.items() if k not in self._consts}
+        # Another library's tensors for read-only parameters are imported shared (as a
+        # kernel call does), so shape classes and trials see cutile tensors.
+        _, runtime = import_arguments(self.kernel.name, self._runtime, (), runtime)
+        return runtime, consts
 
     def _shape_class(self, runtime: Mapping[str, Any], consts: Mapping[str, Any]) -> str:
         if callable(self.key):

@@ -152,7 +152,16 @@ impl Ranges {
         let mut q = p.clone();
         for _ in 0..16 {
             if let Some(r) = self.extreme(&q, maximize) {
-                return Some(r);
+                // An extreme that still holds a device value inside a `min`/`max` (a
+                // product that may wrap) is bounded through that `min`/`max` below.
+                let device_minmax = r.any_atom(&|a| {
+                    matches!(a, Atom::Min(x, y) | Atom::Max(x, y)
+                        if !x.launch_known() || !y.launch_known())
+                });
+                if !device_minmax || r == q {
+                    return Some(r);
+                }
+                q = r;
             }
             let mut found = None;
             q.visit_atoms(&mut |a| {
@@ -193,6 +202,10 @@ impl Ranges {
                 q = q.substitute(&a, &by);
                 continue;
             }
+            if let Some(r) = self.bound_quotients(&q, maximize) {
+                q = r;
+                continue;
+            }
             // A block id or loop variable with a constant coefficient: its end of the range
             // (whose bound may hold the next `min`).
             let mut var = None;
@@ -207,6 +220,38 @@ impl Ranges {
             q = q.substitute(&v, if (k > 0) == maximize { &hi } else { &lo });
         }
         None
+    }
+
+    /// `p` with each quotient term `k * (x // y)` or `k * cdiv(x, y)` whose `x` holds a
+    /// block id or loop variable, and whose divisor `y` is launch-known and `>= 1`,
+    /// replaced by the quotient of `x`'s bound: a quotient by a positive divisor is
+    /// nondecreasing in `x`, so it is bounded in the direction the sign of `k` asks
+    /// (`(b * BM) // BN >= 0 // BN` when minimizing). `None` when there is no such term.
+    fn bound_quotients(&self, p: &Poly, maximize: bool) -> Option<Poly> {
+        let has_var = |x: &Poly| x.any_atom(&|a| matches!(a, Atom::BlockId(_) | Atom::Loop(_)));
+        let mut out = Poly::zero();
+        let mut changed = false;
+        for (m, c) in p.terms.iter() {
+            if let [a @ (Atom::FloorDiv(x, y) | Atom::Cdiv(x, y))] = m.as_slice() {
+                if has_var(x) && y.launch_known() && self.poly_lb(y).is_some_and(|v| v >= 1) {
+                    let xb = self.extreme_bound(x, (*c > 0) == maximize)?;
+                    let quot = if matches!(a, Atom::FloorDiv(..)) {
+                        xb.floordiv(y)
+                    } else {
+                        xb.cdiv(y)
+                    };
+                    out = out.add(&quot.scale(*c));
+                    changed = true;
+                    continue;
+                }
+            }
+            let mut term = Poly::c(*c);
+            for a in m {
+                term = term.mul(&Poly::atom(a.clone()));
+            }
+            out = out.add(&term);
+        }
+        changed.then_some(out)
     }
 
     /// A lower bound of an atom known from facts, if any.
@@ -648,6 +693,62 @@ mod tests {
         assert_eq!(
             r.decide_index(&Poly::atom(Atom::Loop(8)), &count),
             Rung::Static
+        );
+    }
+    #[test]
+    fn loop_from_a_min_with_a_block_quotient_is_bounded_through_the_quotient() {
+        // `for j in range(min(n // BN, (b * BM) // BN), ...)` (causal attention, BM != BN):
+        // the quotient is nondecreasing in `b * BM`, so it is >= 0 // BN = 0
+        let mut r = ranges();
+        r.shape_consts.insert("BN".into());
+        r.shape_consts.insert("BM".into());
+        let bn = Poly::atom(Atom::Const("BN".into()));
+        let count = Poly::atom(Atom::Dim("k".into(), 1)).cdiv(&bn);
+        let floor = Poly::atom(Atom::Dim("k".into(), 1)).floordiv(&bn);
+        let first_row = Poly::atom(Atom::BlockId(1)).mul(&Poly::atom(Atom::Const("BM".into())));
+        let start = floor.pmin(&first_row.floordiv(&bn));
+        r.loops.insert(9, (start.clone(), count.sub(&Poly::c(1))));
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(9)), &count),
+            Rung::Static
+        );
+        // the unmasked loop `range(start)`: below `n // BN` through the `min`
+        r.loops.insert(10, (Poly::zero(), start.sub(&Poly::c(1))));
+        assert!(matches!(
+            r.decide_index(&Poly::atom(Atom::Loop(10)), &count),
+            Rung::Launch(_) | Rung::Static
+        ));
+        // a quotient subtracted (`- (b * BM) // BN`) is bounded the other way: not >= 0
+        r.loops.insert(
+            11,
+            (floor.sub(&first_row.floordiv(&bn)), count.sub(&Poly::c(1))),
+        );
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(11)), &count),
+            Rung::Device
+        );
+    }
+
+    #[test]
+    fn a_device_value_inside_a_min_is_bounded_through_the_other_operand() {
+        // `stop = min(cdiv(n, BN), cdiv(v, BN))` with `v = (b + 1) * BM` a product that
+        // may wrap (opaque): `min(x, v') <= x` whatever the device computed for `v'`
+        let mut r = ranges();
+        r.shape_consts.insert("BN".into());
+        let bn = Poly::atom(Atom::Const("BN".into()));
+        let count = Poly::atom(Atom::Dim("k".into(), 1)).cdiv(&bn);
+        let wrapped = Poly::atom(Atom::Opaque(3)).cdiv(&bn);
+        r.loops
+            .insert(12, (Poly::zero(), count.pmin(&wrapped).sub(&Poly::c(1))));
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(12)), &count),
+            Rung::Static
+        );
+        // but a loop that starts at the device value is not bounded below
+        r.loops.insert(13, (wrapped, count.sub(&Poly::c(1))));
+        assert_eq!(
+            r.decide_index(&Poly::atom(Atom::Loop(13)), &count),
+            Rung::Device
         );
     }
 }

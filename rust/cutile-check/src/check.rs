@@ -415,9 +415,18 @@ impl<'d> Checker<'d> {
     /// count, so within 32 bits) or asserts it, and the device's index agrees with the
     /// exact one modulo 2^32; results under `//`, `%`, `min`, `max` must fit.
     pub fn unwrap_index(&mut self, p: &Poly) -> (Poly, Rung) {
+        let p = self.unwrap_ring(p);
+        self.unwrap_fitting(&p)
+    }
+
+    /// `p` with the remembered device results put back only where each provably fits its
+    /// type (the conditions gathered are the rung), the others left opaque: the value the
+    /// device computes, with no congruence shortcut (for a loop bound, which is not an
+    /// index taken modulo 2^32).
+    pub fn unwrap_fitting(&mut self, p: &Poly) -> (Poly, Rung) {
         let mut ranges = self.ranges.clone();
         let mut memo: HashMap<u32, Option<(Poly, Rung)>> = HashMap::new();
-        let p = self.unwrap_ring(p);
+        let p = p.clone();
         let rung = self.resolve_wraps(&p, &mut ranges, &mut memo, 0);
         let out = crate::width::substitute_deep(&p, &|a| match a {
             Atom::Opaque(id) => memo

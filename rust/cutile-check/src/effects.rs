@@ -6,6 +6,7 @@ use crate::check::Checker;
 use crate::errors;
 use crate::state::{State, Val};
 use crate::sym::{Atom, Poly};
+use crate::width::INDEX_BITS;
 use cutile_kast::ops::{table, Signature};
 use cutile_kast::{BinOp, Expr, Span, Target};
 
@@ -238,13 +239,7 @@ pub fn loop_binder<'d>(
             let id = c.instance(iter.nid(), 0);
             if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), a.int("step"))
             {
-                // The counter runs over the bounds as the device computed them (i32): put
-                // back results that may have wrapped only where they provably fit.
-                let mut exact = |p: Poly| match c.unwrap_index(&p) {
-                    (q, Rung::Static) => q,
-                    _ => p,
-                };
-                let (lo, hi) = (exact(lo), exact(hi));
+                let (lo, hi) = loop_bounds(c, iter, lo, hi);
                 match step.as_const() {
                     Some(s) if s > 0 => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                     Some(s) if s < 0 => c.set_loop_range(id, (hi.add(&Poly::c(1)), lo)),
@@ -285,6 +280,45 @@ pub fn loop_binder<'d>(
             c.fresh_opaque()
         }
     }
+}
+
+/// The bounds of `range(lo, hi, step)` as the loop counter runs over them. The counter is
+/// an `i32`: the lowering converts each bound to it (an `i64` bound is truncated), and a
+/// bound computed in `i32` may have wrapped (a product `a * b` of scalars). So a bound is
+/// its exact polynomial only where it fits 32 bits. Unlike an index, which is taken modulo
+/// 2^32 and then proved within `[0, count)` (`Checker::unwrap_ring`), a bound that wrapped
+/// moves where the loop starts or ends, so it gets no congruence shortcut: a fit decided
+/// at launch becomes the loop's own launch predicate (`loop-bounds-fit`); one that cannot
+/// be decided leaves the bound opaque, so every index built from the counter keeps its
+/// device check.
+fn loop_bounds(c: &mut Checker<'_>, iter: &Expr, lo: Poly, hi: Poly) -> (Poly, Poly) {
+    let mut conditions = Rung::Static;
+    let mut exact = |c: &mut Checker<'_>, p: Poly| match c.unwrap_fitting(&p) {
+        (q, Rung::Static) => q,
+        (q, r @ Rung::Launch(_)) => {
+            conditions = crate::bounds::worse(conditions.clone(), r);
+            q
+        }
+        _ => p,
+    };
+    // The counter's type: a bound that may not fit 32 bits is the device's truncated value.
+    let (lo, hi) = (c.wrap(lo, INDEX_BITS), c.wrap(hi, INDEX_BITS));
+    let (lo, hi) = (exact(c, lo), exact(c, hi));
+    if let Rung::Launch(pred) = conditions {
+        c.op_node = iter.nid();
+        let text = pred.text.clone();
+        c.oblige(
+            "loop-bounds-fit",
+            format!(
+                "the bounds of `{}` fit the 32-bit loop counter",
+                c.describe(iter)
+            ),
+            Rung::Launch(pred),
+            text,
+            iter.span(),
+        );
+    }
+    (lo, hi)
 }
 
 /// `x.attr`: shapes are read as tuples of extents.

@@ -96,6 +96,11 @@ fn interval_depth(p: &Poly, r: &Ranges, depth: usize) -> Option<(i128, i128)> {
     }
     let (mut lo, mut hi) = (0i128, 0i128);
     for (m, c) in p.terms.iter() {
+        if let Some(t) = own_tile_offset(m, *c, r) {
+            lo = lo.checked_add(t.0)?;
+            hi = hi.checked_add(t.1)?;
+            continue;
+        }
         let t = match quotient_product(m, r, depth)
             .or_else(|| remainder_product(m, r))
             .or_else(|| materialized(m, r))
@@ -113,6 +118,33 @@ fn interval_depth(p: &Poly, r: &Ranges, depth: usize) -> Option<(i128, i128)> {
         hi = hi.checked_add(t.1)?;
     }
     Some((lo, hi))
+}
+
+/// `s * block_id(k) * T_k` where `T_k` is an output's tile size on axis `k` of a regular
+/// launch (grid == partition grid): the first element of the block's own tile along `k`,
+/// times `s`. The launch rule `grid(k) == cdiv(dim(z, k), T_k)` (`extent_floors`) gives
+/// `block_id(k) * T_k <= (grid(k) - 1) * T_k <= dim(z, k) - 1 < 2^31 - 1`, however large
+/// the grid limit times the tile may be (`(m * BM) // BN` in causal attention's loop
+/// bounds). Launches with an empty output run nothing.
+fn own_tile_offset(m: &Monomial, c: i128, r: &Ranges) -> Option<(i128, i128)> {
+    let k = m.iter().find_map(|a| match a {
+        Atom::BlockId(k) => Some(*k),
+        _ => None,
+    })?;
+    let mut on_grid: Monomial = m
+        .iter()
+        .map(|a| match a {
+            Atom::BlockId(j) if *j == k => Atom::Grid(k),
+            a => a.clone(),
+        })
+        .collect();
+    on_grid.sort();
+    let scale = r.extent_floors.iter().find_map(|f| {
+        let (ct, gm) = f.ceiling.as_monomial()?;
+        (ct >= 1 && c % ct == 0 && gm.contains(&Atom::Grid(k)) && key(gm) == on_grid)
+            .then_some(c / ct)
+    })?;
+    mul((scale, scale), (0, DIM_MAX - 1))
 }
 
 /// A divisor as a product: its coefficient and atoms, looking through a device result
@@ -364,5 +396,60 @@ mod tests {
             (a == &Atom::Opaque(7)).then(|| b.mul(&Poly::c(1 << 30)))
         });
         assert_eq!(back, b);
+    }
+    #[test]
+    fn a_block_id_times_its_own_tile_fits_on_regular_launches() {
+        // `block_id(1) * BM` with BM the output's tile on axis 1: at most dim - 1
+        let mut r = Ranges {
+            grid: [
+                Poly::atom(Atom::Grid(0)),
+                Poly::atom(Atom::Grid(1)),
+                Poly::c(1),
+            ],
+            ..Default::default()
+        };
+        r.shape_consts.insert("BM".into());
+        let bm = Poly::atom(Atom::Const("BM".into()));
+        let b1 = Poly::atom(Atom::BlockId(1));
+        let row0 = b1.mul(&bm);
+        // without the launch rule (a persistent kernel): grid limit x 2^31 does not fit
+        assert_ne!(r.decide_fits(&row0, 32), crate::bounds::Rung::Static);
+        let g1 = Poly::atom(Atom::Grid(1));
+        r.extent_floors.push(crate::bounds::ExtentFloor {
+            dim: Atom::Dim("o".into(), 1),
+            ceiling: g1.mul(&bm),
+            floors: [g1.sub(&Poly::c(1)).mul(&bm).add(&Poly::c(1)), g1.clone()],
+        });
+        assert_eq!(r.decide_fits(&row0, 32), crate::bounds::Rung::Static);
+        assert_eq!(interval(&row0, &r), Some((0, DIM_MAX - 1)));
+        // another axis's block id, or the tile squared, is not the own tile's offset
+        let b0 = Poly::atom(Atom::BlockId(0));
+        assert_ne!(r.decide_fits(&b0.mul(&bm), 32), crate::bounds::Rung::Static);
+        assert_ne!(
+            r.decide_fits(&row0.mul(&bm), 32),
+            crate::bounds::Rung::Static
+        );
+        // one tile further (`(b + 1) * BM`) may pass 2^31 - 1: not static
+        assert_ne!(
+            r.decide_fits(&row0.add(&bm), 32),
+            crate::bounds::Rung::Static
+        );
+        // a literal tile: `b * 64` with ceiling `64 * grid(1)`, and `2 * (b * 64)`
+        let mut lit = r.clone();
+        lit.extent_floors = vec![crate::bounds::ExtentFloor {
+            dim: Atom::Dim("o".into(), 1),
+            ceiling: g1.mul(&Poly::c(64)),
+            floors: [
+                g1.sub(&Poly::c(1)).mul(&Poly::c(64)).add(&Poly::c(1)),
+                g1.clone(),
+            ],
+        }];
+        let b64 = b1.mul(&Poly::c(64));
+        assert_eq!(interval(&b64, &lit), Some((0, DIM_MAX - 1)));
+        assert_eq!(interval(&b64.scale(2), &lit), Some((0, 2 * (DIM_MAX - 1))));
+        assert_eq!(
+            interval(&b1.mul(&Poly::c(32)), &lit).map(|i| i.1 > DIM_MAX),
+            Some(false)
+        );
     }
 }

@@ -189,6 +189,14 @@ pub const CODES: &[CodeInfo] = &[
         "tensor moved into an operation that was dropped without running",
     ),
     h(
+        "CT5040",
+        "write of foreign memory imported shared (read-only)",
+    ),
+    h(
+        "CT5041",
+        "write of a tensor exported to another library that still holds it",
+    ),
+    h(
         "CT5060",
         "access that conflicts with a CUDA Graph capture (captured work has not run)",
     ),

@@ -83,7 +83,8 @@ impl Discharge {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Obligation {
     /// `store-own-tile`, `store-mapped-index`, `store-index-injective`, `subpartition-shape`,
-    /// `subtile-bounds`, `bounds`, `index-fits`.
+    /// `subtile-bounds`, `bounds`, `load-own-tile`, `loop-bounds-fit` (a `range` bound the
+    /// device computes in i32 fits, so the loop runs over its exact range).
     pub kind: String,
     pub description: String,
     pub node: NodeRef,

@@ -192,6 +192,12 @@ struct Storage {
     nbytes: u64,
     /// Handles not consumed and not released.
     handles: u32,
+    /// Foreign memory imported shared (read-only, `cutile.from_dlpack`): another library
+    /// may read it at any time, so cutile never writes it.
+    shared: bool,
+    /// Live exports to another library (DLPack capsules not yet released, tensors seen
+    /// through `__cuda_array_interface__`): while any is live, cutile does not write it.
+    exports: u32,
 }
 
 /// Host-side ownership of device memory.
@@ -217,10 +223,96 @@ impl HostRegistry {
     }
 
     pub fn new_storage(&mut self, nbytes: u64) -> u64 {
+        self.add_storage(nbytes, false)
+    }
+
+    /// A storage of foreign memory imported shared: no handle of it is ever written by a
+    /// launch or partitioned (CT5040).
+    pub fn new_shared_storage(&mut self, nbytes: u64) -> u64 {
+        self.add_storage(nbytes, true)
+    }
+
+    fn add_storage(&mut self, nbytes: u64, shared: bool) -> u64 {
         self.next_storage += 1;
-        self.storages
-            .insert(self.next_storage, Storage { nbytes, handles: 0 });
+        let st = Storage {
+            nbytes,
+            handles: 0,
+            shared,
+            exports: 0,
+        };
+        self.storages.insert(self.next_storage, st);
         self.next_storage
+    }
+
+    /// Another library got a view of `storage` (an export): until the matching
+    /// [`HostRegistry::unpin_export`], cutile does not write it (CT5041). Returns the
+    /// live export count.
+    pub fn pin_export(&mut self, storage: u64) -> Result<u32, HostError> {
+        let st = self.storage_mut(storage)?;
+        st.exports = st.exports.saturating_add(1);
+        Ok(st.exports)
+    }
+
+    /// The other library released an export of `storage`. Returns the live export count.
+    pub fn unpin_export(&mut self, storage: u64) -> Result<u32, HostError> {
+        let st = self.storage_mut(storage)?;
+        st.exports = st.exports.saturating_sub(1);
+        Ok(st.exports)
+    }
+
+    /// `(shared, live exports)` of `storage`.
+    pub fn storage_sharing(&self, storage: u64) -> Result<(bool, u32), HostError> {
+        self.storages
+            .get(&storage)
+            .map(|s| (s.shared, s.exports))
+            .ok_or_else(|| unknown_storage(storage))
+    }
+
+    fn storage_mut(&mut self, storage: u64) -> Result<&mut Storage, HostError> {
+        self.storages
+            .get_mut(&storage)
+            .ok_or_else(|| unknown_storage(storage))
+    }
+
+    /// Refuse a write of `storage` (`what` names it) that another library may see:
+    /// memory imported shared (CT5040), or exported and not yet released (CT5041).
+    fn refuse_foreign_write(&self, storage: u64, what: &str) -> Result<(), HostError> {
+        let Some(st) = self.storages.get(&storage) else {
+            return Ok(());
+        };
+        if st.shared {
+            return Err(HostError::borrow(
+                "CT5040",
+                format!(
+                    "cannot {what}: the tensor is memory of another library imported shared \
+                     (`cutile.from_dlpack`), which cutile only reads"
+                ),
+                Some(
+                    "write into a cutile tensor (`api.empty(...)`) instead, or, if nothing \
+                     else reads or writes that memory while cutile holds it, import it with \
+                     `cutile.unsafe.from_dlpack_exclusive(obj)`"
+                        .into(),
+                ),
+            ));
+        }
+        if st.exports > 0 {
+            return Err(HostError::borrow(
+                "CT5041",
+                format!(
+                    "cannot {what}: the tensor's memory is exported to another library \
+                     ({} live export{}: DLPack or `__cuda_array_interface__`), which may \
+                     still read it",
+                    st.exports,
+                    if st.exports == 1 { "" } else { "s" }
+                ),
+                Some(
+                    "drop the other library's tensor first (that ends a DLPack export), or \
+                     export a copy (`__dlpack__(copy=True)`)"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// A new live handle viewing `region` of `storage`. The region must lie inside it.
@@ -313,7 +405,7 @@ impl HostRegistry {
         self.storages
             .get(&storage)
             .map(|s| s.handles)
-            .ok_or_else(|| HostError::borrow("CT5007", format!("unknown storage {storage}"), None))
+            .ok_or_else(|| unknown_storage(storage))
     }
 
     fn missing(&self, handle: u64) -> HostError {
@@ -454,6 +546,7 @@ impl HostRegistry {
             (h.storage, h.region.clone())
         };
         if require_unique {
+            self.refuse_foreign_write(storage, &format!("`{by}`"))?;
             let others = self.storage_live_handles(storage)?.saturating_sub(1);
             if others > 0 {
                 return Err(HostError::borrow(
@@ -536,6 +629,13 @@ impl HostRegistry {
             let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
             if h.state != HandleState::Live {
                 return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
+            }
+            if args[i].1 {
+                self.refuse_foreign_write(
+                    h.storage,
+                    &format!("pass it to {} as argument {i}, which writes it", op_name()),
+                )
+                .map_err(|e| e.with_op(op).with_kernel(kernel))?;
             }
             if i < INLINE {
                 inline[i] = Some(h);
@@ -682,6 +782,10 @@ impl HostRegistry {
     pub fn region(&self, handle: u64) -> Option<(u64, &Region)> {
         self.handles.get(&handle).map(|h| (h.storage, &h.region))
     }
+}
+
+fn unknown_storage(storage: u64) -> HostError {
+    HostError::borrow("CT5007", format!("unknown storage {storage}"), None)
 }
 
 #[cfg(test)]

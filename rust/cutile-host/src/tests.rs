@@ -315,3 +315,60 @@ fn a_holder_keeps_live_handles_until_it_gives_them_back() {
     r.check_live(a, "read it").unwrap();
     r.check_live(view, "read it").unwrap();
 }
+
+#[test]
+fn shared_foreign_storage_is_read_never_written() {
+    let mut r = HostRegistry::new();
+    let s = r.new_shared_storage(4096);
+    let own = r.new_storage(4096);
+    let x = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    let z = r.new_handle(own, contiguous(1024, 4)).unwrap();
+    // Read by a launch: fine, and handed back.
+    r.move_in(1, "add", &[(z, true), (x, false)]).unwrap();
+    assert_eq!(r.give_back(1), 2);
+    // Written by a launch (an `Atomic` or `Ptr` argument takes a tensor): refused, and
+    // nothing moves.
+    let e = r
+        .move_in_launch(2, &Arc::from("hist"), &[(x, true)])
+        .unwrap_err();
+    assert_eq!(e.code, "CT5040");
+    assert!(
+        e.message.contains("`hist` (op #2) as argument 0"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        (e.about.kernel.as_deref(), e.about.op),
+        (Some("hist"), Some(2))
+    );
+    assert_eq!(r.state(x), Some(&HandleState::Live));
+    // Partitioned (to become an output): refused, and the tensor stays live.
+    let e = r.consume(x, "partition", true).unwrap_err();
+    assert_eq!(e.code, "CT5040");
+    assert!(e.hint.unwrap().contains("from_dlpack_exclusive"));
+    r.check_live(x, "read it").unwrap();
+    // `unpartition` and `persistent` write nothing: not refused.
+    assert!(r.consume(x, "unpartition", false).is_ok());
+    assert_eq!(r.storage_sharing(s).unwrap(), (true, 0));
+}
+
+#[test]
+fn exported_storage_is_not_written_until_every_export_ends() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let t = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    assert_eq!(r.pin_export(s).unwrap(), 1);
+    assert_eq!(r.pin_export(s).unwrap(), 2);
+    let e = r.consume(t, "partition", true).unwrap_err();
+    assert_eq!(e.code, "CT5041");
+    assert!(e.message.contains("2 live exports"), "{}", e.message);
+    assert_eq!(r.move_in(1, "k", &[(t, true)]).unwrap_err().code, "CT5041");
+    r.move_in(2, "k", &[(t, false)]).unwrap(); // reads are fine
+    r.give_back(2);
+    assert_eq!(r.unpin_export(s).unwrap(), 1);
+    assert_eq!(r.consume(t, "partition", true).unwrap_err().code, "CT5041");
+    assert_eq!(r.unpin_export(s).unwrap(), 0);
+    let p = r.consume(t, "partition", true).unwrap();
+    r.move_in(3, "k", &[(p, true)]).unwrap();
+    assert_eq!(r.pin_export(999).unwrap_err().code, "CT5007");
+}

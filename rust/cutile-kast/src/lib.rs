@@ -1,4 +1,4 @@
-//! The serialized kernel AST of cutile: schema `cutile.kast`, version 2.
+//! The serialized kernel AST of cutile: schema `cutile.kast`, version 3.
 //!
 //! `docs/kernel-ast.md` is the one place the schema is written down; this crate is its Rust
 //! reader. [`parse`] turns JSON text into a [`Document`] and then validates it (spans inside
@@ -19,7 +19,7 @@ use std::fmt;
 /// The value of the document's `schema` field.
 pub const SCHEMA: &str = "cutile.kast";
 /// The schema version this reader understands.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Why a kernel AST document was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

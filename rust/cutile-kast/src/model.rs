@@ -388,6 +388,15 @@ pub enum Expr {
         span: Span,
         nid: u32,
     },
+    /// `cutile.ByTarget(sm_90=3, default=2)`: one compile-time value per GPU architecture
+    /// (`archs[k]` takes `values[k]`; `default` is the name of the fallback), for a load
+    /// hint. tileiras picks the value of the architecture it compiles for.
+    ByTarget {
+        archs: Vec<String>,
+        values: Vec<Expr>,
+        span: Span,
+        nid: u32,
+    },
 }
 
 impl Expr {
@@ -406,7 +415,8 @@ impl Expr {
             | Expr::CallDevice { span, .. }
             | Expr::Method { span, .. }
             | Expr::Attribute { span, .. }
-            | Expr::Subscript { span, .. } => *span,
+            | Expr::Subscript { span, .. }
+            | Expr::ByTarget { span, .. } => *span,
         }
     }
 
@@ -426,7 +436,8 @@ impl Expr {
             | Expr::CallDevice { nid, .. }
             | Expr::Method { nid, .. }
             | Expr::Attribute { nid, .. }
-            | Expr::Subscript { nid, .. } => *nid,
+            | Expr::Subscript { nid, .. }
+            | Expr::ByTarget { nid, .. } => *nid,
         }
     }
 
@@ -452,7 +463,9 @@ impl Expr {
                 right.walk(f);
             }
             Expr::Unary { operand, .. } => operand.walk(f),
-            Expr::Boolop { values, .. } => values.iter().for_each(|e| e.walk(f)),
+            Expr::Boolop { values, .. } | Expr::ByTarget { values, .. } => {
+                values.iter().for_each(|e| e.walk(f))
+            }
             Expr::Ifexp {
                 test, body, orelse, ..
             } => {

@@ -34,6 +34,7 @@ enum Key {
     Method,
     Attr,
     Index,
+    Archs,
     Targets,
     Target,
     Iter,
@@ -153,6 +154,7 @@ impl<'de> Visitor<'de> for ExprVisitor {
         let (mut test, mut body, mut orelse, mut func, mut args) = (None, None, None, None, None);
         let mut nid: Option<u32> = None;
         let (mut receiver, mut method, mut attr, mut index) = (None, None, None, None);
+        let mut archs: Option<Vec<String>> = None;
         while let Some(k) = m.next_key::<Key>()? {
             match k {
                 Key::Kind => kind = Some(m.next_value()?),
@@ -177,6 +179,7 @@ impl<'de> Visitor<'de> for ExprVisitor {
                 Key::Method => method = Some(m.next_value::<String>()?),
                 Key::Attr => attr = Some(m.next_value::<String>()?),
                 Key::Index => index = Some(Box::new(m.next_value::<Expr>()?)),
+                Key::Archs => archs = Some(m.next_value::<Vec<String>>()?),
                 _ => {
                     m.next_value::<IgnoredAny>()?;
                 }
@@ -271,6 +274,19 @@ impl<'de> Visitor<'de> for ExprVisitor {
                 span,
                 nid,
             },
+            "by_target" => {
+                let archs = need::<Vec<String>, A::Error>(archs, "archs")?;
+                let values = values.unwrap_or_default();
+                if archs.len() != values.len() {
+                    return Err(de::Error::custom("`by_target` needs one value per arch"));
+                }
+                Expr::ByTarget {
+                    archs,
+                    values,
+                    span,
+                    nid,
+                }
+            }
             k => return Err(de::Error::custom(format!("unknown expression kind `{k}`"))),
         })
     }

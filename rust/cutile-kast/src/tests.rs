@@ -9,7 +9,7 @@ fn span(lo: u32, hi: u32) -> String {
 
 pub(crate) fn minimal() -> String {
     format!(
-        r#"{{"schema":"cutile.kast","version":2,
+        r#"{{"schema":"cutile.kast","version":3,
         "files":[{{"path":"add.py","source":{src}}}],
         "entry":"add",
         "functions":[{{"name":"add","kind":"entry","unsafe":false,"options":{{"deny_in_kernel_checks":false}},
@@ -52,11 +52,11 @@ fn rejects_wrong_schema_and_version() {
         .unwrap_err()
         .message
         .contains("schema is `other.ast`"));
-    let bad_version = minimal().replace(r#""version":2"#, r#""version":1"#);
+    let bad_version = minimal().replace(r#""version":3"#, r#""version":2"#);
     assert!(parse(&bad_version)
         .unwrap_err()
         .message
-        .contains("version 1"));
+        .contains("version 2"));
     assert!(parse("[]").is_err());
     assert!(parse("{}")
         .unwrap_err()
@@ -143,6 +143,37 @@ fn strings_none_and_non_finite_floats_are_literals() {
     assert!(parse(&minimal().replace(&lit, &nan)).is_ok());
     let wrong = lit.replace("1.5", r#""many""#);
     assert!(parse(&minimal().replace(&lit, &wrong)).is_err());
+}
+
+#[test]
+fn by_target_holds_one_value_per_arch() {
+    let lit = r#"{"kind":"const","nid":4,"value":1.5,"type":"float","span":SPAN}"#
+        .replace("SPAN", &span(4, 7));
+    let by = r#"{"kind":"by_target","nid":4,"span":SPAN,"archs":["default","sm_90"],
+        "values":[{"kind":"const","nid":5,"value":2,"type":"int","span":SPAN},
+                  {"kind":"const","nid":6,"value":3,"type":"int","span":SPAN}]}"#
+        .replace("SPAN", &span(4, 7));
+    let doc = parse(&minimal().replace(&lit, &by)).expect("valid");
+    let Stmt::Expr {
+        value: Expr::Method { args, .. },
+        ..
+    } = &doc.functions[0].body[0]
+    else {
+        panic!("shape")
+    };
+    match &args[0] {
+        Expr::ByTarget { archs, values, .. } => {
+            assert_eq!(archs, &["default", "sm_90"]);
+            let nids: Vec<u32> = values.iter().map(Expr::nid).collect();
+            assert_eq!(nids, [5, 6]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let short = by.replace(r#","sm_90"]"#, "]");
+    assert!(parse(&minimal().replace(&lit, &short))
+        .unwrap_err()
+        .message
+        .contains("one value per arch"));
 }
 
 proptest! {

@@ -7,6 +7,7 @@
 //! / `LaunchError` (`errors.rs`, one exhaustive match); a Rust panic is caught at the
 //! boundary and raised as `cutile.errors.InternalCompilerError`.
 
+mod dlpack;
 mod errors;
 mod launch;
 mod runtime;
@@ -373,8 +374,33 @@ impl HostRegistry {
         guard(|| Ok(self.inner.give_back(op_id))).map(|_| ())
     }
 
+    /// Operation `op_id` was dropped without running: its handles stay unusable (CT5009),
+    /// each named by its parameter in `params` (`(handle, parameter)`). Returns how many.
+    fn abandon(&mut self, op_id: u64, params: Vec<(u64, String)>) -> PyResult<usize> {
+        let named: Vec<(u64, &str)> = params.iter().map(|(h, p)| (*h, p.as_str())).collect();
+        guard(|| Ok(self.inner.abandon(op_id, &named)))
+    }
+
     fn holder(&self, handle: u64) -> Option<String> {
         self.inner.holder(handle)
+    }
+
+    /// A storage of foreign memory imported shared: never written, never partitioned.
+    fn new_shared_storage(&mut self, nbytes: i64) -> PyResult<u64> {
+        let n = u64_of(nbytes, "nbytes")?;
+        guard(|| Ok(self.inner.new_shared_storage(n)))
+    }
+
+    fn pin_export(&mut self, py: Python<'_>, storage: u64) -> PyResult<u32> {
+        guard(|| Ok(self.inner.pin_export(storage)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn unpin_export(&mut self, py: Python<'_>, storage: u64) -> PyResult<u32> {
+        guard(|| Ok(self.inner.unpin_export(storage)))?.map_err(|e| host_err(py, e))
+    }
+
+    fn storage_sharing(&self, py: Python<'_>, storage: u64) -> PyResult<(bool, u32)> {
+        guard(|| Ok(self.inner.storage_sharing(storage)))?.map_err(|e| host_err(py, e))
     }
 
     /// Move every live handle of `handles` into long-lived holder `op_id` (a CUDA Graph)
@@ -478,5 +504,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(validate_launch, m)?)?;
     m.add_function(wrap_pyfunction!(mapped_schedule, m)?)?;
+    m.add_class::<dlpack::DLPackTensor>()?;
+    m.add_function(wrap_pyfunction!(dlpack::dlpack_take, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::dlpack_capsule, m)?)?;
     Ok(())
 }

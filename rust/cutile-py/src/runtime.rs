@@ -441,6 +441,78 @@ impl Runtime {
         })
     }
 
+    /// Launch a CUDA function (a raw kernel) on `slot` as work of `token` making
+    /// `accesses`, ordered after conflicting work like every launch. `params` is the
+    /// address of the `void*` array the driver reads (the caller keeps it and what it
+    /// points to alive for the call). A capture records `record` (what it keeps alive).
+    /// Returns `(position, capturing)`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (slot, token, accesses, function, grid, block, shared_mem, params,
+                        record = None))]
+    fn launch_kernel(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        token: u64,
+        accesses: Vec<AccessTuple>,
+        function: usize,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem: u32,
+        params: usize,
+        record: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<(u64, bool)> {
+        if function == 0 || params == 0 {
+            return Err(PyValueError::new_err("a null function or parameter array"));
+        }
+        let acc = accesses_of(&accesses);
+        let (seq, capturing) = self.run(py, || {
+            self.enqueue_work(token, slot, &acc, |d, stream| {
+                let Some(d) = d else {
+                    return Ok(()); // no device: the caller refused to launch already
+                };
+                // SAFETY: `launch` is the driver's cuLaunchKernel, `function` a CUfunction
+                // of a loaded module, `params` the caller's live array of pointers to the
+                // parameter values (the driver copies them during the call).
+                let code = unsafe {
+                    (d.launch)(
+                        function as *mut c_void,
+                        grid.0,
+                        grid.1,
+                        grid.2,
+                        block.0,
+                        block.1,
+                        block.2,
+                        shared_mem,
+                        stream as *mut c_void,
+                        params as *mut *mut c_void,
+                        std::ptr::null_mut(),
+                    )
+                };
+                match code {
+                    0 => Ok(()),
+                    code => Err((code, "cuLaunchKernel")),
+                }
+            })
+        })?;
+        if capturing {
+            if let (Some(rec), Some(item)) = (self.recording(py, slot), record) {
+                rec.bind(py).append(item)?;
+            }
+        }
+        Ok((seq, capturing))
+    }
+
+    /// Block until position `seq` of `slot` completed; returns the driver's `CUresult`
+    /// instead of raising (0: done), so a caller can name a kernel fault itself.
+    fn wait_code(&self, py: Python<'_>, slot: u32, seq: u64) -> PyResult<i32> {
+        match self.wait_for(py, slot, seq) {
+            Ok(()) => Ok(0),
+            Err(Failure::Cuda(code, _)) => Ok(code),
+            Err(f) => Err(f.into_py(py)),
+        }
+    }
+
     /// Forget a storage of the interpreter (its buffer died): as a GPU free, ordered after
     /// what is pending on it.
     #[pyo3(signature = (storage, home = 0))]

@@ -166,7 +166,8 @@ class AtomicOps(OpsBase):
         order, scope = a["memory_order"], a["scope"]
         if not isinstance(order, ConstV) or order.value not in MEMORY_ORDERS:
             raise self.err("CT3081", f"memory_order must be one of {', '.join(MEMORY_ORDERS)}",
-                           span, "memory order")
+                           span, "memory order", help="`acq_rel` (the default) orders the "
+                           "most; Tile IR has no `seq_cst`")
         if not isinstance(scope, ConstV) or scope.value not in SCOPES:
             raise self.err("CT3081", f"scope must be one of {', '.join(SCOPES)}", span,
                            "scope")

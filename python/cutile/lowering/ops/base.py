@@ -15,7 +15,7 @@ from ...frontend.signatures import Signature, is_absent
 from ...ir import Value
 from ..arith import sign
 from ..tile_limits import check_tile_shape
-from ..values import ConstV, DTypeV, LVal, TileV, TupleV
+from ..values import ByTargetV, ConstV, DTypeV, LVal, TileV, TupleV
 
 if TYPE_CHECKING:
     from ..lower import Lowerer
@@ -64,7 +64,9 @@ class OpsBase:
     def dtype_arg(self, v: LVal, span: K.Span) -> DType:
         if isinstance(v, DTypeV):
             return v.dtype
-        raise self.err("CT3035", "expected a dtype such as `f32`", span, "not a dtype")
+        raise self.err("CT3035", "expected a dtype such as `f32`", span, "not a dtype",
+                       help="pass the dtype itself (`from cutile.core import f32`), not its "
+                       "name")
 
     def tile_arg(self, v: LVal, span: K.Span, like: DType = dt.f32) -> TileV:
         return self.arith.to_tile(v, like, span)
@@ -73,12 +75,15 @@ class OpsBase:
         items = v.items if isinstance(v, TupleV) else (v,)
         if len(items) != rank:
             raise self.err("CT3036", f"index has {len(items)} entries; the partition has rank "
-                           f"{rank}", span, "index")
+                           f"{rank}", span, "index", help=f"give one tile index per axis: "
+                           f"{rank} entries")
         out = []
         for it in items:
             if isinstance(it, ConstV) and isinstance(it.value, int):
                 if it.value < 0:
-                    raise self.err("CT3037", f"tile index {it.value} is negative", span, "index")
+                    raise self.err("CT3037", f"tile index {it.value} is negative", span, "index",
+                                   help="tile indices count from 0 (no negative indexing from "
+                                   "the end)")
                 out.append(self.arith.const_tile(it.value, dt.i32, (), span).v)
             elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
                 out.append(self.arith.convert(it, dt.i32).v)
@@ -92,25 +97,40 @@ class OpsBase:
         if isinstance(v, ConstV) and v.value in PADDINGS:
             return str(v.value)
         raise self.err("CT3038", f"padding must be one of {', '.join(PADDINGS)}", span,
-                       "padding")
+                       "padding", help="e.g. `padding=\"pos_inf\"` for infinity")
 
-    def load_hints(self, a: Bound, span: K.Span) -> dict[str, int | bool] | None:
-        """`latency=` (1-10: how long tileiras should expect the load to take, so it can
-        start it earlier) and `allow_tma=` (False keeps it off the TMA unit) of a load."""
-        hints: dict[str, int | bool] = {}
-        if a.given("latency"):
-            v = a["latency"]
+    def load_hints(self, a: Bound, span: K.Span) -> dict[str, dict[str, int | bool]] | None:
+        """The `optimization_hints` of a load, {architecture or "default": {hint: value}}:
+        `latency=` (1-10: how long tileiras should expect the load to take, so it can start
+        it earlier) and `allow_tma=` (False keeps it off the TMA unit), each one value or a
+        `ByTarget(...)` of values per architecture. tileiras takes the hints of the
+        architecture it compiles for, else those under `default`."""
+        out: dict[str, dict[str, int | bool]] = {}
+        for name in ("latency", "allow_tma"):
+            if not a.given(name):
+                continue
+            v = a[name]
+            if isinstance(v, ByTargetV):
+                for arch, x in v.values.items():
+                    out.setdefault(arch, {})[name] = self._load_hint(name, x, v.spans[arch],
+                                                                     arch)
+            else:
+                out.setdefault("default", {})[name] = self._load_hint(
+                    name, v, a.nodes[a.sig.position(name)].span, None)
+        return {arch: out[arch] for arch in sorted(out)} or None
+
+    def _load_hint(self, name: str, v: LVal, span: K.Span, arch: str | None) -> int | bool:
+        where = f"`{name}`" if arch is None else f"`{name}` for {arch}"
+        if name == "latency":
             if not (isinstance(v, ConstV) and type(v.value) is int and 1 <= v.value <= 10):
-                raise self.err("CT3060", "`latency` must be a compile-time integer from 1 to 10",
-                               span, "latency", help="e.g. `latency=3`; omit it to let "
+                raise self.err("CT3060", f"{where} must be a compile-time integer from 1 to 10",
+                               span, "latency", help="e.g. `latency=3`, or "
+                               "`latency=ByTarget(sm_90=3, default=2)`; omit it to let "
                                "tileiras decide")
-            hints["latency"] = v.value
-        if a.given("allow_tma"):
-            v = a["allow_tma"]
-            if not (isinstance(v, ConstV) and isinstance(v.value, bool)):
-                raise self.err("CT3060", "`allow_tma` must be True or False", span, "allow_tma")
-            hints["allow_tma"] = v.value
-        return hints or None
+            return v.value
+        if not (isinstance(v, ConstV) and isinstance(v.value, bool)):
+            raise self.err("CT3060", f"{where} must be True or False", span, "allow_tma")
+        return v.value
 
     def _check_shape(self, shape: tuple[int, ...], span: K.Span) -> None:
         check_tile_shape(shape, span)

@@ -111,7 +111,8 @@ class ComputeOps(ModeOps):
             axis = self.int_const(a["axis"], span, "the axis")
             if not -len(x.shape) <= axis < len(x.shape):
                 raise self.err("CT3046", f"axis {axis} out of range for a rank-{len(x.shape)} "
-                               "tile", span, "axis")
+                               "tile", span, "axis", help=f"axes go from -{len(x.shape)} to "
+                               f"{len(x.shape) - 1}")
             axes = [axis % len(x.shape)]
         # Sums of f16 and bf16 accumulate in f32 and round once at the end; the result
         # keeps the tile's dtype, as cuTile Python's `sum` does.

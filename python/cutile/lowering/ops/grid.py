@@ -16,7 +16,8 @@ class GridOps(OpsBase):
     def f_py_range(self, a: Bound, span: K.Span) -> LVal:
         step = a["step"]
         if isinstance(step, ConstV) and (not isinstance(step.value, int) or step.value <= 0):
-            raise self.err("CT3039", "range step must be a positive integer", span, "step")
+            raise self.err("CT3039", "range step must be a positive integer", span, "step",
+                           help="a kernel's `range` counts up by a constant step of 1 or more")
         return RangeV(a["start"], a["stop"], step)
 
     def _minmax(self, which: str, a: Bound, span: K.Span) -> LVal:
@@ -53,7 +54,8 @@ class GridOps(OpsBase):
                 return ConstV(int(x.value))
             except ValueError:
                 raise self.err("CT3003", f"int({x.value!r}) is not a number", span,
-                               "here") from None
+                               "here", help="`int()` of a constant takes a number or the "
+                               "text of one") from None
         return self.arith.convert(self.tile_arg(x, span), dt.i32)
 
     def f_py_float(self, a: Bound, span: K.Span) -> LVal:
@@ -63,7 +65,8 @@ class GridOps(OpsBase):
                 return ConstV(float(x.value))
             except ValueError:
                 raise self.err("CT3003", f"float({x.value!r}) is not a number", span,
-                               "here") from None
+                               "here", help="`float()` of a constant takes a number or the "
+                               "text of one") from None
         return self.arith.convert(self.tile_arg(x, span), dt.f32)
 
     def f_py_len(self, a: Bound, span: K.Span) -> LVal:
@@ -82,7 +85,8 @@ class GridOps(OpsBase):
         axis = self.int_const(a["axis"], span, "the axis")
         if axis not in (0, 1, 2):
             raise self.err("CT3040", f"grid axis {axis} does not exist (0, 1 or 2)", span,
-                           "axis")
+                           "axis", help="the grid has at most three axes, one per output "
+                           "dimension")
         return TileV(vals[axis])
 
     def f_block_id(self, a: Bound, span: K.Span) -> LVal:

@@ -21,10 +21,13 @@ class MemoryOps(OpsBase):
                            "tensor (its partition gives the position)", span, "not a Mut tensor")
         if not isinstance(src, TensorV):
             raise self.err("CT3042", "`load_tile_like` reads a tensor parameter", span,
-                           "not a tensor")
+                           "not a tensor", help="`load_tile_like(x, z)` loads `x`'s tile at "
+                           "`z`'s position; a tile is already loaded")
         if src.rank != like.rank:
             raise self.err("CT3022", f"`{src.param}` has rank {src.rank} but `{like.param}` "
-                           f"has rank {like.rank}", span, "ranks differ")
+                           f"has rank {like.rank}", span, "ranks differ",
+                           help=f"give `{src.param}` the rank of `{like.param}` (reshape it on "
+                           "the host), or load it with `load_tile(shape, index)`")
         if not src.mutable:
             self.low.require_fact(span, "tile access")
         pv = self.low.partition(src, like.tile_shape, padding, span)
@@ -46,9 +49,9 @@ class MemoryOps(OpsBase):
                                "out of bounds")
 
     def _load(self, t: TensorV, pv: Value, index: list[Value], span: K.Span,
-              hints: dict[str, int | bool] | None = None) -> TileV:
+              hints: dict[str, dict[str, int | bool]] | None = None) -> TileV:
         token = self.low.tokens.get(t.param) if t.mutable else None
-        attrs = {"optimization_hints": {"default": hints}} if hints else {}
+        attrs = {"optimization_hints": hints} if hints else {}
         tile_v, tok = self.b.load_view(pv, index, token, **attrs)
         if t.mutable:
             self.low.tokens[t.param] = tok
@@ -65,6 +68,8 @@ class MemoryOps(OpsBase):
                 raise self.err(
                     "CT3044", f"storing a tile of shape {list(v.shape)} into tiles of shape "
                     f"{list(tile_shape)}", span, "shapes differ",
+                    help="store a tile of the partition's tile shape (or one that broadcasts "
+                    "to it); `partition_mut` stores smaller sub-tiles",
                 )
             v = self.arith.broadcast_to(v, tile_shape, span)
         token = self.low.tokens.get(t.param)
@@ -109,7 +114,8 @@ class MemoryOps(OpsBase):
             s < 1 or s > d or d % s for s, d in zip(shape, t.tile_shape, strict=True)
         ):
             raise self.err("CT3045", f"sub-tiles {list(shape)} do not divide the tile "
-                           f"{list(t.tile_shape)} of `{t.param}`", span, "sub-partition shape")
+                           f"{list(t.tile_shape)} of `{t.param}`", span, "sub-partition shape",
+                           help="choose a sub-tile shape whose extents divide the tile's")
         return SubPartitionV(t, shape)
 
     def _sub_index(self, p: SubPartitionV, index: LVal, span: K.Span) -> list[Value]:
@@ -215,7 +221,9 @@ class MemoryOps(OpsBase):
         group = self.int_const(a["group"], span,
                                "the group size")
         if group < 1:
-            raise self.err("CT3050", f"group size must be >= 1, got {group}", span, "group")
+            raise self.err("CT3050", f"group size must be >= 1, got {group}", span, "group",
+                           help="`group` is how many rows of tiles a swizzle group takes; 1 "
+                           "walks them in order")
         if t.rank > 3:
             raise self.err("CT3021", "a mapped partition has at most 3 dimensions", span,
                            "rank")

@@ -168,7 +168,8 @@ class PointerOps(AtomicOps):
         divisor = self.int_const(a["divisor"], span, "the divisor of `assume_div_by`")
         if divisor <= 0:
             raise self.err("CT3083", f"the divisor of `assume_div_by` must be positive, got "
-                           f"{divisor}", span, "divisor")
+                           f"{divisor}", span, "divisor", help="assume a divisor of 1 or more "
+                           "(every value is a multiple of 1)")
         x = a["x"]
         tile = self._assumable(x, span, "assume_div_by", pointers=True)
         if tile is None:

@@ -38,7 +38,8 @@ class ShapeOps(OpsBase):
         k2, n = b.shape[-2:]
         if k != k2 or acc.shape[-2:] != (m, n):
             raise self.err("CT3047", f"mma shapes do not line up: {list(a.shape)} x "
-                           f"{list(b.shape)} + {list(acc.shape)}", span, "mma shapes")
+                           f"{list(b.shape)} + {list(acc.shape)}", span, "mma shapes",
+                           help="`mma(a, b, acc)` takes [M, K] x [K, N] + [M, N]")
         # i8 and u8 mix (each operand has its own signedness); other operands agree
         ints = {a.dtype.name, b.dtype.name} <= {"i8", "u8"}
         if a.dtype != b.dtype and not ints:
@@ -120,7 +121,8 @@ class ShapeOps(OpsBase):
         self._check_shape(shape, span)
         if int(np.prod(shape)) != int(np.prod(x.shape)):
             raise self.err("CT3048", f"cannot reshape {list(x.shape)} to {list(shape)}", span,
-                           "element counts differ")
+                           "element counts differ", help="a reshape keeps the number of "
+                           "elements")
         return TileV(self.b.reshape(x.v, shape))
 
     def f_permute(self, a: Bound, span: K.Span) -> LVal:
@@ -134,7 +136,7 @@ class ShapeOps(OpsBase):
         axes = self.shape_const(a["axes"], span, "the axes")
         if sorted(axes) != list(range(len(x.shape))):
             raise self.err("CT3049", f"{list(axes)} is not a permutation of the tile's axes",
-                           span, "axes")
+                           span, "axes", help=f"name each axis 0 to {len(x.shape) - 1} once")
         return TileV(self.b.permute(x.v, axes))
 
     def _transpose(self, x: TileV, span: K.Span) -> LVal:

@@ -106,7 +106,9 @@ class SliceOps(OpsBase):
                     it.value, bool):
                 if not -count <= it.value < count:
                     raise self.err("CT3073", f"sub-tile {it.value} does not exist on axis "
-                                   f"{axis} (there are {count})", span, "index")
+                                   f"{axis} (there are {count})", span, "index",
+                                   help=f"sub-tiles on axis {axis} are numbered 0 to "
+                                   f"{count - 1}")
                 idx.append(self._i32(it.value % count))
             elif isinstance(it, TileV) and it.shape == () and it.dtype.is_int:
                 # A runtime index is taken modulo the (power-of-two) count: never out of

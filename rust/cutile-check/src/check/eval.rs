@@ -164,6 +164,14 @@ impl<'d> Checker<'d> {
                 | cutile_kast::ConstValue::None => Val::Other,
             },
             Expr::Dtype { .. } => Val::Other,
+            // A hint value per architecture: compile-time values, no effect on safety.
+            Expr::ByTarget { values, .. } => {
+                for x in values {
+                    let v = self.eval(x, st);
+                    self.no_mut(&v, x);
+                }
+                Val::Other
+            }
             Expr::Tuple { elts, .. } => {
                 let vs: Vec<Val> = elts.iter().map(|x| self.eval(x, st)).collect();
                 for (v, x) in vs.iter().zip(elts) {

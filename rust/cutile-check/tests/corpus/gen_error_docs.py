@@ -83,6 +83,27 @@ HOST = {
         "stream 4 was closed: no work can be enqueued on it",
         "Use a stream that is still open, or the pool (outside `cutile.stream()`).",
     ),
+    "CT5040": (
+        "x = cutile.from_dlpack(torch_x)  # shared: cutile only reads it\n"
+        "x.partition([128])",
+        "cannot `partition`: the tensor is memory of another library imported shared "
+        "(`cutile.from_dlpack`), which cutile only reads",
+        "Write into a cutile tensor (`api.empty(...)`) and export it (`torch.from_dlpack(t)`), "
+        "or, if nothing else reads or writes the memory while cutile holds it, import it with "
+        "`cutile.unsafe.from_dlpack_exclusive(obj)`. The same code refuses a shared import "
+        "passed to a parameter the kernel writes (`Atomic`, `Ptr`). See docs/interop.md.",
+    ),
+    "CT5041": (
+        "t = api.zeros([1024], f32)\n"
+        "view = torch.from_dlpack(t)  # torch holds the export\n"
+        "t.partition([128])",
+        "cannot `partition`: the tensor's memory is exported to another library (1 live "
+        "export: DLPack or `__cuda_array_interface__`), which may still read it",
+        "Drop the other library's tensor first (`del view`: its DLPack deleter ends the "
+        "export; keep `view.clone()` if its values are still needed). A "
+        "`__cuda_array_interface__` export ends when the cutile tensor object dies. "
+        "See docs/interop.md.",
+    ),
     "CT6001": (
         "validate_launch('add', (4, 1, 1), [('z', [1024], [128], [128])])",
         "`add` launched with grid [4, 1, 1], but partition `z` has tile grid [8, 1, 1]",

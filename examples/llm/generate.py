@@ -1,0 +1,193 @@
+"""Generate tokens with the Qwen3 engine and report its speed against the memory roofline.
+
+    python examples/llm/generate.py --random-weights qwen3-4b --prompt-len 128 --new-tokens 256
+    python examples/llm/generate.py --checkpoint ~/Qwen3-4B --prompt "The capital of France is"
+    python examples/llm/generate.py --random-weights tiny --new-tokens 8        # CPU interpreter
+
+Prints tok/s and ms/token of the decode steps, the bytes one step reads (every weight once,
+plus the KV cache at the mean context of the run), the copy bandwidth measured in the same
+run, the roofline those give (tok/s = bandwidth / bytes per token) and the share of it
+reached. Until the runtime can capture the step as a CUDA graph, each kernel is launched
+and waited for from the host, and the host's time counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cutile import api
+from cutile.core import bf16
+from cutile.runtime import driver
+from llm.config import from_checkpoint, human, preset, with_layers
+from llm.model import Engine, check_config
+from llm.plan import plan_for
+from llm.reference import Sampling
+from llm.weights import load_checkpoint, random_weights
+
+
+class Bar:
+    """A one-line progress bar on stderr (silent when disabled)."""
+
+    def __init__(self, enabled: bool, width: int = 30):
+        self.enabled, self.width = enabled, width
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = self.width * done // max(total, 1)
+        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
+                         f"{what}   ")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def copy_bandwidth(elements: int, repeats: int = 10) -> float:
+    """Device copy bandwidth (bytes read + written per second) of cutile's copy kernel, best
+    of `repeats` timed launches (each waited for)."""
+    from llm.kernels.fill import copy_tiles
+
+    tile = 4096
+    src = api.zeros([elements], bf16)
+    dst = api.empty([elements], bf16).partition([tile])
+    best = float("inf")
+    for i in range(repeats + 2):
+        t0 = time.perf_counter()
+        dst, src = copy_tiles(dst, src).sync()
+        if i >= 2:
+            best = min(best, time.perf_counter() - t0)
+    return 2 * elements * 2 / best
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--random-weights", metavar="CONFIG",
+                     help="random weights of a named config: qwen3-0.6b, qwen3-1.7b, "
+                          "qwen3-4b, qwen3-8b, tiny")
+    src.add_argument("--checkpoint", metavar="DIR", help="Hugging Face checkpoint directory")
+    ap.add_argument("--layers", type=int, help="use only this many layers (quick runs)")
+    ap.add_argument("--prompt", help="prompt text (needs tokenizer.json)")
+    ap.add_argument("--prompt-ids", help="prompt as comma-separated token ids")
+    ap.add_argument("--prompt-len", type=int, default=16, help="random prompt of this length")
+    ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--max-seq", type=int, help="positions to allocate (default: enough)")
+    ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    ap.add_argument("--top-k", type=int, default=50)
+    ap.add_argument("--top-p", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--copy-mib", type=float,
+                    help="copy-bandwidth buffer size in MiB (default 1024; 0.25 interpreted)")
+    ap.add_argument("--no-progress", action="store_true")
+    return ap.parse_args(argv)
+
+
+def tokenizer_for(args: argparse.Namespace) -> Any:
+    if not args.checkpoint:
+        return None
+    path = Path(args.checkpoint) / "tokenizer.json"
+    if not path.exists():
+        return None
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path))
+
+
+def prompt_ids(args: argparse.Namespace, vocab: int, tok: Any) -> list[int]:
+    if args.prompt is not None:
+        if tok is None:
+            raise SystemExit("--prompt needs a checkpoint with tokenizer.json; use --prompt-ids "
+                             "or --prompt-len")
+        return list(tok.encode(args.prompt).ids)
+    if args.prompt_ids:
+        return [int(x) for x in args.prompt_ids.split(",") if x.strip()]
+    rng = np.random.default_rng(args.seed)
+    return [int(x) for x in rng.integers(0, vocab, args.prompt_len)]
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse(argv)
+    bar = Bar(not args.no_progress)
+    t_start = time.perf_counter()
+    gpu = driver.backend() == "gpu"
+    cfg = from_checkpoint(args.checkpoint) if args.checkpoint else preset(args.random_weights)
+    if args.layers:
+        cfg = with_layers(cfg, args.layers)
+    print(cfg.describe())
+    print(f"backend: {driver.backend()}")
+    print("loading weights" if args.checkpoint else f"making random weights (seed {args.seed})")
+    t0 = time.perf_counter()
+    weights = (load_checkpoint(args.checkpoint, bar, cfg) if args.checkpoint
+               else random_weights(cfg, args.seed, bar))
+    t_load = time.perf_counter() - t0
+    tok = tokenizer_for(args)
+    ids = prompt_ids(args, cfg.vocab_size, tok)
+    max_seq = args.max_seq or len(ids) + args.new_tokens + 1
+    sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed)
+    plan = plan_for(cfg)
+    check_config(cfg, plan)
+    engine = Engine(weights, max_seq, plan, sampling)
+
+    t_prefill = timed(lambda: engine.load_prompt(ids))
+    t_first = timed(engine.decode_step)
+    ttft = time.perf_counter() - t_start
+    steps = []
+    ops_before = engine.ops
+    for i in range(args.new_tokens - 1):
+        steps.append(timed(engine.decode_step))
+        bar(i + 2, args.new_tokens, "tokens")
+    out = engine.token_ids()
+    new = [int(t) for t in out[len(ids):]]
+    print(f"prompt: {len(ids)} tokens; generated {len(new)}: {new[:16]}"
+          f"{' ...' if len(new) > 16 else ''}")
+    if tok is not None:
+        print("text:", tok.decode(new))
+
+    elements = int((args.copy_mib or (1024 if gpu else 0.25)) * 2**20) // 2
+    bw = copy_bandwidth(elements, repeats=10 if gpu else 2)
+    mean_ctx = len(ids) + args.new_tokens / 2
+    per_token = weights.decode_bytes() + engine.kv_bytes(int(mean_ctx))
+    roof = bw / per_token
+    report: dict[str, Any] = {"config": cfg.name, "backend": driver.backend(),
+                              "load_s": t_load, "prefill_s": t_prefill,
+                              "first_step_s": t_first, "ttft_s": ttft, "tokens": new}
+    print(f"weights {human(weights.nbytes(), 'B')} made/loaded in {t_load:.2f} s; "
+          f"prefill of {len(ids) - 1} tokens {t_prefill * 1e3:.1f} ms; first decode step "
+          f"{t_first * 1e3:.1f} ms; time to first token {ttft:.2f} s")
+    if steps:
+        step = float(np.median(steps))
+        report.update(ms_per_token=step * 1e3, tok_s=1 / step, copy_tbps=bw / 1e12,
+                      bytes_per_token=per_token, roofline_tok_s=roof, of_roofline=1 / step / roof,
+                      launches_per_step=(engine.ops - ops_before) / len(steps))
+        print(f"decode: {1 / step:.1f} tok/s, {step * 1e3:.2f} ms/token (median of "
+              f"{len(steps)} steps, {report['launches_per_step']:.0f} kernels each, "
+              f"launched one by one)")
+        print(f"roofline: {human(per_token, 'B')}/token (weights "
+              f"{human(weights.decode_bytes(), 'B')} + KV cache at context {mean_ctx:.0f}) at "
+              f"copy bandwidth {human(bw, 'B')}/s = {roof:.1f} tok/s; reached "
+              f"{100 / step / roof:.1f}%")
+    return report
+
+
+if __name__ == "__main__":
+    main()

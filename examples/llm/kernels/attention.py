@@ -1,0 +1,151 @@
+"""Grouped-query attention over the KV cache.
+
+Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
+- `attn_decode`: block (h, s) of a (KV heads, NS) grid takes the s-th of NS equal shares of
+  the key tiles of key/value head h and all G query heads that share it, and runs the
+  online softmax over them in f32 (scores in base 2): it writes its unnormalized output
+  [G, D], its running maximum and its sum of exponentials. NS is fixed per launch and the
+  shares follow the current length, so one launch shape serves every position (what a
+  captured CUDA graph needs); a share past the end writes maximum -inf and sum 0. The
+  scores and the weighted sum of the values run on the tensor cores (the G heads repeated
+  to 16 rows; q and the probabilities split into bf16 hi + lo halves), in f32 accuracy.
+- `attn_combine`: block h rescales the NS partial results to their common maximum, adds
+  them and divides by the total sum; the output (bf16) is the input of the output
+  projection.
+
+Prefill (`attn_prefill`): causal flash attention of a prompt's queries against its own keys
+and values, read straight from the fused QKV buffer [T, (H + 2 KV) D] in bf16 on the
+tensor cores (query head j reads key/value head j // G); block (m, j) owns the (BM, D)
+output tile of rows m and head j.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cutile
+from cutile.core import (
+    Const,
+    Mut,
+    Tensor,
+    arange,
+    bf16,
+    block_id,
+    broadcast_to,
+    cdiv,
+    exp2,
+    f32,
+    full,
+    i32,
+    maximum,
+    mma,
+    num_blocks,
+    truediv,
+    where,
+    zeros,
+)
+
+LOG2E = 1.4426950408889634
+
+
+@cutile.device
+def split_bf16(x):
+    """x (f32) as hi + lo, two bf16 tiles: an mma of each keeps ~16 bits of x."""
+    hi = x.astype(bf16)
+    return hi, (x - hi.astype(f32)).astype(bf16)
+
+
+@cutile.entry
+def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
+                l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
+                kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
+                pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
+                D: Const[int], BS: Const[int], M: Const[int]):
+    kvh = block_id(0)
+    s = block_id(1)
+    n = pos.load_tile((1,), (0,)).item() + 1          # keys 0..pos
+    tiles = cdiv(n, BS)
+    share = cdiv(tiles, num_blocks(1))
+    first = s * share
+    last = min(first + share, tiles)
+    # The G query heads repeated to the M = 16 rows of a tensor-core tile (rows past G are
+    # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
+    # halves, so the scores and the weighted sum keep f32 accuracy.
+    qs = q.load_tile((G, D), (kvh, 0)) * (scale * LOG2E)
+    q_hi, q_lo = split_bf16(broadcast_to(qs[None, :, :], (M // G, G, D)).reshape((M, D)))
+    m_i = full((M, 1), -math.inf, f32)
+    l_i = zeros((M, 1), f32)
+    acc = zeros((M, D), f32)
+    for j in range(first, last):
+        kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
+        sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+        keys = j * BS + arange(BS, i32)
+        sc = where(keys[None, :] < n, sc, -math.inf)
+        m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+        alpha = exp2(m_i - m_new)
+        p = exp2(sc - m_new)
+        l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+        p_hi, p_lo = split_bf16(p)
+        vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
+        acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+        m_i = m_new
+    o.store(acc[:G].reshape((1, 1, GD)))
+    m_out.store(m_i[:G].reshape((1, 1, G)))
+    l_out.store(l_i[:G].reshape((1, 1, G)))
+
+
+@cutile.entry
+def attn_combine(out: Mut[Tensor[bf16, ["GD"]]], o: Tensor[f32, [-1, -1, -1]],
+                 m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
+                 GD: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
+    kvh = block_id(0)
+    ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
+    top = ms.max(axis=0, keepdims=True)
+    w = exp2(ms - top)                                                # [NS, G]
+    den = (w * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(axis=0)
+    os_ = o.load_tile((1, NS, GD), (kvh, 0, 0)).reshape((NS, G, D))
+    num = (w[:, :, None] * os_).sum(axis=0)                           # [G, D]
+    out.store((num / den[:, None]).reshape((GD,)).astype(bf16))
+
+
+@cutile.device
+def softmax_step(s, vs, m_i, l_i, acc):
+    """One key tile of the online softmax (base 2): rescale the sums to the new maximum,
+    add this tile's exponentials and values."""
+    m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+    alpha = exp2(m_i - m_new, flush_to_zero=True)
+    p = exp2(s - m_new, flush_to_zero=True)
+    return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
+
+
+@cutile.entry
+def attn_prefill(o: Mut[Tensor[bf16, ["BM", "D"]]], qkv: Tensor[bf16, [-1, -1]], scale: f32,
+                 BM: Const[int], D: Const[int], G: Const[int], NH: Const[int],
+                 NKV: Const[int]):
+    m = block_id(0)
+    head = block_id(1)
+    kvh = head // G
+    qs = qkv.load_tile((BM, D), (m, head))
+    qk_scale = scale * LOG2E
+    m_i = full((BM, 1), -math.inf, f32)
+    l_i = zeros((BM, 1), f32)
+    acc = zeros((BM, D), f32)
+    n = qkv.shape[0]
+    rows = m * BM + arange(BM, i32)[:, None]
+    # key tiles wholly below the diagonal need no mask; the diagonal tile and a ragged last
+    # tile do (BN == BM)
+    clear = min(n // BM, m)
+    for j in range(clear):
+        ks = qkv.load_tile((BM, D), (j, NH + kvh))
+        s = mma(qs, ks.transpose(), zeros((BM, BM), f32)) * qk_scale
+        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh))
+        m_i, l_i, acc = softmax_step(s, vs, m_i, l_i, acc)
+    for j in range(clear, min(cdiv(n, BM), m + 1)):
+        ks = qkv.load_tile((BM, D), (j, NH + kvh))
+        s = mma(qs, ks.transpose(), zeros((BM, BM), f32)) * qk_scale
+        cols = j * BM + arange(BM, i32)[None, :]
+        s = where((cols < n) & (cols <= rows), s, -math.inf)
+        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh))
+        m_i, l_i, acc = softmax_step(s, vs, m_i, l_i, acc)
+    out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
+    o.store(out.astype(bf16))

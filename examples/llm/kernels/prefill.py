@@ -1,0 +1,133 @@
+"""Prefill: the prompt's tokens through every layer at once, with batched GEMMs on the
+tensor cores (bf16 operands, f32 accumulators) and causal flash attention
+(`attention.attn_prefill`). The numerics are the decode path's: the GEMM input of a
+normed projection is bf16(h * w_norm) and the rows are scaled by rsqrt(mean(h^2) + eps) in
+the epilogue, so a token gives the same hidden states either way, up to summation order.
+
+W is [N, K] (Hugging Face's [out, in]); block (m, j) multiplies its (BM, BK) tiles of x
+with the transposed (BN, BK) tiles of W.
+
+- `set_prompt`: the prompt into the token buffer (one tile) and pos = len(prompt) - 1.
+- `embed_rows`: the prompt's embedding rows into the residual stream hs [T, hidden] (f32).
+- `norm_prep`: per row, rsqrt(mean(h^2) + eps) and bf16(h * w_norm).
+- `gemm_qkv`: the fused QKV projection with D-wide output tiles (one head each); the
+  epilogue scales rows, normalizes and rotates query and key heads (`qkv.head_norm`,
+  `qkv.rope`) and stores bf16.
+- `cache_fill`: the prompt's keys and values from the QKV buffer into the caches; block
+  (h, m) owns rows [m BT, (m+1) BT) of head h, and blocks past the prompt write nothing.
+- `gemm_residual`: hs += x W^T (the output and down projections; each block reads and
+  writes its own tile of hs).
+- `gemm_swiglu`: gate and up projections in one loop (two accumulators) and
+  silu(g) * u in the epilogue, stored bf16.
+"""
+
+from __future__ import annotations
+
+import cutile
+from cutile.core import (
+    Const,
+    Mut,
+    Tensor,
+    arange,
+    bf16,
+    block_id,
+    exp,
+    f32,
+    gather,
+    i32,
+    mma,
+    num_tiles,
+    rsqrt,
+    zeros,
+)
+
+from .qkv import head_norm, rope
+
+
+@cutile.entry
+def set_prompt(tokens: Mut[Tensor[i32, ["TS"]]], pos: Mut[Tensor[i32, [1]]],
+               prompt: Tensor[i32, [-1]], TS: Const[int]):
+    tokens.store(prompt.load_tile((TS,), (0,)))
+    pos.store(zeros((1,), i32) + (prompt.shape[0] - 1))
+
+
+@cutile.entry
+def embed_rows(hs: Mut[Tensor[f32, ["BT", "BH"]]], table: Tensor[bf16, [-1, -1]],
+               tokens: Tensor[i32, [-1]], BT: Const[int], BH: Const[int]):
+    rows = tokens.load_tile((BT,), (block_id(0),))
+    cols = block_id(1) * BH + arange(BH, i32)
+    hs.store(gather(table, (rows[:, None], cols[None, :])).astype(f32))
+
+
+@cutile.entry
+def norm_prep(xw: Mut[Tensor[bf16, ["BT", "HB"]]], inv: Mut[Tensor[f32, ["BT"]]],
+              hs: Tensor[f32, [-1, -1]], nw: Tensor[bf16, [-1]], eps: f32, BT: Const[int],
+              HB: Const[int]):
+    x = hs.load_tile((BT, HB), (block_id(0), 0))
+    inv.store(rsqrt((x * x).sum(axis=1) / hs.shape[1] + eps))
+    xw.store((x * nw.load_tile((HB,), (0,)).astype(f32)[None, :]).astype(bf16))
+
+
+@cutile.entry
+def gemm_qkv(out: Mut[Tensor[bf16, ["BM", "D"]]], x: Tensor[bf16, [-1, -1]],
+             w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], qnw: Tensor[bf16, [-1]],
+             knw: Tensor[bf16, [-1]], cos: Tensor[f32, [-1, -1]], sin: Tensor[f32, [-1, -1]],
+             eps: f32, BM: Const[int], D: Const[int], BK: Const[int], NH: Const[int],
+             NKV: Const[int]):
+    m = block_id(0)
+    j = block_id(1)
+    acc = zeros((BM, D), f32)
+    for k in range(num_tiles(x, 1, (BM, BK))):
+        acc = mma(x.load_tile((BM, BK), (m, k)), w.load_tile((D, BK), (j, k)).transpose(), acc)
+    y = acc * inv.load_tile((BM,), (m,))[:, None]
+    c = cos.load_tile((BM, D // 2), (m, 0))
+    s = sin.load_tile((BM, D // 2), (m, 0))
+    if j < NH:
+        y = rope(head_norm(y, qnw.load_tile((D,), (0,)), eps, D), c, s, D // 2)
+    elif j < NH + NKV:
+        y = rope(head_norm(y, knw.load_tile((D,), (0,)), eps, D), c, s, D // 2)
+    out.store(y.astype(bf16))
+
+
+@cutile.entry
+def cache_fill(kc: Mut[Tensor[bf16, [1, "BT", "D"]]], vc: Mut[Tensor[bf16, [1, "BT", "D"]]],
+               qkv: Tensor[bf16, [-1, -1]], BT: Const[int], D: Const[int], NH: Const[int],
+               NKV: Const[int]):
+    kvh = block_id(0)
+    m = block_id(1)
+    if m * BT < qkv.shape[0]:
+        # `gather` (masked per element) rather than a tile load: the checker does not read
+        # the branch condition, so a tile index of qkv past its rows would need a launch
+        # check that the cache's grid fails
+        rows = (m * BT + arange(BT, i32))[:, None]
+        cols = arange(D, i32)[None, :]
+        kc.store(gather(qkv, (rows, (NH + kvh) * D + cols)).reshape((1, BT, D)))
+        vc.store(gather(qkv, (rows, (NH + NKV + kvh) * D + cols)).reshape((1, BT, D)))
+
+
+@cutile.entry(occupancy=2)
+def gemm_residual(hs: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
+                  w: Tensor[bf16, [-1, -1]], BM: Const[int], BN: Const[int], BK: Const[int]):
+    m = block_id(0)
+    j = block_id(1)
+    acc = zeros((BM, BN), f32)
+    for k in range(num_tiles(x, 1, (BM, BK))):
+        acc = mma(x.load_tile((BM, BK), (m, k)), w.load_tile((BN, BK), (j, k)).transpose(), acc)
+    hs.store(hs.load() + acc)
+
+
+@cutile.entry
+def gemm_swiglu(act: Mut[Tensor[bf16, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
+                w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], BM: Const[int],
+                BN: Const[int], BK: Const[int], UP: Const[int]):
+    m = block_id(0)
+    j = block_id(1)
+    g = zeros((BM, BN), f32)
+    u = zeros((BM, BN), f32)
+    for k in range(num_tiles(x, 1, (BM, BK))):
+        xs = x.load_tile((BM, BK), (m, k))
+        g = mma(xs, w.load_tile((BN, BK), (j, k)).transpose(), g)
+        u = mma(xs, w.load_tile((BN, BK), (UP + j, k)).transpose(), u)
+    scale = inv.load_tile((BM,), (m,))[:, None]
+    g = g * scale
+    act.store((g / (1.0 + exp(-g)) * (u * scale)).astype(bf16))

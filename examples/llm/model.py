@@ -1,0 +1,292 @@
+"""The Qwen3 engine: prefill and the decode step, every kernel a safe cutile kernel.
+
+Everything a decode step touches is allocated once, here: the weights, the KV caches
+(one [KV heads, positions, head_dim] bf16 tensor per layer for keys and one for values),
+the token buffer, the position, the residual stream and every intermediate. The position
+and the tokens live on the device: a step reads the token at `pos`, writes the next one at
+`pos + 1` and advances `pos`, so it takes no input from the host and returns nothing. That
+is what lets the whole step be captured once as a CUDA graph and replayed per token; until
+the runtime offers graphs, `decode_step` issues its ops one by one (each op owns its
+tensors while it runs, and hands them back).
+
+A decode step of an L-layer model is 2 + 8 L kernels (+1 when sampling):
+
+    embed_row                      h = embedding[tokens[pos]]
+    per layer:
+      gemv_norm_partial (QKV)      partial sums of Wqkv bf16(h * w_attn_norm)
+      qkv_finish                   sum, norm scale, q/k RMSNorm, RoPE, k and v into the cache
+      attn_decode                  flash-decoding shares over the cache
+      attn_combine                 their softmax-weighted sum, bf16
+      gemv_add (O)                 h += Wo attn           (atomic adds into h)
+      gemv_norm_partial (gate/up)  partial sums of Wgu bf16(h * w_mlp_norm)
+      swiglu_finish                silu(g) * u, bf16
+      gemv_add (down)              h += Wd act
+    lm_head_argmax                 logits and each block's best
+    select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cutile import api
+from cutile.api import Tensor
+from cutile.core import bf16, f32, i32
+
+from .config import Qwen3Config
+from .kernels import attention as attn
+from .kernels import decode_misc, prefill, sampling
+from .kernels.gemv import gemv_kernels
+from .kernels.qkv import qkv_finish
+from .plan import Plan, cdiv, plan_for, pow2_at_least
+from .reference import Sampling, rope_tables
+from .weights import Weights
+
+
+class Slot:
+    """A persistent device buffer. Kernels read it whole and write it through a partition
+    (`Out`); the handle changes when a partition is given back, the memory never does."""
+
+    def __init__(self, t: Tensor, name: str):
+        self.t = t
+        self.name = name
+
+    def numpy(self) -> np.ndarray:
+        return self.t.to_numpy()
+
+
+@dataclass(frozen=True)
+class Out:
+    slot: Slot
+    tile: tuple[int, ...]
+
+
+def out(slot: Slot, *tile: int) -> Out:
+    return Out(slot, tuple(tile))
+
+
+class Engine:
+    def __init__(self, weights: Weights, max_seq: int, plan: Plan | None = None,
+                 sampling_: Sampling | None = None):
+        c = weights.cfg
+        self.cfg, self.w = c, weights
+        self.plan = plan or plan_for(c)
+        self.sampling = sampling_ or Sampling()
+        self.gemv = {name: gemv_kernels(t.occupancy) for name, t in self._gemvs().items()}
+        self.lm = gemv_kernels(self.plan.lm_occupancy)
+        # The cache and token buffer extents are powers of two: each is one tile, and a
+        # position past the end fails the device check instead of vanishing in padding.
+        self.capacity = pow2_at_least(max_seq)
+        self.ops = 0                         # kernels launched so far
+        # called with (kernel, op) before each op runs (benchmarks record launches)
+        self.observer: Callable[[Any, Any], None] | None = None
+        self._alloc_buffers()
+
+    # -- buffers ------------------------------------------------------------------------------
+
+    def _gemvs(self) -> dict[str, Any]:
+        p = self.plan
+        return {"qkv": p.qkv, "o": p.o, "gate_up": p.gate_up, "down": p.down}
+
+    def _alloc_buffers(self) -> None:
+        c, p = self.cfg, self.plan
+        h, kv, d, g = c.hidden_size, c.num_kv_heads, c.head_dim, c.group
+
+        def slot(name: str, shape: Sequence[int], dtype: Any, fill: float = 0) -> Slot:
+            return Slot(api.full(list(shape), fill, dtype), name)
+
+        self.tokens = slot("tokens", [self.capacity], i32)
+        self.pos = slot("pos", [1], i32)
+        self.h = slot("h", [h], f32)
+        self.qkv_part = slot("qkv_part", [p.qkv.splits(h), c.qkv_size], f32)
+        self.q = slot("q", [c.num_heads, d], f32)
+        self.k_cache = [slot(f"k_cache{i}", [kv, self.capacity, d], bf16)
+                        for i in range(c.num_layers)]
+        self.v_cache = [slot(f"v_cache{i}", [kv, self.capacity, d], bf16)
+                        for i in range(c.num_layers)]
+        ns = p.attn_splits
+        self.attn_o = slot("attn_o", [kv, ns, g * d], f32)
+        self.attn_m = slot("attn_m", [kv, ns, g], f32)
+        self.attn_l = slot("attn_l", [kv, ns, g], f32)
+        self.attn = slot("attn", [c.q_size], bf16)
+        self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size], f32)
+        self.act = slot("act", [c.intermediate_size], bf16)
+        self.logits = slot("logits", [c.vocab_size], f32)
+        nb = cdiv(c.vocab_size, p.lm_bo)
+        self.bmax = slot("bmax", [nb], f32)
+        self.barg = slot("barg", [nb], i32)
+        nc = cdiv(c.vocab_size, p.sample_chunk)
+        self.cand_v = slot("cand_v", [nc, p.sample_k], f32)
+        self.cand_i = slot("cand_i", [nc, p.sample_k], i32)
+        cos, sin = rope_tables(c, self.capacity)
+        self.cos = Slot(api.from_numpy(cos), "cos")
+        self.sin = Slot(api.from_numpy(sin), "sin")
+
+    def buffer_bytes(self) -> int:
+        slots = [v for v in vars(self).values() if isinstance(v, Slot)]
+        slots += self.k_cache + self.v_cache
+        return sum(s.t.nbytes for s in slots)
+
+    # -- launching ----------------------------------------------------------------------------
+
+    def _run(self, kernel: Any, *args: Any, **kw: Any) -> None:
+        """Launch `kernel` and wait: `Out` arguments are partitioned for the launch and
+        given back whole afterwards, `Slot`s are read whole."""
+        bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
+                 else a.t if isinstance(a, Slot) else a for a in args]
+        op = kernel(*bound, **kw)
+        if self.observer is not None:
+            self.observer(kernel, op)
+        back = op.sync()
+        for a, got in zip(args, back if isinstance(back, tuple) else (back,), strict=False):
+            if isinstance(a, Out):
+                a.slot.t = got.unpartition()
+        self.ops += 1
+
+    def _gemv_partial(self, which: str, part: Slot, w: Tensor, norm: Tensor) -> None:
+        t, g = getattr(self.plan, which), self.gemv[which]
+        if t.loop:
+            self._run(g.norm_partial_loop, out(part, 1, t.BO), w, self.h, norm, t.KPS, BK=t.BK)
+        else:
+            self._run(g.norm_partial, out(part, 1, t.BO), w, self.h, norm, BK=t.BK, KPS=t.KPS)
+
+    def _gemv_add(self, which: str, w: Tensor, x: Slot) -> None:
+        t, g = getattr(self.plan, which), self.gemv[which]
+        n, k = w.shape
+        grid = (cdiv(n, t.BO), t.splits(k))
+        if t.loop:
+            self._run(g.add_loop, self.h, w, x, t.KPS, BO=t.BO, BK=t.BK, grid=grid)
+        else:
+            self._run(g.add, self.h, w, x, BO=t.BO, BK=t.BK, KPS=t.KPS, grid=grid)
+
+    # -- the decode step ----------------------------------------------------------------------
+
+    def decode_step(self) -> None:
+        """One token: reads tokens[pos], writes tokens[pos + 1], advances pos. Issues ops
+        on the persistent buffers only (no allocation, no host input)."""
+        c, p, w = self.cfg, self.plan, self.w
+        eps = c.rms_norm_eps
+        hb = pow2_at_least(c.hidden_size)
+        self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
+                  self.pos)
+        for i, lw in enumerate(w.layers):
+            self._gemv_partial("qkv", self.qkv_part, lw.wqkv, lw.attn_norm)
+            self._run(qkv_finish, out(self.q, c.group, c.head_dim),
+                      out(self.k_cache[i], 1, self.capacity, c.head_dim),
+                      out(self.v_cache[i], 1, self.capacity, c.head_dim), self.qkv_part,
+                      self.h, lw.q_norm, lw.k_norm, self.cos, self.sin, self.pos, eps,
+                      HB=hb, NH=c.num_heads, NKV=c.num_kv_heads)
+            gd = c.group * c.head_dim
+            self._run(attn.attn_decode, out(self.attn_o, 1, 1, gd),
+                      out(self.attn_m, 1, 1, c.group), out(self.attn_l, 1, 1, c.group),
+                      self.q, self.k_cache[i], self.v_cache[i], self.pos,
+                      1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
+                      M=max(16, c.group))
+            self._run(attn.attn_combine, out(self.attn, gd), self.attn_o, self.attn_m,
+                      self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
+            self._gemv_add("o", lw.wo, self.attn)
+            self._gemv_partial("gate_up", self.gu_part, lw.wgu, lw.mlp_norm)
+            self._run(decode_misc.swiglu_finish, out(self.act, p.swiglu_tile), self.gu_part,
+                      self.h, eps, HB=hb, UP=c.intermediate_size // p.swiglu_tile)
+            self._gemv_add("down", lw.wd, self.act)
+        self._run(self.lm.lm_head_argmax, out(self.logits, p.lm_bo), out(self.bmax, 1),
+                  out(self.barg, 1), w.lm_head, self.h, w.final_norm, eps, BK=p.lm_bk, HB=hb)
+        self._select()
+
+    def _select(self) -> None:
+        p, s = self.plan, self.sampling
+        if s.greedy:
+            self._run(sampling.select_greedy, out(self.tokens, self.capacity),
+                      out(self.pos, 1), self.bmax, self.barg,
+                      NB=pow2_at_least(self.bmax.t.shape[0]))
+            return
+        self._run(sampling.topk_partial, out(self.cand_v, 1, p.sample_k),
+                  out(self.cand_i, 1, p.sample_k), self.logits, CH=p.sample_chunk)
+        self._run(sampling.sample_select, out(self.tokens, self.capacity), out(self.pos, 1),
+                  self.cand_v, self.cand_i, 1.0 / s.temperature, s.top_p,
+                  min(s.top_k, p.sample_k), s.seed & 0xFFFFFFFF,
+                  NC=pow2_at_least(self.cand_v.t.shape[0]), K=p.sample_k)
+
+    # -- prompt and prefill -------------------------------------------------------------------
+
+    def load_prompt(self, ids: Sequence[int]) -> None:
+        """Put the prompt in the token buffer (pos = its last token) and run the prefill
+        of all but its last token, which the first decode step processes."""
+        c = self.cfg
+        if not 1 <= len(ids) < self.capacity:
+            raise ValueError(f"a prompt of {len(ids)} tokens does not fit {self.capacity} "
+                             "positions")
+        if any(not 0 <= t < c.vocab_size for t in ids):
+            raise ValueError(f"token ids must be in [0, {c.vocab_size})")
+        prompt = api.from_numpy(np.asarray(ids, np.int32))
+        self._run(prefill.set_prompt, out(self.tokens, self.capacity), out(self.pos, 1),
+                  prompt)
+        if len(ids) > 1:
+            self._prefill(api.from_numpy(np.asarray(ids[:-1], np.int32)))
+
+    def _prefill(self, toks: Tensor) -> None:
+        c, p, w = self.cfg, self.plan, self.w
+        t, hsz, d = toks.shape[0], c.hidden_size, c.head_dim
+        hb = pow2_at_least(hsz)
+        bm, bn, bk = p.prefill_bm, p.prefill_bn, p.prefill_bk
+        eps = c.rms_norm_eps
+
+        def buf(name: str, shape: Sequence[int], dtype: Any) -> Slot:
+            return Slot(api.empty(list(shape), dtype), name)
+
+        hs, xw, inv = buf("hs", [t, hsz], f32), buf("xw", [t, hsz], bf16), buf("inv", [t], f32)
+        qkv, o = buf("qkv", [t, c.qkv_size], bf16), buf("o", [t, c.q_size], bf16)
+        act = buf("act", [t, c.intermediate_size], bf16)
+        self._run(prefill.embed_rows, out(hs, bm, min(256, hb)), w.embed, toks)
+        rows = max(1, min(bm, 4096 // hb))                 # norm_prep rows per block
+        for i, lw in enumerate(w.layers):
+            self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.attn_norm,
+                      eps)
+            self._run(prefill.gemm_qkv, out(qkv, p.prefill_head_bm, d), xw, lw.wqkv, inv,
+                      lw.q_norm, lw.k_norm, self.cos, self.sin, eps, BK=bk, NH=c.num_heads,
+                      NKV=c.num_kv_heads)
+            self._run(prefill.cache_fill, out(self.k_cache[i], 1, p.cache_rows, d),
+                      out(self.v_cache[i], 1, p.cache_rows, d), qkv, NH=c.num_heads,
+                      NKV=c.num_kv_heads)
+            self._run(attn.attn_prefill, out(o, p.prefill_head_bm, d), qkv, 1.0 / math.sqrt(d),
+                      G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
+            self._run(prefill.gemm_residual, out(hs, bm, bn), o, lw.wo, BK=bk)
+            self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.mlp_norm,
+                      eps)
+            self._run(prefill.gemm_swiglu, out(act, bm, p.swiglu_bn), xw, lw.wgu, inv, BK=bk,
+                      UP=c.intermediate_size // p.swiglu_bn)
+            self._run(prefill.gemm_residual, out(hs, bm, bn), act, lw.wd, BK=bk)
+
+    # -- reading results ----------------------------------------------------------------------
+
+    def position(self) -> int:
+        return int(self.pos.numpy()[0])
+
+    def token_ids(self) -> np.ndarray:
+        """The sequence so far: the prompt and every generated token."""
+        return self.tokens.numpy()[:self.position() + 1]
+
+    def read_logits(self) -> np.ndarray:
+        """Logits of the last decode step."""
+        return self.logits.numpy()
+
+    def kv_bytes(self, context: int) -> int:
+        """Bytes of keys and values a decode step at this context reads."""
+        c = self.cfg
+        return 2 * c.num_layers * c.num_kv_heads * context * c.head_dim * 2
+
+
+def check_config(cfg: Qwen3Config, plan: Plan) -> None:
+    """Shapes the kernels rely on (tile sizes dividing what they must divide)."""
+    if cfg.intermediate_size % plan.swiglu_tile or cfg.intermediate_size % plan.swiglu_bn:
+        raise ValueError(f"intermediate size {cfg.intermediate_size} must be a multiple of "
+                         f"the SwiGLU tiles ({plan.swiglu_tile}, {plan.swiglu_bn})")
+    if cfg.head_dim & (cfg.head_dim - 1):
+        raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
+    if plan.attn_splits & (plan.attn_splits - 1):
+        raise ValueError("attention splits must be a power of two")

@@ -1,0 +1,245 @@
+"""Qwen3 weights on the device, in the engine's layout, from a Hugging Face checkpoint or
+made at random on the device.
+
+The engine fuses what shares an input: the q, k and v projections are one [(H + 2 KV) D,
+hidden] matrix and gate and up one [2 I, hidden] matrix (gate rows first), so one GEMV
+reads them; everything else keeps Hugging Face's shapes ([out, in] for projections). A
+tied LM head is the embedding tensor itself.
+
+- `load_checkpoint(dir)`: config.json and every *.safetensors file of the directory
+  (read with the `safetensors` package, memory-mapped, as bf16; f32/f16 tensors are
+  converted), Hugging Face's names (`model.layers.{i}.self_attn.q_proj.weight`, ...).
+- `random_weights(cfg, seed)`: uniform weights with the standard deviation of Hugging
+  Face's initializer (0.02) and norm weights in [0.9, 1.1], made on the device by
+  `kernels.fill` from (seed, tensor name), so any tensor can be recomputed on the host.
+- `save_checkpoint(dir, cfg, tensors)`: the Hugging Face layout (config.json and
+  model.safetensors), e.g. to export random weights for `transformers`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from cutile import api
+from cutile.api import Tensor
+from cutile.core import bf16
+
+from .config import Qwen3Config, from_checkpoint
+from .kernels.fill import init_uniform_1d, init_uniform_2d
+
+BF16 = ml_dtypes.bfloat16
+EMBED = "model.embed_tokens.weight"
+FINAL_NORM = "model.norm.weight"
+LM_HEAD = "lm_head.weight"
+INIT_STD = 0.02                              # Hugging Face's initializer_range for Qwen3
+Progress = Callable[[int, int, str], None]   # (done, total, what)
+
+
+def layer_name(i: int, part: str) -> str:
+    return f"model.layers.{i}.{part}.weight"
+
+
+@dataclass
+class LayerWeights:
+    wqkv: Tensor         # [(H + 2 KV) D, hidden]: q, k, v rows
+    wo: Tensor           # [hidden, H D]
+    wgu: Tensor          # [2 I, hidden]: gate rows, then up rows
+    wd: Tensor           # [hidden, I]
+    attn_norm: Tensor    # [hidden]
+    mlp_norm: Tensor     # [hidden]
+    q_norm: Tensor       # [D]
+    k_norm: Tensor       # [D]
+
+    def tensors(self) -> Iterator[Tensor]:
+        yield from (self.wqkv, self.wo, self.wgu, self.wd, self.attn_norm, self.mlp_norm,
+                    self.q_norm, self.k_norm)
+
+
+@dataclass
+class Weights:
+    cfg: Qwen3Config
+    embed: Tensor
+    lm_head: Tensor      # the embedding itself when tied
+    final_norm: Tensor
+    layers: list[LayerWeights] = field(default_factory=list)
+
+    def nbytes(self) -> int:
+        tensors = [self.embed, self.final_norm, *(t for lw in self.layers for t in lw.tensors())]
+        if self.lm_head is not self.embed:
+            tensors.append(self.lm_head)
+        return sum(t.nbytes for t in tensors)
+
+    def decode_bytes(self) -> int:
+        """Bytes of weights one decode step reads: every layer, the final norm, the LM head
+        and one embedding row."""
+        per_layer = sum(t.nbytes for lw in self.layers for t in lw.tensors())
+        row = self.cfg.hidden_size * 2
+        return per_layer + self.final_norm.nbytes + self.lm_head.nbytes + row
+
+    def to_hf(self) -> dict[str, np.ndarray]:
+        """Every tensor under its Hugging Face name, as bf16 numpy arrays (fused matrices
+        split again)."""
+        c = self.cfg
+        out = {EMBED: self.embed.to_numpy(), FINAL_NORM: self.final_norm.to_numpy()}
+        if not c.tie_word_embeddings:
+            out[LM_HEAD] = self.lm_head.to_numpy()
+        for i, lw in enumerate(self.layers):
+            qkv = lw.wqkv.to_numpy()
+            gu = lw.wgu.to_numpy()
+            parts = {
+                "self_attn.q_proj": qkv[:c.q_size], "self_attn.k_proj":
+                qkv[c.q_size:c.q_size + c.kv_size], "self_attn.v_proj": qkv[c.q_size + c.kv_size:],
+                "self_attn.o_proj": lw.wo.to_numpy(), "mlp.gate_proj": gu[:c.intermediate_size],
+                "mlp.up_proj": gu[c.intermediate_size:], "mlp.down_proj": lw.wd.to_numpy(),
+                "input_layernorm": lw.attn_norm.to_numpy(),
+                "post_attention_layernorm": lw.mlp_norm.to_numpy(),
+                "self_attn.q_norm": lw.q_norm.to_numpy(), "self_attn.k_norm": lw.k_norm.to_numpy(),
+            }
+            out.update({layer_name(i, k): np.ascontiguousarray(v) for k, v in parts.items()})
+        return out
+
+
+# -- from a checkpoint ------------------------------------------------------------------------
+
+
+def _as_bf16(a: np.ndarray) -> np.ndarray:
+    return a if a.dtype == BF16 else np.asarray(a, np.float32).astype(BF16)
+
+
+class _Checkpoint:
+    """Tensors by name across a checkpoint's safetensors files (memory-mapped)."""
+
+    def __init__(self, directory: Path):
+        from safetensors import safe_open
+
+        files = sorted(directory.glob("*.safetensors"))
+        if not files:
+            raise FileNotFoundError(f"no *.safetensors file in {directory}")
+        self._handles = [safe_open(str(f), framework="numpy") for f in files]
+        self._where = {name: h for h in self._handles for name in h.keys()}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._where
+
+    def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        if name not in self._where:
+            raise KeyError(f"checkpoint has no tensor {name}")
+        a = _as_bf16(self._where[name].get_tensor(name))
+        if a.shape != shape:
+            raise ValueError(f"{name}: shape {a.shape}, the config says {shape}")
+        return a
+
+
+def load_checkpoint(directory: str | Path, progress: Progress | None = None,
+                    cfg: Qwen3Config | None = None) -> Weights:
+    d = Path(directory)
+    c = cfg or from_checkpoint(d)
+    ck = _Checkpoint(d)
+    h, i_size = c.hidden_size, c.intermediate_size
+    embed = api.from_numpy(ck.get(EMBED, (c.vocab_size, h)))
+    if c.tie_word_embeddings:
+        head = embed
+    else:
+        head = api.from_numpy(ck.get(LM_HEAD, (c.vocab_size, h)))
+    w = Weights(c, embed, head, api.from_numpy(ck.get(FINAL_NORM, (h,))))
+    for i in range(c.num_layers):
+        def get(part: str, shape: tuple[int, ...], i: int = i) -> np.ndarray:
+            return ck.get(layer_name(i, part), shape)
+
+        qkv = np.concatenate([get("self_attn.q_proj", (c.q_size, h)),
+                              get("self_attn.k_proj", (c.kv_size, h)),
+                              get("self_attn.v_proj", (c.kv_size, h))])
+        gu = np.concatenate([get("mlp.gate_proj", (i_size, h)), get("mlp.up_proj", (i_size, h))])
+        w.layers.append(LayerWeights(
+            wqkv=api.from_numpy(qkv), wo=api.from_numpy(get("self_attn.o_proj", (h, c.q_size))),
+            wgu=api.from_numpy(gu), wd=api.from_numpy(get("mlp.down_proj", (h, i_size))),
+            attn_norm=api.from_numpy(get("input_layernorm", (h,))),
+            mlp_norm=api.from_numpy(get("post_attention_layernorm", (h,))),
+            q_norm=api.from_numpy(get("self_attn.q_norm", (c.head_dim,))),
+            k_norm=api.from_numpy(get("self_attn.k_norm", (c.head_dim,)))))
+        if progress:
+            progress(i + 1, c.num_layers, "layers loaded")
+    return w
+
+
+# -- random -----------------------------------------------------------------------------------
+
+
+def tensor_seed(seed: int, name: str) -> int:
+    """The u32 seed of one tensor: the run's seed and the tensor's name."""
+    return (zlib.crc32(name.encode()) ^ (seed * 0x9E3779B1)) & 0xFFFFFFFF
+
+
+def random_spec(name: str) -> tuple[float, float]:
+    """(scale, offset) of a tensor's uniform values: norms in [0.9, 1.1], everything else
+    with standard deviation INIT_STD."""
+    if name.endswith("norm.weight") or "layernorm" in name:
+        return 0.1, 1.0
+    return INIT_STD * math.sqrt(3.0), 0.0
+
+
+def _random(shape: tuple[int, ...], seed: int, name: str) -> Tensor:
+    scale, offset = random_spec(name)
+    s = tensor_seed(seed, name)
+    if len(shape) == 1:
+        t = api.empty(list(shape), bf16).partition([min(1024, _pow2(shape[0]))])
+        t = init_uniform_1d(t, s, scale, offset).sync()[0]
+    else:
+        t = api.empty(list(shape), bf16).partition([16, min(256, _pow2(shape[1]))])
+        t = init_uniform_2d(t, s, scale, offset).sync()[0]
+    return t.unpartition()
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+# The engine's tensors made at random, and the Hugging Face tensors they hold (rows).
+FUSED = {"wqkv": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
+         "wgu": ("mlp.gate_proj", "mlp.up_proj")}
+
+
+def random_weights(cfg: Qwen3Config, seed: int = 0, progress: Progress | None = None
+                   ) -> Weights:
+    """Random weights made on the device; a fused matrix is drawn as one tensor (named
+    `model.layers.{i}.wqkv` / `.wgu` for its seed)."""
+    c = cfg
+    h = c.hidden_size
+    embed = _random((c.vocab_size, h), seed, EMBED)
+    head = embed if c.tie_word_embeddings else _random((c.vocab_size, h), seed, LM_HEAD)
+    w = Weights(c, embed, head, _random((h,), seed, FINAL_NORM))
+    for i in range(c.num_layers):
+        def r(part: str, shape: tuple[int, ...], i: int = i) -> Tensor:
+            return _random(shape, seed, layer_name(i, part))
+
+        w.layers.append(LayerWeights(
+            wqkv=r("wqkv", (c.qkv_size, h)), wo=r("self_attn.o_proj", (h, c.q_size)),
+            wgu=r("wgu", (2 * c.intermediate_size, h)),
+            wd=r("mlp.down_proj", (h, c.intermediate_size)),
+            attn_norm=r("input_layernorm", (h,)), mlp_norm=r("post_attention_layernorm", (h,)),
+            q_norm=r("self_attn.q_norm", (c.head_dim,)),
+            k_norm=r("self_attn.k_norm", (c.head_dim,))))
+        if progress:
+            progress(i + 1, c.num_layers, "layers made")
+    return w
+
+
+def save_checkpoint(directory: str | Path, cfg: Qwen3Config, tensors: dict[str, np.ndarray]
+                    ) -> Path:
+    """config.json and model.safetensors in Hugging Face's layout (bf16)."""
+    from safetensors.numpy import save_file
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps(cfg.to_hf(), indent=2) + "\n")
+    save_file({k: np.ascontiguousarray(_as_bf16(v)) for k, v in tensors.items()},
+              str(d / "model.safetensors"), metadata={"format": "pt"})
+    return d

@@ -1,0 +1,1 @@
+"""Interop tests (DLPack, array interfaces) and their stand-in producers."""

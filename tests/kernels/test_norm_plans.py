@@ -1,0 +1,57 @@
+"""The row-reduction examples (softmax, RMSNorm, LayerNorm) with the tiles and hints their
+`plan()` picks for each row length: rows that are not a tile multiple and columns that are
+not a power of two, every element checked against a float64 reference by the example's
+own `check`. On the GPU this runs the tuned variants (occupancy, 8-16 worker warps, 2-block
+clusters, the looped kernel past 32k columns); on the interpreter the same plans' tiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from test_examples import load
+
+from cutile.core import bf16, f32
+
+DTYPES = [(f32, np.float32), (bf16, ml_dtypes.bfloat16)]
+# (rows, columns): short rows several to a block, then 4k, 16k and 32k padded rows, one
+# past the one-pass limit (the looped kernel), and a short row of 100 (BM scaled up)
+SHAPES = [(37, 1000), (9, 3000), (3, 12000), (2, 30000), (2, 40000), (70, 100)]
+
+
+def inputs(rng: np.random.Generator, m: int, n: int, host: Any) -> tuple[np.ndarray, ...]:
+    xs = (rng.standard_normal((m, n)) * 2 + 1).astype(host)
+    ws = rng.uniform(0.5, 1.5, n).astype(host)
+    bs = rng.standard_normal(n).astype(host)
+    return xs, ws, bs
+
+
+@pytest.mark.parametrize(("m", "n"), SHAPES)
+@pytest.mark.parametrize("op", ["softmax", "rmsnorm", "layernorm"])
+def test_plan_is_correct_on_ragged_rows(op: str, m: int, n: int) -> None:
+    mod = load(op)
+    rng = np.random.default_rng(n + m)
+    for dt, host in DTYPES:
+        p = mod.plan(n, dt)
+        assert p.BN >= n and (p.BK is None) == (p.BN <= mod.MAX_ROW)
+        xs, ws, bs = inputs(rng, m, n, host)
+        if op == "softmax":
+            mod.check(xs, dt, p)
+        elif op == "rmsnorm":
+            mod.check(xs, ws, dt, p)
+        else:
+            mod.check(xs, ws, bs, dt, p)
+
+
+@pytest.mark.parametrize("op", ["softmax", "rmsnorm", "layernorm"])
+def test_plan_keeps_the_tile_size_for_short_rows(op: str) -> None:
+    mod = load(op)
+    for dt, _ in DTYPES:
+        base = mod.plan(1024, dt)
+        short = mod.plan(100, dt)        # BN 128: eight times the rows, the same hints
+        assert (short.BN, short.BM * short.BN) == (128, base.BM * base.BN)
+        assert short.hints == base.hints
+        long = mod.plan(40000, dt)       # past MAX_ROW: column tiles, one row per block
+        assert long.BK is not None and long.BM == 1 and long.BN == 65536
