@@ -1,8 +1,8 @@
 """Host cost of one safe launch: cutile vs cuTile Python's `ct.launch` vs torch (and the raw
-driver call through cuda.bindings), on a tiny f32 add (1024 elements, one block), all in one
-process on one GPU.
+driver call through cuda.bindings, and cupy's RawKernel), on a tiny f32 add (1024 elements,
+one block), all in one process on one GPU.
 
-    python benchmarks/launch_overhead.py [--n 1024] [--launches 1000] [--json out.json]
+    python benchmarks/launch_overhead.py [--n 1024] [--launches 5000] [--json out.json]
     python benchmarks/launch_overhead.py --no-gpu   # no GPU: the CPU interpreter with a
                                                     # no-op kernel body, i.e. the Python +
                                                     # Rust work of a launch alone
@@ -128,12 +128,7 @@ def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
         ops.append(op)
 
     def wait() -> None:
-        if gpu:
-            d = driver._driver()
-            driver.check(d.cuStreamSynchronize(driver.state().stream), "cuStreamSynchronize")
-        else:
-            for op in ops:
-                op._wait()
+        cutile.synchronize()  # every stream the ops took (the runtime learns they completed)
 
     finish_times: list[float] = []
 
@@ -235,6 +230,35 @@ def peer_samplers(n: int, launches: int) -> tuple[dict[str, Sampler], str | None
     return out, None
 
 
+CUPY_ADD = r"""
+extern "C" __global__ void add(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+def cupy_samplers(n: int, launches: int) -> tuple[dict[str, Sampler], str | None]:
+    """cupy's RawKernel: a CUDA C++ add launched through cupy (the peer the issue names)."""
+    try:
+        import cupy as cp
+    except ImportError as exc:
+        return {}, f"cupy: {exc}"
+    try:
+        kernel = cp.RawKernel(CUPY_ADD, "add")
+        a, b = cp.ones(n, cp.float32), cp.ones(n, cp.float32)
+        c = cp.empty_like(a)
+        grid, block, count = ((n + 255) // 256,), (256,), np.int32(n)
+        kernel(grid, block, (a, b, c, count))
+        s = cp.cuda.get_current_stream()
+        s.synchronize()
+        assert bool((c == 2).all())
+    except Exception as exc:  # a peer failing is reported, not fatal
+        return {}, f"cupy: {exc!r}"
+    return {"cupy_launch": launches_then_sync(lambda i: kernel(grid, block, (a, b, c, count)),
+                                              s.synchronize, launches)}, None
+
+
 def measure(samplers: dict[str, Sampler], rounds: int) -> dict[str, list[float]]:
     """Interleaved rounds (the order rotates each round), so drift hits every peer alike;
     one warm-up round first. The garbage collector is off while a sample runs (as in
@@ -265,13 +289,14 @@ ROWS = [
     ("ct_launch", "cuTile Python `ct.launch` only", "ct_launch"),
     ("torch_launch", "torch add only", "ct_launch"),
     ("raw_cuLaunchKernel", "cuda.bindings `cuLaunchKernel` only", "ct_launch"),
+    ("cupy_launch", "cupy `RawKernel` only", "ct_launch"),
 ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1024)
-    ap.add_argument("--launches", type=int, default=1000)
+    ap.add_argument("--launches", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--no-gpu", action="store_true",
                     help="interpreter backend with a no-op kernel: host work only")
@@ -287,6 +312,10 @@ def main() -> None:
     if gpu:
         peers, peer_error = peer_samplers(args.n, args.launches)
         samplers.update(peers)
+        cupy_peer, cupy_error = cupy_samplers(args.n, args.launches)
+        samplers.update(cupy_peer)
+        if cupy_error:
+            peer_error = f"{peer_error}; {cupy_error}" if peer_error else cupy_error
     finish = samplers.pop("cutile_finish")
     samples = measure(samplers, args.rounds)
     results: dict[str, Any] = {

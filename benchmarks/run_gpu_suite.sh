@@ -34,8 +34,9 @@ if want bench; then
   timeout 300 python3 benchmarks/gemm.py --json "$OUT/gemm.json" > "$OUT/gemm.log" 2>&1
   timeout 200 python3 benchmarks/compile_times.py > "$OUT/compile_times.log" 2>&1
   [ -f benchmarks/launch_overhead.py ] && timeout 200 python3 benchmarks/launch_overhead.py > "$OUT/launch_overhead.log" 2>&1
+  [ -f benchmarks/runtime.py ] && timeout 300 python3 benchmarks/runtime.py --json "$OUT/runtime.json" > "$OUT/runtime.log" 2>&1
 fi
 for s in "${summary[@]}"; do echo "$s"; done
-for f in elementwise gemm compile_times launch_overhead; do
+for f in elementwise gemm compile_times launch_overhead runtime; do
   [ -f "$OUT/$f.log" ] && { echo "== $f"; tail -12 "$OUT/$f.log"; }
 done

@@ -35,8 +35,10 @@ from .errors import (
 from .hints import ByTarget
 from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
-from .runtime.device_op import DeviceOp
+from .runtime.device_op import DeviceOp, Submitted
 from .runtime.device_op import zip_ops as zip
+from .runtime.graph import Graph, Replay, graph
+from .runtime.streams import Stream, stream, synchronize
 from .tuning import Autotuned, Config, autotune
 
 from_dlpack = api.from_dlpack
@@ -58,6 +60,7 @@ __all__ = [
     "DeviceFunction",
     "DeviceOp",
     "EntryKernel",
+    "Graph",
     "InternalCompilerError",
     "InteropError",
     "KernelCheckError",
@@ -65,6 +68,9 @@ __all__ = [
     "LaunchError",
     "OpNeverRunWarning",
     "RaceError",
+    "Replay",
+    "Stream",
+    "Submitted",
     "TensorError",
     "api",
     "autotune",
@@ -73,6 +79,9 @@ __all__ = [
     "device",
     "entry",
     "from_dlpack",
+    "graph",
+    "stream",
+    "synchronize",
     "unsafe",
     "zip",
 ]

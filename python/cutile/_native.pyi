@@ -15,11 +15,13 @@ from typing_extensions import disjoint_base
 from cutile.runtime.device_op import DeviceOp
 
 __all__ = [
+    "DRIVER_SYMBOLS",
     "KAST_SCHEMA",
     "KAST_VERSION",
     "OP_TABLE_JSON",
     "CheckResult",
     "DLPackTensor",
+    "DeviceBuffer",
     "Diagnostic",
     "HandleMeta",
     "HostRegistry",
@@ -29,6 +31,7 @@ __all__ = [
     "Label",
     "Ledger",
     "Obligation",
+    "Runtime",
     "SlowPath",
     "check_kernel",
     "dlpack_capsule",
@@ -163,6 +166,16 @@ class HostRegistry:
     def holder(self, handle: int) -> str | None:
         """Name of the op holding a moved handle, else None."""
 
+    def hold(self, op_id: int, name: str, handles: Sequence[int]) -> int:
+        """Move every live handle into long-lived holder `op_id` (a CUDA Graph) until
+        `give_back`; every use of them is refused meanwhile (CT5001)."""
+
+    def drop_storage(self, storage: int) -> bool:
+        """The storage's memory was freed: forget it (whether it was known)."""
+
+    def storage_count(self) -> int:
+        """Storages (live allocations) the registry knows."""
+
     def new_shared_storage(self, nbytes: int) -> int:
         """A storage of foreign memory imported shared (`cutile.from_dlpack`): a launch
         that would write a handle of it, or `partition`, raises BorrowError CT5040."""
@@ -178,22 +191,97 @@ class HostRegistry:
     def storage_sharing(self, storage: int) -> tuple[bool, int]:
         """(imported shared, live exports) of `storage`."""
 
+DRIVER_SYMBOLS: list[str]
+
 @final
-class Ledger:
-    """In-flight ledger (host rule 4): byte ranges of pending operations per completion token."""
+class Runtime:
+    """The streams of one device (or the interpreter's virtual streams), the in-flight ledger
+    of byte ranges per pending piece of work with its stream position, and the driver calls
+    that order work across streams (events), host reads (waits) and frees (stream-ordered).
+    `Ledger` is the same class (its old name)."""
 
-    def __init__(self) -> None: ...
+    def __new__(
+        cls,
+        registry: HostRegistry | None = None,
+        streams: int = 1,
+        driver: dict[str, int] | None = None,
+        handles: Sequence[tuple[int, int]] | None = None,
+        mem_pool: int = 0,
+    ) -> Self:
+        """The interpreter: `streams` virtual streams. The GPU: `driver` maps each of
+        `DRIVER_SYMBOLS` to its address, `handles` the pool's (CUstream, CUevent) pairs,
+        `mem_pool` the CUmemoryPool. `registry`: whose storages frees forget."""
+    @property
+    def gpu(self) -> bool: ...
+    @property
+    def pool(self) -> list[int]:
+        """The pool's stream slots (ops take them in turn)."""
+    def add_stream(self, stream: int = 0, event: int = 0, name: str = ...) -> int: ...
+    def retire_stream(self, slot: int) -> None:
+        """Wait for the slot's work, then close it (not a pool stream)."""
+    def stream_info(self, slot: int) -> tuple[int, str, bool]:
+        """(CUstream, name, open)."""
+    def current(self) -> int | None:
+        """This thread's current stream."""
+    def set_current(self, slot: int | None = None) -> int | None:
+        """Set this thread's current stream; returns the previous."""
+    def pick(self) -> int:
+        """The slot the next op runs on (current, else round-robin)."""
+    def synchronize(self, slot: int | None = None) -> None: ...
+    def wait_for(self, slot: int, seq: int) -> None: ...
+    def query(self, slot: int, seq: int) -> bool: ...
+    def host_access(self, storage: int, lo: int, hi: int, exclusive: bool) -> None:
+        """Wait until the host may read (or write) the bytes; BorrowError CT5060 for bytes
+        a capture records, CT5008 for an external holder's."""
+    def note(self, slot: int, accesses: Sequence[tuple[int, int, int, bool]],
+             token: int = 0) -> int:
+        """Record work already done (the interpreter) as enqueued on `slot` now."""
+    def fill(self, slot: int, storage: int, address: int, lo: int, nbytes: int,
+             pattern: Sequence[int]) -> None: ...
+    def copy_htod(self, slot: int, storage: int, address: int, lo: int, src: int,
+                  nbytes: int) -> None: ...
+    def copy_dtod(self, slot: int, dst: tuple[int, int, int], src: tuple[int, int, int],
+                  nbytes: int) -> int: ...
+    def launch_graph(self, slot: int, token: int, exec: int,
+                     accesses: Sequence[tuple[int, int, int, bool]]) -> int: ...
+    def launch_kernel(self, slot: int, token: int, accesses: Sequence[tuple[int, int, int, bool]],
+                      function: int, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      shared_mem: int, params: int, record: Any = None) -> tuple[int, bool]:
+        """cuLaunchKernel of a raw kernel on `slot`, ordered like every launch."""
+    def wait_code(self, slot: int, seq: int) -> int:
+        """Wait for position `seq` of `slot`; the CUresult (0: done)."""
+    def free_storage(self, storage: int, home: int = 0) -> None: ...
+    def begin_capture(self, slot: int, recording: list[Any]) -> None: ...
+    def end_capture(self, slot: int) -> list[tuple[int, int, int, bool]]: ...
+    def capturing(self, slot: int) -> bool: ...
     def acquire(self, token: int, accesses: Sequence[tuple[int, int, int, bool]]) -> None:
-        """Record (storage, lo, hi, exclusive) byte ranges for `token`, all or nothing.
-        Raises BorrowError (CT5008) if one conflicts with another pending token."""
-
+        """Record (storage, lo, hi, exclusive) byte ranges for an external holder `token`,
+        all or nothing. Raises BorrowError (CT5008) on a conflict with pending work."""
     def release(self, token: int) -> int:
-        """The op completed: drop its ranges; returns how many."""
-
+        """Drop `token`'s ranges; returns how many."""
     def conflicts(self, storage: int, lo: int, hi: int, exclusive: bool) -> list[int]:
-        """Tokens that must complete before this access may proceed."""
-
+        """Tokens of pending work this access conflicts with."""
     def __len__(self) -> int: ...
+    def heap_bytes(self) -> int: ...
+    def stats(self) -> dict[str, int]: ...
+
+Ledger = Runtime
+
+@disjoint_base
+class DeviceBuffer:
+    """Device memory from the runtime's pool, freed (stream-ordered, after pending work on
+    it) with its last reference."""
+
+    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int, *args: Any,
+                **kwargs: Any) -> Self: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def storage(self) -> int: ...
+    @property
+    def slot(self) -> int: ...
 
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
@@ -271,8 +359,11 @@ class HandleMeta:
         itemsize: int,
         tile_shape: Sequence[int] | None = None,
         num_blocks: int | None = None,
-    ) -> None:
-        """Set the metadata (once): registry storage and handle ids, the address of element
+        registry: HostRegistry | None = None,
+    ) -> int:
+        """Set the metadata (once) and return the handle. With `registry`, the object owns
+        the handle (released when it dies; `handle=0` makes a new one for this view).
+        The facts: registry storage and handle ids, the address of element
         [0, ...] (device pointer on the GPU), byte offset in the storage, layout in
         elements, dtype name, and for a partition its tile shape and `num_blocks`. Raises
         ValueError for an inconsistent layout, RuntimeError when set twice."""
@@ -352,13 +443,22 @@ class KernelOp(DeviceOp):
     def _claim(self) -> None:
         """Mark as run; BorrowError CT5020 (from `DeviceOp._claim`) if it already ran."""
     def _start(self) -> Callable[[], None]:
-        """Compile on a miss, record the ledger ranges (BorrowError CT5008 on a conflict),
-        pack the parameters and cuLaunchKernel (GPU); returns `_wait`. On failure
-        everything is given back."""
+        """Compile on a miss, order after conflicting work on other streams (events;
+        BorrowError CT5008 / CT5060 where that cannot be), launch on the runtime's stream
+        (GPU) or run now (interpreter), record the ledger ranges; returns `_wait`. On
+        failure everything is given back."""
     def _wait(self) -> None:
-        """cuStreamSynchronize (GPU, without the GIL) or run the interpreter."""
+        """Block (without the GIL) until the launch completed."""
+    def _done(self) -> bool:
+        """Whether the launch completed (never blocks)."""
+    def _hand_back(self) -> tuple[object, ...]:
+        """After `_start`: hand the arguments back now; the ledger orders what touches
+        them next after the launch."""
+    @property
+    def _position(self) -> tuple[int, int] | None:
+        """(stream slot, position) of the launch."""
     def _finish(self) -> Any:
-        """Release the ledger ranges, hand the arguments back and return them."""
+        """Hand the arguments back and return them."""
     def _give_back(self) -> None:
         """Release and hand back without returning (idempotent)."""
     def sync(self) -> Any:
@@ -368,6 +468,12 @@ class KernelOp(DeviceOp):
         """start + wait + finish, without the runs-once flag."""
     def then(self, f: Callable[..., Any]) -> DeviceOp:
         """`DeviceOp.then`, taken in Rust."""
+    def submit(self, stream: Any = None) -> Any:
+        """`DeviceOp.submit`: start now, return a `Submitted` handle."""
+    def sync_on(self, stream: Any) -> Any:
+        """`DeviceOp.sync_on`: run on `stream` and wait."""
+    def on(self, stream: Any) -> DeviceOp:
+        """`DeviceOp.on`: this op, started on `stream`."""
 
 @disjoint_base
 class KernelBase:
@@ -399,12 +505,11 @@ class KernelLauncher:
         unchecked: bool,
         sm_count: int,
         registry: HostRegistry,
-        ledger: Ledger,
+        runtime: Runtime,
         owner: object,
         compile: object,
         interpret: object,
         cuda_error: object,
-        gpu: tuple[int, int, int] | None = None,
     ) -> Self:
         """`params`: (name, kind, dtype, declared dims) of each non-Const parameter;
         `consts`: (name, "int" | "float" | "bool"); `checked`: the accepted kernel's
@@ -414,8 +519,8 @@ class KernelLauncher:
         WeakMethod to
         `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
         axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
-        values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `gpu`: addresses of
-        cuLaunchKernel and cuStreamSynchronize and the stream, or None on the interpreter."""
+        values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `runtime`: the
+        streams, ledger and driver launches go through (GPU or interpreter)."""
 
     @property
     def kernel(self) -> Any:

@@ -12,7 +12,6 @@ from . import dtypes as dt
 from .dtypes import DType
 from .errors import TensorError
 from .runtime.memory import allocate
-from .runtime.ownership import registry
 from .runtime.tensor import Partition, Tensor, contiguous_strides
 from .runtime.tensor_args import dtype_of, fill_pattern, nbytes_of, shape_of
 
@@ -31,13 +30,12 @@ def empty(shape: ShapeLike, dtype: DType | str = dt.f32) -> Tensor:
         raise TensorError(f"cannot allocate {nbytes} bytes for a `{d.name}` tensor of "
                           f"shape {list(s)}", code="CT5033",
                           hint="free other tensors, or use a smaller one") from None
-    storage = registry().new_storage(nbytes)
-    return Tensor(alloc, storage, 0, s, contiguous_strides(s), d)
+    return Tensor(alloc, alloc.storage, 0, s, contiguous_strides(s), d)
 
 
 def full(shape: ShapeLike, value: float | int | bool, dtype: DType | str = dt.f32) -> Tensor:
-    """A tensor with every element `value`; a value the element type cannot hold is a
-    `TensorError` (CT5032)."""
+    """A tensor with every element `value`, filled on the device (on the stream it was
+    allocated on); a value the element type cannot hold is a `TensorError` (CT5032)."""
     pattern = fill_pattern(value, dtype_of(dtype))
     t = empty(shape, dtype)
     t._alloc.fill_bytes(pattern)

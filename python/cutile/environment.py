@@ -28,6 +28,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CUTILE_BACKEND", "the GPU if a driver is found, else the interpreter",
              "`gpu` or `interpreter` (`cpu` is the same); anything else is an error (CT8001)"),
     Variable("CUTILE_DEVICE", "0", "ordinal of the GPU kernels run on"),
+    Variable("CUTILE_STREAMS", "4",
+             "streams in the pool ops take in turn (1 to 64; `1` runs every op on one "
+             "stream)"),
     Variable("CUTILE_INTERPRET", "plain interpreted runs",
              "`check`: interpreted launches run under the race and bounds detector"),
     Variable("CUTILE_TILEIRAS", "the pip wheel, then `PATH`, then `$CUDA_HOME/bin`",

@@ -1,8 +1,9 @@
 """Every error code a user can see, with a one-line summary: the Rust crates' (kernel rules
-CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009, CT5040-CT5041 and CT6001-CT6004) and
-Python's own (the frontend, the lowering, argument binding, the toolchain).
-`python -m cutile explain CODE` prints the summary and the long explanation
-(`cutile.explanations`; for the Rust codes, in a source checkout, the page in docs/errors/)."""
+CT1xxx/CT2xxx/CT4xxx, host rules CT5001-CT5009, CT5040-CT5041, CT5060-CT5061 and
+CT6001-CT6004) and Python's own (the frontend, the lowering, argument binding, the
+toolchain). `python -m cutile explain CODE` prints the summary and the long explanation
+(`cutile.explanations`; for the Rust codes, in a source checkout, the page in
+docs/errors/)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,13 @@ PYTHON_CODES: dict[str, str] = {
     "CT5011": "partitioning a tensor of rank above 3",
     "CT5012": "`persistent(num_blocks)` below 1",
     "CT5020": "running an operation a second time",
+    # CUDA Graphs (`cutile.graph`)
+    "CT5062": "a CUDA Graph used after `into_inner()` gave its tensors back",
+    "CT5063": "allocating a tensor, or writing one from the host, during a graph capture",
+    "CT5064": "a replay input that does not fit the graph's input (count, kind, shape, "
+              "dtype, layout)",
+    "CT5065": "`cutile.graph` of something it cannot capture (not an op or function, an op "
+              "that ran, a capture in a capture, no op started)",
     # host tensors (`cutile.api`, TensorError)
     "CT5030": "a tensor shape that is not a sequence of non-negative integers",
     "CT5031": "an element type cutile does not have (unknown name or numpy dtype)",
@@ -159,6 +167,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
     "CT8005": "CUTILE_DUMP names a stage other than kast, facts, ir, bytecode, cubin, sass, all",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
+    "CT8007": "CUTILE_STREAMS is not a stream count from 1 to 64",
     "CT8010": "a file named on the command line does not exist or is not a file",
     "CT8011": "a file named on the command line raised an error when imported",
     "CT8012": "`-D` that is not NAME=VALUE with an integer, float, True or False",

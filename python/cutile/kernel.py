@@ -219,10 +219,6 @@ class EntryKernel(_native.KernelBase):
         checked = self.check()
         entry = self.entry
         state = driver.state()
-        gpu = None
-        if driver.backend() == "gpu":
-            gpu = (driver.proc_address("cuLaunchKernel"),
-                   driver.proc_address("cuStreamSynchronize"), int(state.stream))
         launcher = _native.KernelLauncher(
             self.name,
             [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in self.runtime_params],
@@ -236,7 +232,6 @@ class EntryKernel(_native.KernelBase):
             weakref.WeakMethod(self._native_kernel),
             _interpret,
             device_error_reporter(weakref.ref(self)),
-            gpu,
         )
         self._launcher = launcher
         return launcher

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("name", ["add", "saxpy", "exp2d", "fp8_gemm", "raw_kernel",
-                                  "interop_torch"])
+                                  "interop_torch", "streams", "async_pipeline", "cuda_graph"])
 def test_example_on_gpu(name: str) -> None:
     env = dict(os.environ)
     env.pop("CUTILE_BACKEND", None)

@@ -331,6 +331,9 @@ SMALL: dict[str, dict[str, Any]] = {
     "histogram": {"n": 2000, "bins": 13, "tile": 256},
     "topk": {"m": 20, "n": 70, "k": 3, "bm": 8},
     "fp8_gemm": {"m": 70, "n": 40, "k": 48, "bm": 32, "bn": 16, "bk": 16},
+    "streams": {"n": 3000, "tile": 256, "length": 2},
+    "async_pipeline": {"n": 3000, "batches": 2, "steps": 4, "tile": 256},
+    "cuda_graph": {"m": 24, "d": 40, "layers": 2, "replays": 2, "tiles": (16, 16, 16)},
     "raw_kernel": {"n": 10_007, "tile": 256},  # its tile kernel; the C++ one needs a GPU
     "interop_torch": {"m": 70, "n": 40, "bm": 32, "bn": 16},
 }

@@ -1,6 +1,7 @@
 """`_native.KernelLauncher` / `KernelOp` / `HandleMeta` on their own registry and
-ledger, with Python stand-ins for the compiler and the interpreter. The launcher reads the
-real checker's facts for `add` (launch predicates, launch kind)."""
+runtime (ledger and virtual streams), with Python stand-ins for the compiler and the
+interpreter. The launcher reads the real checker's facts for `add` (launch predicates,
+launch kind)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class World:
 
     def __init__(self, n: int = 1024, tile: int = 128) -> None:
         self.reg = _native.HostRegistry()
-        self.ledger = _native.Ledger()
+        self.ledger = _native.Runtime(self.reg)
         self.compiled: list[tuple[Any, ...]] = []
         self.ran: list[tuple[Any, ...]] = []
         self.handles = []
@@ -56,7 +57,7 @@ class World:
             unchecked=False,
             sm_count=132,
             registry=self.reg,
-            ledger=self.ledger,
+            runtime=self.ledger,
             owner=lambda: None,
             compile=lambda: self.compile,
             interpret=self.run,
@@ -176,9 +177,13 @@ def test_dropping_a_started_launch_gives_back() -> None:
     assert p is not None and w.holders()[0] is not None
     p._start()
     del p
-    assert w.holders() == [None] * 3 and len(w.ledger) == 0
+    # handed back without waiting; the ledger keeps the launch's ranges until the stream
+    # is known complete (what touches the tensors next is ordered after it)
+    assert w.holders() == [None] * 3 and len(w.ledger) == 3
     for m in w.handles:
         w.reg.check_live(m._meta[1], "read")  # type: ignore[index]
+    w.ledger.synchronize()
+    assert len(w.ledger) == 0
 
 
 def test_dropping_a_launch_that_never_started_abandons_its_handles() -> None:
@@ -202,8 +207,10 @@ def test_bad_compile_results_and_arguments() -> None:
     assert w.holders() == [None] * 3
     with pytest.raises(ValueError):
         w.make(consts=[("B", "complex")])
-    with pytest.raises(ValueError):
-        w.make(gpu=(0, 0, 0))
+    with pytest.raises(ValueError):  # a GPU runtime with null driver entry points
+        _native.Runtime(w.reg, 1, {s: 0 for s in _native.DRIVER_SYMBOLS}, [(1, 1)])
+    with pytest.raises(ValueError):  # ... or without streams
+        _native.Runtime(w.reg, 1, {s: 1 for s in _native.DRIVER_SYMBOLS}, [])
     m = _native.HandleMeta()
     with pytest.raises(ValueError):
         m._init_meta(1, 1, 0, 0, [4, 4], [1], "f32", 4)

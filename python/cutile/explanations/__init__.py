@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import (
     config,
     frontend,
+    graphs,
     host,
     indexed,
     interop,
@@ -25,6 +26,7 @@ EXPLANATIONS: dict[str, str] = {
     **indexed.TEXTS,
     **tile_pieces.TEXTS,
     **host.TEXTS,
+    **graphs.TEXTS,
     **interop.TEXTS,
     **launch.TEXTS,
     **raw_kernels.TEXTS,

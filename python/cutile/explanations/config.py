@@ -71,6 +71,18 @@ TEXTS: dict[str, str] = {
 
         Fix: `CUTILE_TILEIRAS_TIMEOUT=600`, or unset it for the default.
     """,
+    "CT8007": """
+        `CUTILE_STREAMS` is not a stream count from 1 to 64: how many streams the pool
+        has that ops take in turn when no stream is chosen (`cutile.stream()`).
+
+        Example:
+
+            $ CUTILE_STREAMS=many python my_program.py
+            [CT8007] CUTILE_STREAMS='many' is not a stream count from 1 to 64
+
+        Fix: `CUTILE_STREAMS=4` (the default), `CUTILE_STREAMS=1` to run every op on one
+        stream, or unset it.
+    """,
     "CT8010": """
         A file named on the command line (`python -m cutile check FILE`, `compile FILE`)
         does not exist or is not a file.

@@ -1,4 +1,5 @@
-"""The CUDA driver, through `cuda.bindings.driver`: detection, context, streams, errors.
+"""The CUDA driver, through `cuda.bindings.driver`: detection, context, the home stream
+(the stream pool's first, `streams.py`), errors.
 
 Without libcuda (no GPU), `cuInit` raises `DynamicLibNotFoundError`: that, or
 `CUTILE_BACKEND=interpreter`, selects the CPU interpreter. Everything else in the runtime
@@ -180,8 +181,10 @@ def reset_for_tests(backend_name: str | None = None) -> None:
     """Forget the detected backend (tests switch CUTILE_BACKEND)."""
     global _state, _announced
     from .. import _native
+    from . import streams
 
     with _lock:
         _state = None if backend_name is None else _DriverState(backend_name, "test")
         _announced = backend_name is not None
-    _native.invalidate_launchers()  # launchers hold the old backend's stream and pointers
+    streams.reset()  # the runtime holds the old backend's streams and driver
+    _native.invalidate_launchers()  # launchers hold the old backend's runtime

@@ -45,6 +45,11 @@ class LoadedKernel:
         self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
         self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
                                 "cuModuleGetFunction")
+        # Load the function now rather than at its first launch (lazy loading), which may
+        # be inside a graph capture.
+        load = getattr(d, "cuFuncLoad", None)
+        if load is not None:
+            driver.check(load(self._fn), "cuFuncLoad")
         self.abi = abi
         self._fmt = abi.struct_format
         size = max(struct.calcsize(self._fmt), 8)

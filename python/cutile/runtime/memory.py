@@ -1,35 +1,70 @@
-"""Allocations: stream-ordered device memory on the GPU, numpy byte buffers on the interpreter.
+"""Allocations: a stream-ordered caching allocator on the GPU, numpy byte buffers on the
+interpreter.
 
-An allocation is freed when its last Python reference dies; on the GPU the free is
-stream-ordered (`cuMemFreeAsync` on the runtime's stream), so a kernel that still runs on
-that stream finishes first.
+On the GPU memory comes from cutile's own CUDA memory pool (`cuMemAllocFromPoolAsync`),
+whose release threshold is unbounded: freed memory stays with the pool and the next
+allocation of the stream reuses it, so allocating and freeing in a loop costs what a
+caching allocator costs. An allocation is recorded in the ledger as a write on the stream
+it was made on (a first use on another stream waits for it), and freed
+(`cuMemFreeAsync`) when its last reference dies, ordered after every piece of work still
+pending on it: a tensor dropped while an op uses it is freed when the op completes. Fills
+(`api.full`, `zeros`, `ones`) run on the device; host copies are stream-ordered too.
+Both run natively (`cutile._native.Runtime`).
 """
 
 from __future__ import annotations
 
+import threading
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from .. import _native
 from . import driver
+from .ownership import registry
+from .streams import home_slot, runtime
 
 
 class Allocation:
-    """One block of memory. `address` is a device pointer (GPU) or a host address."""
+    """One block of memory. `address` is a device pointer (GPU) or a host address;
+    `storage` the registry storage it is; `slot` the stream it was made on."""
 
-    nbytes: int
-    address: int
+    if TYPE_CHECKING:  # attributes of subclasses (native properties on the GPU)
+
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def address(self) -> int: ...
+        @property
+        def storage(self) -> int: ...
+        @property
+        def slot(self) -> int: ...
 
     def write(self, offset: int, data: np.ndarray) -> None:
+        """Copy host bytes in at `offset` (after every pending use of those bytes)."""
         raise NotImplementedError
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
+        """Copy `nbytes` at `offset` out (after every pending writer of them)."""
         raise NotImplementedError
 
     def fill_bytes(self, pattern: bytes) -> None:
+        """Fill the whole allocation with copies of `pattern` (1, 2, 4 or 8 bytes)."""
+        raise NotImplementedError
+
+    def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
+        """Copy `nbytes` of `src` in, on the device (stream-ordered)."""
         raise NotImplementedError
 
 
 class HostAllocation(Allocation):
-    """Interpreter memory: a numpy byte buffer standing in for device memory."""
+    """Interpreter memory: a numpy byte buffer standing in for device memory. Every write
+    goes through the runtime's ledger as on the GPU (on virtual streams)."""
+
+    nbytes: int
+    address: int
+    storage: int
+    slot: int
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
@@ -37,77 +72,147 @@ class HostAllocation(Allocation):
         # never wrote shows NaN-like bytes instead of convenient zeros.
         self.buffer = np.full(max(nbytes, 1), 0xFF, dtype=np.uint8)
         self.address = int(self.buffer.ctypes.data)
+        self._rt = runtime()
+        self.storage = registry().new_storage(nbytes)
+        self.slot = home_slot()
+        self._rt.note(self.slot, [(self.storage, 0, nbytes, True)])
+
+    def __del__(self) -> None:
+        try:
+            self._rt.free_storage(self.storage, self.slot)
+        except Exception:  # interpreter shutdown
+            pass
 
     def write(self, offset: int, data: np.ndarray) -> None:
+        _refuse_in_capture(self._rt, "write a tensor from the host")
         raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        self._rt.note(home_slot(), [(self.storage, offset, offset + raw.size, True)])
         self.buffer[offset : offset + raw.size] = raw
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
+        self._rt.host_access(self.storage, offset, offset + nbytes, False)
         return self.buffer[offset : offset + nbytes].copy()
 
     def fill_bytes(self, pattern: bytes) -> None:
+        self._rt.note(home_slot(), [(self.storage, 0, self.nbytes, True)])
         pat = np.frombuffer(pattern, dtype=np.uint8)
         reps = -(-self.nbytes // pat.size)
         self.buffer[: self.nbytes] = np.tile(pat, reps)[: self.nbytes]
 
+    def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
+        assert isinstance(src, HostAllocation)
+        self._rt.note(home_slot(), [(self.storage, offset, offset + nbytes, True),
+                                    (src.storage, src_offset, src_offset + nbytes, False)])
+        self.buffer[offset : offset + nbytes] = src.buffer[src_offset : src_offset + nbytes]
 
-class DeviceAllocation(Allocation):
-    def __init__(self, nbytes: int) -> None:
-        d = driver._driver()
-        st = driver.state()
-        self.nbytes = nbytes
-        self._stream = st.stream
-        driver.ensure_current()
-        ptr = driver.check(d.cuMemAllocAsync(max(nbytes, 1), st.stream), "cuMemAllocAsync")
-        self.address = int(ptr)
-        self._ptr = ptr
 
-    def __del__(self) -> None:
-        try:
-            d = driver._driver()
-            d.cuMemFreeAsync(self._ptr, self._stream)
-        except Exception:  # interpreter shutdown: the context is going away anyway
-            pass
+class DeviceAllocation(_native.DeviceBuffer, Allocation):
+    """Device memory from cutile's pool: `DeviceAllocation(runtime, registry, nbytes)`
+    allocates (native); the memory is freed, stream-ordered, with the last reference."""
 
     def write(self, offset: int, data: np.ndarray) -> None:
-        d = driver._driver()
+        _refuse_in_capture(runtime(), "write a tensor from the host")
         src = np.ascontiguousarray(data)
-        driver.ensure_current()
-        driver.check(d.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
-        driver.check(d.cuMemcpyHtoD(self.address + offset, src.ctypes.data, src.nbytes),
-                     "cuMemcpyHtoD")
+        runtime().copy_htod(home_slot(), self.storage, self.address, offset, src.ctypes.data,
+                            src.nbytes)
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
-        d = driver._driver()
+        rt = runtime()
+        rt.host_access(self.storage, offset, offset + nbytes, False)
         out = np.empty(nbytes, dtype=np.uint8)
-        driver.ensure_current()
-        driver.check(d.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
-        driver.check(d.cuMemcpyDtoH(out.ctypes.data, self.address + offset, nbytes),
-                     "cuMemcpyDtoH")
+        if nbytes:
+            d = driver._driver()
+            driver.ensure_current()
+            driver.check(d.cuMemcpyDtoH(out.ctypes.data, self.address + offset, nbytes),
+                         "cuMemcpyDtoH")
         return out
 
     def fill_bytes(self, pattern: bytes) -> None:
-        d = driver._driver()
-        driver.ensure_current()
-        n = len(pattern)
-        if len(set(pattern)) == 1:
-            driver.check(d.cuMemsetD8Async(self.address, pattern[0], self.nbytes, self._stream),
-                         "cuMemsetD8Async")
-        elif n == 2 and self.nbytes % 2 == 0:
-            v = int.from_bytes(pattern, "little")
-            driver.check(d.cuMemsetD16Async(self.address, v, self.nbytes // 2, self._stream),
-                         "cuMemsetD16Async")
-        elif n == 4 and self.nbytes % 4 == 0:
-            v = int.from_bytes(pattern, "little")
-            driver.check(d.cuMemsetD32Async(self.address, v, self.nbytes // 4, self._stream),
-                         "cuMemsetD32Async")
-        else:
-            reps = -(-self.nbytes // n)
-            data = np.tile(np.frombuffer(pattern, dtype=np.uint8), reps)[: self.nbytes]
-            self.write(0, data)
+        if self.nbytes:
+            runtime().fill(home_slot(), self.storage, self.address, 0, self.nbytes,
+                           list(pattern))
+
+    def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
+        if nbytes:
+            runtime().copy_dtod(home_slot(), (self.storage, self.address, offset),
+                                (src.storage, src.address, src_offset), nbytes)
+
+
+def _refuse_in_capture(rt: Any, what: str) -> None:
+    """BorrowError CT5063 when this thread is capturing a graph: a graph records work on
+    the tensors it was given; it allocates none, and bytes written from the host now would
+    not be written at replay."""
+    cur = rt.current()
+    if cur is not None and rt.capturing(cur):
+        from ..errors import BorrowError
+
+        raise BorrowError(
+            f"cannot {what} while a CUDA Graph is being captured: a graph records work on "
+            "the tensors it was given, and runs none of it now",
+            code="CT5063",
+            hint="allocate every tensor the graph uses (intermediates too) before "
+            "`cutile.graph(...)` and pass them in; new input values go in at replay "
+            "(`g.replay(new_x)`)",
+        )
 
 
 def allocate(nbytes: int) -> Allocation:
-    if driver.backend() == "gpu":
-        return DeviceAllocation(nbytes)
+    """`nbytes` of fresh memory (device, or host on the interpreter), registered as a new
+    storage. Raises `MemoryError` when the device has no room, and BorrowError CT5063
+    inside a graph capture."""
+    rt = runtime()
+    _refuse_in_capture(rt, f"allocate {nbytes} bytes")
+    if rt.gpu:
+        return DeviceAllocation(rt, registry(), nbytes)
     return HostAllocation(nbytes)
+
+
+_pool_lock = threading.Lock()
+_device_pool: dict[int, int] = {}
+
+
+def device_pool() -> int:
+    """cutile's CUDA memory pool on the current device (made once): device memory, release
+    threshold unbounded, so freed blocks are kept and reused rather than returned."""
+    st = driver.state()
+    with _pool_lock:
+        got = _device_pool.get(st.device)
+        if got is not None:
+            return got
+        d = driver._driver()
+        props = d.CUmemPoolProps()
+        props.allocType = d.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+        props.location.type = d.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        props.location.id = st.device
+        pool = driver.check(d.cuMemPoolCreate(props), "cuMemPoolCreate")
+        attr = d.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        driver.check(d.cuMemPoolSetAttribute(pool, attr, d.cuuint64_t(2**64 - 1)),
+                     "cuMemPoolSetAttribute")
+        _device_pool[st.device] = int(pool)
+        return int(pool)
+
+
+def pool_usage() -> dict[str, int]:
+    """`used` (bytes allocated now) and `reserved` (bytes the pool holds) of cutile's pool;
+    the interpreter reports the storages it knows (`storages`) and zeros."""
+    out = {"used": 0, "reserved": 0, "storages": int(registry().storage_count())}
+    if driver.backend() != "gpu":
+        return out
+    d = driver._driver()
+    pool = d.CUmemoryPool(device_pool())
+    a = d.CUmemPool_attribute
+    for key, attr in (("used", a.CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+                      ("reserved", a.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)):
+        value: Any = driver.check(d.cuMemPoolGetAttribute(pool, attr), "cuMemPoolGetAttribute")
+        out[key] = int(value)
+    return out
+
+
+def trim(keep: int = 0) -> None:
+    """Give the pool's unused memory back to the device, keeping `keep` bytes reserved
+    (after synchronizing: memory freed by pending work is released when it completes)."""
+    if driver.backend() != "gpu":
+        return
+    runtime().synchronize()
+    d = driver._driver()
+    driver.check(d.cuMemPoolTrimTo(d.CUmemoryPool(device_pool()), keep), "cuMemPoolTrimTo")

@@ -1,5 +1,6 @@
 """The process-wide host registry (Rust, `cutile._native.HostRegistry`): storages, handles,
-moves into pending operations. One instance per process."""
+moves into pending operations. One instance per process. The in-flight ledger lives in the
+runtime (`streams.runtime()`), with the streams it orders."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import threading
 from typing import Any
 
 _registry: Any = None
-_ledger: Any = None
 _lock = threading.Lock()
 
 
@@ -24,15 +24,11 @@ def registry() -> Any:
 
 def ledger() -> Any:
     """The in-flight ledger: byte ranges each pending op reads (shared) or writes
-    (exclusive), released when the op completes (host rule 4)."""
-    global _ledger
-    if _ledger is None:
-        with _lock:
-            if _ledger is None:
-                from .. import _native
+    (exclusive), with its stream position, dropped when the work completes (host rule 4).
+    It is the runtime's (`acquire`, `release`, `conflicts`, `host_access`, `len()`)."""
+    from .streams import runtime
 
-                _ledger = _native.Ledger()
-    return _ledger
+    return runtime()
 
 
 def next_op_id() -> int:

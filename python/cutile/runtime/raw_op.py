@@ -3,11 +3,13 @@
 
 Made by the call: the tensors are moved into the op (host registry: a `write` or `atomic`
 tensor exclusively, a `read` tensor shared; two uses of one tensor where either writes, or
-overlapping bytes, are refused). `_start` loads the kernel (compiling it on a miss),
-records the byte ranges in the in-flight ledger and calls `cuLaunchKernel` on the
-runtime's stream; `_wait` synchronizes the stream; `_finish` hands everything back and
-returns the arguments in parameter order. Dropped before anything ran it, its tensors stay
-unusable and it warns (`OpNeverRunWarning`), like every op.
+overlapping bytes, are refused). `_start` loads the kernel (compiling it on a miss) and
+launches it through the runtime like a tile kernel: on the stream the runtime picks,
+ordered after conflicting work by the in-flight ledger, which records its byte ranges;
+`_wait` waits for that position of the stream; `_finish` hands everything back and returns
+the arguments in parameter order (`_hand_back` does so before completion, for `then` and
+graph capture). Dropped before anything ran it, its tensors stay unusable and it warns
+(`OpNeverRunWarning`), like every op.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BorrowError, DeviceError, LaunchError
-from . import driver, raw_args
+from . import driver, raw_args, streams
 from .device_faults import KERNEL_FAULTS
 from .device_op import DeviceOp
-from .ownership import ledger, next_op_id, registry
+from .ownership import next_op_id, registry
 from .unrun_ops import Site, warn_kernel_op
 
 if TYPE_CHECKING:
@@ -95,10 +97,9 @@ class RawOp(DeviceOp):
         self._name = f"`{kernel.name}` (op #{self.op_id})"
         self._site = site
         self._holding = False
-        self._in_ledger = False
         self._started = False
         self._launched = False
-        self._stream: Any = None
+        self._position: tuple[int, int] | None = None
         params = kernel.params
         raw_args.check_aliasing(kernel.name, self.op_id, params, values)
         try:
@@ -123,8 +124,6 @@ class RawOp(DeviceOp):
             if 0 in self.dims.grid:  # no block: nothing to launch (as for a tile kernel)
                 return self._wait
             loaded = self.kernel._loaded(self.dims.shared_mem)
-            ledger().acquire(self.op_id, raw_args.accesses(self.kernel.params, self.values))
-            self._in_ledger = True
             self._launch(loaded)
         except BaseException:
             self._release()
@@ -132,29 +131,43 @@ class RawOp(DeviceOp):
         return self._wait
 
     def _launch(self, loaded: Any) -> None:
-        d = driver._driver()
-        self._stream = driver.state().stream
+        rt = streams.runtime()
+        slot = rt.pick()
         buf, ptrs = raw_args.pack(self.kernel.params, loaded.layout, self.values)
-        g, b = self.dims.grid, self.dims.block
         driver.ensure_current()
-        err = d.cuLaunchKernel(loaded.function, g[0], g[1], g[2], b[0], b[1], b[2],
-                               self.dims.shared_mem, self._stream, ctypes.addressof(ptrs), 0)
+        accesses = raw_args.accesses(self.kernel.params, self.values)
+        # (a capture keeps the arguments alive with the graph: the record's last item)
+        seq, _ = rt.launch_kernel(slot, self.op_id, accesses, int(loaded.function),
+                                  self.dims.grid, self.dims.block, self.dims.shared_mem,
+                                  ctypes.addressof(ptrs), (None, self.dims.grid, None,
+                                                           self.values))
         del buf  # the driver copied the parameters
-        driver.check(err, f"cuLaunchKernel({self.kernel.name})")
+        self._position = (slot, seq)
         self._launched = True
 
     def _wait(self) -> None:
-        if not self._launched:
+        if self._position is None:
             return
-        d = driver._driver()
         try:
             driver.ensure_current()
-            (err,) = d.cuStreamSynchronize(self._stream)
-            if err != d.CUresult.CUDA_SUCCESS:
-                self._fault(int(err))
+            code = streams.runtime().wait_code(*self._position)
+            if code:
+                self._fault(int(code))
         except BaseException:
             self._release()
             raise
+
+    def _done(self) -> bool:
+        return self._position is None or bool(streams.runtime().query(*self._position))
+
+    def _last_slot(self) -> int | None:
+        return None if self._position is None else self._position[0]
+
+    def _hand_back(self) -> tuple[Any, ...]:
+        """After `_start`: the arguments back now; the ledger orders what touches them next
+        after the launch."""
+        self._release()
+        return self.values
 
     def _fault(self, code: int) -> None:
         try:
@@ -178,10 +191,9 @@ class RawOp(DeviceOp):
         self._release()
 
     def _release(self) -> None:
-        """Leave the ledger and hand the tensors back (idempotent)."""
-        if self._in_ledger:
-            self._in_ledger = False
-            ledger().release(self.op_id)
+        """Hand the tensors back (idempotent). A launched op's ledger ranges stay until its
+        stream is known to have completed it: what touches the tensors next, a free
+        included, is ordered after it."""
         if self._holding:
             self._holding = False
             registry().give_back(self.op_id)
@@ -190,12 +202,11 @@ class RawOp(DeviceOp):
         if not self._holding:
             return
         if self._started:
-            # Ran but not finished: nothing may still write the memory it hands back.
+            # Ran but not finished: hand back without waiting (the ledger orders what
+            # touches the tensors next after the launch).
             try:
-                if self._launched:
-                    driver._driver().cuStreamSynchronize(self._stream)
                 self._release()
-            except Exception:  # interpreter shutdown: the driver or registry is gone
+            except Exception:  # interpreter shutdown: the registry is gone
                 pass
             return
         self._holding = False

@@ -24,6 +24,8 @@ from .tensor_args import shape_of
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    if len(shape) == 1:
+        return (1,)
     strides = []
     acc = 1
     for d in reversed(shape):
@@ -60,19 +62,11 @@ class _Handle(_native.HandleMeta):
         self.strides = strides
         self.dtype = dtype
         self._span: tuple[int, int] | None = None
-        self._handle = (
-            handle
-            if handle is not None
-            else registry().new_handle(storage, offset, list(shape), list(strides), dtype.itemsize)
-        )
-        self._init_meta(storage, self._handle, alloc.address + offset, offset, shape, strides,
-                        dtype.name, dtype.itemsize, tile_shape, num_blocks)
-
-    def __del__(self) -> None:
-        try:
-            registry().release_handle(self._handle)
-        except Exception:  # interpreter shutdown
-            pass
+        # A new registry handle for this view (or the one given), owned by the native base:
+        # released when this object dies.
+        self._handle = self._init_meta(storage, handle or 0, alloc.address + offset, offset,
+                                       shape, strides, dtype.name, dtype.itemsize, tile_shape,
+                                       num_blocks, registry())
 
     # -- facts the launcher needs ----------------------------------------------------------
 
@@ -101,16 +95,12 @@ class _Handle(_native.HandleMeta):
         return self._storage, lo, hi
 
     def _ensure_no_pending_writer(self) -> None:
-        """A host read must not observe bytes a pending op may still be writing."""
+        """A host read must not observe bytes pending work may still be writing: wait for
+        every writer on a stream (an op handed its tensors back before the device finished:
+        `then`, a graph replay). Raises BorrowError for bytes a graph capture is recording
+        (CT5060, nothing of it ran) or an external holder has (CT5008)."""
         storage, lo, hi = self._ledger_range()
-        pending = ledger().conflicts(storage, lo, hi, False)
-        if pending:
-            raise BorrowError(
-                f"bytes of this tensor are being written by pending op(s) "
-                f"{', '.join(f'#{t}' for t in pending)}",
-                code="CT5008",
-                hint="`.sync()` (or await) the operation first",
-            )
+        ledger().host_access(storage, lo, hi, False)
 
     def _span_bytes(self) -> tuple[int, int]:
         """Lowest and one-past-highest byte this view touches, relative to the allocation."""
@@ -152,7 +142,7 @@ class Tensor(_Handle):
         return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name})"
 
     def to_numpy(self) -> np.ndarray:
-        """Copy to a new numpy array (waits for nothing: a live handle has no pending writer)."""
+        """Copy to a new numpy array, after any pending writer of its bytes finished."""
         self._ensure_live("read")
         self._ensure_no_pending_writer()
         return self._to_numpy()

@@ -24,6 +24,11 @@ def _is_int(x: Any) -> bool:
 
 def shape_of(shape: Any) -> tuple[int, ...]:
     """`shape` as a tuple of non-negative ints (an int is a 1-D shape)."""
+    kind = type(shape)  # the common spellings first: this runs for every allocation
+    if kind is int and shape >= 0:
+        return (shape,)
+    if (kind is list or kind is tuple) and all(type(s) is int and s >= 0 for s in shape):
+        return tuple(shape)
     if _is_int(shape):
         shape = (shape,)
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):

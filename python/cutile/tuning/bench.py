@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import DeviceError
 from ..runtime import driver
-from ..runtime.memory import HostAllocation, allocate
-from ..runtime.ownership import registry
+from ..runtime.memory import allocate
+from ..runtime.streams import synchronize
 from ..runtime.tensor import Partition, Tensor, _Handle
 
 WARMUP = 3  # launches before anything is timed
@@ -36,7 +36,9 @@ def can_time() -> bool:
 
 
 def measure(launch: Callable[[], None]) -> float:
-    """Median seconds per call of `launch`, which only enqueues work on cutile's stream."""
+    """Median seconds per call of `launch`, which only enqueues work on cutile's home
+    stream (raw launches, outside the ledger: everything else finishes first)."""
+    synchronize()
     d = driver._driver()
     stream = driver.state().stream
     driver.ensure_current()
@@ -91,15 +93,8 @@ def scratch_copy(t: _Handle, with_data: bool) -> Tensor:
     src = t._alloc
     alloc = allocate(src.nbytes)
     if with_data and src.nbytes:
-        if isinstance(src, HostAllocation) and isinstance(alloc, HostAllocation):
-            alloc.buffer[: src.nbytes] = src.buffer[: src.nbytes]
-        else:
-            d = driver._driver()
-            stream = driver.state().stream
-            driver.check(d.cuMemcpyDtoDAsync(alloc.address, src.address, src.nbytes, stream),
-                         "cuMemcpyDtoDAsync")
-    storage = registry().new_storage(src.nbytes)
-    return Tensor(alloc, storage, t._offset, t.shape, t.strides, t.dtype)
+        alloc.copy_from(0, src, 0, src.nbytes)  # stream-ordered, through the ledger
+    return Tensor(alloc, alloc.storage, t._offset, t.shape, t.strides, t.dtype)
 
 
 def scratch_like(arg: Any, with_data: bool) -> Any:

@@ -103,7 +103,20 @@ class TunedOp(DeviceOp):
         return wait
 
     def _finish(self) -> Any:
-        values = list(self.kernel_op._finish())
+        return self._whole_again(self.kernel_op._finish())
+
+    def _hand_back(self) -> Any:
+        return self._whole_again(self.kernel_op._hand_back())
+
+    def _done(self) -> bool:
+        return bool(self.kernel_op._done())
+
+    def _last_slot(self) -> int | None:
+        position = self.kernel_op._position
+        return None if position is None else int(position[0])
+
+    def _whole_again(self, results: Any) -> tuple[Any, ...]:
+        values = list(results)
         for i in self._whole:
             values[i] = values[i].unpartition()
         return tuple(values)

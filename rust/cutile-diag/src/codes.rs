@@ -196,6 +196,11 @@ pub const CODES: &[CodeInfo] = &[
         "CT5041",
         "write of a tensor exported to another library that still holds it",
     ),
+    h(
+        "CT5060",
+        "access that conflicts with a CUDA Graph capture (captured work has not run)",
+    ),
+    h("CT5061", "work enqueued on a stream that was closed"),
     // CT6xxx: launch configuration (`LaunchError`).
     l("CT6001", "launch grid differs from the partition grid"),
     l(

@@ -1,8 +1,11 @@
 //! The in-flight ledger (host rule 4): byte ranges each pending operation reads or writes,
-//! keyed by its completion token. A new access that conflicts with a pending one (same
-//! storage, overlapping bytes, either side exclusive, another token) must wait for that
-//! token; `acquire` refuses it, `conflicts` says what to wait for.
+//! keyed by its completion token, with the stream position the work sits at. A new access
+//! that conflicts with a pending one (same storage, overlapping bytes, either side
+//! exclusive, another token) must be ordered after it: on the same stream it already is;
+//! on another stream it waits for that stream's event ([`crate::InFlight`] plans it); a
+//! holder on no stream (`acquire`, an external user) cannot be waited on and refuses it.
 
+use crate::streams::NO_STREAM;
 use crate::{HostError, IdMap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,9 +18,13 @@ pub struct Access {
 }
 
 #[derive(Debug, Clone)]
-struct Entry {
-    token: u64,
-    access: Access,
+pub(crate) struct Entry {
+    pub token: u64,
+    /// The stream slot the work runs on ([`NO_STREAM`]: an external holder).
+    pub stream: u32,
+    /// Its position on that stream.
+    pub seq: u64,
+    pub access: Access,
 }
 
 /// Pending accesses indexed by storage (a conflict needs the same storage), and the
@@ -34,7 +41,7 @@ pub struct Ledger {
 
 const SPARE: usize = 64;
 
-fn clash(a: &Access, b: &Access) -> bool {
+pub(crate) fn clash(a: &Access, b: &Access) -> bool {
     a.storage == b.storage
         && a.lo < b.hi
         && b.lo < a.hi
@@ -46,6 +53,24 @@ fn clash(a: &Access, b: &Access) -> bool {
 impl Ledger {
     pub fn new() -> Self {
         Ledger::default()
+    }
+
+    /// Entries of other tokens that clash with `access`.
+    pub(crate) fn clashing<'a>(
+        &'a self,
+        access: &'a Access,
+        except: Option<u64>,
+    ) -> impl Iterator<Item = &'a Entry> + 'a {
+        self.by_storage
+            .get(&access.storage)
+            .into_iter()
+            .flatten()
+            .filter(move |e| Some(e.token) != except && clash(&e.access, access))
+    }
+
+    /// Every entry on `storage`.
+    pub(crate) fn on_storage(&self, storage: u64) -> impl Iterator<Item = &Entry> + '_ {
+        self.by_storage.get(&storage).into_iter().flatten()
     }
 
     fn pending(&self, access: &Access, except: Option<u64>) -> impl Iterator<Item = u64> + '_ {
@@ -66,7 +91,8 @@ impl Ledger {
         out
     }
 
-    /// Record every access of `token`, all or nothing.
+    /// Record every access of `token`, held by an external user on no stream, all or
+    /// nothing: any conflict with a pending access is refused (CT5008).
     pub fn acquire(&mut self, token: u64, accesses: &[Access]) -> Result<(), HostError> {
         for a in accesses {
             if let Some(first) = self.pending(a, Some(token)).min() {
@@ -90,8 +116,36 @@ impl Ledger {
                 .with_op(first));
             }
         }
+        self.record(token, NO_STREAM, 0, accesses);
+        Ok(())
+    }
+
+    /// Record every access of `token`, at position `seq` of stream `stream`, without
+    /// checking (the caller planned the order: [`crate::InFlight`]).
+    ///
+    /// An earlier entry of the same stream that the new one covers (its bytes inside the
+    /// new range, and the new access a write, or both reads) is dropped: whatever would
+    /// have to wait for it conflicts with the new entry too, and waiting for a later
+    /// position of a stream covers the earlier ones. So work repeated on the same tensors
+    /// on one stream (a `then` chain) keeps one entry per range, not one per op.
+    pub fn record(&mut self, token: u64, stream: u32, seq: u64, accesses: &[Access]) {
         if accesses.is_empty() {
-            return Ok(());
+            return;
+        }
+        if stream != NO_STREAM {
+            for a in accesses {
+                if let Some(entries) = self.by_storage.get_mut(&a.storage) {
+                    let before = entries.len();
+                    entries.retain(|e| {
+                        !(e.stream == stream
+                            && e.token != token
+                            && a.lo <= e.access.lo
+                            && e.access.hi <= a.hi
+                            && (a.exclusive || !e.access.exclusive))
+                    });
+                    self.len -= before - entries.len();
+                }
+            }
         }
         let spare = &mut self.spare_storages;
         let storages = self
@@ -106,11 +160,69 @@ impl Ledger {
                 .or_insert_with(|| spare.pop().unwrap_or_default())
                 .push(Entry {
                     token,
+                    stream,
+                    seq,
                     access: a.clone(),
                 });
         }
         self.len += accesses.len();
-        Ok(())
+    }
+
+    /// The accesses of `token` (a capture collects them).
+    pub fn accesses_of(&self, token: u64) -> Vec<Access> {
+        let mut out = Vec::new();
+        let Some(storages) = self.by_token.get(&token) else {
+            return out;
+        };
+        let mut seen: Vec<u64> = Vec::with_capacity(storages.len());
+        for s in storages {
+            if seen.contains(s) {
+                continue;
+            }
+            seen.push(*s);
+            out.extend(
+                self.on_storage(*s)
+                    .filter(|e| e.token == token)
+                    .map(|e| e.access.clone()),
+            );
+        }
+        out
+    }
+
+    /// Drop every entry on `storage` (its memory was freed, ordered after them). Returns
+    /// how many.
+    pub fn forget_storage(&mut self, storage: u64) -> usize {
+        let Some(mut entries) = self.by_storage.remove(&storage) else {
+            return 0;
+        };
+        let n = entries.len();
+        self.len -= n;
+        // The tokens' storage lists keep `storage`; `release` skips what is gone.
+        entries.clear();
+        if self.spare_entries.len() < SPARE {
+            self.spare_entries.push(entries);
+        }
+        n
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<Entry>();
+        let map = |cap: usize| cap * (std::mem::size_of::<u64>() + 3 * 8 + 1);
+        map(self.by_storage.capacity())
+            + map(self.by_token.capacity())
+            + self
+                .by_storage
+                .values()
+                .chain(self.spare_entries.iter())
+                .map(|v| v.capacity() * entry)
+                .sum::<usize>()
+            + self
+                .by_token
+                .values()
+                .chain(self.spare_storages.iter())
+                .map(|v| v.capacity() * 8)
+                .sum::<usize>()
     }
 
     /// The operation `token` completed: drop its accesses; returns how many.
@@ -178,6 +290,32 @@ mod tests {
         assert!(l.conflicts(&acc(7, 100, 150, true), None) == vec![2]);
         assert_eq!(l.release(2), 1);
         l.acquire(3, &[acc(7, 100, 150, true)]).unwrap();
+    }
+
+    #[test]
+    fn a_covering_entry_of_the_same_stream_replaces_earlier_ones() {
+        let mut l = Ledger::new();
+        for t in 1..=1000u64 {
+            // a chain on stream 0: write z, read x, again and again
+            l.record(t, 0, t, &[acc(1, 0, 64, true), acc(2, 0, 64, false)]);
+        }
+        assert_eq!(l.len(), 2);
+        assert_eq!(l.conflicts(&acc(1, 0, 8, false), None), vec![1000]);
+        // a read does not replace a write (a later reader must still wait for the write),
+        // another stream's entries and an external holder's are never replaced
+        l.record(1001, 0, 1001, &[acc(1, 0, 64, false)]);
+        l.record(1002, 1, 1, &[acc(1, 0, 64, true)]);
+        l.acquire(5000, &[acc(3, 0, 8, false)]).unwrap();
+        l.acquire(5001, &[acc(3, 0, 8, false)]).unwrap();
+        assert_eq!(l.conflicts(&acc(1, 0, 8, false), None), vec![1000, 1002]);
+        assert_eq!(l.conflicts(&acc(3, 0, 8, true), None), vec![5000, 5001]);
+        // a narrower write does not replace a wider one
+        l.record(1003, 0, 1002, &[acc(2, 0, 32, true)]);
+        assert_eq!(l.conflicts(&acc(2, 48, 56, true), None), vec![1000]);
+        for t in [1000, 1001, 1002, 1003, 5000, 5001] {
+            l.release(t);
+        }
+        assert!(l.is_empty());
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //!   holds is not what the program meant it to hold), or `released`. `consume` enforces unique storage (rule 1); `move_in`
 //!   moves a launch's arguments all or nothing, refusing duplicates and stride-aware
 //!   overlaps with a mutable argument (rules 2, 3); `give_back` ends the loan.
-//! - [`Ledger`]: byte ranges in flight per completion token (rule 4).
+//! - [`Ledger`]: byte ranges in flight per completion token (rule 4), with the stream
+//!   position of the work; [`Clocks`]: how far each stream is enqueued and complete;
+//!   [`InFlight`]: the two together, which order work across streams, host reads and
+//!   frees.
 //! - [`validate_launch`]: grid and tile shapes against the kernel (rule 6).
 //! - [`OpState`]: one launch op's life (start once, release once, abandoned when dropped
 //!   without running); `launch_plan` binds,
@@ -16,16 +19,20 @@
 //! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
 //! Testing: `cargo test -p cutile-host`; `cargo bench -p cutile-host` times `move_in`.
 
+mod in_flight;
 mod launch;
 pub mod launch_plan;
 mod ledger;
 mod op_state;
 mod region;
+pub mod streams;
 
+pub use in_flight::{InFlight, POLL_EVERY};
 pub use launch::{validate_launch, PartitionArg};
 pub use ledger::{Access, Ledger};
 pub use op_state::{DropAction, OpState, Release, StartRefusal};
 pub use region::{may_overlap, Region};
+pub use streams::{Clocks, EventOps, NoEvents, Stats, Waits, NO_STREAM};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -164,6 +171,9 @@ enum OpName {
     /// A kernel launch ([`HostRegistry::move_in_launch`]), shown as "`kernel` (op #id)":
     /// formatted only when an error or `holder` needs it.
     Launch(Arc<str>),
+    /// A long-lived holder ([`HostRegistry::hold`]: a CUDA Graph), which keeps its
+    /// tensors until it gives them back.
+    Holder(Arc<str>),
 }
 
 /// How a kernel launch names its operation in errors: "`add` (op #7)".
@@ -380,6 +390,17 @@ impl HostRegistry {
         Ok(st.handles)
     }
 
+    /// The storage's memory was freed (its last Python reference died, so no handle of it
+    /// is live): forget it, so the registry holds what is alive, not the history.
+    pub fn drop_storage(&mut self, storage: u64) -> bool {
+        self.storages.remove(&storage).is_some()
+    }
+
+    /// Storages known (live allocations).
+    pub fn storage_count(&self) -> usize {
+        self.storages.len()
+    }
+
     pub fn storage_live_handles(&self, storage: u64) -> Result<u32, HostError> {
         self.storages
             .get(&storage)
@@ -402,14 +423,14 @@ impl HostRegistry {
     /// The kernel (or given name) of op `op`.
     fn op_kernel(&self, op: u64) -> Option<&str> {
         self.ops.get(&op).map(|o| match &o.name {
-            OpName::Given(n) | OpName::Launch(n) => &**n,
+            OpName::Given(n) | OpName::Launch(n) | OpName::Holder(n) => &**n,
         })
     }
 
     fn op_name(&self, op: u64) -> String {
         match self.ops.get(&op).map(|o| &o.name) {
             Some(OpName::Given(n)) => n.to_string(),
-            Some(OpName::Launch(k)) => launch_op_name(k, op),
+            Some(OpName::Launch(k) | OpName::Holder(k)) => launch_op_name(k, op),
             None => "?".into(),
         }
     }
@@ -418,7 +439,7 @@ impl HostRegistry {
     /// "`add` (op #7)".
     fn shown(&self, op: u64) -> String {
         match self.ops.get(&op).map(|o| &o.name) {
-            Some(OpName::Given(n) | OpName::Launch(n)) => launch_op_name(n, op),
+            Some(OpName::Given(n) | OpName::Launch(n) | OpName::Holder(n)) => launch_op_name(n, op),
             None => format!("op #{op}"),
         }
     }
@@ -426,6 +447,24 @@ impl HostRegistry {
     fn not_live(&self, handle: u64, state: &HandleState, what: &str) -> HostError {
         match state {
             HandleState::Live => HostError::borrow("CT5007", String::new(), None),
+            HandleState::Moved { op }
+                if matches!(self.ops.get(op).map(|o| &o.name), Some(OpName::Holder(_))) =>
+            {
+                HostError::borrow(
+                    "CT5001",
+                    format!(
+                        "cannot {what}: the tensor is held by {} until it gives its tensors \
+                         back (`into_inner()`, or when it is dropped)",
+                        self.shown(*op)
+                    ),
+                    Some(
+                        "work through the graph (`g.replay(...)`, `g.read(i)`), or take the \
+                         tensors back with `g.into_inner()`"
+                            .into(),
+                    ),
+                )
+                .with_op(*op)
+            }
             HandleState::Moved { op } => {
                 let e = HostError::borrow(
                     "CT5001",
@@ -566,6 +605,20 @@ impl HostRegistry {
         Ok(())
     }
 
+    /// Move every live handle of `handles` into long-lived holder `op` (a CUDA Graph that
+    /// owns the tensors it touches): until [`HostRegistry::give_back`], every use of them is
+    /// refused (CT5001, naming the holder). Handles that are not live (consumed, released)
+    /// are skipped: the holder keeps their memory by other means. Returns how many moved.
+    pub fn hold(&mut self, op: u64, name: &str, handles: &[u64]) -> usize {
+        let live: Vec<(u64, bool)> = handles
+            .iter()
+            .filter(|h| self.state(**h) == Some(&HandleState::Live))
+            .map(|h| (*h, false))
+            .collect();
+        self.record_moves(op, OpName::Holder(Arc::from(name)), &live);
+        self.ops.get(&op).map_or(0, |o| o.handles.len())
+    }
+
     /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
     fn check_moves(&self, args: &[(u64, bool)], op: u64, kernel: &str) -> Result<(), HostError> {
         let op_name = || launch_op_name(kernel, op);
@@ -669,7 +722,7 @@ impl HostRegistry {
     /// parameter)`; the first entry for a handle wins). Returns how many were marked.
     pub fn abandon(&mut self, op: u64, params: &[(u64, &str)]) -> usize {
         let kernel: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
-            Some(OpName::Given(n) | OpName::Launch(n)) => n.clone(),
+            Some(OpName::Given(n) | OpName::Launch(n) | OpName::Holder(n)) => n.clone(),
             None => return 0,
         };
         self.end_loan(op, |id| HandleState::Dropped {

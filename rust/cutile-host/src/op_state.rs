@@ -1,7 +1,11 @@
 //! The life of one launch op, as a state machine the bindings drive: created holding its
 //! moved-in arguments; started once (never after giving them back); in the ledger from a
-//! successful start; launched with a sequence number on its stream; released exactly once
-//! (ledger ranges, then the moves), whether it finished, failed or was dropped.
+//! successful start; launched at a position of a stream; released exactly once (ledger
+//! ranges, then the moves), whether it finished, failed or was dropped. Once launched, its
+//! ledger ranges belong to the stream's clock ([`crate::InFlight::complete`] drops them
+//! when the work is known done), so the op can hand its arguments back before the device
+//! finishes (`then`, graph capture, a drop): what touches them next is ordered by the
+//! ledger.
 //!
 //! An op is a value the program must run (like a Rust `#[must_use]` future): dropped before
 //! anything ran it, its arguments are abandoned, not handed back, since an output that was
@@ -10,7 +14,7 @@
 //! Atomics, not a lock: the Python object is shared (frozen) and `release` runs from
 //! `Drop` too; every transition is one swap, so each side effect happens at most once.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Why an op may not start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +58,10 @@ pub struct OpState {
     holding: AtomicBool,
     in_ledger: AtomicBool,
     started: AtomicBool,
-    /// The op's launch number on its stream (0: not launched).
+    /// The op's position on its stream (0: not launched).
     launched: AtomicU64,
+    /// The stream slot it launched on.
+    slot: AtomicU32,
     /// `DeviceOp`'s "runs once" flag.
     ran: AtomicBool,
     /// A composite op (`zip`, `then`) owns this one and answers for it when dropped.
@@ -76,6 +82,7 @@ impl OpState {
             in_ledger: AtomicBool::new(false),
             started: AtomicBool::new(false),
             launched: AtomicU64::new(0),
+            slot: AtomicU32::new(0),
             ran: AtomicBool::new(false),
             adopted: AtomicBool::new(false),
         }
@@ -105,14 +112,22 @@ impl OpState {
         self.in_ledger.store(true, Ordering::Release);
     }
 
-    /// The driver accepted the launch as number `seq` of its stream.
-    pub fn launched_as(&self, seq: u64) {
+    /// The driver accepted the launch as position `seq` of stream `slot`: from now on the
+    /// stream's clock owns the ledger ranges.
+    pub fn launched_as(&self, slot: u32, seq: u64) {
+        self.slot.store(slot, Ordering::Release);
         self.launched.store(seq, Ordering::Release);
+        self.in_ledger.store(false, Ordering::Release);
     }
 
-    /// The launch number to wait for (0: nothing was launched).
+    /// The position to wait for (0: nothing was launched).
     pub fn launched(&self) -> u64 {
         self.launched.load(Ordering::Acquire)
+    }
+
+    /// The stream slot it launched on (meaningful once `launched() != 0`).
+    pub fn slot(&self) -> u32 {
+        self.slot.load(Ordering::Acquire)
     }
 
     /// Mark the op as run; true when it had run already.
@@ -172,8 +187,25 @@ mod tests {
         assert_eq!(s.begin_start(), Ok(()));
         assert_eq!(s.begin_start(), Err(StartRefusal::AlreadyStarted));
         s.entered_ledger();
-        s.launched_as(7);
-        assert_eq!(s.launched(), 7);
+        s.launched_as(2, 7);
+        assert_eq!((s.slot(), s.launched()), (2, 7));
+        // launched: the stream's clock releases the ranges, the op only its moves
+        assert_eq!(
+            s.take_release(),
+            Release {
+                ledger: false,
+                moves: true
+            }
+        );
+        assert_eq!(s.take_release(), Release::default());
+        assert!(!s.needs_release() && !s.holding());
+    }
+
+    #[test]
+    fn a_start_that_failed_after_the_ledger_releases_it() {
+        let s = OpState::new();
+        s.begin_start().unwrap();
+        s.entered_ledger();
         assert_eq!(
             s.take_release(),
             Release {
@@ -181,8 +213,6 @@ mod tests {
                 moves: true
             }
         );
-        assert_eq!(s.take_release(), Release::default());
-        assert!(!s.needs_release() && !s.holding());
     }
 
     #[test]

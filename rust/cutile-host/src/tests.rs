@@ -159,6 +159,7 @@ fn host_codes_are_documented() {
         include_str!("lib.rs"),
         include_str!("launch.rs"),
         include_str!("ledger.rs"),
+        include_str!("in_flight.rs"),
     ] {
         for (i, _) in src.match_indices("\"CT") {
             let code = &src[i + 1..i + 7];
@@ -287,6 +288,32 @@ fn abandoning_releases_handles_whose_object_died_meanwhile() {
     assert_eq!(r.abandon(3, &[(z, "z")]), 0);
     assert_eq!(r.state(z), None);
     assert_eq!(r.storage_live_handles(s).unwrap(), 0);
+}
+
+#[test]
+fn a_holder_keeps_live_handles_until_it_gives_them_back() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let a = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    let view = r
+        .new_handle(s, Region::new(0, vec![16], vec![1], 4))
+        .unwrap();
+    let gone = r.new_handle(s, contiguous(8, 4)).unwrap();
+    let p = r.consume(gone, "partition", false).unwrap();
+    // overlapping views are held together (nothing writes through a holder's handles);
+    // a consumed one is skipped, the same handle twice counts once
+    assert_eq!(r.hold(9, "cutile.graph(step)", &[a, view, gone, p, a]), 3);
+    let e = r.check_live(view, "read it").unwrap_err();
+    assert_eq!(e.code, "CT5001");
+    assert!(
+        e.message.contains("held by `cutile.graph(step)` (op #9)")
+            && e.message.contains("into_inner()"),
+        "{}",
+        e.message
+    );
+    assert_eq!(r.give_back(9), 3);
+    r.check_live(a, "read it").unwrap();
+    r.check_live(view, "read it").unwrap();
 }
 
 #[test]

@@ -18,7 +18,8 @@ use pending::CallSite;
 pub use pending::PendingLaunch;
 
 use crate::errors::{self, guard, host_err};
-use crate::{HostRegistry, Ledger};
+use crate::runtime::Runtime;
+use crate::HostRegistry;
 use cutile_host::launch_plan::{
     fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
     PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
@@ -41,10 +42,12 @@ pub fn next_op_id() -> u64 {
 }
 
 /// The native half of a `Tensor` / `Partition` (their base class): storage, handle,
-/// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made.
+/// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made; and
+/// the registry handle it owns, released when the object dies.
 #[pyclass(module = "cutile._native", frozen, subclass)]
 pub struct HandleMeta {
     desc: OnceLock<Arc<TensorDesc>>,
+    owner: OnceLock<(Py<HostRegistry>, u64)>,
 }
 
 #[pymethods]
@@ -54,14 +57,18 @@ impl HandleMeta {
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
         HandleMeta {
             desc: OnceLock::new(),
+            owner: OnceLock::new(),
         }
     }
 
+    /// Set the facts once. With `registry`, the object owns `handle` there (released when
+    /// it dies), and `handle == 0` makes a new one for this view. Returns the handle.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
-                        tile_shape = None, num_blocks = None))]
+                        tile_shape = None, num_blocks = None, registry = None))]
     fn _init_meta(
         &self,
+        py: Python<'_>,
         storage: u64,
         handle: u64,
         address: u64,
@@ -72,7 +79,31 @@ impl HandleMeta {
         itemsize: u64,
         tile_shape: Option<Vec<i64>>,
         num_blocks: Option<u64>,
-    ) -> PyResult<()> {
+        registry: Option<Bound<'_, HostRegistry>>,
+    ) -> PyResult<u64> {
+        let handle = match (&registry, handle) {
+            (Some(reg), 0) => {
+                let dims = shape
+                    .iter()
+                    .map(|d| {
+                        u64::try_from(*d).map_err(|_| {
+                            PyValueError::new_err(format!("shape must be non-negative, got {d}"))
+                        })
+                    })
+                    .collect::<PyResult<Vec<u64>>>()?;
+                let region = cutile_host::Region::new(offset, dims, strides.clone(), itemsize);
+                let made = reg.try_borrow_mut()?.inner.new_handle(storage, region);
+                made.map_err(|e| host_err(py, e))?
+            }
+            _ => handle,
+        };
+        let release = |reg: &Option<Bound<'_, HostRegistry>>| {
+            if let Some(r) = reg {
+                if let Ok(mut r) = r.try_borrow_mut() {
+                    let _ = r.inner.release_handle(handle);
+                }
+            }
+        };
         let desc = TensorDesc::new(View {
             storage,
             handle,
@@ -84,11 +115,22 @@ impl HandleMeta {
             itemsize,
             tile: tile_shape,
             num_blocks,
-        })
-        .map_err(PyValueError::new_err)?;
-        self.desc
-            .set(Arc::new(desc))
-            .map_err(|_| PyRuntimeError::new_err("handle metadata is set once"))
+        });
+        let desc = match desc {
+            Ok(d) => d,
+            Err(e) => {
+                release(&registry);
+                return Err(PyValueError::new_err(e));
+            }
+        };
+        if self.desc.set(Arc::new(desc)).is_err() {
+            release(&registry);
+            return Err(PyRuntimeError::new_err("handle metadata is set once"));
+        }
+        if let Some(reg) = registry {
+            let _ = self.owner.set((reg.unbind(), handle));
+        }
+        Ok(handle)
     }
 
     /// `(storage, handle, address, span_lo, span_hi, index_bits)`, or `None` before
@@ -103,8 +145,22 @@ impl HandleMeta {
     }
 }
 
+impl Drop for HandleMeta {
+    /// The Python object died: its handle goes (a handle a pending op holds keeps its
+    /// storage until the op gives it back; see `HostRegistry::release_handle`).
+    fn drop(&mut self) {
+        if let Some((reg, handle)) = self.owner.get() {
+            let _ = Python::try_attach(|py| {
+                if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
+                    let _ = r.inner.release_handle(*handle);
+                }
+            });
+        }
+    }
+}
+
 /// `CUresult cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)`.
-type LaunchFn = unsafe extern "C" fn(
+pub(crate) type LaunchFn = unsafe extern "C" fn(
     *mut c_void,
     c_uint,
     c_uint,
@@ -117,37 +173,6 @@ type LaunchFn = unsafe extern "C" fn(
     *mut *mut c_void,
     *mut *mut c_void,
 ) -> c_int;
-/// `CUresult cuStreamSynchronize(stream)`.
-type SyncFn = unsafe extern "C" fn(*mut c_void) -> c_int;
-
-struct Gpu {
-    launch: LaunchFn,
-    sync: SyncFn,
-    stream: usize,
-    /// Launches this launcher enqueued (counted after `cuLaunchKernel` returns), and how
-    /// many of them a completed `cuStreamSynchronize` covers: an op launched before a
-    /// synchronize returned needs no second one (a stream runs in order).
-    launched: AtomicU64,
-    synced: AtomicU64,
-}
-
-impl Gpu {
-    /// Wait until launch number `seq` of this launcher completed (0: wait for the stream).
-    fn wait_for(&self, py: Python<'_>, seq: u64) -> c_int {
-        if seq != 0 && self.synced.load(Ordering::Acquire) >= seq {
-            return 0;
-        }
-        let target = self.launched.load(Ordering::Acquire);
-        let (sync, stream) = (self.sync, self.stream);
-        // SAFETY: `sync` is the driver's cuStreamSynchronize (from cuGetProcAddress) and
-        // `stream` a live stream of the runtime; the call touches no Rust memory.
-        let code = py.detach(move || unsafe { sync(stream as *mut c_void) });
-        if code == 0 {
-            self.synced.fetch_max(target, Ordering::AcqRel);
-        }
-        code
-    }
-}
 
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
@@ -243,8 +268,8 @@ pub struct KernelLauncher {
     plan: LaunchPlan,
     names: Py<PyTuple>,
     registry: Py<HostRegistry>,
-    ledger: Py<Ledger>,
-    gpu: Option<Gpu>,
+    /// Streams, the ledger and the driver.
+    runtime: Py<Runtime>,
     /// A `weakref.ref` to the Python kernel object.
     owner: Py<PyAny>,
     /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.

@@ -10,6 +10,7 @@
 mod dlpack;
 mod errors;
 mod launch;
+mod runtime;
 
 use cutile_kast::SourceFile;
 use errors::{guard, host_err};
@@ -401,65 +402,21 @@ impl HostRegistry {
     fn storage_sharing(&self, py: Python<'_>, storage: u64) -> PyResult<(bool, u32)> {
         guard(|| Ok(self.inner.storage_sharing(storage)))?.map_err(|e| host_err(py, e))
     }
-}
 
-/// The in-flight ledger (host rule 4): byte ranges per pending completion token.
-/// (Addition to the stubs.)
-#[pyclass(module = "cutile._native")]
-pub struct Ledger {
-    inner: cutile_host::Ledger,
-}
-
-#[pymethods]
-impl Ledger {
-    #[new]
-    fn new() -> Self {
-        Ledger {
-            inner: cutile_host::Ledger::new(),
-        }
+    /// Move every live handle of `handles` into long-lived holder `op_id` (a CUDA Graph)
+    /// until `give_back`; returns how many moved.
+    fn hold(&mut self, op_id: u64, name: &str, handles: Vec<u64>) -> PyResult<usize> {
+        guard(|| Ok(self.inner.hold(op_id, name, &handles)))
     }
 
-    /// Record `(storage, lo, hi, exclusive)` byte ranges for `token`, all or nothing;
-    /// raises BorrowError (CT5008) on a conflict with another pending token.
-    fn acquire(
-        &mut self,
-        py: Python<'_>,
-        token: u64,
-        accesses: Vec<(u64, u64, u64, bool)>,
-    ) -> PyResult<()> {
-        let acc: Vec<cutile_host::Access> = accesses
-            .into_iter()
-            .map(|(storage, lo, hi, exclusive)| cutile_host::Access {
-                storage,
-                lo,
-                hi,
-                exclusive,
-            })
-            .collect();
-        guard(|| Ok(self.inner.acquire(token, &acc)))?.map_err(|e| host_err(py, e))
+    /// The storage's memory was freed: forget it (returns whether it was known).
+    fn drop_storage(&mut self, storage: u64) -> bool {
+        self.inner.drop_storage(storage)
     }
 
-    /// Drop every range of `token`; returns how many.
-    fn release(&mut self, token: u64) -> usize {
-        self.inner.release(token)
-    }
-
-    /// Tokens that must complete before this access may proceed.
-    #[pyo3(signature = (storage, lo, hi, exclusive))]
-    fn conflicts(&self, storage: u64, lo: u64, hi: u64, exclusive: bool) -> Vec<u64> {
-        self.inner.conflicts(
-            &cutile_host::Access {
-                storage,
-                lo,
-                hi,
-                exclusive,
-            },
-            None,
-        )
-    }
-
-    fn __len__(&self) -> usize {
-        self.inner.len()
+    /// How many storages (allocations) the registry knows.
+    fn storage_count(&self) -> usize {
+        self.inner.storage_count()
     }
 }
 
@@ -529,7 +486,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Obligation>()?;
     m.add_class::<CheckResult>()?;
     m.add_class::<HostRegistry>()?;
-    m.add_class::<Ledger>()?;
+    m.add_class::<runtime::Runtime>()?;
+    // The ledger's old name: a runtime on the interpreter's virtual streams by default.
+    m.add("Ledger", m.py().get_type::<runtime::Runtime>())?;
+    m.add_class::<runtime::DeviceBuffer>()?;
+    m.add("DRIVER_SYMBOLS", runtime::SYMBOLS.to_vec())?;
     m.add_class::<launch::HandleMeta>()?;
     m.add_class::<launch::KernelLauncher>()?;
     m.add_class::<launch::PendingLaunch>()?;

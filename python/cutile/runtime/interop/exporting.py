@@ -8,9 +8,10 @@ tensor died), a `__cuda_array_interface__` export when the cutile tensor object 
 consumer keeps it alive to keep the memory). The capsule keeps cutile's memory alive.
 
 Decisions: a tensor moved into an op is refused (BorrowError CT5001: the op owns it until
-`.sync()`/`await` hands it back), as is one a pending op writes (CT5008), exactly as
-`to_numpy()` is; work cutile queued earlier (a fill, a kernel) is ordered before the
-consumer's with an event on the consumer's stream. A tensor imported shared is exported
+`.sync()`/`await` hands it back); one whose bytes pending work writes (a `then` chain, a
+graph replay) is exported once that work finished, exactly as `to_numpy()` reads it
+(a graph capture or an external holder refuses: CT5060, CT5008); and the consumer's stream
+waits on an event of cutile's home stream. A tensor imported shared is exported
 read-only (DLPack 1.x flag, `__cuda_array_interface__`'s readonly); a legacy (pre-1.0)
 DLPack consumer cannot be told, and gets it as the protocol allows.
 """
@@ -55,8 +56,9 @@ class _Export:
 
     def __del__(self) -> None:
         try:
+            nbytes = self.tensor._alloc.nbytes
             for s in self.consumer_streams:
-                streams.runtime_waits_for(s)
+                streams.runtime_waits_for(s, self.storage, nbytes)
         except Exception:  # the consumer's stream is gone, or the context is
             pass
         try:
@@ -67,7 +69,7 @@ class _Export:
 
 def _check_exportable(t: Tensor, what: str) -> None:
     t._ensure_live(what)  # CT5001 (moved into an op), CT5002, CT5009
-    t._ensure_no_pending_writer()  # CT5008
+    t._ensure_no_pending_writer()  # waits for pending writers (CT5060 / CT5008 refuse)
 
 
 def _refuse(message: str, hint: str) -> InteropError:

@@ -24,7 +24,7 @@ from ...errors import InteropError
 from .. import driver
 from ..ownership import registry
 from ..tensor import Partition, Tensor
-from . import aliases, sources
+from . import aliases, sources, streams
 from .memory import ForeignDeviceAllocation, ForeignHostAllocation
 from .sources import Foreign
 
@@ -130,4 +130,10 @@ def _make(f: Foreign, exclusive: bool) -> Tensor:
                   "exclusive" if exclusive else "shared", alloc)
     reg = registry()
     storage = reg.new_storage(span) if exclusive else reg.new_shared_storage(span)
+    alloc.attach(storage)
+    if target().gpu:
+        # The producer's pending work was ordered before the runtime's home stream (the
+        # protocol's `stream=`): record that point in the ledger as a write of the bytes,
+        # so a kernel on any stream reading them waits for it.
+        streams.note_foreign_write(storage, span)
     return Tensor(alloc, storage, 0, f.shape, strides, f.dtype)

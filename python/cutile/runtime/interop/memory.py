@@ -1,6 +1,11 @@
 """Allocations over another library's memory: cutile reads and writes it in place, frees
 nothing, and keeps the producer's objects (`keepers`: the DLPack managed tensor, the
-producer's array) alive for as long as any cutile tensor views it."""
+producer's array) alive for as long as any cutile tensor views it.
+
+Each is a storage of the runtime's ledger like cutile's own memory (`attach` names it once
+the registry made it): what cutile queues on it is ordered like any work, and when the
+allocation dies, everything pending on it completes before the producer gets its memory
+back."""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import driver
-from ..memory import DeviceAllocation, HostAllocation
+from ..memory import Allocation, HostAllocation
+from ..streams import home_slot, runtime
 
 
 class ForeignHostAllocation(HostAllocation):
@@ -32,32 +38,71 @@ class ForeignHostAllocation(HostAllocation):
             if not writable:
                 self.buffer.flags.writeable = False
         self.address = int(self.buffer.ctypes.data)
+        self._rt = runtime()
+
+    def attach(self, storage: int) -> None:
+        """The registry storage this memory is (set once, right after it is made)."""
+        self.storage = storage
+        self.slot = home_slot()
 
     def fill_bytes(self, pattern: bytes) -> None:
         raise AssertionError("foreign memory is never filled")  # only api builders fill
 
 
-class ForeignDeviceAllocation(DeviceAllocation):
+class ForeignDeviceAllocation(Allocation):
     """Device memory of another library (the GPU backend's tensors), read and written with
-    the copies `DeviceAllocation` makes, never freed by cutile."""
+    the runtime's stream-ordered copies, never freed by cutile."""
+
+    nbytes: int
+    address: int
+    storage: int
+    slot: int
 
     def __init__(self, address: int, nbytes: int,
-                 keepers: tuple[Any, ...]) -> None:  # no super(): nothing to allocate
+                 keepers: tuple[Any, ...]) -> None:
         self.nbytes = nbytes
         self.address = address
-        self._ptr = None
-        self._stream = driver.state().stream
         self.keepers = keepers
+        self._rt = runtime()
+        self.storage = 0
+
+    def attach(self, storage: int) -> None:
+        """The registry storage this memory is (set once, right after it is made)."""
+        self.storage = storage
+        self.slot = home_slot()
 
     def __del__(self) -> None:
         # The producer may reuse the memory as soon as its deleter runs, which is when
-        # `keepers` go, right after this: let every cutile kernel queued on the runtime
-        # stream that may still touch it finish first.
+        # `keepers` go, right after this: everything cutile queued that touches it
+        # completes first, then the ledger forgets it.
+        if not self.storage:
+            return
         try:
             driver.ensure_current()
-            driver._driver().cuStreamSynchronize(self._stream)
+            self._rt.host_access(self.storage, 0, self.nbytes, True)
+            self._rt.free_storage(self.storage, self.slot)
         except Exception:  # interpreter shutdown: the context is going away anyway
             pass
+
+    def write(self, offset: int, data: np.ndarray) -> None:
+        src = np.ascontiguousarray(data)
+        self._rt.copy_htod(home_slot(), self.storage, self.address, offset,
+                           src.ctypes.data, src.nbytes)
+
+    def read(self, offset: int, nbytes: int) -> np.ndarray:
+        self._rt.host_access(self.storage, offset, offset + nbytes, False)
+        out = np.empty(nbytes, dtype=np.uint8)
+        if nbytes:
+            d = driver._driver()
+            driver.ensure_current()
+            driver.check(d.cuMemcpyDtoH(out.ctypes.data, self.address + offset, nbytes),
+                         "cuMemcpyDtoH")
+        return out
+
+    def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
+        if nbytes:
+            self._rt.copy_dtod(home_slot(), (self.storage, self.address, offset),
+                               (src.storage, src.address, src_offset), nbytes)
 
     def fill_bytes(self, pattern: bytes) -> None:
         raise AssertionError("foreign memory is never filled")  # only api builders fill

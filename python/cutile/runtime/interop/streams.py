@@ -1,11 +1,13 @@
-"""Stream order between cutile's runtime stream and another library's (GPU only).
+"""Stream order between cutile's streams and another library's (GPU only).
 
-cutile queues all its device work (allocation fills, kernels, stream-ordered frees) on one
-non-blocking runtime stream, which does not wait for the legacy default stream by itself.
-Across a hand-over the two libraries' streams are ordered with an event: recorded on the
-stream whose work must come first, waited on (`cuStreamWaitEvent`) by the other. Streams
-are named as DLPack names them: an int that is a `CUstream` handle, 1 for the legacy
-default stream, 2 for the per-thread default stream.
+cutile queues its device work on the runtime's non-blocking streams (`runtime/streams.py`),
+which do not wait for the legacy default stream by themselves. Across a hand-over the two
+libraries are ordered with an event on the runtime's home stream (the pool's first):
+recorded on the stream whose work must come first, waited on (`cuStreamWaitEvent`) by the
+other; and the hand-over is recorded in the ledger as a write of the bytes on the home
+stream, so cutile work on any other stream touching them waits for it too. Streams are
+named as DLPack names them: an int that is a `CUstream` handle, 1 for the legacy default
+stream, 2 for the per-thread default stream.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ PER_THREAD = 2
 
 
 def runtime_stream() -> Any:
-    """The stream cutile's device work is queued on."""
+    """The runtime's home stream (the pool's first), where hand-overs are ordered."""
     return driver.state().stream
 
 
@@ -45,11 +47,25 @@ def _order(waiter: Any, first: Any) -> None:
         d.cuEventDestroy(event)  # released once the wait is satisfied
 
 
-def runtime_waits_for(stream: int) -> None:
+def runtime_waits_for(stream: int, storage: int = 0, nbytes: int = 0) -> None:
     """cutile's next work waits for what is queued on another library's `stream` (an
-    import whose producer cannot order itself, or an export the consumer released)."""
+    import whose producer cannot order itself, or an export the consumer released): the
+    home stream waits, and, given the `storage` it is about, the ledger records that point
+    so work on every other stream touching it waits as well."""
     if stream != runtime_stream_id():
         _order(runtime_stream(), _handle(stream))
+    if storage:
+        note_foreign_write(storage, nbytes)
+
+
+def note_foreign_write(storage: int, nbytes: int) -> None:
+    """Record, at the home stream's current position, that another library may have
+    written `nbytes` of `storage` up to there: cutile work on any stream touching them is
+    ordered after it (and a host read waits for it)."""
+    from ..streams import runtime
+
+    rt = runtime()
+    rt.note(rt.pool[0], [(storage, 0, nbytes, True)])
 
 
 def stream_waits_for_runtime(stream: int) -> None:

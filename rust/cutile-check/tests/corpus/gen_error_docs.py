@@ -68,6 +68,21 @@ HOST = {
         "warns (`cutile.OpNeverRunWarning`) where the op was dropped, naming the line that "
         "made it.",
     ),
+    "CT5060": (
+        "g = cutile.graph(step, z, x)   # inside `step`, while capturing:\n"
+        "z.unpartition().to_numpy()      # reads what a captured op writes",
+        "cannot read bytes 0..4096 of storage 3: operation 9 was captured into a CUDA Graph "
+        "that has not run",
+        "A capture records work without running it. Replay the graph and read its results "
+        "through it (`g.read(i)`, `g.into_inner()`); an op outside the capture, or on another "
+        "thread, cannot use the captured tensors until the capture ends; and finish work "
+        "pending on other streams before capturing (`cutile.synchronize()`).",
+    ),
+    "CT5061": (
+        "s = cutile.Stream()\ns.close()\nadd(z, x, y).sync_on(s)",
+        "stream 4 was closed: no work can be enqueued on it",
+        "Use a stream that is still open, or the pool (outside `cutile.stream()`).",
+    ),
     "CT5040": (
         "x = cutile.from_dlpack(torch_x)  # shared: cutile only reads it\n"
         "x.partition([128])",

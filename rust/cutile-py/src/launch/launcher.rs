@@ -8,12 +8,12 @@ impl KernelLauncher {
     /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
     /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `checked`: the
     /// kernel's `CheckResult`, whose facts decide the launch kind and the launch
-    /// predicates; `gpu`: `(cuLaunchKernel, cuStreamSynchronize, stream)` addresses, or
-    /// `None` on the interpreter.
+    /// predicates; `runtime`: the streams, ledger and driver launches go through (a GPU
+    /// runtime launches with `cuLaunchKernel`; an interpreter runtime calls `interpret`).
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_count, registry,
-                        ledger, owner, compile, interpret, cuda_error, gpu = None))]
+                        runtime, owner, compile, interpret, cuda_error))]
     fn new(
         py: Python<'_>,
         kernel: &str,
@@ -23,12 +23,11 @@ impl KernelLauncher {
         unchecked: bool,
         sm_count: u64,
         registry: Py<HostRegistry>,
-        ledger: Py<Ledger>,
+        runtime: Py<Runtime>,
         owner: Py<PyAny>,
         compile: Py<PyAny>,
         interpret: Py<PyAny>,
         cuda_error: Py<PyAny>,
-        gpu: Option<(usize, usize, usize)>,
     ) -> PyResult<Self> {
         let mut specs = Vec::with_capacity(params.len());
         for (name, kind, dtype, dims) in params {
@@ -63,29 +62,6 @@ impl KernelLauncher {
                 Ok((name, t))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let gpu = match gpu {
-            Some((launch, sync, stream)) => {
-                if launch == 0 || sync == 0 {
-                    return Err(PyValueError::new_err("null driver function pointer"));
-                }
-                // SAFETY: the addresses come from cuGetProcAddress for exactly these
-                // symbols, whose C signatures `LaunchFn` / `SyncFn` spell out.
-                let (launch, sync) = unsafe {
-                    (
-                        std::mem::transmute::<usize, LaunchFn>(launch),
-                        std::mem::transmute::<usize, SyncFn>(sync),
-                    )
-                };
-                Some(Gpu {
-                    launch,
-                    sync,
-                    stream,
-                    launched: AtomicU64::new(0),
-                    synced: AtomicU64::new(0),
-                })
-            }
-            None => None,
-        };
         // `unchecked` launches a rejected kernel: tests that replay the checker's
         // counterexamples on the interpreter, never a user's path.
         if !checked.ok && !unchecked {
@@ -106,8 +82,7 @@ impl KernelLauncher {
             plan,
             names,
             registry,
-            ledger,
-            gpu,
+            runtime,
             owner,
             compile,
             interpret,

@@ -1,14 +1,16 @@
 //! `PendingLaunch` (the Python `KernelOp`): starting a prepared launch (compile on a miss,
-//! ledger, parameter packing, `cuLaunchKernel` or the interpreter), waiting, and handing
-//! everything back; or, dropped without running, abandoning its arguments with a warning
-//! that names the line that made it.
+//! stream choice and ordering through the runtime's ledger, parameter packing,
+//! `cuLaunchKernel` or the interpreter), waiting, and handing everything back (after
+//! completion, or early: the ledger orders what comes next); or, dropped without running,
+//! abandoning its arguments with a warning that names the line that made it.
 
 use super::*;
+use crate::runtime::Failure;
 
 /// One launch, and the op a kernel call returns (`cutile.KernelOp`, a registered virtual
 /// subclass of `DeviceOp`): its arguments (moved in), grid and specialization, from creation
-/// until `_finish`. Dropped after it ran or started, it waits for the device if it
-/// launched and gives everything back; dropped before anything ran it, its tensors stay
+/// until `_finish`. Dropped after it ran or started, it gives everything back without
+/// waiting (the ledger orders later uses and frees after it); dropped before anything ran it, its tensors stay
 /// unusable (`HandleState::Dropped`, CT5009) and it warns (`cutile.OpNeverRunWarning`).
 /// `then`, `await` and the "runs once" error come from `DeviceOp`'s Python code.
 #[pyclass(module = "cutile._native", name = "KernelOp", frozen)]
@@ -168,16 +170,40 @@ impl PendingLaunch {
         self.state.set_ran(value);
     }
 
-    /// Compile if needed, record the ledger ranges, and launch (GPU) or get ready to run
-    /// (interpreter); returns the waiter. On failure everything is given back.
+    /// Compile if needed, order after conflicting work, launch on the stream the runtime
+    /// picks (the GPU), or run now (the interpreter), and record the ledger ranges;
+    /// returns the waiter. On failure everything is given back.
     fn _start<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         slf.get().start(slf.py())?;
         slf.getattr(pyo3::intern!(slf.py(), "_wait"))
     }
 
-    /// Wait for the device (GPU), or run the interpreter.
+    /// Wait for the launch to complete (the host learns it: its ledger ranges go).
     fn _wait(&self, py: Python<'_>) -> PyResult<()> {
         self.wait(py)
+    }
+
+    /// Whether the launch completed (never blocks).
+    fn _done(&self, py: Python<'_>) -> PyResult<bool> {
+        self.done(py)
+    }
+
+    /// Hand the arguments back now, before the device finished (`then`, graph capture):
+    /// the ledger keeps the launch's ranges until its stream completes, so a host read
+    /// waits, another stream waits on an event, and a free is ordered after it.
+    fn _hand_back(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        if !self.state.started() {
+            return Err(PyRuntimeError::new_err("this launch has not started"));
+        }
+        self.release(py);
+        Ok(self.values.clone_ref(py))
+    }
+
+    /// `(stream slot, position)` of the launch (`None` before it launched).
+    #[getter]
+    fn _position(&self) -> Option<(u32, u64)> {
+        let seq = self.state.launched();
+        (seq != 0).then(|| (self.state.slot(), seq))
     }
 
     /// Give the arguments back and return them.
@@ -209,6 +235,29 @@ impl PendingLaunch {
     /// `DeviceOp.then`: an op that runs this one, then `fn(*results)`.
     fn then<'py>(slf: &Bound<'py, Self>, f: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         device_op(slf.py(), "then")?.call1((slf, f))
+    }
+
+    /// `DeviceOp.submit`: start now (on `stream`, else the runtime's choice) and return a
+    /// handle to wait on.
+    #[pyo3(signature = (stream = None))]
+    fn submit<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "submit")?.call1((slf, stream))
+    }
+
+    /// `DeviceOp.on`: this op, started on `stream`.
+    fn on<'py>(slf: &Bound<'py, Self>, stream: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "on")?.call1((slf, stream))
+    }
+
+    /// `DeviceOp.sync_on`: run on `stream` and wait.
+    fn sync_on<'py>(
+        slf: &Bound<'py, Self>,
+        stream: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        device_op(slf.py(), "sync_on")?.call1((slf, stream))
     }
 
     /// `await op` (`DeviceOp.__await__`).
@@ -281,95 +330,132 @@ impl PendingLaunch {
             Some(e) => e.clone(),
             None => l.kernel_for(py, self)?,
         };
-        let acquired = {
-            let mut ledger = l.ledger.bind(py).try_borrow_mut()?;
-            ledger.inner.acquire(self.op, &self.accesses)
-        };
-        acquired.map_err(|e| host_err(py, e.with_kernel(&l.kernel)))?;
-        self.state.entered_ledger();
         let _ = self.entry.set(entry.clone());
-        let Some(gpu) = &l.gpu else {
-            return Ok(());
-        };
-        let mut argv_buf = [Arg::Other; 16];
-        let argv_vec;
-        let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
-            for (a, v) in argv_buf
-                .iter_mut()
-                .zip(args_view(&self.handles, &self.scalars))
-            {
-                *a = v;
-            }
-            &argv_buf[..self.handles.len()]
-        } else {
-            argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
-            &argv_vec
-        };
-        let mut buf = ParamBuffer::new(entry.size);
-        if let Err(e) = buf.pack(&entry.slots, argv, &self.scalars) {
-            return Err(struct_error(py, e.fmt, e.value));
-        }
+        let rt = l.runtime.get();
+        let slot = rt.pick();
+        let mut buf = None;
         let mut g = [0 as c_uint; 3];
-        for (k, x) in self.grid.iter().enumerate() {
-            g[k] = c_uint::try_from(*x).map_err(|_| {
-                PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
-            })?;
+        if rt.has_gpu() {
+            let mut argv_buf = [Arg::Other; 16];
+            let argv_vec;
+            let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
+                for (a, v) in argv_buf
+                    .iter_mut()
+                    .zip(args_view(&self.handles, &self.scalars))
+                {
+                    *a = v;
+                }
+                &argv_buf[..self.handles.len()]
+            } else {
+                argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
+                &argv_vec
+            };
+            let mut b = ParamBuffer::new(entry.size);
+            if let Err(e) = b.pack(&entry.slots, argv, &self.scalars) {
+                return Err(struct_error(py, e.fmt, e.value));
+            }
+            buf = Some(b);
+            for (k, x) in self.grid.iter().enumerate() {
+                g[k] = c_uint::try_from(*x).map_err(|_| {
+                    PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
+                })?;
+            }
         }
-        // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
-        // loaded module, `stream` the runtime's stream, `params` one pointer per kernel
-        // parameter into `buf`, valid during the call (the driver copies them).
-        let code = buf.with_params(&entry.slots, |params| unsafe {
-            (gpu.launch)(
-                entry.function as *mut c_void,
-                g[0],
-                g[1],
-                g[2],
-                1,
-                1,
-                1,
-                0,
-                gpu.stream as *mut c_void,
-                params,
-                std::ptr::null_mut(),
-            )
+        // Ordered after conflicting work (ledger), launched, and recorded at its position
+        // on the stream, under the runtime's lock.
+        let enqueued = rt.enqueue_work(self.op, slot, &self.accesses, |d, stream| {
+            let (Some(d), Some(buf)) = (d, buf.as_mut()) else {
+                return Ok(()); // the interpreter runs it below
+            };
+            // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
+            // loaded module, `stream` a live stream of the runtime, `params` one pointer
+            // per kernel parameter into `buf`, valid during the call (the driver copies
+            // them).
+            let code = buf.with_params(&entry.slots, |params| unsafe {
+                (d.launch)(
+                    entry.function as *mut c_void,
+                    g[0],
+                    g[1],
+                    g[2],
+                    1,
+                    1,
+                    1,
+                    0,
+                    stream as *mut c_void,
+                    params,
+                    std::ptr::null_mut(),
+                )
+            });
+            match code {
+                0 => Ok(()),
+                code => Err((code, "cuLaunchKernel")),
+            }
         });
-        if code != 0 {
-            return Err(l.cuda_error(py, code, "cuLaunchKernel"));
+        let (seq, capturing) = match enqueued {
+            Ok(x) => x,
+            Err(Failure::Cuda(code, what)) => return Err(l.cuda_error(py, code, what)),
+            Err(Failure::Host(e)) => return Err(host_err(py, e.with_kernel(&l.kernel))),
+            Err(f) => return Err(f.into_py(py)),
+        };
+        self.state.launched_as(slot, seq);
+        if capturing {
+            // A graph capture records the launch (it keeps the kernel and the tensors);
+            // the interpreter replays it from the record, the GPU from the graph.
+            if let Some(rec) = rt.recording(py, slot) {
+                let grid = (self.grid[0], self.grid[1], self.grid[2]);
+                let item = (
+                    entry.runnable.bind(py),
+                    grid,
+                    l.names.bind(py),
+                    self.values.bind(py),
+                );
+                rec.bind(py).append(item)?;
+            }
+            return Ok(());
         }
-        let seq = gpu.launched.fetch_add(1, Ordering::AcqRel) + 1;
-        self.state.launched_as(seq);
+        if !rt.has_gpu() {
+            // The interpreter runs the work when it is enqueued: in enqueue order, which
+            // every stream and event order allows.
+            let g = self.grid;
+            l.interpret.bind(py).call1((
+                entry.runnable.bind(py),
+                (g[0], g[1], g[2]),
+                l.names.bind(py),
+                self.values.bind(py),
+            ))?;
+        }
         Ok(())
     }
 
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        let l = self.launcher.get();
-        if self.grid.contains(&0) && self.state.started() {
-            return Ok(());
-        }
-        let Some(entry) = self.entry.get() else {
+        if !self.state.started() {
             return Err(PyRuntimeError::new_err("this launch has not started"));
-        };
-        match &l.gpu {
-            Some(gpu) => {
-                let code = gpu.wait_for(py, self.state.launched());
-                if code != 0 {
-                    return Err(l.cuda_error(py, code, "cuStreamSynchronize"));
-                }
-                Ok(())
-            }
-            None => {
-                let g = self.grid;
-                l.interpret
-                    .bind(py)
-                    .call1((
-                        entry.runnable.bind(py),
-                        (g[0], g[1], g[2]),
-                        l.names.bind(py),
-                        self.values.bind(py),
-                    ))
-                    .map(|_| ())
-            }
         }
+        let seq = self.state.launched();
+        if seq == 0 {
+            return Ok(()); // nothing was launched (an empty grid)
+        }
+        let l = self.launcher.get();
+        l.runtime
+            .get()
+            .wait_for(py, self.state.slot(), seq)
+            .map_err(|f| match f {
+                Failure::Cuda(code, what) => l.cuda_error(py, code, what),
+                f => f.into_py(py),
+            })
+    }
+
+    /// Whether the launch completed (never blocks; an op that did not launch is done).
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        let seq = self.state.launched();
+        if seq == 0 {
+            return Ok(self.state.started());
+        }
+        let l = self.launcher.get();
+        l.runtime
+            .get()
+            .is_done(self.state.slot(), seq)
+            .map_err(|f| f.into_py(py))
     }
 
     /// Dropped before anything ran it: its tensors never got what the program asked of
@@ -412,13 +498,14 @@ impl PendingLaunch {
         }
     }
 
+    /// Give the arguments back. Launched work's ledger ranges stay until its stream is
+    /// known complete (so what touches the tensors next is ordered after it); ranges of a
+    /// start that failed before launching go now.
     fn release(&self, py: Python<'_>) {
         let l = self.launcher.get();
         let undo = self.state.take_release();
         if undo.ledger {
-            if let Ok(mut ledger) = l.ledger.bind(py).try_borrow_mut() {
-                ledger.inner.release(self.op);
-            }
+            let _ = l.runtime.get().release(py, self.op);
         }
         if undo.moves {
             if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
@@ -439,15 +526,8 @@ impl Drop for PendingLaunch {
                 self.abandon(py, warn);
                 return;
             }
-            // Ran but not finished: wait for the device if it launched (nothing may still
-            // be writing the memory), then give everything back.
-            let l = self.launcher.get();
-            let seq = self.state.launched();
-            if seq != 0 {
-                if let Some(gpu) = &l.gpu {
-                    gpu.wait_for(py, seq);
-                }
-            }
+            // Ran but not finished: hand everything back without waiting. Whatever touches
+            // the tensors next, a free included, is ordered after the work by the ledger.
             self.release(py);
         });
     }

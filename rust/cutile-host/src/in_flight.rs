@@ -1,0 +1,327 @@
+//! Work in flight on streams: the [`Ledger`] of byte ranges and the [`Clocks`] of stream
+//! positions, and the decisions they make together (host rule 4):
+//!
+//! - work about to run on a stream ([`InFlight::plan`]) is ordered after every pending
+//!   access it conflicts with: nothing on its own stream (streams run in order), an event
+//!   wait for another stream's, a refusal for an external holder or across a graph
+//!   capture;
+//! - a host read or write ([`InFlight::host_plan`]) waits for the conflicting streams;
+//! - a free ([`InFlight::free_plan`]) is ordered after everything pending on the memory;
+//! - a completion ([`InFlight::complete`]) drops what it covers, so the ledger holds what
+//!   is in flight, not the history.
+
+use crate::ledger::Entry;
+use crate::streams::{Clocks, Waits, NO_STREAM};
+use crate::{Access, HostError, Ledger};
+
+/// A stream's pending token count at which the bindings poll it for completion (so work
+/// nobody waits for does not pile up in the ledger).
+pub const POLL_EVERY: usize = 1024;
+
+#[derive(Debug, Default)]
+pub struct InFlight {
+    pub ledger: Ledger,
+    pub clocks: Clocks,
+}
+
+/// What touches the bytes, as errors say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accessor {
+    /// Work to be enqueued on a stream (a launch, a copy, a replay).
+    Stream(u32),
+    /// The host reads (`exclusive == false`) or writes.
+    Host,
+}
+
+fn describe(a: &Access) -> String {
+    format!("bytes {}..{} of storage {}", a.lo, a.hi, a.storage)
+}
+
+fn external(e: &Entry, a: &Access) -> HostError {
+    HostError::borrow(
+        "CT5008",
+        format!(
+            "{} are {} by pending operation {}",
+            describe(a),
+            if a.exclusive {
+                "in use"
+            } else {
+                "being written"
+            },
+            e.token
+        ),
+        Some("wait for that operation (`.sync()` or `await`) before this access".into()),
+    )
+    .with_op(e.token)
+}
+
+fn captured(e: &Entry, a: &Access, who: Accessor, into_capture: bool) -> HostError {
+    let (message, hint) = match (who, into_capture) {
+        (Accessor::Host, _) => (
+            format!(
+                "cannot {} {}: operation {} was captured into a CUDA Graph that has not run",
+                if a.exclusive { "write" } else { "read" },
+                describe(a),
+                e.token
+            ),
+            "a capture records work without running it: replay the graph, then read its \
+             results through it (`g.read(i)`, or `g.into_inner()`)",
+        ),
+        (Accessor::Stream(_), true) => (
+            format!(
+                "a graph capture cannot wait for work outside it: {} are in use by pending \
+                 operation {} on another stream",
+                describe(a),
+                e.token
+            ),
+            "finish that work before capturing (`cutile.synchronize()`)",
+        ),
+        (Accessor::Stream(_), false) => (
+            format!(
+                "{} are used by operation {}, captured into a CUDA Graph being built",
+                describe(a),
+                e.token
+            ),
+            "use the tensors after the capture, through the graph (`g.replay()`, \
+             `g.into_inner()`)",
+        ),
+    };
+    HostError::borrow("CT5060", message, Some(hint.into())).with_op(e.token)
+}
+
+impl InFlight {
+    pub fn new() -> Self {
+        InFlight::default()
+    }
+
+    /// What work of `token` about to run on `stream` must wait for: `(slot, seq)` per
+    /// other stream. Refuses an external holder (CT5008) and any conflict across a graph
+    /// capture (CT5060).
+    pub fn plan(&self, token: u64, stream: u32, accesses: &[Access]) -> Result<Waits, HostError> {
+        let mut waits = Waits::default();
+        let capturing = self.clocks.capturing(stream);
+        for a in accesses {
+            for e in self.ledger.clashing(a, Some(token)) {
+                if e.stream == NO_STREAM {
+                    return Err(external(e, a));
+                }
+                if e.stream == stream || self.clocks.done(e.stream, e.seq) {
+                    continue;
+                }
+                if capturing || self.clocks.capturing(e.stream) {
+                    return Err(captured(e, a, Accessor::Stream(stream), capturing));
+                }
+                waits.add(e.stream, e.seq);
+            }
+        }
+        Ok(waits)
+    }
+
+    /// Record `token`'s accesses at the next position of `stream` (the work is being
+    /// enqueued, ordered as [`InFlight::plan`] said). Returns the position and whether the
+    /// stream should be polled for completion.
+    pub fn enqueue(&mut self, token: u64, stream: u32, accesses: &[Access]) -> (u64, bool) {
+        let seq = self.clocks.enqueue(stream);
+        if accesses.is_empty() {
+            return (seq, false);
+        }
+        self.ledger.record(token, stream, seq, accesses);
+        let pending = self.clocks.track(stream, seq, token);
+        (seq, pending > 0 && pending.is_multiple_of(POLL_EVERY))
+    }
+
+    /// What a host access must wait for. A read waits for writers only. Refuses an
+    /// external holder (CT5008) and bytes a capture is recording (CT5060).
+    pub fn host_plan(&self, access: &Access) -> Result<Waits, HostError> {
+        let mut waits = Waits::default();
+        for e in self.ledger.clashing(access, None) {
+            if e.stream == NO_STREAM {
+                return Err(external(e, access));
+            }
+            if self.clocks.capturing(e.stream) {
+                return Err(captured(e, access, Accessor::Host, false));
+            }
+            if !self.clocks.done(e.stream, e.seq) {
+                waits.add(e.stream, e.seq);
+            }
+        }
+        Ok(waits)
+    }
+
+    /// What freeing `storage` must be ordered after: everything still pending on it.
+    pub fn free_plan(&self, storage: u64) -> Waits {
+        let mut waits = Waits::default();
+        for e in self.ledger.on_storage(storage) {
+            if e.stream != NO_STREAM && !self.clocks.done(e.stream, e.seq) {
+                waits.add(e.stream, e.seq);
+            }
+        }
+        waits
+    }
+
+    /// `storage` was freed (ordered after its pending work): forget its entries.
+    pub fn forget_storage(&mut self, storage: u64) -> usize {
+        self.ledger.forget_storage(storage)
+    }
+
+    /// `stream` is known complete up to `upto`: drop the entries that covers. Returns how
+    /// many entries went.
+    pub fn complete(&mut self, stream: u32, upto: u64) -> usize {
+        self.clocks
+            .complete(stream, upto)
+            .into_iter()
+            .map(|t| self.ledger.release(t))
+            .sum()
+    }
+
+    /// Start recording `stream` into a graph: its work does not run.
+    pub fn begin_capture(&mut self, stream: u32) {
+        self.complete(stream, self.clocks.enqueued(stream));
+        self.clocks.set_capturing(stream, true);
+    }
+
+    /// Stop recording: the accesses the captured work makes (one hull per storage and
+    /// kind, which a replay records), and none of it stays pending.
+    pub fn end_capture(&mut self, stream: u32) -> Vec<Access> {
+        let mut hull: Vec<Access> = Vec::new();
+        for token in self.clocks.tokens(stream) {
+            for a in self.ledger.accesses_of(token) {
+                match hull
+                    .iter_mut()
+                    .find(|h| h.storage == a.storage && h.exclusive == a.exclusive)
+                {
+                    Some(h) => {
+                        h.lo = h.lo.min(a.lo);
+                        h.hi = h.hi.max(a.hi);
+                    }
+                    None => hull.push(a),
+                }
+            }
+        }
+        self.clocks.set_capturing(stream, false);
+        self.complete(stream, self.clocks.enqueued(stream));
+        hull
+    }
+
+    /// The stream is gone (its work is complete).
+    pub fn retire(&mut self, stream: u32) {
+        self.complete(stream, self.clocks.enqueued(stream));
+        self.clocks.retire(stream);
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.ledger.heap_bytes() + self.clocks.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::NoEvents;
+
+    fn acc(storage: u64, lo: u64, hi: u64, exclusive: bool) -> Access {
+        Access {
+            storage,
+            lo,
+            hi,
+            exclusive,
+        }
+    }
+
+    fn two_streams() -> (InFlight, u32, u32) {
+        let mut f = InFlight::new();
+        let a = f.clocks.add_slot();
+        let b = f.clocks.add_slot();
+        (f, a, b)
+    }
+
+    #[test]
+    fn a_reader_on_another_stream_waits_for_the_writer() {
+        let (mut f, a, b) = two_streams();
+        let (seq, _) = f.enqueue(1, a, &[acc(7, 0, 64, true)]);
+        // same stream: ordered already
+        assert!(f.plan(2, a, &[acc(7, 0, 64, false)]).unwrap().is_empty());
+        // other stream: waits for (a, seq); disjoint bytes or another storage do not
+        let w = f.plan(2, b, &[acc(7, 32, 40, false)]).unwrap();
+        assert_eq!(w, Waits(vec![(a, seq)]));
+        assert!(f.plan(2, b, &[acc(7, 64, 80, true)]).unwrap().is_empty());
+        assert!(f.plan(2, b, &[acc(8, 0, 64, true)]).unwrap().is_empty());
+        // reads do not order reads
+        let (_, _) = f.enqueue(3, a, &[acc(9, 0, 64, false)]);
+        assert!(f.plan(4, b, &[acc(9, 0, 64, false)]).unwrap().is_empty());
+        // a write after a read waits (write-after-read)
+        assert_eq!(f.plan(4, b, &[acc(9, 0, 8, true)]).unwrap().0.len(), 1);
+        f.clocks.order_after(b, &w, &mut NoEvents).unwrap();
+        assert_eq!(f.clocks.stats.stream_waits, 1);
+        // once complete, nothing to wait for, and the ledger forgot the work
+        assert_eq!(f.complete(a, seq + 1), 2);
+        assert!(f.plan(2, b, &[acc(7, 0, 64, true)]).unwrap().is_empty());
+        assert!(f.ledger.is_empty());
+    }
+
+    #[test]
+    fn host_reads_wait_for_writers_and_frees_for_everything() {
+        let (mut f, a, b) = two_streams();
+        let (w, _) = f.enqueue(1, a, &[acc(7, 0, 64, true)]);
+        let (r, _) = f.enqueue(2, b, &[acc(7, 64, 128, false)]);
+        assert_eq!(f.host_plan(&acc(7, 0, 8, false)).unwrap().0, vec![(a, w)]);
+        assert!(f.host_plan(&acc(7, 64, 72, false)).unwrap().is_empty());
+        assert_eq!(f.host_plan(&acc(7, 64, 72, true)).unwrap().0, vec![(b, r)]);
+        assert_eq!(f.free_plan(7).0, vec![(a, w), (b, r)]);
+        assert_eq!(f.forget_storage(7), 2);
+        assert!(f.free_plan(7).is_empty() && f.ledger.is_empty());
+        // completing later releases nothing more
+        assert_eq!(f.complete(a, w), 0);
+    }
+
+    #[test]
+    fn external_holders_and_captures_refuse() {
+        let (mut f, a, b) = two_streams();
+        f.ledger.acquire(50, &[acc(1, 0, 16, true)]).unwrap();
+        assert_eq!(
+            f.plan(2, a, &[acc(1, 0, 4, false)]).unwrap_err().code,
+            "CT5008"
+        );
+        assert_eq!(
+            f.host_plan(&acc(1, 0, 4, false)).unwrap_err().code,
+            "CT5008"
+        );
+        f.begin_capture(b);
+        f.enqueue(3, b, &[acc(2, 0, 16, true)]);
+        f.enqueue(4, b, &[acc(2, 16, 32, true), acc(3, 0, 8, false)]);
+        // the capture's own later work is ordered; outsiders and host reads are refused
+        assert!(f.plan(5, b, &[acc(2, 0, 32, false)]).unwrap().is_empty());
+        let e = f.plan(5, a, &[acc(2, 0, 4, false)]).unwrap_err();
+        assert_eq!(e.code, "CT5060");
+        let e = f.host_plan(&acc(2, 0, 4, false)).unwrap_err();
+        assert!(e.code == "CT5060" && e.message.contains("has not run"));
+        // work pending outside cannot be waited for from inside the capture
+        f.enqueue(6, a, &[acc(4, 0, 8, true)]);
+        let e = f.plan(7, b, &[acc(4, 0, 8, false)]).unwrap_err();
+        assert!(e.code == "CT5060" && e.message.contains("cannot wait"));
+        let mut hull = f.end_capture(b);
+        hull.sort_by_key(|h| (h.storage, h.exclusive));
+        assert_eq!(hull, vec![acc(2, 0, 32, true), acc(3, 0, 8, false)]);
+        assert!(f.host_plan(&acc(2, 0, 4, false)).unwrap().is_empty());
+        assert_eq!(f.ledger.len(), 2); // the external holder and op 6
+    }
+
+    #[test]
+    fn the_ledger_holds_what_is_in_flight_not_the_history() {
+        let (mut f, a, _) = two_streams();
+        let mut polls = 0;
+        for t in 0..10_000u64 {
+            let (seq, poll) = f.enqueue(t + 1, a, &[acc(t % 100, 0, 64, true)]);
+            if poll {
+                polls += 1;
+                f.complete(a, seq);
+            }
+        }
+        assert_eq!(polls, 9);
+        assert!(f.ledger.len() < POLL_EVERY, "{}", f.ledger.len());
+        f.complete(a, u64::MAX);
+        assert!(f.ledger.is_empty());
+        assert!(f.heap_bytes() < 1 << 20, "{}", f.heap_bytes());
+    }
+}

@@ -1,0 +1,220 @@
+//! `Runtime`'s native half: ordering and enqueueing work under the lock, host waits
+//! (without the lock and the GIL), polling, capture records, and stream-ordered frees.
+
+use super::*;
+
+impl Runtime {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, State>, Failure> {
+        self.state.lock().map_err(|_| Failure::Poisoned)
+    }
+
+    pub(crate) fn has_gpu(&self) -> bool {
+        self.driver.is_some()
+    }
+
+    /// The stream the next op runs on: the thread's current stream, else round-robin.
+    pub(crate) fn pick(&self) -> u32 {
+        let (id, slot) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            return slot;
+        }
+        match self.pool.len() {
+            0 => 0,
+            1 => self.pool[0],
+            n => self.pool[self.rr.fetch_add(1, Ordering::Relaxed) % n],
+        }
+    }
+
+    /// The stream allocations and host copies go to: the thread's current stream, else
+    /// the pool's first.
+    pub(super) fn home(&self) -> u32 {
+        let (id, slot) = CURRENT.with(|c| c.get());
+        if id == self.id {
+            slot
+        } else {
+            self.pool.first().copied().unwrap_or(0)
+        }
+    }
+
+    pub(super) fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
+        if waits.is_empty() {
+            return Ok(());
+        }
+        let State { flight, slots } = st;
+        match &self.driver {
+            Some(d) => flight
+                .clocks
+                .order_after(slot, waits, &mut GpuEvents { driver: d, slots })
+                .map_err(|(code, what)| Failure::Cuda(code, what)),
+            None => match flight.clocks.order_after(slot, waits, &mut NoEvents) {
+                Ok(()) => Ok(()),
+                Err(never) => match never {},
+            },
+        }
+    }
+
+    /// Order `token`'s `accesses` on `slot` after conflicting work, run `work(driver,
+    /// stream)` (the enqueue itself), and record the accesses at the new position. Returns
+    /// the position and whether `slot` is being captured.
+    pub(crate) fn enqueue_work(
+        &self,
+        token: u64,
+        slot: u32,
+        accesses: &[Access],
+        work: impl FnOnce(Option<&Driver>, usize) -> Result<(), (c_int, &'static str)>,
+    ) -> Result<(u64, bool), Failure> {
+        let mut guard = self.lock()?;
+        let st = &mut *guard;
+        if !st.flight.clocks.is_live(slot) {
+            return Err(Failure::Host(closed(slot)));
+        }
+        let waits = st
+            .flight
+            .plan(token, slot, accesses)
+            .map_err(Failure::Host)?;
+        self.order(st, slot, &waits)?;
+        let stream = st.slots[slot as usize].stream;
+        work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))?;
+        let (seq, poll) = st.flight.enqueue(token, slot, accesses);
+        if poll {
+            self.poll(st, slot);
+        }
+        Ok((seq, st.flight.clocks.capturing(slot)))
+    }
+
+    /// Ask the driver whether `slot` finished everything enqueued (the interpreter has).
+    pub(super) fn poll(&self, st: &mut State, slot: u32) -> bool {
+        if st.flight.clocks.capturing(slot) {
+            return false;
+        }
+        let target = st.flight.clocks.enqueued(slot);
+        let done = match &self.driver {
+            Some(d) => d.query(st.slots[slot as usize].stream) == 0,
+            None => true,
+        };
+        if done {
+            st.flight.clocks.stats.polls += 1;
+            st.flight.complete(slot, target);
+        }
+        done
+    }
+
+    /// Block until position `seq` of `slot` completed (the GIL is released meanwhile).
+    /// Work being captured is never waited for: it has not run, and is ordered within the
+    /// capture.
+    pub(crate) fn wait_for(&self, py: Python<'_>, slot: u32, seq: u64) -> Result<(), Failure> {
+        let (stream, target) = {
+            let st = self.lock()?;
+            let c = &st.flight.clocks;
+            if c.done(slot, seq) || c.capturing(slot) {
+                return Ok(());
+            }
+            (st.slots[slot as usize].stream, c.enqueued(slot))
+        };
+        if let Some(d) = &self.driver {
+            let code = py.detach(|| d.synchronize(stream));
+            if code != 0 {
+                return Err(Failure::Cuda(code, "cuStreamSynchronize"));
+            }
+        }
+        let mut st = self.lock()?;
+        st.flight.clocks.stats.host_waits += 1;
+        st.flight.complete(slot, target);
+        Ok(())
+    }
+
+    /// Whether position `seq` of `slot` completed, without blocking.
+    pub(crate) fn is_done(&self, slot: u32, seq: u64) -> Result<bool, Failure> {
+        let mut st = self.lock()?;
+        if st.flight.clocks.done(slot, seq) || st.flight.clocks.capturing(slot) {
+            return Ok(true);
+        }
+        Ok(self.poll(&mut st, slot) || st.flight.clocks.done(slot, seq))
+    }
+
+    /// The launch record list of the capture on `slot`.
+    pub(crate) fn recording(&self, py: Python<'_>, slot: u32) -> Option<Py<PyList>> {
+        let r = self.recordings.lock().ok()?;
+        r.iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, l)| l.clone_ref(py))
+    }
+
+    /// Free device memory (`dptr` 0 on the interpreter) ordered after the work still
+    /// pending on `storage`, and forget the storage.
+    pub(crate) fn free_storage_memory(&self, dptr: u64, storage: u64, home: u32) {
+        if let Ok(mut guard) = self.state.lock() {
+            let st = &mut *guard;
+            let clocks = &st.flight.clocks;
+            let mut waits = st.flight.free_plan(storage);
+            waits
+                .0
+                .retain(|(s, _)| !clocks.capturing(*s) && clocks.is_live(*s));
+            let fallback = if clocks.is_live(home) && !clocks.capturing(home) {
+                home
+            } else {
+                self.pool.first().copied().unwrap_or(0)
+            };
+            let slot = waits.0.first().map_or(fallback, |(s, _)| *s);
+            if !waits.is_empty() {
+                st.flight.clocks.stats.ordered_frees += 1;
+                // A failed event call leaves a broken context (sticky error): nothing
+                // better can be done from a destructor.
+                let _ = self.order(st, slot, &waits);
+            }
+            if let Some(d) = &self.driver {
+                if dptr != 0 {
+                    d.free(dptr, st.slots[slot as usize].stream);
+                }
+            }
+            st.flight.forget_storage(storage);
+        }
+        if let Some(reg) = &self.registry {
+            let _ = Python::try_attach(|py| {
+                if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
+                    r.inner.drop_storage(storage);
+                }
+            });
+        }
+    }
+
+    pub(super) fn run<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce() -> Result<T, Failure>,
+    ) -> PyResult<T> {
+        guard(|| Ok(f()))?.map_err(|e| e.into_py(py))
+    }
+
+    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`.
+    /// The allocation is recorded as a write of `storage` there (a first use on another
+    /// stream is ordered after it). Raises `MemoryError` when the device is full.
+    pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
+        let slot = self.home();
+        let mut address = 0u64;
+        let access = [Access {
+            storage,
+            lo: 0,
+            hi: nbytes,
+            exclusive: true,
+        }];
+        let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
+        let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+            Some(d) => match d.alloc(size, stream) {
+                Ok(p) => {
+                    address = p;
+                    Ok(())
+                }
+                Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
+            },
+            None => Ok(()),
+        });
+        match r {
+            Ok(_) => Ok((address, slot)),
+            Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)) => Err(PyMemoryError::new_err(
+                format!("the device has no {nbytes} bytes free"),
+            )),
+            Err(e) => Err(e.into_py(py)),
+        }
+    }
+}
