@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from kernel_source import load_kernel
 
-import cutile
 from cutile import api
 from cutile.core import f32
 from cutile.dump import sass

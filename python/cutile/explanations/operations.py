@@ -298,8 +298,8 @@ TEXTS: dict[str, str] = {
                 z.store(x.load_tile((64,), (block_id(0),)), allow_tma=1)
                 # error[CT3060]: `allow_tma` must be True or False
 
-        Fix: `latency=3`, `allow_tma=False`, or `latency=ByTarget(sm_90=3, sm_100=5, default=2)` (or leave it
-        out and let tileiras decide).
+        Fix: `latency=3`, `allow_tma=False`, or `latency=ByTarget(sm_90=3, sm_100=5,
+        default=2)` (or leave them out and let tileiras decide).
     """,
     "CT3061": """
         A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of
