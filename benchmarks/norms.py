@@ -17,8 +17,9 @@ with it; a config past 1e-2 in bf16 or 1e-4 in f32 does not count as the best).
 
 cutile configs: each case runs the example's own plan (`plan(n, dtype)`, marked `*`) and
 then CONFIGS[N]. "row" is the one-pass kernel, (BM, BN >= N) tiles of whole rows kept in
-registers, its row load through registers (`ldg`) or the TMA unit (`tma`); "loop" walks whole
-rows in (BM, BK) column tiles, once for the statistics and once to write. Hints are
+registers, its row (and weight) loads straight into registers or through the TMA unit
+(`tma`), its store through the TMA unit or straight from registers (`stg`); "loop" walks
+whole rows in (BM, BK) column tiles, once for the statistics and once to write. Hints are
 `occupancy` (blocks per multiprocessor: it caps the registers), `num_worker_warps` and
 `num_ctas` (a cluster that splits the tile). The best config per case is reported, and where
 it is not the example's plan, the ROW_PLANS line that would make it so.
@@ -55,44 +56,58 @@ class Config(NamedTuple):
     BM: int
     BK: int | None = None
     tma: bool = False                # the row's load through the TMA unit (row kind only)
+    store_tma: bool = True           # False: the row's store straight from registers (row)
     hints: tuple[tuple[str, int], ...] = ()
 
     def label(self) -> str:
         text = f"{self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
         text += " tma" if self.tma else ""
+        text += " stg" if not self.store_tma else ""
         names = {"occupancy": "occ", "num_worker_warps": "warps", "num_ctas": "ctas"}
         return text + "".join(f" {names[k]}={v}" for k, v in self.hints)
 
 
 def row(bm: int, tma: bool = False, **hints: int) -> Config:
-    return Config("row", bm, None, tma, tuple(sorted(hints.items())))
+    return Config("row", bm, None, tma, True, tuple(sorted(hints.items())))
+
+
+def stg(bm: int, tma: bool = False, **hints: int) -> Config:
+    """A one-pass config whose store goes straight out of registers (`allow_tma=False`)."""
+    return Config("row", bm, None, tma, False, tuple(sorted(hints.items())))
 
 
 def loop(bm: int, bk: int, **hints: int) -> Config:
-    return Config("loop", bm, bk, False, tuple(sorted(hints.items())))
+    return Config("loop", bm, bk, False, True, tuple(sorted(hints.items())))
 
 
-# Candidates per N besides the example's plan (each checked with --compile-only: regs,
-# spills and shared memory are in the commit notes). Short rows: several rows per block and
-# `occupancy` 2-8 so that 4-8 blocks share a multiprocessor; long rows: 8 or 16 worker warps,
-# a 2-block cluster, or the two-pass loop (more blocks per multiprocessor, x read twice, the
-# second time mostly from L2).
+# Candidates per N besides the example's plan (each checked with --compile-only; registers,
+# blocks per multiprocessor and spills from `cutile.dump.resources` and the SASS are in the
+# commit notes). `stg` writes the result straight from registers (the store's
+# `allow_tma=False`): no shared-memory staging and, with the row and weights loaded without
+# TMA too, no extra TMA warpgroup (128 threads instead of 256 per 4-warp block), so more
+# blocks share a multiprocessor. `row` keeps the TMA store (the earlier measurements). Short
+# rows: several rows per block and `occupancy` 6-16; long rows: 8 or 16 worker warps, a
+# cluster of 2 or 4 blocks that splits the row, or the two-pass loop (x read twice, the
+# second time mostly from L2). Each list starts with what --quick runs.
 CONFIGS: dict[int, list[Config]] = {
-    1024: [row(8, occupancy=4), row(4, occupancy=4), row(4, occupancy=6), row(8, occupancy=3),
-           row(16, occupancy=2), row(2, occupancy=8), row(8, True, occupancy=4),
-           row(32, occupancy=2)],
-    4096: [row(1, occupancy=4), row(1, occupancy=6), row(1, num_worker_warps=8, occupancy=4),
-           row(1, num_worker_warps=8, occupancy=5), row(2, occupancy=3), row(2, occupancy=4),
-           row(4, occupancy=2), row(1, True, occupancy=4)],
-    16384: [row(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=8, occupancy=2),
+    1024: [stg(2, occupancy=8), stg(4, occupancy=6), stg(1, occupancy=16),
+           stg(8, occupancy=4), stg(2, num_worker_warps=8, occupancy=4),
+           row(2, occupancy=8), row(8, occupancy=4), row(8, True, occupancy=4)],
+    4096: [stg(1, occupancy=6), stg(1, num_worker_warps=8, occupancy=4),
+           stg(1, num_worker_warps=8, occupancy=5), stg(1, occupancy=8),
+           stg(2, num_worker_warps=8, occupancy=4), stg(1, True, occupancy=4),
+           row(1, occupancy=6), row(1, num_worker_warps=8, occupancy=5), row(2, occupancy=4)],
+    16384: [stg(1, num_worker_warps=16, occupancy=2),
+            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2),
+            stg(1, num_ctas=4, num_worker_warps=8, occupancy=2), stg(1, num_worker_warps=16),
+            stg(1, True, num_worker_warps=16, occupancy=2),
+            row(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=8, occupancy=2),
+            row(1, True, num_worker_warps=16, occupancy=2), loop(1, 2048, occupancy=4)],
+    32768: [stg(1, num_ctas=2, num_worker_warps=16), stg(1, num_ctas=4, num_worker_warps=8),
+            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2), stg(1, num_worker_warps=16),
+            stg(1, True, num_worker_warps=16), row(1, True, num_worker_warps=16),
             row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
-            row(1, num_ctas=2, num_worker_warps=16, occupancy=2),
-            row(1, num_worker_warps=16), row(1, True, num_worker_warps=16, occupancy=2),
-            loop(1, 4096, num_worker_warps=8, occupancy=2), loop(1, 2048, occupancy=4)],
-    32768: [row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
-            row(1, num_ctas=2, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=16),
-            row(1, num_ctas=2, num_worker_warps=8), row(1, True, num_worker_warps=16),
-            loop(1, 4096, num_worker_warps=8, occupancy=2), loop(1, 2048, occupancy=4),
+            loop(1, 4096, num_worker_warps=8, occupancy=2),
             loop(1, 8192, num_worker_warps=16, occupancy=2)],
 }
 QUICK = 3  # --quick: the plan and the first configs of each list
@@ -106,8 +121,8 @@ def plan_config(op: str, dtype: str, n: int) -> Config:
     """The example's own choice for this case."""
     p = EXAMPLES[op].plan(n, DTYPES[dtype])
     if p.BK is not None:
-        return Config("loop", p.BM, p.BK, False, p.hints)
-    return Config("row", p.BM, None, p.tma, p.hints)
+        return Config("loop", p.BM, p.BK, False, True, p.hints)
+    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints)
 
 
 def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
@@ -130,6 +145,7 @@ def consts_for(n: int, cfg: Config) -> dict[str, Any]:
         consts["BK"] = min(cfg.BK, next_pow2(n))
     else:
         consts["TMA"] = cfg.tma
+        consts["STORE_TMA"] = cfg.store_tma
     return consts
 
 
@@ -392,7 +408,8 @@ def plan_updates(results: list[dict[str, Any]]) -> list[str]:
         if cfg["kind"] == "row":
             hints = dict(cfg["hints"])
             lines.append(f"{r['op']}: ROW_PLANS[({next_pow2(r['n'])}, {size})] = "
-                         f"({cfg['BM']}, {cfg['tma']}, {hints})  # x{gain:.2f} over the plan")
+                         f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints})  "
+                         f"# x{gain:.2f} over the plan")
         else:
             lines.append(f"{r['op']} {r['dtype']} {r['n']}: the looped kernel won "
                          f"({r['best']}, x{gain:.2f} over the plan)")

@@ -43,12 +43,12 @@ from cutile.dtypes import DType
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], w: Tensor[dt, [-1]],
-                eps: f32, BM: Const[int], BN: Const[int], TMA: Const[bool]):
+                eps: f32, BM: Const[int], BN: Const[int], TMA: Const[bool], STORE_TMA: Const[bool]):
         assert x.shape[1] <= BN, "a row must fit one tile"
         t = load_tile_like(x, z, allow_tma=TMA).astype(f32)
         inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
-        ws = w.load_tile((BN,), (0,)).astype(f32)[None, :]
-        z.store((t * inv * ws).astype(dt))
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
 
     return rmsnorm
 
@@ -88,13 +88,15 @@ class Plan(NamedTuple):
     BN: int
     BK: int | None
     tma: bool
+    store_tma: bool
     hints: tuple[tuple[str, int], ...]
 
     def kernel(self, dt: DType) -> cutile.EntryKernel:
         return hinted(dt, self.BK is not None, self.hints)
 
     def consts(self) -> dict[str, Any]:
-        return {"BK": self.BK} if self.BK is not None else {"TMA": self.tma}
+        return ({"BK": self.BK} if self.BK is not None
+                else {"TMA": self.tma, "STORE_TMA": self.store_tma})
 
 
 @functools.cache
@@ -102,17 +104,19 @@ def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutil
     return KERNELS[(dt, looped)].with_hints(**dict(hints))
 
 
-# One-pass plans for sm_90 by (BN, element bytes): (BM, tma, hints), as in
-# examples/softmax.py; benchmarks/norms.py times them against the alternatives.
-ROW_PLANS: dict[tuple[int, int], tuple[int, bool, dict[str, int]]] = {
-    (1024, 2): (8, True, {"occupancy": 4}),
-    (1024, 4): (8, False, {"occupancy": 4}),
-    (4096, 2): (2, False, {"occupancy": 4}),
-    (4096, 4): (1, False, {"occupancy": 6}),
-    (16384, 2): (1, True, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (32768, 2): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
-    (32768, 4): (1, False, {"num_ctas": 2, "num_worker_warps": 16, "occupancy": 2}),
+# One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in
+# examples/softmax.py; `tma` also brings the weight in through the TMA unit (False: straight
+# into registers, where tileiras loads it ahead of the reduction when the registers allow).
+# benchmarks/norms.py times them against the alternatives.
+ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
+    (1024, 2): (2, False, False, {"occupancy": 8}),
+    (1024, 4): (4, False, False, {"occupancy": 6}),
+    (4096, 2): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
+    (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 4}),
+    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (32768, 2): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
+    (32768, 4): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 
@@ -125,11 +129,12 @@ def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
     """The plan for rows of `n` columns of `dt`, as in examples/softmax.py."""
     bn = next_pow2(n)
     if bn > min(max_row, MAX_ROW):
-        return Plan(1, bn, min(bk, bn), False, (("num_worker_warps", 8), ("occupancy", 2)))
+        return Plan(1, bn, min(bk, bn), False, True,
+                    (("num_worker_warps", 8), ("occupancy", 2)))
     near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
-    bm, tma, hints = ROW_PLANS[(near, dt.itemsize)]
+    bm, tma, store_tma, hints = ROW_PLANS[(near, dt.itemsize)]
     bm = bm * near // bn            # a shorter row: more of them, the same tile size
-    return Plan(bm, bn, None, tma, tuple(sorted(hints.items())))
+    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())))
 
 
 def reference(xs: np.ndarray, ws: np.ndarray, eps: float) -> np.ndarray:

@@ -13,10 +13,11 @@ arithmetic is f32 either way), with two kernels:
   its own tile (`z.partition_mut((BM, BK))`).
 
 How fast it runs is decided on the host, by `plan(n, dtype)`: how many rows a block takes,
-whether the row comes through the TMA unit (`allow_tma`) or straight into registers, and the
-hints (`occupancy`: blocks per multiprocessor, which caps each thread's registers;
-`num_worker_warps`; `num_ctas`: a cluster of blocks that shares one tile). The sizes come
-from `benchmarks/norms.py` on an H200 (sm_90).
+whether the row comes in through the TMA unit or straight into registers (the load's
+`allow_tma`) and goes out through it or straight from registers (the store's `allow_tma`),
+and the hints (`occupancy`: blocks per multiprocessor, which caps each thread's registers;
+`num_worker_warps`; `num_ctas`: a cluster of blocks that shares one tile). The plans are
+timed against the alternatives by `benchmarks/norms.py` on an H200 (sm_90).
 
 Every element is checked against a float64 reference on random inputs.
 
@@ -58,11 +59,11 @@ def make_softmax(dt: DType) -> cutile.EntryKernel:
 
     @cutile.entry
     def softmax(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], BM: Const[int],
-                BN: Const[int], TMA: Const[bool]):
+                BN: Const[int], TMA: Const[bool], STORE_TMA: Const[bool]):
         assert x.shape[1] <= BN, "a row must fit one tile"
         row = load_tile_like(x, z, padding="neg_inf", allow_tma=TMA).astype(f32) * LOG2E
         e = exp2(row - row.max(axis=1, keepdims=True), flush_to_zero=True)
-        z.store((e * (1.0 / e.sum(axis=1, keepdims=True))).astype(dt))
+        z.store((e * (1.0 / e.sum(axis=1, keepdims=True))).astype(dt), allow_tma=STORE_TMA)
 
     return softmax
 
@@ -107,6 +108,7 @@ class Plan(NamedTuple):
     BN: int
     BK: int | None
     tma: bool
+    store_tma: bool
     hints: tuple[tuple[str, int], ...]
 
     def kernel(self, dt: DType) -> cutile.EntryKernel:
@@ -114,7 +116,8 @@ class Plan(NamedTuple):
 
     def consts(self) -> dict[str, Any]:
         """The Consts a launch passes by keyword (BM and BN come from the partition)."""
-        return {"BK": self.BK} if self.BK is not None else {"TMA": self.tma}
+        return ({"BK": self.BK} if self.BK is not None
+                else {"TMA": self.tma, "STORE_TMA": self.store_tma})
 
 
 @functools.cache
@@ -125,19 +128,24 @@ def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutil
 
 
 # One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:
-# (BM, tma, hints). Short rows go several to a block so that each block moves enough bytes;
-# `occupancy` caps the registers so that several blocks share a multiprocessor (past what
-# the row needs, a spill); long rows spread over 8 or 16 worker warps, the longest over a
-# 2-block cluster. benchmarks/norms.py times these against the alternatives.
-ROW_PLANS: dict[tuple[int, int], tuple[int, bool, dict[str, int]]] = {
-    (1024, 2): (2, False, {"occupancy": 8}),
-    (1024, 4): (2, False, {"occupancy": 8}),
-    (4096, 2): (1, False, {"occupancy": 6}),
-    (4096, 4): (1, False, {"occupancy": 6}),
-    (16384, 2): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (32768, 2): (1, False, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 2}),
-    (32768, 4): (1, True, {"num_worker_warps": 16}),
+# (BM, tma, store_tma, hints). Short rows go several to a block so that each block moves
+# enough bytes; `occupancy` caps the registers so that several blocks share a multiprocessor
+# (past what the row needs, a spill); long rows spread over 16 worker warps, the longest
+# over a 2-block cluster. `tma` brings the row in through the TMA unit, `store_tma` writes
+# it out through it; both False keep the kernel in registers: no shared-memory staging and
+# no extra TMA warpgroup, so 128 threads instead of 256 per 4-warp block, and more blocks
+# per multiprocessor (bf16 1k, 2 rows: 10 instead of 8). Picked from the SASS (registers,
+# blocks per multiprocessor, no spills; `cutile.dump.resources`); benchmarks/norms.py
+# times them against the alternatives.
+ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
+    (1024, 2): (2, False, False, {"occupancy": 8}),
+    (1024, 4): (2, False, False, {"occupancy": 8}),
+    (4096, 2): (1, False, False, {"occupancy": 6}),
+    (4096, 4): (1, False, False, {"occupancy": 6}),
+    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (32768, 2): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
+    (32768, 4): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 
@@ -152,11 +160,12 @@ def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
     `max_row` columns the looped kernel in (1, bk) steps."""
     bn = next_pow2(n)
     if bn > min(max_row, MAX_ROW):
-        return Plan(1, bn, min(bk, bn), False, (("num_worker_warps", 8), ("occupancy", 2)))
+        return Plan(1, bn, min(bk, bn), False, True,
+                    (("num_worker_warps", 8), ("occupancy", 2)))
     near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
-    bm, tma, hints = ROW_PLANS[(near, dt.itemsize)]
+    bm, tma, store_tma, hints = ROW_PLANS[(near, dt.itemsize)]
     bm = bm * near // bn            # a shorter row: more of them, the same tile size
-    return Plan(bm, bn, None, tma, tuple(sorted(hints.items())))
+    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())))
 
 
 def run(xs: np.ndarray, dt: DType, p: Plan) -> np.ndarray:

@@ -24,10 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +170,48 @@ def find_cuobjdump(tool: Any = None) -> Path | None:
 
 def sass(cubin: bytes, tool: Any = None) -> str | None:
     """`cuobjdump -sass` of a cubin; None (and a logged note) when it cannot be had."""
+    return _cuobjdump(cubin, ["-sass"], tool)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one block of a kernel takes from a multiprocessor, as the cubin says
+    (`cuobjdump -res-usage -elf`): registers per thread, static shared memory and local
+    memory (spills) in bytes, and threads per block (`REQNTID`)."""
+
+    registers: int
+    shared: int
+    local: int
+    threads: int
+
+    def blocks_per_sm(self) -> int:
+        """How many blocks fit on one Hopper (sm_90) multiprocessor: 64K registers
+        (allocated per warp in units of 256), 2048 threads, 32 blocks, 228 KB of shared
+        memory with 1 KB reserved per block (in units of 128 bytes)."""
+        warps = -(-self.threads // 32)
+        per_warp = -(-self.registers * 32 // 256) * 256
+        by_regs = 65536 // (per_warp * warps) if per_warp else 32
+        smem = -(-(self.shared + 1024) // 128) * 128
+        return min(32, 2048 // max(1, self.threads), by_regs, 233472 // smem)
+
+
+def resources(cubin: bytes, tool: Any = None) -> Resources | None:
+    """The resource usage of the cubin's (one) kernel; None without cuobjdump."""
+    text = _cuobjdump(cubin, ["-res-usage", "-elf"], tool)
+    if text is None:
+        return None
+    use = re.search(r"REG:(\d+) STACK:\d+ SHARED:(\d+) LOCAL:(\d+)", text)
+    ntid = re.search(r"EIATTR_REQNTID\s+Format:\s+\S+\s+Value:\s+(\w+) (\w+) (\w+)", text)
+    if use is None or ntid is None:
+        _log.info("no resource usage in cuobjdump's output")
+        return None
+    threads = 1
+    for dim in ntid.groups():
+        threads *= int(dim, 0)
+    return Resources(int(use[1]), int(use[2]), int(use[3]), threads)
+
+
+def _cuobjdump(cubin: bytes, flags: list[str], tool: Any = None) -> str | None:
     dump = find_cuobjdump(tool)
     if dump is None:
         _log.info("no sass dump: cuobjdump and nvdisasm are not installed "
@@ -180,7 +224,7 @@ def sass(cubin: bytes, tool: Any = None) -> str | None:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
         try:
-            proc = subprocess.run([str(dump), "-sass", str(path)], capture_output=True,
+            proc = subprocess.run([str(dump), *flags, str(path)], capture_output=True,
                                   text=True, env=env, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as exc:
             _log.info("no sass dump: %s failed (%s)", dump, exc)

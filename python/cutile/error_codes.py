@@ -62,7 +62,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT3048": "a reshape that changes the element count",
     "CT3049": "a permutation that is not one",
     "CT3050": "a mapped-partition group size below 1",
-    "CT3060": "a load hint out of range (`latency` 1-10, `allow_tma` a bool), or a "
+    "CT3060": "a load or store hint out of range (`latency` 1-10, `allow_tma` a bool), or a "
               "`ByTarget` that names no architecture or gives no value",
     "CT3061": "an unknown rounding mode, or a fast math mode on a type other than f32",
     "CT3053": "an integer raised to a negative constant power",

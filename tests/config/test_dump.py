@@ -139,3 +139,37 @@ def test_stage_names() -> None:
     assert dump.requested({}) == frozenset()
     assert dump.requested({"CUTILE_DUMP": "all"}) == frozenset(dump.STAGES)
     assert dump.requested({"CUTILE_DUMP": "kast,,sass"}) == {"kast", "sass"}
+
+
+@pytest.mark.parametrize(("used", "blocks"), [
+    (dump.Resources(64, 17480, 0, 256), 4),     # registers: 8 warps of 64 a thread
+    (dump.Resources(41, 1040, 0, 128), 10),     # 41 rounds up to 48 a thread
+    (dump.Resources(26, 1040, 0, 128), 16),     # threads: 2048 a multiprocessor
+    (dump.Resources(32, 100_000, 0, 128), 2),   # shared memory, 1 KB reserved a block
+    (dump.Resources(16, 0, 0, 32), 32),         # at most 32 blocks
+])
+def test_blocks_per_multiprocessor(used: dump.Resources, blocks: int) -> None:
+    assert used.blocks_per_sm() == blocks
+
+
+def hinted_copy(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f32, [-1, -1]], BM: Const[int],
+                BN: Const[int], TMA: Const[bool]):
+    t = load_tile_like(x, z, allow_tma=TMA)
+    z.store(t / t.sum(axis=1, keepdims=True), allow_tma=TMA)
+
+
+@pytest.mark.tileiras
+def test_resources_of_a_cubin() -> None:
+    # With no TMA access the block is its 4 worker warps; TMA brings a producer warpgroup
+    # and the tile staged in shared memory.
+    k = cutile.entry(hinted_copy)
+    got = {tma: dump.resources(k.compile("sm_90", BM=8, BN=1024, TMA=tma).cubin)
+           for tma in (False, True)}
+    if got[False] is None:
+        pytest.skip("cuobjdump/nvdisasm not installed (pip install nvidia-cuda-cuobjdump)")
+    off, on = got[False], got[True]
+    assert on is not None
+    assert off.threads == 128 and on.threads == 256
+    assert off.shared < 4096 < 8 * 1024 * 4 <= on.shared
+    assert 0 < off.registers <= 255 and off.local == 0
+    assert off.blocks_per_sm() >= 1

@@ -37,29 +37,42 @@ def test_tensor_core_examples_use_wgmma_and_tma(example: str, kernel: str) -> No
     assert "UTMALDG" in text, f"{example}.{kernel}: no TMA load"
 
 
-# the row-reduction examples' own plans (tile and hints chosen on the host) at sizes that
-# benchmarks/norms.py times: short rows several to a block, long rows over 8-16 warps or a
-# 2-block cluster
-NORM_PLANS = [("softmax", "bf16", 1024), ("rmsnorm", "f32", 4096),
-              ("layernorm", "bf16", 16384), ("softmax", "f32", 32768)]
+# every one-pass plan of the row-reduction examples (tiles, TMA choices and hints picked on
+# the host; benchmarks/norms.py times them): short rows several to a block, long rows over
+# 8-16 warps or a cluster of blocks
+NORM_PLANS = [(example, {2: "bf16", 4: "f32"}[size], n)
+              for example in ("softmax", "rmsnorm", "layernorm")
+              for n, size in sorted(load(example).ROW_PLANS)]
 
 
 @pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
-def test_norm_plans_load_rows_in_128_bit_vectors_without_spills(example: str, dtype: str,
-                                                                 n: int) -> None:
+def test_norm_plans_keep_rows_in_registers_without_spills(example: str, dtype: str,
+                                                          n: int) -> None:
     """The one-pass kernels read the row with 128-bit loads (or, where the plan asks for it,
     through TMA) and keep it in registers: a load from local memory (LDL) would be a spill,
-    which the plan's `occupancy` must leave room to avoid."""
+    which the plan's `occupancy` must leave room to avoid. A plan that keeps the store off
+    the TMA unit writes with 128-bit stores, and one that keeps every access off it has no
+    TMA warpgroup: its blocks have exactly the worker warps' threads."""
     from cutile.core import bf16, f32
+    from cutile.dump import resources
 
     mod = load(example)
     dt = {"bf16": bf16, "f32": f32}[dtype]
     p = mod.plan(n, dt)
     assert p.BK is None, "a one-pass plan"
-    text = sass_of(p.kernel(dt).compile(target="sm_90", BM=p.BM, BN=p.BN, **p.consts()).cubin)
+    cubin = p.kernel(dt).compile(target="sm_90", BM=p.BM, BN=p.BN, **p.consts()).cubin
+    text = sass_of(cubin)
+    where = f"{example} {dtype} {n}"
     wide = "UTMALDG" if p.tma else "LDG.E.128"
-    assert wide in text, f"{example} {dtype} {n}: the row is not loaded with {wide}"
-    assert not re.search(r"\bLDL\b", text), f"{example} {dtype} {n}: registers spill"
+    assert wide in text, f"{where}: the row is not loaded with {wide}"
+    assert not re.search(r"\bLDL\b", text), f"{where}: registers spill"
+    if not p.store_tma:
+        assert "UTMASTG" not in text and "STG.E.128" in text, f"{where}: not stored from registers"
+    if not p.tma and not p.store_tma:
+        assert "UTMA" not in text, f"{where}: a TMA access left"
+        used = resources(cubin)
+        assert used is not None
+        assert used.threads == 32 * dict(p.hints).get("num_worker_warps", 4), where
 
 
 # The benchmark's configurations (benchmarks/attention.py, benchmarks/fp8_gemm.py): each

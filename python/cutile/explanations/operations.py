@@ -117,19 +117,22 @@ TEXTS: dict[str, str] = {
     "CT3039": """
         A kernel operation or builtin got arguments that do not match its signature:
         missing or extra arguments, an unknown keyword, a `range` step that is not a
-        positive integer, or `min`/`max` with a single value.
+        positive integer, or `min`/`max` with a single value. The message shows the
+        signature: `store(tile, index=None, latency=None, allow_tma=None)` for a store.
 
         Example:
 
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
                 z.store(zeros())                # error[CT3039]: `zeros` is missing argument `shape`
+                z.store(z.load(), tma=False)    # error[CT3039]: `.store()` has no parameter `tma`
                 for i in range(0, 4, 0):
                 # error[CT3039]: range step must be a positive integer
                     ...
 
-        Fix: call it as its signature says (`help(cutile.core.zeros)`); a `range` step is
-        a positive integer.
+        Fix: call it as its signature says (`help(cutile.core.zeros)`; a method's
+        signature is in the message); a `range` step is a positive integer. Loads and
+        stores take the hints `latency=` and `allow_tma=`.
     """,
     "CT3040": """
         `block_id(axis)` or `num_blocks(axis)` names a grid axis other than 0, 1 or 2.
@@ -278,11 +281,11 @@ TEXTS: dict[str, str] = {
         Fix: a group of 1 or more (8 is a common choice for GEMM).
     """,
     "CT3060": """
-        A load hint is out of range. `latency=` (an integer from 1 to 10) tells tileiras
-        how long to expect the load to take, so it can issue it earlier; `allow_tma=`
-        (True or False) lets it use, or keeps it off, the TMA unit. Both are compile-time
-        values and change speed, never the values read. Either may be a
-        `cutile.ByTarget(sm_90=..., sm_100=..., default=...)` with one value per GPU
+        A load or store hint is out of range. `latency=` (an integer from 1 to 10) tells
+        tileiras how long to expect the access to take, so it can schedule around it;
+        `allow_tma=` (True or False) lets it use, or keeps it off, the TMA unit. Both are
+        compile-time values and change speed, never the values read or written. Either
+        may be a `cutile.ByTarget(sm_90=..., sm_100=..., default=...)` with one value per GPU
         architecture; each of its values must be in range too, and it must name
         architectures (`sm_90`, `sm_100`, `sm_120a`, ...) and give at least one value.
 
@@ -292,9 +295,11 @@ TEXTS: dict[str, str] = {
             def k(z: Mut[Tensor[f32, [64]]], x: Tensor[f32, [-1]]):
                 z.store(x.load_tile((64,), (block_id(0),), latency=20))
                 # error[CT3060]: `latency` must be a compile-time integer from 1 to 10
+                z.store(x.load_tile((64,), (block_id(0),)), allow_tma=1)
+                # error[CT3060]: `allow_tma` must be True or False
 
-        Fix: `latency=3`, or `latency=ByTarget(sm_90=3, sm_100=5, default=2)` (or leave it
-        out and let tileiras decide).
+        Fix: `latency=3`, `allow_tma=False`, or `latency=ByTarget(sm_90=3, sm_100=5,
+        default=2)` (or leave them out and let tileiras decide).
     """,
     "CT3061": """
         A math mode is unknown, or fast on a type that has no fast mode. `rounding=` of

@@ -99,12 +99,13 @@ class OpsBase:
         raise self.err("CT3038", f"padding must be one of {', '.join(PADDINGS)}", span,
                        "padding", help="e.g. `padding=\"pos_inf\"` for infinity")
 
-    def load_hints(self, a: Bound, span: K.Span) -> dict[str, dict[str, int | bool]] | None:
-        """The `optimization_hints` of a load, {architecture or "default": {hint: value}}:
-        `latency=` (1-10: how long tileiras should expect the load to take, so it can start
-        it earlier) and `allow_tma=` (False keeps it off the TMA unit), each one value or a
-        `ByTarget(...)` of values per architecture. tileiras takes the hints of the
-        architecture it compiles for, else those under `default`."""
+    def memory_hints(self, a: Bound, span: K.Span) -> dict[str, dict[str, int | bool]] | None:
+        """The `optimization_hints` of a load or store, {architecture or "default": {hint:
+        value}}: `latency=` (1-10: how long tileiras should expect the access to take, so it
+        can schedule around it) and `allow_tma=` (False keeps it off the TMA unit: a load
+        goes straight into registers, a store straight out of them, with no shared-memory
+        staging), each one value or a `ByTarget(...)` of values per architecture. tileiras
+        takes the hints of the architecture it compiles for, else those under `default`."""
         out: dict[str, dict[str, int | bool]] = {}
         for name in ("latency", "allow_tma"):
             if not a.given(name):
@@ -112,14 +113,14 @@ class OpsBase:
             v = a[name]
             if isinstance(v, ByTargetV):
                 for arch, x in v.values.items():
-                    out.setdefault(arch, {})[name] = self._load_hint(name, x, v.spans[arch],
-                                                                     arch)
+                    out.setdefault(arch, {})[name] = self._memory_hint(name, x, v.spans[arch],
+                                                                       arch)
             else:
-                out.setdefault("default", {})[name] = self._load_hint(
+                out.setdefault("default", {})[name] = self._memory_hint(
                     name, v, a.nodes[a.sig.position(name)].span, None)
         return {arch: out[arch] for arch in sorted(out)} or None
 
-    def _load_hint(self, name: str, v: LVal, span: K.Span, arch: str | None) -> int | bool:
+    def _memory_hint(self, name: str, v: LVal, span: K.Span, arch: str | None) -> int | bool:
         where = f"`{name}`" if arch is None else f"`{name}` for {arch}"
         if name == "latency":
             if not (isinstance(v, ConstV) and type(v.value) is int and 1 <= v.value <= 10):
@@ -129,7 +130,10 @@ class OpsBase:
                                "tileiras decide")
             return v.value
         if not (isinstance(v, ConstV) and isinstance(v.value, bool)):
-            raise self.err("CT3060", f"{where} must be True or False", span, "allow_tma")
+            raise self.err("CT3060", f"{where} must be True or False", span, "allow_tma",
+                           help="a compile-time bool (a literal or a `Const[bool]`), or "
+                           "`allow_tma=ByTarget(sm_90=False, default=True)`; omit it to let "
+                           "tileiras decide")
         return v.value
 
     def _check_shape(self, shape: tuple[int, ...], span: K.Span) -> None:

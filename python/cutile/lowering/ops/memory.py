@@ -31,7 +31,7 @@ class MemoryOps(OpsBase):
         if not src.mutable:
             self.low.require_fact(span, "tile access")
         pv = self.low.partition(src, like.tile_shape, padding, span)
-        return self._load(src, pv, self.low.own_index(like, span), span, self.load_hints(a, span))
+        return self._load(src, pv, self.low.own_index(like, span), span, self.memory_hints(a, span))
 
     def bounds_check(self, pv: Value, index: list[Value], span: K.Span, what: str) -> None:
         """A device assert for an index whose bounds the checker could neither prove nor
@@ -58,7 +58,8 @@ class MemoryOps(OpsBase):
         return TileV(tile_v)
 
     def _store(self, t: TensorV, pv: Value, index: list[Value], value: LVal,
-               tile_shape: tuple[int, ...], span: K.Span) -> LVal:
+               tile_shape: tuple[int, ...], span: K.Span,
+               hints: dict[str, dict[str, int | bool]] | None = None) -> LVal:
         # A store converts to the tensor's element type, as an assignment into a numpy
         # array or Triton's `tl.store` does (round to nearest even; floats to ints toward
         # zero), so the checker has no element types to know.
@@ -73,12 +74,14 @@ class MemoryOps(OpsBase):
                 )
             v = self.arith.broadcast_to(v, tile_shape, span)
         token = self.low.tokens.get(t.param)
-        self.low.tokens[t.param] = self.b.store_view(v.v, pv, index, token)
+        attrs = {"optimization_hints": hints} if hints else {}
+        self.low.tokens[t.param] = self.b.store_view(v.v, pv, index, token, **attrs)
         return ConstV(None)
 
     def m_mut_store(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         value = a["tile"]
         assert t.tile_shape is not None
+        hints = self.memory_hints(a, span)
         pv = self.low.partition(t, t.tile_shape, None, span)
         if not a.given("index"):
             self.low.require_fact(span, "store")
@@ -86,26 +89,28 @@ class MemoryOps(OpsBase):
         else:
             idx = self.index_values(a["index"], t.rank, span)
             self.bounds_check(pv, idx, span, f"`{t.param}`")
-        return self._store(t, pv, idx, value, t.tile_shape, span)
+        return self._store(t, pv, idx, value, t.tile_shape, span, hints)
 
     def m_mut_store_unchecked(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         """`z.store_unchecked(tile, index)` inside `unsafe`: a store at any tile index, with
         no proof and no device assert (the checker asks for neither). Run the kernel under
         the interpreter's race detector (`CUTILE_INTERPRET=check`) to test it."""
         assert t.tile_shape is not None
+        hints = self.memory_hints(a, span)
         pv = self.low.partition(t, t.tile_shape, None, span)
         return self._store(t, pv, self.index_values(a["index"], t.rank, span), a["tile"],
-                           t.tile_shape, span)
+                           t.tile_shape, span, hints)
 
     def m_mut_load(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         assert t.tile_shape is not None
+        hints = self.memory_hints(a, span)
         pv = self.low.partition(t, t.tile_shape, "zero", span)
         if not a.given("index"):
             idx = self.low.own_index(t, span)
         else:
             idx = self.index_values(a["index"], t.rank, span)
             self.bounds_check(pv, idx, span, f"`{t.param}`")
-        return self._load(t, pv, idx, span)
+        return self._load(t, pv, idx, span, hints)
 
     def m_mut_partition_mut(self, t: TensorV, a: Bound, span: K.Span) -> LVal:
         shape = self.shape_const(a["shape"], span)
@@ -163,11 +168,12 @@ class MemoryOps(OpsBase):
     def m_sub_store(self, p: SubPartitionV, a: Bound, span: K.Span) -> LVal:
         value = a["tile"]
         index = a["index"]
+        hints = self.memory_hints(a, span)
         pv = self.low.partition(p.parent, p.tile_shape, None, span)
         idx = self._sub_index(p, index, span)
         inside = self._sub_inside(p, pv, idx)
         if inside is None:
-            return self._store(p.parent, pv, idx, value, p.tile_shape, span)
+            return self._store(p.parent, pv, idx, value, p.tile_shape, span, hints)
         t = p.parent
         before = self.low.tokens.get(t.param)
         if before is None:
@@ -175,7 +181,7 @@ class MemoryOps(OpsBase):
         with self.b.if_(inside, [before.type]) as branch:
             with branch.then_():
                 self.low.tokens[t.param] = before
-                self._store(t, pv, idx, value, p.tile_shape, span)
+                self._store(t, pv, idx, value, p.tile_shape, span, hints)
                 self.b.yield_([self.low.tokens[t.param]])
             with branch.else_():
                 self.b.yield_([before])
@@ -187,7 +193,7 @@ class MemoryOps(OpsBase):
         pv = self.low.partition(p.parent, p.tile_shape, "zero", span)
         idx = self._sub_index(p, index, span)
         inside = self._sub_inside(p, pv, idx)
-        hints = self.load_hints(a, span)
+        hints = self.memory_hints(a, span)
         if inside is None:
             return self._load(p.parent, pv, idx, span, hints)
         t = p.parent
@@ -213,7 +219,7 @@ class MemoryOps(OpsBase):
         pv = self.low.partition(t, shape, padding, span)
         idx = self.index_values(index, t.rank, span)
         self.bounds_check(pv, idx, span, f"`{t.param}`")
-        return self._load(t, pv, idx, span, self.load_hints(a, span))
+        return self._load(t, pv, idx, span, self.memory_hints(a, span))
 
     m_mut_load_tile = m_tensor_load_tile
 
