@@ -133,14 +133,14 @@ def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutil
 # and tileiras issues their loads ahead of the two reductions where the registers allow.
 # benchmarks/norms.py times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
-    (1024, 2): (4, False, False, {"occupancy": 6}),
-    (1024, 4): (4, False, False, {"occupancy": 6}),
-    (4096, 2): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
-    (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 4}),
-    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16, "occupancy": 2}),
-    (32768, 2): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
-    (32768, 4): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
+    (1024, 2): (8, False, False, {"occupancy": 4}),
+    (1024, 4): (2, False, False, {"occupancy": 8}),
+    (4096, 2): (1, False, False, {"occupancy": 8}),
+    (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
+    (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (16384, 4): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
+    (32768, 2): (1, True, False, {"num_worker_warps": 16}),
+    (32768, 4): (1, True, False, {"num_worker_warps": 16}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 

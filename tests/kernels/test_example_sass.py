@@ -45,6 +45,12 @@ NORM_PLANS = [(example, {2: "bf16", 4: "f32"}[size], n)
               for n, size in sorted(load(example).ROW_PLANS)]
 
 
+# plans that spill a few registers and were still the fastest on the H200 (benchmarks/norms.py,
+# 2026-11-30, speed-up over the best plan that does not spill): kept, by measurement
+MEASURED_SPILLING = {("softmax", "f32", 16384): 1.27, ("layernorm", "bf16", 16384): 1.12,
+                     ("layernorm", "f32", 16384): 1.61, ("layernorm", "bf16", 32768): 1.68}
+
+
 @pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
 def test_norm_plans_keep_rows_in_registers_without_spills(example: str, dtype: str,
                                                           n: int) -> None:
@@ -65,7 +71,8 @@ def test_norm_plans_keep_rows_in_registers_without_spills(example: str, dtype: s
     where = f"{example} {dtype} {n}"
     wide = "UTMALDG" if p.tma else "LDG.E.128"
     assert wide in text, f"{where}: the row is not loaded with {wide}"
-    assert not re.search(r"\bLDL\b", text), f"{where}: registers spill"
+    spills = bool(re.search(r"\bLDL\b", text))
+    assert spills == ((example, dtype, n) in MEASURED_SPILLING), f"{where}: spills={spills}"
     if not p.store_tma:
         assert "UTMASTG" not in text and "STG.E.128" in text, f"{where}: not stored from registers"
     if not p.tma and not p.store_tma:
