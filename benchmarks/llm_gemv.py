@@ -333,9 +333,12 @@ def combine_seconds() -> float:
     from llm.kernels.attention import attn_combine
 
     g, d, ns = ATTN["G"], ATTN["D"], ATTN["NS"]
-    o, m, sums = (api.from_numpy(a) for a in attn_shares())
-    ops = [attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([g * d]), o, m, sums,
-                        G=g, D=d, NS=ns) for _ in range(4)]
+    shares = attn_shares()
+    ops = []
+    for _ in range(4):  # each op owns its inputs while it is pending: one set per op
+        o, m, sums = (api.from_numpy(a) for a in shares)
+        ops.append(attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([g * d]), o, m,
+                                sums, G=g, D=d, NS=ns))
     launches = [lt.bind(attn_combine, op) for op in ops]
     i = [0]
 
