@@ -228,6 +228,13 @@ class Engine:
                   out(self.barg, 1), w.lm_head, self.h, w.final_norm, eps, BK=p.lm_bk, HB=hb)
         self._select()
 
+    def capture_decode(self) -> Any:
+        """The decode step captured once as a `cutile.graph` (`llm.decode_graph`): it owns
+        every buffer of the engine until its `close()`."""
+        from .decode_graph import DecodeGraph
+
+        return DecodeGraph(self)
+
     def _select(self) -> None:
         p, s = self.plan, self.sampling
         if s.greedy:

@@ -1,0 +1,110 @@
+"""The decode step captured once with `cutile.graph` and replayed per token (on the CPU
+interpreter, the recorded launch chain): greedy tokens identical to op-by-op decoding and
+to the numpy reference, logits per step equal, the graph's ownership of the engine's
+buffers, and op-by-op decoding resuming after the graph gave them back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from llm.model import Engine
+from llm.plan import plan_for
+from llm.reference import Reference, Sampling
+from test_engine import MAX_SEQ, NEW, PROMPT
+
+from cutile.errors import BorrowError
+
+
+@pytest.fixture(scope="module")
+def op_by_op(tiny_weights: Any) -> tuple[list[int], list[np.ndarray]]:
+    eng = Engine(tiny_weights, MAX_SEQ)
+    eng.load_prompt(PROMPT)
+    logits = []
+    for _ in range(NEW):
+        eng.decode_step()
+        logits.append(eng.read_logits())
+    return [int(t) for t in eng.token_ids()], logits
+
+
+def test_graph_decoding_matches_op_by_op_and_the_reference(
+        tiny: Any, tiny_weights: Any, tiny_hf: dict[str, Any],
+        op_by_op: tuple[list[int], list[np.ndarray]]) -> None:
+    eng = Engine(tiny_weights, MAX_SEQ)
+    eng.load_prompt(PROMPT)
+    g = eng.capture_decode()
+    assert g.position() == len(PROMPT) - 1, "the capture ran a step"
+    assert g.launches == 2 + 7 * tiny.num_layers + 1   # op by op: a step's kernels
+    logits = []
+    for step in range(NEW):
+        g.step().wait()
+        assert g.position() == len(PROMPT) + step
+        logits.append(g.read_logits())
+    tokens = [int(t) for t in g.token_ids()]
+    g.close()
+    assert tokens == op_by_op[0]
+    want, _ = Reference(tiny, tiny_hf, MAX_SEQ,
+                        prefill_block=plan_for(tiny).prefill_head_bm).generate(PROMPT, NEW)
+    assert tokens == want
+    for got, ref in zip(logits, op_by_op[1], strict=True):
+        np.testing.assert_array_equal(got, ref)   # the same launches, the same sums
+    assert len(set(tokens[len(PROMPT):])) > 1, "decoding repeated one token"
+
+
+def test_replays_back_to_back_then_one_read(tiny_weights: Any,
+                                            op_by_op: tuple[list[int], list[np.ndarray]]
+                                            ) -> None:
+    """No wait between replays: the read after them sees every step, in order."""
+    eng = Engine(tiny_weights, MAX_SEQ)
+    eng.load_prompt(PROMPT)
+    g = eng.capture_decode()
+    for _ in range(NEW):
+        g.step()
+    assert [int(t) for t in g.token_ids()] == op_by_op[0]
+    g.close()
+
+
+def test_the_graph_owns_the_engine_until_closed(tiny_weights: Any,
+                                                op_by_op: tuple[list[int], list[np.ndarray]]
+                                                ) -> None:
+    """While the graph lives the engine's buffers are refused (CT5001, naming the graph):
+    no op-by-op step or host read can race a replay. After `close()` op-by-op decoding goes
+    on from the position the replays reached."""
+    eng = Engine(tiny_weights, MAX_SEQ)
+    eng.load_prompt(PROMPT)
+    g = eng.capture_decode()
+    g.step()
+    g.step()
+    with pytest.raises(BorrowError) as err:
+        eng.decode_step()
+    assert err.value.code == "CT5001" and "cutile.graph" in str(err.value)
+    with pytest.raises(BorrowError):
+        eng.token_ids()
+    ops = eng.ops
+    g.close()
+    assert eng.ops == ops + 2 * g.launches
+    assert eng.position() == len(PROMPT) + 1
+    for _ in range(NEW - 2):
+        eng.decode_step()
+    assert [int(t) for t in eng.token_ids()] == op_by_op[0]
+    with pytest.raises(BorrowError) as spent:
+        g.step()
+    assert spent.value.code == "CT5062"
+
+
+def test_sampled_decoding_through_the_graph(tiny_weights: Any) -> None:
+    """The sampling path (top-k candidates, then the seeded draw) captured too: the same
+    tokens as op by op."""
+    s = Sampling(temperature=0.9, top_k=12, top_p=0.8, seed=5)
+    ref = Engine(tiny_weights, MAX_SEQ, sampling_=s)
+    ref.load_prompt(PROMPT)
+    for _ in range(4):
+        ref.decode_step()
+    eng = Engine(tiny_weights, MAX_SEQ, sampling_=s)
+    eng.load_prompt(PROMPT)
+    g = eng.capture_decode()
+    for _ in range(4):
+        g.step()
+    assert [int(t) for t in g.token_ids()] == [int(t) for t in ref.token_ids()]
+    g.close()
