@@ -20,6 +20,17 @@ def test_generate_random_weights_reports_speed(capsys: pytest.CaptureFixture[str
     assert report["tok_s"] > 0 and report["roofline_tok_s"] > 0
     assert report["launches_per_step"] == 2 + 7 * 2 + 1
     assert "tok/s" in out and "roofline" in out and "ms/token" in out
+    assert report["cutile_graph"] and "cutile.graph" in out
+
+
+def test_generate_through_the_graph_and_op_by_op_give_the_same_tokens() -> None:
+    args = ["--random-weights", "tiny", "--prompt-len", "7", "--new-tokens", "5",
+            "--no-progress", "--seed", "3"]
+    graphed = generate.main(args)
+    plain = generate.main([*args, "--op-by-op"])
+    assert graphed["cutile_graph"] and not plain["cutile_graph"]
+    assert graphed["tokens"] == plain["tokens"] and len(plain["tokens"]) == 5
+    assert graphed["launches_per_step"] == plain["launches_per_step"] == 2 + 7 * 2 + 1
 
 
 def test_generate_from_a_checkpoint_with_a_tokenizer(tmp_path: Path, tiny: Any,
