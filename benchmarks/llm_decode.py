@@ -16,12 +16,14 @@ Parts:
   (the leaders) in a CUDA graph; plus the floor every launch pays (`llm_gemv.py`). The best
   configs are what `llm/plan.py`'s TUNED table should hold.
 - copy: device copy bandwidth (cutile's copy kernel and torch's clone, 1 GiB).
-- decode: tok/s at each context (`--contexts`), three ways: the engine as it runs today
-  (each kernel launched and waited for by the safe path), the recorded launches of one
-  step replayed back to back (device time), and the same launches in a raw CUDA graph
-  (what `cutile.graph` will give); against the roofline = copy bandwidth / bytes read per
-  token (every weight once + the KV cache at that context); and a per-kernel breakdown of
-  one step (events between kernels) with each kernel's share of the copy bandwidth.
+- decode: tok/s at each context (`--contexts`), four ways: the engine op by op (each
+  kernel launched and waited for by the safe path), the recorded launches of one step
+  replayed back to back (device time), the same launches in a raw CUDA graph (no
+  ownership, for comparison), and the step captured with `cutile.graph` (owning every
+  buffer; each replay waited for, as generate.py does, and back to back); against the
+  roofline = copy bandwidth / bytes read per token (every weight once + the KV cache at
+  that context); and a per-kernel breakdown of one step (events between kernels) with each
+  kernel's share of the copy bandwidth.
 - hf: transformers' Qwen3ForCausalLM (bf16, eager; `--hf-compile`: torch.compile with a
   static cache) on the same random weights, decode tok/s at the same contexts.
 - prefill: the engine's prefill of 2048 tokens against Hugging Face's forward pass.
@@ -103,12 +105,16 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
         graphed = lt.timed(graph.launch, lt.stream(), 4, trials=5, warmup=1)
         breakdown = kernel_breakdown(launches, bw)
         graph.close()
+        lt.sync()
+        cutile_graph = cutile_graph_decode(engine, steps)
         row = {"config": name, "plan": plan, "context": ctx,
                "first_prefill_s": t_prefill,  # with compiles
                "bytes_per_token": per_token, "roofline_tok_s": roof,
                "kernels_per_step": len(launches),
                "safe_tok_s": 1 / safe, "replay_tok_s": 1 / replayed,
                "graph_tok_s": 1 / graphed, "graph_of_roofline": 1 / graphed / roof,
+               **cutile_graph,
+               "cutile_graph_of_roofline": cutile_graph["cutile_graph_tok_s"] / roof,
                "breakdown": breakdown}
         if hf:
             row["hf"] = hf_decode(cfg, weights, prompt, steps, hf_compile)
@@ -116,6 +122,28 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
         print(show_decode(row), flush=True)
         del engine
     return rows
+
+
+def cutile_graph_decode(engine: Engine, steps: int) -> dict[str, Any]:
+    """The step captured once with `cutile.graph` (owning the engine's weights, cache and
+    buffers) and replayed: each replay waited for (what `generate.py` does per token), and
+    `steps` replays back to back with one wait (device throughput)."""
+    import time
+
+    t0 = time.perf_counter()
+    g = engine.capture_decode()
+    capture = time.perf_counter() - t0
+    g.step().wait()                                                  # first replay, warm
+    waited = lt.wall(lambda: g.step().wait(), steps)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        g.step()
+    g.wait()
+    back_to_back = (time.perf_counter() - t0) / steps
+    launches = g.launches
+    g.close()
+    return {"cutile_graph_tok_s": 1 / waited, "cutile_graph_b2b_tok_s": 1 / back_to_back,
+            "cutile_graph_capture_s": capture, "cutile_graph_launches": launches}
 
 
 def kernel_breakdown(launches: list[lt.Launch], bw: float, trials: int = 5
@@ -238,8 +266,11 @@ def show_decode(r: dict[str, Any]) -> str:
              f"{r['roofline_tok_s']:.1f} tok/s "
              f"({r['bytes_per_token'] / 1e9:.3f} GB/token); safe path {r['safe_tok_s']:.1f}, "
              f"replay {r['replay_tok_s']:.1f}, raw graph {r['graph_tok_s']:.1f} tok/s = "
-             f"{100 * r['graph_of_roofline']:.1f}% of the roofline; "
-             f"{r['kernels_per_step']} kernels"]
+             f"{100 * r['graph_of_roofline']:.1f}% of the roofline, cutile.graph "
+             f"{r['cutile_graph_tok_s']:.1f} tok/s waited per token = "
+             f"{100 * r['cutile_graph_of_roofline']:.1f}% ({r['cutile_graph_b2b_tok_s']:.1f} "
+             f"back to back; captured in {r['cutile_graph_capture_s'] * 1e3:.0f} ms, "
+             f"{r['cutile_graph_launches']} launches); {r['kernels_per_step']} kernels"]
     if "hf" in r:
         lines.append(f"  HF: {json.dumps(r['hf'])}")
     for g in r["breakdown"][:14]:
