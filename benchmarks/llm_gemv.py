@@ -39,7 +39,7 @@ from cutile import api
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32, zeros
 
 # Qwen3-4B's attention at decode: kv heads, query heads per kv head, head_dim, shares
-ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 32}
+ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 16}
 GEMVS = {"qkv": (6144, 2560, "partial"), "o_proj": (2560, 4096, "add"),
          "gate_up": (19456, 2560, "partial"), "down": (2560, 9728, "add"),
          "lm_head": (151936, 2560, "lm")}
@@ -337,7 +337,7 @@ def combine_seconds() -> float:
     ops = []
     for _ in range(4):  # each op owns its inputs while it is pending: one set per op
         o, m, sums = (api.from_numpy(a) for a in shares)
-        ops.append(attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([g * d]), o, m,
+        ops.append(attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([32]), o, m,
                                 sums, G=g, D=d, NS=ns))
     launches = [lt.bind(attn_combine, op) for op in ops]
     i = [0]

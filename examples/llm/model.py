@@ -180,7 +180,7 @@ class Engine:
                       self.attn_l, BO=t.BO, BK=t.BK, G=c.group, D=c.head_dim,
                       NS=p.attn_splits, grid=grid)
             return
-        self._run(attn.attn_combine, out(self.attn, c.group * c.head_dim), self.attn_o,
+        self._run(attn.attn_combine, out(self.attn, p.combine_chunk), self.attn_o,
                   self.attn_m, self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
         self._gemv_add("o", wo, self.attn)
 

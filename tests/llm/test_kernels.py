@@ -131,8 +131,9 @@ def test_lm_head_and_greedy_choice_break_ties_to_the_lowest_id(rng: np.random.Ge
     assert tokens.unpartition().to_numpy().tolist() == [0] * 5 + [best] + [0] * 10
 
 
-@pytest.mark.parametrize("pos", [0, 20, 63])
-def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) -> None:
+@pytest.mark.parametrize(("pos", "dc"), [(0, 32), (20, 16), (63, 16), (40, 32)])
+def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int, dc: int
+                                            ) -> None:
     kv, g, d, cap, ns, bs = 2, 3, 32, 64, 8, 8      # 3 query heads per kv head, padded to 4
     kc = rng.standard_normal((kv, cap, d)).astype(BF16)
     vc = rng.standard_normal((kv, cap, d)).astype(BF16)
@@ -147,7 +148,7 @@ def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) 
         o, m, sums, api.from_numpy(qpad.reshape(kv * 4, d)), api.from_numpy(kc),
         api.from_numpy(vc), api.from_numpy(np.array([pos], np.int32)), scale, D=d,
         BS=bs, M=16).sync()
-    out = api.zeros([kv * 4 * d], bf16).partition([4 * d])
+    out = api.zeros([kv * 4 * d], bf16).partition([dc])
     out, *_ = attention.attn_combine(out, o.unpartition(), m.unpartition(), sums.unpartition(),
                                      G=4, D=d, NS=ns).sync()
     got = f32_of(out.unpartition().to_numpy()).reshape(kv, 4, d)[:, :g]

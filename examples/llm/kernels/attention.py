@@ -9,9 +9,9 @@ Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
   captured CUDA graph needs); a share past the end writes maximum -inf and sum 0. The
   scores and the weighted sum of the values run on the tensor cores (the G heads repeated
   to 16 rows; q and the probabilities split into bf16 hi + lo halves), in f32 accuracy.
-- `attn_combine`: block h rescales the NS partial results to their common maximum, adds
-  them and divides by the total sum; the output (bf16) is the input of the output
-  projection.
+- `attn_combine`: block b takes DC columns of one query head's output: it rescales the NS
+  partial results to their common maximum, adds them and divides by the total sum; the
+  output (bf16) is the input of the output projection.
 
 Prefill (`attn_prefill`): causal flash attention of a prompt's queries against its own keys
 and values, read straight from the fused QKV buffer [T, (H + 2 KV) D] in bf16 on the
@@ -95,17 +95,24 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
 
 
 @cutile.entry
-def attn_combine(out: Mut[Tensor[bf16, ["GD"]]], o: Tensor[f32, [-1, -1, -1]],
+def attn_combine(out: Mut[Tensor[bf16, ["DC"]]], o: Tensor[f32, [-1, -1, -1]],
                  m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
-                 GD: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
-    kvh = block_id(0)
+                 DC: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
+    # Block b owns DC output columns: chunk b % (G D / DC) of key/value head b // (G D / DC),
+    # inside query head g of that group. Many small blocks (Qwen3-4B: 128 of 2 KB) instead
+    # of one per kv head: the 8-block grid spent its time streaming 64 KB per SM.
+    per = (G * D) // DC
+    kvh = block_id(0) // per
+    c = block_id(0) % per
+    g = c // (D // DC)
     ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
-    top = ms.max(axis=0, keepdims=True)
-    w = exp2(ms - top)                                                # [NS, G]
-    den = (w * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(axis=0)
-    os_ = o.load_tile((1, NS, GD), (kvh, 0, 0)).reshape((NS, G, D))
-    num = (w[:, :, None] * os_).sum(axis=0)                           # [G, D]
-    out.store((num / den[:, None]).reshape((GD,)).astype(bf16))
+    mine = arange(G, i32)[None, :] == g
+    mg = where(mine, ms, -math.inf).max(axis=1, keepdims=True)           # [NS, 1]
+    sg = where(mine, sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G)), 0.0)
+    w = exp2(mg - mg.max(axis=0, keepdims=True))                        # [NS, 1]
+    den = (w * sg.sum(axis=1, keepdims=True)).sum(axis=0)             # [1]
+    os_ = o.load_tile((1, NS, DC), (kvh, 0, c)).reshape((NS, DC))
+    out.store(((w * os_).sum(axis=0) / den).astype(bf16))
 
 
 @cutile.device
