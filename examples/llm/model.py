@@ -214,7 +214,8 @@ class Engine:
                       out(self.k_cache[i], 1, self.capacity, c.head_dim),
                       out(self.v_cache[i], 1, self.capacity, c.head_dim), self.qkv_part,
                       self.h, lw.q_norm, lw.k_norm, self.cos, self.sin, self.pos, eps,
-                      HB=hb, NH=c.num_heads, NKV=c.num_kv_heads)
+                      HB=hb, NH=c.num_heads, NKV=c.num_kv_heads,
+                      SB=pow2_at_least(p.qkv.splits(c.hidden_size)))
             gd = c.group * c.head_dim
             self._run(attn.attn_decode, out(self.attn_o, 1, 1, gd),
                       out(self.attn_m, 1, 1, c.group), out(self.attn_l, 1, 1, c.group),
