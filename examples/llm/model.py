@@ -221,7 +221,7 @@ class Engine:
                       out(self.attn_m, 1, 1, c.group), out(self.attn_l, 1, 1, c.group),
                       self.q, self.k_cache[i], self.v_cache[i], self.pos,
                       1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
-                      M=max(16, c.group))
+                      M=max(16, c.group), NS=p.attn_splits)
             self._attn_out(lw.wo)
             self._mlp_in(lw.wgu, lw.mlp_norm)
             self._gemv_add("down", lw.wd, self.act)

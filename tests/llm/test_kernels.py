@@ -148,7 +148,7 @@ def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int, 
     o, m, sums, *_ = attention.attn_decode(
         o, m, sums, api.from_numpy(qpad.reshape(kv * 4, d)), api.from_numpy(kc),
         api.from_numpy(vc), api.from_numpy(np.array([pos], np.int32)), scale, D=d,
-        BS=bs, M=16).sync()
+        BS=bs, M=16, NS=ns).sync()
     out = api.zeros([kv * 4 * d], bf16).partition([dc])
     out, *_ = attention.attn_combine(out, o.unpartition(), m.unpartition(), sums.unpartition(),
                                      G=4, D=d, NS=ns).sync()

@@ -1,12 +1,13 @@
 """Grouped-query attention over the KV cache.
 
 Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
-- `attn_decode`: block (h, s) of a (KV heads, NS) grid takes the s-th of NS equal shares of
-  the key tiles of key/value head h and all G query heads that share it, and runs the
-  online softmax over them in f32 (scores in base 2): it writes its unnormalized output
-  [G, D], its running maximum and its sum of exponentials. NS is fixed per launch and the
-  shares follow the current length, so one launch shape serves every position (what a
-  captured CUDA graph needs); a share past the end writes maximum -inf and sum 0. The
+- `attn_decode`: block (h, s) of a (KV heads, NS) grid takes key tiles s, s + NS, ... of
+  key/value head h below the current length, for all G query heads that share it, and
+  runs the online softmax over them in f32 (scores in base 2): it writes its unnormalized
+  output [G, D], its running maximum and its sum of exponentials. NS is fixed per launch
+  and the shares follow the current length, so one launch shape serves every position
+  (what a captured CUDA graph needs); a block with no tile writes maximum -inf and sum 0.
+  Every load index is proved when compiled or at launch (no device check in the loop). The
   scores and the weighted sum of the values run on the tensor cores (the G heads repeated
   to 16 rows; q and the probabilities split into bf16 hi + lo halves), in f32 accuracy.
 - `attn_combine`: block b takes DC columns of one query head's output: it rescales the NS
@@ -39,7 +40,6 @@ from cutile.core import (
     i32,
     maximum,
     mma,
-    num_blocks,
     truediv,
     where,
     zeros,
@@ -60,14 +60,16 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
                 l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
                 kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
                 pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
-                D: Const[int], BS: Const[int], M: Const[int]):
+                D: Const[int], BS: Const[int], M: Const[int], NS: Const[int]):
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,)).item() + 1          # keys 0..pos
-    tiles = cdiv(n, BS)
-    share = cdiv(tiles, num_blocks(1))
-    first = s * share
-    last = min(first + share, tiles)
+    # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
+    # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
+    # skips the tiles past the length: every load is proved in bounds when compiled or at
+    # launch, and the loop carries no device check (shares bounded by a length read on the
+    # device could only be checked there, on every load).
+    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
     # The G query heads repeated to the M = 16 rows of a tensor-core tile (rows past G are
     # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
     # halves, so the scores and the weighted sum keep f32 accuracy.
@@ -76,19 +78,22 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     m_i = full((M, 1), -math.inf, f32)
     l_i = zeros((M, 1), f32)
     acc = zeros((M, D), f32)
-    for j in range(first, last):
-        kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
-        sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
-        keys = j * BS + arange(BS, i32)
-        sc = where(keys[None, :] < n, sc, -math.inf)
-        m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-        alpha = exp2(m_i - m_new)
-        p = exp2(sc - m_new)
-        l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-        p_hi, p_lo = split_bf16(p)
-        vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
-        acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
-        m_i = m_new
+    for i in range(cdiv(cap, NS)):
+        t = i * NS + s
+        if t * BS < n:
+            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
+            kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
+            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+            keys = t * BS + arange(BS, i32)
+            sc = where(keys[None, :] < n, sc, -math.inf)
+            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+            alpha = exp2(m_i - m_new)
+            p = exp2(sc - m_new)
+            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+            p_hi, p_lo = split_bf16(p)
+            vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
+            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+            m_i = m_new
     o.store(acc[:G].reshape((1, 1, GD)))
     m_out.store(m_i[:G].reshape((1, 1, G)))
     l_out.store(l_i[:G].reshape((1, 1, G)))
