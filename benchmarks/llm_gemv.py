@@ -39,7 +39,7 @@ from cutile import api
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32, zeros
 
 # Qwen3-4B's attention at decode: kv heads, query heads per kv head, head_dim, shares
-ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 16}
+ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 32}
 GEMVS = {"qkv": (6144, 2560, "partial"), "o_proj": (2560, 4096, "add"),
          "gate_up": (19456, 2560, "partial"), "down": (2560, 9728, "add"),
          "lm_head": (151936, 2560, "lm")}

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .config import Qwen3Config
+from .kernels.attention import DECODE_OCCUPANCY
 
 SMS = 132                                  # H200
 
@@ -134,9 +135,9 @@ def largest_pow2_divisor(n: int, cap: int) -> int:
 
 def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
     """Columns per `attn_combine` block: a power of two dividing head_dim (at least 16, a
-    TMA-sized row) that gives about one block per SM (Qwen3-4B: 4096 / 32 = 128 blocks)."""
-    fit = 1 << max(0, (cfg.q_size // sms).bit_length() - 1)
-    return min(cfg.head_dim, max(16, fit))
+    TMA-sized row), the smallest that gives no more blocks than SMs, so the grid is one
+    wave at one CTA per SM (Qwen3-4B: 4096 / 32 = 128 blocks)."""
+    return min(cfg.head_dim, max(16, pow2_at_least(cdiv(cfg.q_size, sms))))
 
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
@@ -147,11 +148,11 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
-    # grid within one wave. A block of `attn_decode` takes 255 registers x 256 threads, so
-    # one CTA per SM (an occupancy-2 build spills in the loop); 8 x 32 blocks on the H200's
-    # 132 SMs ran as two waves, 8 x 16 run as one (at context 1k a share is two 64-key
-    # tiles, the second's loads in flight with the first's math).
-    splits = 1 << max(0, (sms // cfg.num_kv_heads).bit_length() - 1)
+    # grid within one wave at `attn_decode`'s two CTAs per SM (128 registers, no spill).
+    # The first build took 255 registers (one CTA per SM), so its 8 x 32 blocks on the
+    # H200's 132 SMs ran as two waves; now 8 x 32 fit in one (at context 1k a block reads
+    # at most one 64-key tile).
+    splits = 1 << max(0, (DECODE_OCCUPANCY * sms // cfg.num_kv_heads).bit_length() - 1)
     o = gemv_tiles("add", h, cfg.q_size, sms)
     attn_fused = attn_fused and cfg.head_dim % o.BK == 0
     if attn_fused:

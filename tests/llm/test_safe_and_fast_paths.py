@@ -79,6 +79,8 @@ def test_decode_attention_runs_on_tensor_cores() -> None:
     text = sass(attention.attn_decode, GD=cfg.group * cfg.head_dim, G=cfg.group,
                 D=cfg.head_dim, BS=plan_for(cfg).attn_bs, M=16, NS=plan_for(cfg).attn_splits)
     assert "HMMA" in text and "UTMALDG" in text
+    # two CTAs per SM (the plan's grid is sized for it) without local-memory spills
+    assert not re.search(r"\b(LDL|STL)\b", text)
 
 
 def test_decode_attention_loads_need_no_device_checks() -> None:

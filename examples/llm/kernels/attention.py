@@ -55,7 +55,12 @@ def split_bf16(x):
     return hi, (x - hi.astype(f32)).astype(bf16)
 
 
-@cutile.entry
+# Two CTAs per SM: tileiras then fits a block in 128 registers without spilling (43 KB of
+# shared memory each), and `plan.attn_splits` sizes the grid to two blocks per SM.
+DECODE_OCCUPANCY = 2
+
+
+@cutile.entry(occupancy=DECODE_OCCUPANCY)
 def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
                 l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
                 kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
