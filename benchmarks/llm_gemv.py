@@ -337,7 +337,7 @@ def combine_seconds() -> float:
     ops = []
     for _ in range(4):  # each op owns its inputs while it is pending: one set per op
         o, m, sums = (api.from_numpy(a) for a in shares)
-        ops.append(attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([g * d]), o, m,
+        ops.append(attn_combine(api.empty([ATTN["KV"] * g * d], bf16).partition([32]), o, m,
                                 sums, G=g, D=d, NS=ns))
     launches = [lt.bind(attn_combine, op) for op in ops]
     i = [0]

@@ -180,7 +180,7 @@ class Engine:
                       self.attn_l, BO=t.BO, BK=t.BK, G=c.group, D=c.head_dim,
                       NS=p.attn_splits, grid=grid)
             return
-        self._run(attn.attn_combine, out(self.attn, c.group * c.head_dim), self.attn_o,
+        self._run(attn.attn_combine, out(self.attn, p.combine_chunk), self.attn_o,
                   self.attn_m, self.attn_l, G=c.group, D=c.head_dim, NS=p.attn_splits)
         self._gemv_add("o", wo, self.attn)
 
@@ -214,13 +214,14 @@ class Engine:
                       out(self.k_cache[i], 1, self.capacity, c.head_dim),
                       out(self.v_cache[i], 1, self.capacity, c.head_dim), self.qkv_part,
                       self.h, lw.q_norm, lw.k_norm, self.cos, self.sin, self.pos, eps,
-                      HB=hb, NH=c.num_heads, NKV=c.num_kv_heads)
+                      HB=hb, NH=c.num_heads, NKV=c.num_kv_heads,
+                      SB=pow2_at_least(p.qkv.splits(c.hidden_size)))
             gd = c.group * c.head_dim
             self._run(attn.attn_decode, out(self.attn_o, 1, 1, gd),
                       out(self.attn_m, 1, 1, c.group), out(self.attn_l, 1, 1, c.group),
                       self.q, self.k_cache[i], self.v_cache[i], self.pos,
                       1.0 / math.sqrt(c.head_dim), D=c.head_dim, BS=p.attn_bs,
-                      M=max(16, c.group))
+                      M=max(16, c.group), NS=p.attn_splits)
             self._attn_out(lw.wo)
             self._mlp_in(lw.wgu, lw.mlp_norm)
             self._gemv_add("down", lw.wd, self.act)

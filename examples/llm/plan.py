@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .config import Qwen3Config
+from .kernels.attention import DECODE_OCCUPANCY
 
 SMS = 132                                  # H200
 
@@ -109,6 +110,7 @@ class Plan:
     lm_occupancy: int | None
     attn_bs: int                 # keys per tile in decode attention
     attn_splits: int             # NS: shares of the sequence per key/value head
+    combine_chunk: int           # DC: output columns per `attn_combine` block
     embed_tile: int
     swiglu_tile: int             # divides the intermediate size
     prefill_bm: int              # prefill GEMMs adding into the residual stream
@@ -131,6 +133,13 @@ def largest_pow2_divisor(n: int, cap: int) -> int:
     return t
 
 
+def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
+    """Columns per `attn_combine` block: a power of two dividing head_dim (at least 16, a
+    TMA-sized row), the smallest that gives no more blocks than SMs, so the grid is one
+    wave at one CTA per SM (Qwen3-4B: 4096 / 32 = 128 blocks)."""
+    return min(cfg.head_dim, max(16, pow2_at_least(cdiv(cfg.q_size, sms))))
+
+
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
              attn_fused: bool = False) -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
@@ -138,7 +147,12 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
-    splits = max(1, pow2_at_least(cdiv(sms, cfg.num_kv_heads)))   # fill the SMs
+    # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
+    # grid within one wave at `attn_decode`'s two CTAs per SM (128 registers, no spill).
+    # The first build took 255 registers (one CTA per SM), so its 8 x 32 blocks on the
+    # H200's 132 SMs ran as two waves; now 8 x 32 fit in one (at context 1k a block reads
+    # at most one 64-key tile).
+    splits = 1 << max(0, (DECODE_OCCUPANCY * sms // cfg.num_kv_heads).bit_length() - 1)
     o = gemv_tiles("add", h, cfg.q_size, sms)
     attn_fused = attn_fused and cfg.head_dim % o.BK == 0
     if attn_fused:
@@ -155,6 +169,7 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         lm_occupancy=None if small else 2,
         attn_bs=16 if small else 64,
         attn_splits=4 if small else splits,
+        combine_chunk=combine_chunk(cfg, sms),
         embed_tile=min(1024, pow2_at_least(h)),
         swiglu_tile=largest_pow2_divisor(i, 256),
         prefill_bm=16 if small else 128,

@@ -1,6 +1,7 @@
 """The engine's kernels one by one against numpy on random inputs, on shapes that are not
-tile multiples: the split GEMVs, decode attention with empty shares, the greedy choice on a
-tie across blocks, and sampling against the host's copy of the same algorithm."""
+tile multiples: the split GEMVs, the QKV finish (partial sums, norms, RoPE, cache rows),
+decode attention with empty shares, the greedy choice on a tie across blocks, and sampling
+against the host's copy of the same algorithm."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-from llm.kernels import attention, sampling
+from llm.kernels import attention, qkv, sampling
 from llm.kernels.gemv import gemv_kernels
 from llm.reference import Sampling, sample
 
@@ -131,8 +132,9 @@ def test_lm_head_and_greedy_choice_break_ties_to_the_lowest_id(rng: np.random.Ge
     assert tokens.unpartition().to_numpy().tolist() == [0] * 5 + [best] + [0] * 10
 
 
-@pytest.mark.parametrize("pos", [0, 20, 63])
-def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) -> None:
+@pytest.mark.parametrize(("pos", "dc"), [(0, 32), (20, 16), (63, 16), (40, 32)])
+def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int, dc: int
+                                            ) -> None:
     kv, g, d, cap, ns, bs = 2, 3, 32, 64, 8, 8      # 3 query heads per kv head, padded to 4
     kc = rng.standard_normal((kv, cap, d)).astype(BF16)
     vc = rng.standard_normal((kv, cap, d)).astype(BF16)
@@ -146,8 +148,8 @@ def test_decode_attention_with_empty_shares(rng: np.random.Generator, pos: int) 
     o, m, sums, *_ = attention.attn_decode(
         o, m, sums, api.from_numpy(qpad.reshape(kv * 4, d)), api.from_numpy(kc),
         api.from_numpy(vc), api.from_numpy(np.array([pos], np.int32)), scale, D=d,
-        BS=bs, M=16).sync()
-    out = api.zeros([kv * 4 * d], bf16).partition([4 * d])
+        BS=bs, M=16, NS=ns).sync()
+    out = api.zeros([kv * 4 * d], bf16).partition([dc])
     out, *_ = attention.attn_combine(out, o.unpartition(), m.unpartition(), sums.unpartition(),
                                      G=4, D=d, NS=ns).sync()
     got = f32_of(out.unpartition().to_numpy()).reshape(kv, 4, d)[:, :g]
@@ -180,3 +182,45 @@ def test_sampling_matches_the_host_algorithm(rng: np.random.Generator, setting: 
         assert got == sample(logits, at, setting, k)
         top = np.argsort(-logits, kind="stable")[:setting.top_k]
         assert got in top
+
+
+@pytest.mark.parametrize(("splits", "pos"), [(5, 0), (5, 37), (4, 63), (1, 9)])
+def test_qkv_finish_adds_the_splits_and_writes_the_cache_row(rng: np.random.Generator,
+                                                             splits: int, pos: int) -> None:
+    """The S partial-sum rows (S not a power of two: the padded rows of the one tile load
+    must add nothing) scaled by the attention norm, q and k head-normed and rotated, k and
+    v rounded to bf16 at row `pos` of each kv head's cache; other cache rows untouched."""
+    kv, g, d, cap, hsz = 3, 2, 32, 64, 40
+    nh = kv * g
+    width = (nh + 2 * kv) * d
+    part = rng.standard_normal((splits, width)).astype(np.float32)
+    h = rng.standard_normal(hsz).astype(np.float32)
+    qnw = rng.uniform(0.5, 1.5, d).astype(BF16)
+    knw = rng.uniform(0.5, 1.5, d).astype(BF16)
+    ang = np.arange(cap, dtype=np.float32)[:, None] * rng.uniform(0.01, 1, d // 2)[None, :]
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    k0 = rng.standard_normal((kv, cap, d)).astype(BF16)
+    v0 = rng.standard_normal((kv, cap, d)).astype(BF16)
+    q, kc, vc, *_ = qkv.qkv_finish(
+        api.full([nh, d], np.nan, f32).partition([g, d]),
+        api.from_numpy(k0).partition([1, cap, d]), api.from_numpy(v0).partition([1, cap, d]),
+        api.from_numpy(part), api.from_numpy(h), api.from_numpy(qnw), api.from_numpy(knw),
+        api.from_numpy(cos), api.from_numpy(sin), api.from_numpy(np.array([pos], np.int32)),
+        1e-6, HB=64, NH=nh, NKV=kv, SB=1 << (splits - 1).bit_length()).sync()
+    x = part.astype(np.float64).sum(axis=0) / np.sqrt((h.astype(np.float64) ** 2).mean() + 1e-6)
+
+    def norm_rope(rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        rows = rows / np.sqrt((rows * rows).mean(axis=1, keepdims=True) + 1e-6) * f32_of(w)
+        c, s_ = cos[pos], sin[pos]
+        x1, x2 = rows[:, :d // 2], rows[:, d // 2:]
+        return np.concatenate([x1 * c - x2 * s_, x2 * c + x1 * s_], axis=1)
+
+    want_q = norm_rope(x[:nh * d].reshape(nh, d), qnw)
+    want_k = norm_rope(x[nh * d:(nh + kv) * d].reshape(kv, d), knw)
+    want_v = x[(nh + kv) * d:].reshape(kv, d)
+    np.testing.assert_allclose(q.unpartition().to_numpy(), want_q, rtol=1e-4, atol=1e-4)
+    k1, v1 = kc.unpartition().to_numpy(), vc.unpartition().to_numpy()
+    np.testing.assert_allclose(f32_of(k1[:, pos]), want_k, rtol=8e-3, atol=8e-3)
+    np.testing.assert_allclose(f32_of(v1[:, pos]), want_v, rtol=8e-3, atol=8e-3)
+    others = np.arange(cap) != pos
+    assert (k1[:, others] == k0[:, others]).all() and (v1[:, others] == v0[:, others]).all()

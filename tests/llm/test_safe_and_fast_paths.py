@@ -77,5 +77,16 @@ def test_decode_gemvs_load_with_tma_and_do_not_spill() -> None:
 def test_decode_attention_runs_on_tensor_cores() -> None:
     cfg = preset("qwen3-4b")
     text = sass(attention.attn_decode, GD=cfg.group * cfg.head_dim, G=cfg.group,
-                D=cfg.head_dim, BS=plan_for(cfg).attn_bs, M=16)
+                D=cfg.head_dim, BS=plan_for(cfg).attn_bs, M=16, NS=plan_for(cfg).attn_splits)
     assert "HMMA" in text and "UTMALDG" in text
+    # two CTAs per SM (the plan's grid is sized for it) without local-memory spills
+    assert not re.search(r"\b(LDL|STL)\b", text)
+
+
+def test_decode_attention_loads_need_no_device_checks() -> None:
+    """Every index of decode attention and its combine is proved when compiled or at
+    launch: no bounds check runs on the device inside the key loop."""
+    for k in (attention.attn_decode, attention.attn_combine):
+        result = k.check()
+        assert not result.device_checks, k.name
+        assert all(o.discharged != "device" for o in result.obligations), k.name

@@ -1,17 +1,18 @@
 """Grouped-query attention over the KV cache.
 
 Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
-- `attn_decode`: block (h, s) of a (KV heads, NS) grid takes the s-th of NS equal shares of
-  the key tiles of key/value head h and all G query heads that share it, and runs the
-  online softmax over them in f32 (scores in base 2): it writes its unnormalized output
-  [G, D], its running maximum and its sum of exponentials. NS is fixed per launch and the
-  shares follow the current length, so one launch shape serves every position (what a
-  captured CUDA graph needs); a share past the end writes maximum -inf and sum 0. The
+- `attn_decode`: block (h, s) of a (KV heads, NS) grid takes key tiles s, s + NS, ... of
+  key/value head h below the current length, for all G query heads that share it, and
+  runs the online softmax over them in f32 (scores in base 2): it writes its unnormalized
+  output [G, D], its running maximum and its sum of exponentials. NS is fixed per launch
+  and the shares follow the current length, so one launch shape serves every position
+  (what a captured CUDA graph needs); a block with no tile writes maximum -inf and sum 0.
+  Every load index is proved when compiled or at launch (no device check in the loop). The
   scores and the weighted sum of the values run on the tensor cores (the G heads repeated
   to 16 rows; q and the probabilities split into bf16 hi + lo halves), in f32 accuracy.
-- `attn_combine`: block h rescales the NS partial results to their common maximum, adds
-  them and divides by the total sum; the output (bf16) is the input of the output
-  projection.
+- `attn_combine`: block b takes DC columns of one query head's output: it rescales the NS
+  partial results to their common maximum, adds them and divides by the total sum; the
+  output (bf16) is the input of the output projection.
 
 Prefill (`attn_prefill`): causal flash attention of a prompt's queries against its own keys
 and values, read straight from the fused QKV buffer [T, (H + 2 KV) D] in bf16 on the
@@ -39,7 +40,6 @@ from cutile.core import (
     i32,
     maximum,
     mma,
-    num_blocks,
     truediv,
     where,
     zeros,
@@ -55,19 +55,26 @@ def split_bf16(x):
     return hi, (x - hi.astype(f32)).astype(bf16)
 
 
-@cutile.entry
+# Two CTAs per SM: tileiras then fits a block in 128 registers without spilling (43 KB of
+# shared memory each), and `plan.attn_splits` sizes the grid to two blocks per SM.
+DECODE_OCCUPANCY = 2
+
+
+@cutile.entry(occupancy=DECODE_OCCUPANCY)
 def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
                 l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
                 kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
                 pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
-                D: Const[int], BS: Const[int], M: Const[int]):
+                D: Const[int], BS: Const[int], M: Const[int], NS: Const[int]):
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,)).item() + 1          # keys 0..pos
-    tiles = cdiv(n, BS)
-    share = cdiv(tiles, num_blocks(1))
-    first = s * share
-    last = min(first + share, tiles)
+    # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
+    # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
+    # skips the tiles past the length: every load is proved in bounds when compiled or at
+    # launch, and the loop carries no device check (shares bounded by a length read on the
+    # device could only be checked there, on every load).
+    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
     # The G query heads repeated to the M = 16 rows of a tensor-core tile (rows past G are
     # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
     # halves, so the scores and the weighted sum keep f32 accuracy.
@@ -76,36 +83,46 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     m_i = full((M, 1), -math.inf, f32)
     l_i = zeros((M, 1), f32)
     acc = zeros((M, D), f32)
-    for j in range(first, last):
-        kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
-        sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
-        keys = j * BS + arange(BS, i32)
-        sc = where(keys[None, :] < n, sc, -math.inf)
-        m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-        alpha = exp2(m_i - m_new)
-        p = exp2(sc - m_new)
-        l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-        p_hi, p_lo = split_bf16(p)
-        vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
-        acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
-        m_i = m_new
+    for i in range(cdiv(cap, NS)):
+        t = i * NS + s
+        if t * BS < n:
+            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
+            kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
+            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+            keys = t * BS + arange(BS, i32)
+            sc = where(keys[None, :] < n, sc, -math.inf)
+            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+            alpha = exp2(m_i - m_new)
+            p = exp2(sc - m_new)
+            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+            p_hi, p_lo = split_bf16(p)
+            vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
+            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+            m_i = m_new
     o.store(acc[:G].reshape((1, 1, GD)))
     m_out.store(m_i[:G].reshape((1, 1, G)))
     l_out.store(l_i[:G].reshape((1, 1, G)))
 
 
 @cutile.entry
-def attn_combine(out: Mut[Tensor[bf16, ["GD"]]], o: Tensor[f32, [-1, -1, -1]],
+def attn_combine(out: Mut[Tensor[bf16, ["DC"]]], o: Tensor[f32, [-1, -1, -1]],
                  m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
-                 GD: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
-    kvh = block_id(0)
+                 DC: Const[int], G: Const[int], D: Const[int], NS: Const[int]):
+    # Block b owns DC output columns: chunk b % (G D / DC) of key/value head b // (G D / DC),
+    # inside query head g of that group. Many small blocks (Qwen3-4B: 128 of 2 KB) instead
+    # of one per kv head: the 8-block grid spent its time streaming 64 KB per SM.
+    per = (G * D) // DC
+    kvh = block_id(0) // per
+    c = block_id(0) % per
+    g = c // (D // DC)
     ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
-    top = ms.max(axis=0, keepdims=True)
-    w = exp2(ms - top)                                                # [NS, G]
-    den = (w * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(axis=0)
-    os_ = o.load_tile((1, NS, GD), (kvh, 0, 0)).reshape((NS, G, D))
-    num = (w[:, :, None] * os_).sum(axis=0)                           # [G, D]
-    out.store((num / den[:, None]).reshape((GD,)).astype(bf16))
+    mine = arange(G, i32)[None, :] == g
+    mg = where(mine, ms, -math.inf).max(axis=1, keepdims=True)           # [NS, 1]
+    sg = where(mine, sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G)), 0.0)
+    w = exp2(mg - mg.max(axis=0, keepdims=True))                        # [NS, 1]
+    den = (w * sg.sum(axis=1, keepdims=True)).sum(axis=0)             # [1]
+    os_ = o.load_tile((1, NS, DC), (kvh, 0, c)).reshape((NS, DC))
+    out.store(((w * os_).sum(axis=0) / den).astype(bf16))
 
 
 @cutile.device

@@ -7,12 +7,13 @@ angles t * theta^(-2i / head_dim) of position t,
 cos and sin read from f32 tables [positions, head_dim / 2] made once on the host.
 
 - `qkv_finish` (decode, one token at position `pos`): block h owns key/value head h. It adds
-  the S partial-sum rows of the fused projection for its G query heads, its key head and
-  its value head, scales them by rsqrt(mean(h^2) + eps) (the attention norm, whose weight
-  the GEMV already applied), normalizes and rotates q and k, writes q (f32) and stores k
-  and v (bf16) at row `pos` of its head of the caches. Each cache is partitioned one head
-  per block ([1, max_seq, D] tiles), and the row is a sub-tile of the block's own tile:
-  the store is proved race-free; that `pos` is inside the cache is checked on the device.
+  the S partial-sum rows of the fused projection (one tile load per part) for its G query
+  heads, its key head and its value head, scales them by rsqrt(mean(h^2) + eps) (the
+  attention norm, whose weight the GEMV already applied), normalizes and rotates q and k,
+  writes q (f32) and stores k and v (bf16) at row `pos` of its head of the caches. Each
+  cache is partitioned one head per block ([1, max_seq, D] tiles), and the row is a
+  sub-tile of the block's own tile: the store is proved race-free; that `pos` is inside
+  the cache is checked on the device.
 - `head_norm` and `rope` are shared with the prefill QKV GEMM's epilogue
   (`kernels/prefill.py`).
 """
@@ -20,7 +21,7 @@ cos and sin read from f32 tables [positions, head_dim / 2] made once on the host
 from __future__ import annotations
 
 import cutile
-from cutile.core import Const, Mut, Tensor, bf16, block_id, cat, f32, i32, rsqrt, zeros
+from cutile.core import Const, Mut, Tensor, bf16, block_id, cat, f32, i32, rsqrt
 
 
 @cutile.device
@@ -44,17 +45,16 @@ def qkv_finish(q: Mut[Tensor[f32, ["G", "D"]]], kc: Mut[Tensor[bf16, [1, "SP", "
                h: Tensor[f32, [-1]], qnw: Tensor[bf16, [-1]], knw: Tensor[bf16, [-1]],
                cos: Tensor[f32, [-1, -1]], sin: Tensor[f32, [-1, -1]], pos: Tensor[i32, [-1]],
                eps: f32, G: Const[int], D: Const[int], SP: Const[int], HB: Const[int],
-               NH: Const[int], NKV: Const[int]):
+               NH: Const[int], NKV: Const[int], SB: Const[int]):
     kvh = block_id(0)
     hv = h.load_tile((HB,), (0,))
     inv = rsqrt((hv * hv).sum() / h.shape[0] + eps)
-    qs = zeros((1, G * D), f32)
-    ks = zeros((1, D), f32)
-    vs = zeros((1, D), f32)
-    for s in range(part.shape[0]):
-        qs = qs + part.load_tile((1, G * D), (s, kvh))
-        ks = ks + part.load_tile((1, D), (s, NH + kvh))
-        vs = vs + part.load_tile((1, D), (s, NH + NKV + kvh))
+    # The S partial-sum rows as one (SB, *) tile each (SB: S rounded up to a power of two,
+    # the rows past S read as zeros): three loads in flight at once, not 3 S loads in a loop
+    # that waits on each (the loop was most of this kernel's time past the launch).
+    qs = part.load_tile((SB, G * D), (0, kvh)).sum(axis=0, keepdims=True)
+    ks = part.load_tile((SB, D), (0, NH + kvh)).sum(axis=0, keepdims=True)
+    vs = part.load_tile((SB, D), (0, NH + NKV + kvh)).sum(axis=0, keepdims=True)
     t = pos.load_tile((1,), (0,)).item()
     c = cos.load_tile((1, D // 2), (t, 0))
     sn = sin.load_tile((1, D // 2), (t, 0))
