@@ -47,8 +47,13 @@ def test_graph_decoding_matches_op_by_op_and_the_reference(
     want, _ = Reference(tiny, tiny_hf, MAX_SEQ,
                         prefill_block=plan_for(tiny).prefill_head_bm).generate(PROMPT, NEW)
     assert tokens == want
+    from cutile.runtime import driver
+
     for got, ref in zip(logits, op_by_op[1], strict=True):
-        np.testing.assert_array_equal(got, ref)   # the same launches, the same sums
+        if driver.backend() == "interpreter":
+            np.testing.assert_array_equal(got, ref)   # the same launches, the same sums
+        else:  # the GPU's atomic residual adds sum in any order: bf16-level agreement
+            np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * float(np.abs(ref).max()))
     assert len(set(tokens[len(PROMPT):])) > 1, "decoding repeated one token"
 
 
@@ -114,8 +119,9 @@ def test_sampled_decoding_through_the_graph(tiny_weights: Any) -> None:
 def test_graph_decoding_on_the_gpu_with_the_4b_plan() -> None:
     """On the H200: Qwen3-4B's shapes and plan (two layers, random weights), 24 greedy steps
     replayed through the CUDA graph against op-by-op decoding of the same prompt. The
-    residual adds are atomics (summation order may differ between runs): logits to f32
-    rounding, tokens exactly."""
+    residual adds are atomics (summation order may differ between runs, and a different f32
+    sum can round a bf16 activation the other way): logits to bf16 rounding (the H200 run
+    showed 0.35% of the logits off by up to 0.9% of the largest), tokens exactly."""
     from llm.config import preset, with_layers
     from llm.weights import random_weights
 
@@ -140,4 +146,4 @@ def test_graph_decoding_on_the_gpu_with_the_4b_plan() -> None:
         runs.append(([int(t) for t in eng.token_ids()], logits))
     assert runs[0][0] == runs[1][0]
     for a, b in zip(runs[0][1], runs[1][1], strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-3 * float(np.abs(a).max()))
+        np.testing.assert_allclose(b, a, rtol=2e-2, atol=2e-2 * float(np.abs(a).max()))
