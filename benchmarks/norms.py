@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import layernorm as layernorm_ex
 import rmsnorm as rmsnorm_ex
 import softmax as softmax_ex
+from row_kernels.plans import hinted, next_pow2
 from timing import time_on_stream
 
 import cutile
@@ -113,10 +114,6 @@ CONFIGS: dict[int, list[Config]] = {
 QUICK = 3  # --quick: the plan and the first configs of each list
 
 
-def next_pow2(n: int) -> int:
-    return 1 << max(0, n - 1).bit_length()
-
-
 def plan_config(op: str, dtype: str, n: int) -> Config:
     """The example's own choice for this case."""
     p = EXAMPLES[op].plan(n, DTYPES[dtype])
@@ -135,7 +132,7 @@ def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
 
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
     """The example's kernel for this op, dtype and kind, with the config's hints."""
-    return EXAMPLES[op].hinted(DTYPES[dtype], cfg.kind == "loop", cfg.hints)
+    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], cfg.kind == "loop")], cfg.hints)
 
 
 def consts_for(n: int, cfg: Config) -> dict[str, Any]:

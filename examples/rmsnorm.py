@@ -17,8 +17,8 @@ Every element is checked against a float64 reference on random inputs.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, NamedTuple
+import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -38,6 +38,9 @@ from cutile.core import (
     zeros,
 )
 from cutile.dtypes import DType
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
+from row_kernels.plans import Plan, next_pow2, plan_rows
 
 
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
@@ -81,29 +84,6 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16}
 
 
-class Plan(NamedTuple):
-    """How a launch cuts the rows, as in examples/softmax.py."""
-
-    BM: int
-    BN: int
-    BK: int | None
-    tma: bool
-    store_tma: bool
-    hints: tuple[tuple[str, int], ...]
-
-    def kernel(self, dt: DType) -> cutile.EntryKernel:
-        return hinted(dt, self.BK is not None, self.hints)
-
-    def consts(self) -> dict[str, Any]:
-        return ({"BK": self.BK} if self.BK is not None
-                else {"TMA": self.tma, "STORE_TMA": self.store_tma})
-
-
-@functools.cache
-def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutile.EntryKernel:
-    return KERNELS[(dt, looped)].with_hints(**dict(hints))
-
-
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in
 # examples/softmax.py; `tma` also brings the weight in through the TMA unit (False: straight
 # into registers, where tileiras loads it ahead of the reduction when the registers allow).
@@ -121,20 +101,9 @@ ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
 MAX_ROW = 32768  # longer rows take the looped kernel
 
 
-def next_pow2(n: int) -> int:
-    return 1 << max(0, n - 1).bit_length()
-
-
 def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
     """The plan for rows of `n` columns of `dt`, as in examples/softmax.py."""
-    bn = next_pow2(n)
-    if bn > min(max_row, MAX_ROW):
-        return Plan(1, bn, min(bk, bn), False, True,
-                    (("num_worker_warps", 8), ("occupancy", 2)))
-    near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
-    bm, tma, store_tma, hints = ROW_PLANS[(near, dt.itemsize)]
-    bm = bm * near // bn            # a shorter row: more of them, the same tile size
-    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())))
+    return plan_rows(n, dt, KERNELS, ROW_PLANS, min(max_row, MAX_ROW), bk)
 
 
 def reference(xs: np.ndarray, ws: np.ndarray, eps: float) -> np.ndarray:

@@ -26,9 +26,9 @@ Every element is checked against a float64 reference on random inputs.
 
 from __future__ import annotations
 
-import functools
 import math
-from typing import Any, NamedTuple
+import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -50,6 +50,9 @@ from cutile.core import (
     zeros,
 )
 from cutile.dtypes import DType
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
+from row_kernels.plans import Plan, next_pow2, plan_rows
 
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
@@ -100,33 +103,6 @@ KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
            (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16}
 
 
-class Plan(NamedTuple):
-    """How a launch cuts the rows: (BM, BN) tiles, BK-column steps for the looped kernel
-    (None: one pass), the TMA choice of the one-pass load, and the kernel's hints."""
-
-    BM: int
-    BN: int
-    BK: int | None
-    tma: bool
-    store_tma: bool
-    hints: tuple[tuple[str, int], ...]
-
-    def kernel(self, dt: DType) -> cutile.EntryKernel:
-        return hinted(dt, self.BK is not None, self.hints)
-
-    def consts(self) -> dict[str, Any]:
-        """The Consts a launch passes by keyword (BM and BN come from the partition)."""
-        return ({"BK": self.BK} if self.BK is not None
-                else {"TMA": self.tma, "STORE_TMA": self.store_tma})
-
-
-@functools.cache
-def hinted(dt: DType, looped: bool, hints: tuple[tuple[str, int], ...]) -> cutile.EntryKernel:
-    """The kernel with these hints (one object per combination: it keeps its compiled
-    variants)."""
-    return KERNELS[(dt, looped)].with_hints(**dict(hints))
-
-
 # One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:
 # (BM, tma, store_tma, hints). Short rows go several to a block so that each block moves
 # enough bytes; `occupancy` caps the registers so that several blocks share a multiprocessor
@@ -150,22 +126,11 @@ ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
 MAX_ROW = 32768  # longer rows take the looped kernel
 
 
-def next_pow2(n: int) -> int:
-    return 1 << max(0, n - 1).bit_length()
-
-
 def plan(n: int, dt: DType, max_row: int = MAX_ROW, bk: int = 4096) -> Plan:
     """The plan for rows of `n` columns of `dt`: that of the shortest measured row length at
     or above BN (for a shorter row, with BM scaled up to keep the tile's size), and past
     `max_row` columns the looped kernel in (1, bk) steps."""
-    bn = next_pow2(n)
-    if bn > min(max_row, MAX_ROW):
-        return Plan(1, bn, min(bk, bn), False, True,
-                    (("num_worker_warps", 8), ("occupancy", 2)))
-    near = min(b for b, s in ROW_PLANS if s == dt.itemsize and b >= bn)
-    bm, tma, store_tma, hints = ROW_PLANS[(near, dt.itemsize)]
-    bm = bm * near // bn            # a shorter row: more of them, the same tile size
-    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())))
+    return plan_rows(n, dt, KERNELS, ROW_PLANS, min(max_row, MAX_ROW), bk)
 
 
 def run(xs: np.ndarray, dt: DType, p: Plan) -> np.ndarray:

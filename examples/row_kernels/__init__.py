@@ -1,0 +1,1 @@
+"""Host-side helpers shared by the row-reduction examples (softmax, RMSNorm, LayerNorm)."""
