@@ -186,7 +186,7 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
               ) -> dict[str, Any]:
     import torch
 
-    model = lt.hf_model(cfg, weights)
+    model = lt.hf_model(cfg, weights, attn="sdpa")
     ids = torch.tensor([prompt], device="cuda")
     out: dict[str, Any] = {}
     with torch.no_grad():
@@ -218,7 +218,8 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
     return out
 
 
-def bench_prefill(name: str, tokens: int, hf: bool) -> dict[str, Any]:
+def bench_prefill(name: str, tokens: int, hf: bool, hf_compile: bool = False
+                  ) -> dict[str, Any]:
     import torch
 
     cfg = preset(name)
@@ -229,7 +230,7 @@ def bench_prefill(name: str, tokens: int, hf: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"config": name, "tokens": tokens,
                            "cutile_s": lt.wall(lambda: engine.load_prompt(prompt), 3)}
     if hf:
-        model = lt.hf_model(cfg, weights)
+        model = lt.hf_model(cfg, weights, attn="sdpa")
         ids = torch.tensor([prompt[:tokens]], device="cuda")
 
         def fwd() -> None:
@@ -239,8 +240,18 @@ def bench_prefill(name: str, tokens: int, hf: bool) -> dict[str, Any]:
 
         fwd()
         out["hf_eager_s"] = lt.wall(fwd, 3)
-    print(f"prefill {name} {tokens} tokens: cutile {out['cutile_s'] * 1e3:.1f} ms"
-          + (f", HF eager {out['hf_eager_s'] * 1e3:.1f} ms" if "hf_eager_s" in out else ""))
+        if hf_compile:
+            try:
+                model.forward = torch.compile(model.forward)
+                fwd()                                    # compiles
+                out["hf_compile_s"] = lt.wall(fwd, 3)
+            except Exception as exc:  # reported, not fatal
+                out["hf_compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        del model
+        torch.cuda.empty_cache()
+    peers = "".join(f", HF {k[3:-2]} {out[k] * 1e3:.1f} ms"
+                    for k in ("hf_eager_s", "hf_compile_s") if k in out)
+    print(f"prefill {name} {tokens} tokens: cutile {out['cutile_s'] * 1e3:.1f} ms{peers}")
     return out
 
 
@@ -317,7 +328,7 @@ def main() -> None:
                                                    "hf" in parts and plan == plans[0],
                                                    args.hf_compile, plan)]
     if "prefill" in parts:
-        results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts)
+        results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts, args.hf_compile)
     if "ttft" in parts:
         results["ttft"] = bench_ttft("qwen3-4b")
     if args.json:

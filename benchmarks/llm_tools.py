@@ -190,15 +190,16 @@ def wall(fn: Any, reps: int) -> float:
 
 # -- Hugging Face -----------------------------------------------------------------------------
 
-def hf_model(cfg: Any, weights: Any, dtype: str = "bfloat16") -> Any:
-    """transformers' Qwen3ForCausalLM with the engine's weights, on the GPU, eval mode."""
+def hf_model(cfg: Any, weights: Any, dtype: str = "bfloat16", attn: str = "eager") -> Any:
+    """transformers' Qwen3ForCausalLM with the engine's weights, on the GPU, eval mode
+    (`attn`: "eager" for the numerics checks, "sdpa" (HF's default) as a speed peer)."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     hf = cfg.to_hf()
     conf = Qwen3Config(**{k: v for k, v in hf.items()
                           if k not in ("architectures", "model_type", "torch_dtype")})
-    conf._attn_implementation = "eager"
+    conf._attn_implementation = attn
     tdt = getattr(torch, dtype)
     default = torch.get_default_dtype()
     torch.set_default_dtype(tdt)
