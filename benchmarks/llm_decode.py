@@ -203,14 +203,16 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
         step()
         out["eager_tok_s"] = 1 / lt.wall(step, steps)
         if compile_:
+            # transformers compiles the forward itself when generate() runs on a static
+            # cache (its recommended torch.compile path); wrapping forward in our own
+            # reduce-overhead compile breaks on its CUDA-graph output buffers
             try:
-                model.forward = torch.compile(model.forward, mode="reduce-overhead",
-                                              fullgraph=True)
                 kw = {"do_sample": False, "cache_implementation": "static"}
                 model.generate(ids, max_new_tokens=steps + 1, **kw)   # compiles
                 t_one = lt.wall(lambda: model.generate(ids, max_new_tokens=1, **kw), 2)
                 t_all = lt.wall(lambda: model.generate(ids, max_new_tokens=steps + 1, **kw), 2)
                 out["compile_tok_s"] = steps / (t_all - t_one)
+                out["compiled"] = hasattr(model, "_compiled_call")
             except Exception as exc:  # reported, not fatal
                 out["compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     del model
