@@ -7,26 +7,10 @@ kernel's SASS on sm_90 and made it spill)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from kernel_source import load_example
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "attention.py"
-
-
-def load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_attention_orders", EXAMPLE)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ex = load()
+ex = load_example("attention", "example_attention_orders")
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -3,17 +3,13 @@ an sm_90 cubin with the real tileiras (no GPU needed for that)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from kernel_source import EXAMPLES, load_example
 
 import cutile
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # kernel -> Const values for an ahead-of-time build of each example kernel
 AOT: dict[str, dict[str, dict[str, Any]]] = {
@@ -77,13 +73,7 @@ SMALL: dict[str, dict[str, Any]] = {
 
 
 def load(name: str) -> ModuleType:
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example(name)
 
 
 def test_every_example_is_listed() -> None:
