@@ -25,6 +25,9 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       gemv_add (down)              h += Wd act
     lm_head_argmax                 logits and each block's best
     select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
+
+`Plan.pdl` launches every kernel with programmatic dependent launch (`llm.kernels.pdl`):
+each kernel's blocks start while the one before finishes, and wait for it on the device.
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ class LoadedKernel:
         self._ptrs_addr = ctypes.addressof(self._ptrs) if offsets else 0
         self._lock = threading.Lock()
         self._launch = d.cuLaunchKernel
+        self._launch_ex = d.cuLaunchKernelEx
         self._success = d.CUresult.CUDA_SUCCESS
 
     def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any) -> None:
@@ -81,7 +82,7 @@ class LoadedKernel:
                 cfg = self._config
                 cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
                 cfg.hStream = stream
-                err = driver._driver().cuLaunchKernelEx(cfg, self._fn, self._ptrs_addr, 0)
+                err = self._launch_ex(cfg, self._fn, self._ptrs_addr, 0)
                 what = "cuLaunchKernelEx"
             else:
                 err = self._launch(self._fn, grid[0], grid[1], grid[2], 1, 1, 1, 0, stream,
