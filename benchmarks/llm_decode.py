@@ -8,6 +8,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts prefill,ttft
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,attn_fused,split                  # decode-step variants
+    python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
+        --plans default,pdl                               # with and without PDL
 
 Parts:
 - gemv: each decode GEMV of Qwen3-4B (QKV 2560->6144, o_proj 4096->2560, gate/up
@@ -76,9 +78,12 @@ def copy_bandwidth() -> dict[str, float]:
 
 
 # `--plans`: engine variants of the decode step (llm/plan.py's plan_for keywords)
+# (`pdl`: every kernel with programmatic dependent launch; `--plans default,pdl` compares
+# the two in one run)
 PLANS: dict[str, dict[str, bool]] = {
     "default": {}, "attn_fused": {"attn_fused": True},
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
+    "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
 }
 
 

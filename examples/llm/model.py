@@ -25,6 +25,9 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       gemv_add (down)              h += Wd act
     lm_head_argmax                 logits and each block's best
     select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
+
+`Plan.pdl` launches every kernel with programmatic dependent launch (`llm.kernels.pdl`):
+each kernel's blocks start while the one before finishes, and wait for it on the device.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from .config import Qwen3Config
 from .kernels import attention as attn
 from .kernels import decode_misc, prefill, sampling
 from .kernels.gemv import gemv_kernels
+from .kernels.pdl import with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
 from .reference import Sampling, rope_tables
@@ -144,6 +148,8 @@ class Engine:
         given back whole afterwards, `Slot`s are read whole."""
         bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
                  else a.t if isinstance(a, Slot) else a for a in args]
+        if self.plan.pdl:
+            kernel = with_pdl(kernel)
         op = kernel(*bound, **kw)
         if self.observer is not None:
             self.observer(kernel, op)

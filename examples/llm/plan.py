@@ -121,6 +121,9 @@ class Plan:
     cache_rows: int              # rows per block when the prefill fills the cache
     sample_chunk: int            # logits per top-k block when sampling
     sample_k: int                # candidates kept (top-k sampling takes k <= this)
+    pdl: bool = False            # every kernel with programmatic dependent launch: its
+                                 # blocks start while the previous kernel finishes
+                                 # (`llm.kernels.pdl`, docs/pdl.md)
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -141,7 +144,7 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
 
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
-             attn_fused: bool = False) -> Plan:
+             attn_fused: bool = False, pdl: bool = False) -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
@@ -180,4 +183,5 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         cache_rows=16 if small else 128,
         sample_chunk=128 if small else 4096,
         sample_k=16 if small else 64,
+        pdl=pdl,
     )

@@ -31,6 +31,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CUTILE_STREAMS", "4",
              "streams in the pool ops take in turn (1 to 64; `1` runs every op on one "
              "stream)"),
+    Variable("CUTILE_PDL", "each kernel's `pdl=` decides",
+             "`0`: no kernel is compiled or launched with programmatic dependent launch, "
+             "whatever its `pdl=`; `1`: as each kernel asks (read when a kernel is "
+             "compiled)"),
     Variable("CUTILE_INTERPRET", "plain interpreted runs",
              "`check`: interpreted launches run under the race and bounds detector"),
     Variable("CUTILE_TILEIRAS", "the pip wheel, then `PATH`, then `$CUDA_HOME/bin`",

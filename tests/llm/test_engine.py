@@ -149,6 +149,26 @@ def test_combine_in_the_output_projection_decodes_the_same_tokens(
         check_config(tiny, plan.with_(o=replace(plan.o, KPS=1)))
 
 
+def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
+                                          greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.pdl`: every kernel (prefill and decode) with programmatic dependent launch;
+    what each computes is the same, so the tokens are, and the logits too (the atomic
+    adds of the residual stream aside, summation order)."""
+    plan = plan_for(tiny, pdl=True)
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    launched: list[Any] = []
+    eng.observer = lambda kernel, op: launched.append(kernel)
+    eng.load_prompt(PROMPT)
+    for step in range(3):
+        eng.decode_step()
+        np.testing.assert_allclose(eng.read_logits(), greedy[1][step], rtol=1e-5, atol=1e-6)
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    assert launched and all(k.pdl_enabled() for k in launched)
+    ran = [low for k in set(launched) for low in k._lowered.values()]
+    assert ran and all(low.pdl and low.module.functions[0].body.ops[0].name == "gdc_wait_tko"
+                       for low in ran)
+
+
 def test_prompt_guards(tiny_weights: Any) -> None:
     eng = Engine(tiny_weights, 8)
     with pytest.raises(ValueError, match="does not fit"):

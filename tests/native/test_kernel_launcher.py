@@ -42,7 +42,7 @@ class World:
 
     def compile(self, consts: Any, facts: Any, index_bits: int) -> Any:
         self.compiled.append((consts, facts, index_bits))
-        return ("runnable", 0, [], 0)
+        return ("runnable", 0, [], 0, False)  # (..., buffer size, pdl)
 
     def run(self, *args: Any) -> None:
         self.ran.append(args)

@@ -83,6 +83,20 @@ TEXTS: dict[str, str] = {
         Fix: `CUTILE_STREAMS=4` (the default), `CUTILE_STREAMS=1` to run every op on one
         stream, or unset it.
     """,
+    "CT8008": """
+        `CUTILE_PDL` is not `0` or `1`. It turns programmatic dependent launch off for
+        every kernel (`0`, also `off`, `false`, `no`), or leaves it to each kernel's
+        `@cutile.entry(pdl=...)` (`1`, also `on`, `true`, `yes`, or unset). It is read when
+        a kernel is compiled, and an unknown value is an error, never a silent choice.
+
+        Example:
+
+            $ CUTILE_PDL=maybe python my_program.py
+            [CT8008] CUTILE_PDL='maybe' is not one of `0`, `off`, `false`, ...
+
+        Fix: `CUTILE_PDL=0` to compare a program without programmatic dependent launch,
+        or unset it.
+    """,
     "CT8010": """
         A file named on the command line (`python -m cutile check FILE`, `compile FILE`)
         does not exist or is not a file.
@@ -163,7 +177,8 @@ TEXTS: dict[str, str] = {
         range. Hints tell tileiras how to compile the kernel, never what it computes:
         `num_ctas` (CTAs per cluster: 1, 2, 4, 8 or 16), `occupancy` (blocks per SM it should
         aim for: 1 to 32), `num_worker_warps` (a power of two from 1 to 32), `opt_level` (0 to
-        3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`.
+        3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`. `pdl`
+        (programmatic dependent launch, docs/pdl.md) is `True` or `False`.
 
         Example:
 

@@ -251,6 +251,9 @@ struct KernelEntry {
     function: usize,
     slots: Vec<SlotPlan>,
     size: usize,
+    /// Compiled with the programmatic-dependent-launch prologue (as the compiled kernel
+    /// says, never re-derived): launched with the PDL attribute (`cuLaunchKernelEx`).
+    pdl: bool,
 }
 
 pyo3::create_exception!(
@@ -283,12 +286,13 @@ pub struct KernelLauncher {
 }
 
 /// What the compile callback returns: `(runnable, CUfunction address, slots, buffer
-/// size)`, each slot `(kind, param index, axis, struct format, offset)`.
+/// size, pdl)`, each slot `(kind, param index, axis, struct format, offset)`.
 type Compiled = (
     Py<PyAny>,
     usize,
     Vec<(String, usize, usize, String, usize)>,
     usize,
+    bool,
 );
 
 /// `(name, kind, dtype, dims)` of a non-`Const` parameter.

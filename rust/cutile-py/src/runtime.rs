@@ -11,6 +11,7 @@
 
 mod buffer;
 mod driver;
+mod launch_ex;
 mod ordering;
 
 pub use buffer::DeviceBuffer;

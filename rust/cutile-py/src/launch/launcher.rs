@@ -366,7 +366,7 @@ impl KernelLauncher {
             )));
         }
         let out = method.call1((consts, facts, p.index_bits))?;
-        let (runnable, function, slots, size): Compiled = out.extract()?;
+        let (runnable, function, slots, size, pdl): Compiled = out.extract()?;
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {
             let kind = match kind.as_str() {
@@ -396,6 +396,7 @@ impl KernelLauncher {
             function,
             slots: plan_slots,
             size,
+            pdl,
         });
         let mut kernels = self.kernels.lock().map_err(poisoned)?;
         Ok(kernels.entry(p.key.clone()).or_insert(entry).clone())

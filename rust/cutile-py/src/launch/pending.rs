@@ -367,28 +367,17 @@ impl PendingLaunch {
             let (Some(d), Some(buf)) = (d, buf.as_mut()) else {
                 return Ok(()); // the interpreter runs it below
             };
-            // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
-            // loaded module, `stream` a live stream of the runtime, `params` one pointer
-            // per kernel parameter into `buf`, valid during the call (the driver copies
-            // them).
-            let code = buf.with_params(&entry.slots, |params| unsafe {
-                (d.launch)(
-                    entry.function as *mut c_void,
-                    g[0],
-                    g[1],
-                    g[2],
-                    1,
-                    1,
-                    1,
-                    0,
-                    stream as *mut c_void,
-                    params,
-                    std::ptr::null_mut(),
-                )
+            // SAFETY: `function` is a CUfunction of a loaded module (compiled with the PDL
+            // prologue exactly when `entry.pdl`, as the compiled kernel said), `stream` a
+            // live stream of the runtime, `params` one pointer per kernel parameter into
+            // `buf`, valid during the call (the driver copies them). Under a graph capture
+            // the PDL attribute becomes a programmatic edge of the graph.
+            let (code, what) = buf.with_params(&entry.slots, |params| unsafe {
+                d.launch_tile_kernel(entry.function, g, stream, params, entry.pdl)
             });
             match code {
                 0 => Ok(()),
-                code => Err((code, "cuLaunchKernel")),
+                code => Err((code, what)),
             }
         });
         let (seq, capturing) = match enqueued {

@@ -1,6 +1,7 @@
 //! The CUDA driver entry points the runtime calls natively (their addresses come from
 //! `cuGetProcAddress`, in Python), and the stream handles it drives.
 
+use super::launch_ex::{launch_pdl, LaunchExFn};
 use super::*;
 
 /// `CUresult f(CUstream)`: cuStreamSynchronize, cuStreamQuery.
@@ -30,8 +31,9 @@ type DtoDFn = unsafe extern "C" fn(u64, u64, usize, *mut c_void) -> c_int;
 type GraphLaunchFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 
 /// Every symbol the runtime needs, by name: Python passes `{name: address}`.
-pub(crate) const SYMBOLS: [&str; 14] = [
+pub(crate) const SYMBOLS: [&str; 15] = [
     "cuLaunchKernel",
+    "cuLaunchKernelEx",
     "cuStreamSynchronize",
     "cuStreamQuery",
     "cuEventRecord",
@@ -49,6 +51,7 @@ pub(crate) const SYMBOLS: [&str; 14] = [
 
 pub(crate) struct Driver {
     pub launch: LaunchFn,
+    launch_ex: LaunchExFn,
     sync: StreamFn,
     query: StreamFn,
     record: RecordFn,
@@ -90,6 +93,7 @@ impl Driver {
             use std::mem::transmute as t;
             Ok(Driver {
                 launch: t::<usize, LaunchFn>(get("cuLaunchKernel")?),
+                launch_ex: t::<usize, LaunchExFn>(get("cuLaunchKernelEx")?),
                 sync: t::<usize, StreamFn>(get("cuStreamSynchronize")?),
                 query: t::<usize, StreamFn>(get("cuStreamQuery")?),
                 record: t::<usize, RecordFn>(get("cuEventRecord")?),
@@ -113,6 +117,47 @@ impl Driver {
     // created and keeps; device pointers are allocations of the runtime's pool whose
     // bounds the callers checked; no call touches Rust memory except where a host pointer
     // is passed, which the caller keeps alive for the call.
+
+    /// Launch a tile kernel (block (1, 1, 1), no dynamic shared memory): with `pdl`, by
+    /// `cuLaunchKernelEx` with the programmatic-stream-serialization attribute (only for a
+    /// kernel compiled with the PDL prologue, `launch_ex`), else by `cuLaunchKernel`.
+    /// Returns the `CUresult` and the entry point's name (for the error).
+    ///
+    /// # Safety
+    /// `function` is a CUfunction of a loaded module (compiled with the PDL prologue when
+    /// `pdl`), `stream` a live stream of the runtime, `params` one pointer per kernel
+    /// parameter, valid during the call.
+    pub(crate) unsafe fn launch_tile_kernel(
+        &self,
+        function: usize,
+        grid: [c_uint; 3],
+        stream: usize,
+        params: *mut *mut c_void,
+        pdl: bool,
+    ) -> (c_int, &'static str) {
+        let f = function as *mut c_void;
+        let s = ptr(stream);
+        if pdl {
+            let code = unsafe { launch_pdl(self.launch_ex, f, grid, s, params) };
+            return (code, "cuLaunchKernelEx");
+        }
+        let code = unsafe {
+            (self.launch)(
+                f,
+                grid[0],
+                grid[1],
+                grid[2],
+                1,
+                1,
+                1,
+                0,
+                s,
+                params,
+                std::ptr::null_mut(),
+            )
+        };
+        (code, "cuLaunchKernel")
+    }
 
     pub(crate) fn synchronize(&self, stream: usize) -> c_int {
         unsafe { (self.sync)(ptr(stream)) }
