@@ -80,10 +80,16 @@ def copy_bandwidth() -> dict[str, float]:
 # `--plans`: engine variants of the decode step (llm/plan.py's plan_for keywords)
 # (`pdl`: every kernel with programmatic dependent launch; `--plans default,pdl` compares
 # the two in one run)
-PLANS: dict[str, dict[str, bool]] = {
+PLANS: dict[str, dict[str, Any]] = {
     "default": {}, "attn_fused": {"attn_fused": True},
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
     "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
+    # PDL on the small latency-bound kernels only, and on the GEMVs only
+    "pdl_small": {"pdl": True, "pdl_kernels": ("attn_decode", "qkv_finish", "attn_combine",
+                                               "embed_row", "select_greedy")},
+    "pdl_gemv": {"pdl": True, "pdl_kernels": ("gemv_swiglu", "gemv_add_loop",
+                                              "gemv_norm_partial", "gemv_add",
+                                              "lm_head_argmax")},
 }
 
 

@@ -148,7 +148,8 @@ class Engine:
         given back whole afterwards, `Slot`s are read whole."""
         bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
                  else a.t if isinstance(a, Slot) else a for a in args]
-        if self.plan.pdl:
+        if self.plan.pdl and (not self.plan.pdl_kernels
+                              or kernel.name in self.plan.pdl_kernels):
             kernel = with_pdl(kernel)
         op = kernel(*bound, **kw)
         if self.observer is not None:

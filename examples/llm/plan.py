@@ -124,6 +124,7 @@ class Plan:
     pdl: bool = False            # every kernel with programmatic dependent launch: its
                                  # blocks start while the previous kernel finishes
                                  # (`llm.kernels.pdl`, docs/pdl.md)
+    pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -144,7 +145,8 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
 
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
-             attn_fused: bool = False, pdl: bool = False) -> Plan:
+             attn_fused: bool = False, pdl: bool = False,
+             pdl_kernels: tuple[str, ...] = ()) -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
@@ -184,4 +186,5 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         sample_chunk=128 if small else 4096,
         sample_k=16 if small else 64,
         pdl=pdl,
+        pdl_kernels=pdl_kernels,
     )
