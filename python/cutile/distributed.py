@@ -90,17 +90,18 @@ def _torch_group() -> Any:
 def init() -> World:
     """Join the process group `torchrun` describes (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
     `MASTER_ADDR`/`MASTER_PORT` or a rendezvous) with the NCCL backend, on GPU
-    `LOCAL_RANK`, which becomes this process's default device. Without torchrun (no
-    `WORLD_SIZE`, or 1), a world of one process on the current device, without torch.
+    `LOCAL_RANK`, which becomes this process's default device (one process under torchrun
+    joins too: NCCL runs with one rank). Without torchrun (no `WORLD_SIZE`), a world of
+    one process on the current device, without torch.
     Idempotent; a group the program made itself (`dist.init_process_group`) is joined
     as it is."""
     global _world
     if _world is not None:
         return _world
-    size = int(os.environ.get("WORLD_SIZE", "1") or "1")
-    if size <= 1 and _torch_group() is None:
+    if "WORLD_SIZE" not in os.environ and _torch_group() is None:  # not under torchrun
         _world = World(0, 1, 0, devices.current(), "local")
         return _world
+    size = int(os.environ.get("WORLD_SIZE", "1") or "1")
     if driver.backend() != "gpu":
         raise DistributedError(
             f"a world of {size} processes needs NCCL, which needs GPUs; this process runs "
