@@ -304,8 +304,8 @@ class DeviceBuffer:
     """Device memory from the runtime's pool, freed (stream-ordered, after pending work on
     it) with its last reference."""
 
-    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int, device: int = 0,
-                *args: Any, **kwargs: Any) -> Self: ...
+    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int,
+                device: int | None = None, *args: Any, **kwargs: Any) -> Self: ...
     @property
     def address(self) -> int: ...
     @property

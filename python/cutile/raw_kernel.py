@@ -124,10 +124,11 @@ class RawKernel:
             if loaded is None or loaded.state is not state:
                 binary, layout = self._binary(driver.arch(device))
                 d = driver._driver()
-                driver.ensure_current(device)
-                module = driver.check(d.cuModuleLoadData(binary.cubin), "cuModuleLoadData")
-                fn = driver.check(d.cuModuleGetFunction(module, binary.symbol.encode()),
-                                  "cuModuleGetFunction")
+                with driver.on_device(device):
+                    module = driver.check(d.cuModuleLoadData(binary.cubin),
+                                          "cuModuleLoadData")
+                    fn = driver.check(d.cuModuleGetFunction(module, binary.symbol.encode()),
+                                      "cuModuleGetFunction")
                 loaded = self._loads[device] = LoadedRaw(module, fn, layout, state, [0])
             if shared_mem > max(loaded.shared_opt_in[0], SHARED_DEFAULT_LIMIT):
                 d = driver._driver()

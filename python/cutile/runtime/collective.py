@@ -109,8 +109,8 @@ class CollectiveOp(DeviceOp):
         if self._position is None:
             return
         try:
-            driver.ensure_current(self.device)
-            streams.runtime().wait_for(*self._position)
+            with driver.on_device(self.device):
+                streams.runtime().wait_for(*self._position)
             self._keep = None  # the collective completed: torch's work object may go
         except BaseException:
             self._release()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -85,24 +85,24 @@ def set_default(device: int) -> None:
 class DeviceScope:
     """`with cutile.device(i):` work started on this thread in the block goes to device
     `i` where its tensors do not say (allocations, launches without tensors); its CUDA
-    context is current meanwhile. Nested blocks restore what was before."""
+    context is current meanwhile. Leaving the block restores the thread's device and
+    context as they were."""
 
     def __init__(self, device: Any) -> None:
         self.device = check(device)
-        self._previous: list[int | None] = []
+        self._previous: list[tuple[int | None, ExitStack]] = []
 
     def __enter__(self) -> int:
         activate(self.device)
-        self._previous.append(_native.set_thread_device(self.device))
-        if driver.backend() == "gpu":
-            driver.ensure_current(self.device)
+        context = ExitStack()
+        context.enter_context(driver.on_device(self.device))
+        self._previous.append((_native.set_thread_device(self.device), context))
         return self.device
 
     def __exit__(self, *exc: object) -> None:
-        previous = self._previous.pop()
+        previous, context = self._previous.pop()
         _native.set_thread_device(previous)
-        if driver.backend() == "gpu":
-            driver.ensure_current()
+        context.close()
 
     def __repr__(self) -> str:
         return f"cutile.device({self.device})"
@@ -130,7 +130,6 @@ def activate(device: int) -> None:
         for other in others:
             _enable_peers(device, other)
         rt.add_device(device, handles, pool, int(driver.context(device)))
-        driver.ensure_current()
 
 
 def _enable_peers(a: int, b: int) -> None:
@@ -144,8 +143,8 @@ def _enable_peers(a: int, b: int) -> None:
         can = driver.check(d.cuDeviceCanAccessPeer(src, dst), "cuDeviceCanAccessPeer")
         if not can:
             continue
-        driver.ensure_current(src)
-        err = d.cuCtxEnablePeerAccess(driver.context(dst), 0)[0]
+        with driver.on_device(src):
+            err = d.cuCtxEnablePeerAccess(driver.context(dst), 0)[0]
         already = d.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
         if err not in (d.CUresult.CUDA_SUCCESS, already):
             driver.check((err,), "cuCtxEnablePeerAccess")

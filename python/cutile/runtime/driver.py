@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,6 +285,27 @@ def ensure_current(device: int | None = None) -> None:
     if s.backend == "gpu":
         check(_driver().cuCtxSetCurrent(context(s.device if device is None else device)),
               "cuCtxSetCurrent")
+
+
+@contextmanager
+def on_device(device: int) -> Iterator[None]:
+    """`device`'s primary context current on this thread for the block, and the context
+    that was current before it again afterwards: the thread's context is the program's
+    (torch reads its current device from it)."""
+    if state().backend != "gpu":
+        yield
+        return
+    d = _driver()
+    previous = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    ctx = context(device)
+    if int(previous or 0) == int(ctx):
+        yield
+        return
+    check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    try:
+        yield
+    finally:
+        d.cuCtxSetCurrent(previous)
 
 
 def arch(device: int | None = None) -> str:

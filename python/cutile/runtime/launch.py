@@ -44,8 +44,7 @@ class LoadedKernel:
                  ) -> None:
         d = driver._driver()
         self.device = driver.state().device if device is None else device
-        driver.ensure_current(self.device)
-        try:
+        with driver.on_device(self.device):
             self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
             self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
                                     "cuModuleGetFunction")
@@ -54,8 +53,6 @@ class LoadedKernel:
             load = getattr(d, "cuFuncLoad", None)
             if load is not None:
                 driver.check(load(self._fn), "cuFuncLoad")
-        finally:
-            driver.ensure_current()  # the thread's own device again
         self.abi = abi
         self._fmt = abi.struct_format
         size = max(struct.calcsize(self._fmt), 8)

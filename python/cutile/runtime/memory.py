@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _native
-from . import driver
+from . import devices, driver
 from .ownership import registry
 from .streams import home_slot, runtime
 
@@ -72,9 +72,9 @@ class HostAllocation(Allocation):
     slot: int
     device: int
 
-    def __init__(self, nbytes: int, device: int = 0) -> None:
+    def __init__(self, nbytes: int, device: int | None = None) -> None:
         self.nbytes = nbytes
-        self.device = device
+        self.device = int(_native.thread_device()) if device is None else device
         # Poisoned, as fresh device memory would hold garbage: a kernel that reads what it
         # never wrote shows NaN-like bytes instead of convenient zeros.
         self.buffer = np.full(max(nbytes, 1), 0xFF, dtype=np.uint8)
@@ -146,8 +146,9 @@ def read_device(rt: Any, storage: int, address: int, device: int, offset: int,
     out = np.empty(nbytes, dtype=np.uint8)
     if nbytes:
         d = driver._driver()
-        driver.ensure_current(device)
-        driver.check(d.cuMemcpyDtoH(out.ctypes.data, address + offset, nbytes), "cuMemcpyDtoH")
+        with driver.on_device(device):
+            driver.check(d.cuMemcpyDtoH(out.ctypes.data, address + offset, nbytes),
+                         "cuMemcpyDtoH")
     return out
 
 
@@ -190,14 +191,16 @@ def allocate(nbytes: int, device: int | None = None) -> Allocation:
     or host memory on the interpreter), registered as a new storage. Raises `MemoryError`
     when the device has no room, TensorError CT5036 for a device there is not, and
     BorrowError CT5063 inside a graph capture."""
-    from . import devices
-
-    dev = devices.resolve(device)
     rt = runtime()
     _refuse_in_capture(rt, f"allocate {nbytes} bytes")
+    if device is not None:
+        device = devices.check(device)
+        if not rt.has_device(device):
+            devices.activate(device)
+    # (None: the current device, found natively; it was set up when it became current)
     if rt.gpu:
-        return DeviceAllocation(rt, registry(), nbytes, dev)
-    return HostAllocation(nbytes, dev)
+        return DeviceAllocation(rt, registry(), nbytes, device)
+    return HostAllocation(nbytes, device)
 
 
 _pool_lock = threading.Lock()

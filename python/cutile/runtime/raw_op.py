@@ -138,13 +138,13 @@ class RawOp(DeviceOp):
         rt = streams.runtime()
         slot = rt.pick(self.device)
         buf, ptrs = raw_args.pack(self.kernel.params, loaded.layout, self.values)
-        driver.ensure_current(self.device)
         accesses = raw_args.accesses(self.kernel.params, self.values)
-        # (a capture keeps the arguments alive with the graph: the record's last item)
-        seq, _ = rt.launch_kernel(slot, self.op_id, accesses, int(loaded.function),
-                                  self.dims.grid, self.dims.block, self.dims.shared_mem,
-                                  ctypes.addressof(ptrs), (None, self.dims.grid, None,
-                                                           self.values))
+        with driver.on_device(self.device):
+            # (a capture keeps the arguments alive with the graph: the record's last item)
+            seq, _ = rt.launch_kernel(slot, self.op_id, accesses, int(loaded.function),
+                                      self.dims.grid, self.dims.block, self.dims.shared_mem,
+                                      ctypes.addressof(ptrs), (None, self.dims.grid, None,
+                                                               self.values))
         del buf  # the driver copied the parameters
         self._position = (slot, seq)
         self._launched = True
@@ -153,8 +153,8 @@ class RawOp(DeviceOp):
         if self._position is None:
             return
         try:
-            driver.ensure_current(self.device)
-            code = streams.runtime().wait_code(*self._position)
+            with driver.on_device(self.device):
+                code = streams.runtime().wait_code(*self._position)
             if code:
                 self._fault(int(code))
         except BaseException:

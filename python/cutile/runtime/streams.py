@@ -79,12 +79,13 @@ def _make_runtime() -> None:
     _runtime = _native.Runtime(registry(), n, symbols, device_handles(dev, n),
                                memory.device_pool(dev), devices=st.count, device=dev,
                                context=int(driver.context(dev)))
+    driver.ensure_current(dev)  # this thread works on the default device from now on
 
 
 def device_handles(device: int, n: int) -> list[tuple[int, int]]:
-    """`n` new `(CUstream, CUevent)` pairs in the context of `device` (left current)."""
-    driver.ensure_current(device)
-    return [(_new_stream(), _new_event()) for _ in range(n)]
+    """`n` new `(CUstream, CUevent)` pairs in the context of `device`."""
+    with driver.on_device(device):
+        return [(_new_stream(), _new_event()) for _ in range(n)]
 
 
 def _new_stream() -> int:
@@ -122,8 +123,8 @@ class Stream:
         dev = devices.resolve(device)
         rt = runtime()
         if rt.gpu:
-            driver.ensure_current(dev)
-            handles = (_new_stream(), _new_event())
+            with driver.on_device(dev):
+                handles = (_new_stream(), _new_event())
         else:
             handles = (0, 0)
         self._rt = rt
@@ -163,10 +164,10 @@ class Stream:
         self._owned = False
         self._rt.retire_stream(self.slot)
         if self._rt.gpu:
-            driver.ensure_current(self.device)
             d = driver._driver()
-            d.cuStreamDestroy(d.CUstream(self._handles[0]))
-            d.cuEventDestroy(d.CUevent(self._handles[1]))
+            with driver.on_device(self.device):
+                d.cuStreamDestroy(d.CUstream(self._handles[0]))
+                d.cuEventDestroy(d.CUevent(self._handles[1]))
 
     def __del__(self) -> None:
         try:

@@ -82,8 +82,8 @@ class ForeignDeviceAllocation(Allocation):
         if not self.storage:
             return
         try:
-            driver.ensure_current(self.device)
-            self._rt.host_access(self.storage, 0, self.nbytes, True)
+            with driver.on_device(self.device):
+                self._rt.host_access(self.storage, 0, self.nbytes, True)
             self._rt.free_storage(self.storage, self.slot)
         except Exception:  # interpreter shutdown: the context is going away anyway
             pass

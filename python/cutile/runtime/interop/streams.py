@@ -43,14 +43,14 @@ def _order(waiter: Any, first: Any, device: int | None) -> None:
     """Work queued on `waiter` from now on waits for the work queued on `first` so far
     (the event is made in `device`'s context, that of `first`)."""
     d = driver._driver()
-    driver.ensure_current(device)
-    flags = d.CUevent_flags.CU_EVENT_DISABLE_TIMING
-    event = driver.check(d.cuEventCreate(flags), "cuEventCreate")
-    try:
-        driver.check(d.cuEventRecord(event, first), "cuEventRecord")
-        driver.check(d.cuStreamWaitEvent(waiter, event, 0), "cuStreamWaitEvent")
-    finally:
-        d.cuEventDestroy(event)  # released once the wait is satisfied
+    with driver.on_device(driver.state().device if device is None else device):
+        flags = d.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        event = driver.check(d.cuEventCreate(flags), "cuEventCreate")
+        try:
+            driver.check(d.cuEventRecord(event, first), "cuEventRecord")
+            driver.check(d.cuStreamWaitEvent(waiter, event, 0), "cuStreamWaitEvent")
+        finally:
+            d.cuEventDestroy(event)  # released once the wait is satisfied
 
 
 def runtime_waits_for(stream: int, storage: int = 0, nbytes: int = 0,

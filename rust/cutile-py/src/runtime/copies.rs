@@ -102,15 +102,18 @@ impl Runtime {
         if !st.flight.clocks.is_live(slot) {
             return Err(Failure::Host(closed(slot)));
         }
-        self.bind(st, slot)?;
         let waits = st
             .flight
             .begin_external(token, slot, accesses)
             .map_err(Failure::Host)?;
-        if let Err(e) = self.order(st, slot, &waits) {
+        let ordered = self.bind(st, slot).and_then(|previous| {
+            let r = self.order(st, slot, &waits);
+            self.restore(previous);
+            r
+        });
+        if ordered.is_err() {
             st.flight.abort_external(token);
-            return Err(e);
         }
-        Ok(())
+        ordered
     }
 }

@@ -164,19 +164,36 @@ impl Runtime {
 
     /// With several devices in use, make the context of `slot`'s device current (a
     /// launch, an allocation or a copy runs in the context of its stream's device).
-    pub(super) fn bind(&self, st: &State, slot: u32) -> Result<(), Failure> {
+    /// Returns the context to put back after the driver calls ([`Runtime::restore`]): the
+    /// thread's context is the program's (torch reads its current device from it).
+    pub(super) fn bind(&self, st: &State, slot: u32) -> Result<Option<usize>, Failure> {
         if !self.multi.load(Ordering::Acquire) {
-            return Ok(());
+            return Ok(None);
         }
         let (Some(d), Some(s)) = (&self.driver, st.slots.get(slot as usize)) else {
-            return Ok(());
+            return Ok(None);
         };
-        match st.contexts.get(s.device as usize) {
-            Some(&ctx) if ctx != 0 => match d.set_context(ctx) {
-                0 => Ok(()),
-                code => Err(Failure::Cuda(code, "cuCtxSetCurrent")),
-            },
-            _ => Ok(()),
+        let ctx = match st.contexts.get(s.device as usize) {
+            Some(&ctx) if ctx != 0 => ctx,
+            _ => return Ok(None),
+        };
+        let previous = d
+            .context()
+            .map_err(|c| Failure::Cuda(c, "cuCtxGetCurrent"))?;
+        if previous == ctx {
+            return Ok(None);
+        }
+        match d.set_context(ctx) {
+            0 => Ok(Some(previous)),
+            code => Err(Failure::Cuda(code, "cuCtxSetCurrent")),
+        }
+    }
+
+    /// Put back the context [`Runtime::bind`] replaced.
+    pub(super) fn restore(&self, previous: Option<usize>) {
+        if let (Some(p), Some(d)) = (previous, &self.driver) {
+            // nothing better to do if this fails: the next call binds what it needs
+            let _ = d.set_context(p);
         }
     }
 

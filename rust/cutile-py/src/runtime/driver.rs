@@ -30,12 +30,14 @@ type DtoDFn = unsafe extern "C" fn(u64, u64, usize, *mut c_void) -> c_int;
 type GraphLaunchFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 /// `CUresult cuCtxSetCurrent(CUcontext)`.
 type SetContextFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `CUresult cuCtxGetCurrent(CUcontext*)`.
+type GetContextFn = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
 /// `CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src,
 /// CUcontext srcCtx, size_t, CUstream)`.
 type PeerFn = unsafe extern "C" fn(u64, *mut c_void, u64, *mut c_void, usize, *mut c_void) -> c_int;
 
 /// Every symbol the runtime needs, by name: Python passes `{name: address}`.
-pub(crate) const SYMBOLS: [&str; 16] = [
+pub(crate) const SYMBOLS: [&str; 17] = [
     "cuLaunchKernel",
     "cuStreamSynchronize",
     "cuStreamQuery",
@@ -51,6 +53,7 @@ pub(crate) const SYMBOLS: [&str; 16] = [
     "cuMemcpyDtoDAsync",
     "cuGraphLaunch",
     "cuCtxSetCurrent",
+    "cuCtxGetCurrent",
     "cuMemcpyPeerAsync",
 ];
 
@@ -70,6 +73,7 @@ pub(crate) struct Driver {
     dtod: DtoDFn,
     graph_launch: GraphLaunchFn,
     set_context: SetContextFn,
+    get_context: GetContextFn,
     peer: PeerFn,
 }
 
@@ -108,6 +112,7 @@ impl Driver {
                 dtod: t::<usize, DtoDFn>(get("cuMemcpyDtoDAsync")?),
                 graph_launch: t::<usize, GraphLaunchFn>(get("cuGraphLaunch")?),
                 set_context: t::<usize, SetContextFn>(get("cuCtxSetCurrent")?),
+                get_context: t::<usize, GetContextFn>(get("cuCtxGetCurrent")?),
                 peer: t::<usize, PeerFn>(get("cuMemcpyPeerAsync")?),
             })
         }
@@ -206,6 +211,15 @@ impl Driver {
     /// Make `context` current on this thread (a device's primary context).
     pub(crate) fn set_context(&self, context: usize) -> c_int {
         unsafe { (self.set_context)(ptr(context)) }
+    }
+
+    /// The context current on this thread (0: none).
+    pub(crate) fn context(&self) -> Result<usize, c_int> {
+        let mut out: *mut c_void = std::ptr::null_mut();
+        match unsafe { (self.get_context)(&mut out) } {
+            0 => Ok(out as usize),
+            code => Err(code),
+        }
     }
 
     /// Copy `nbytes` from `src` (memory of the device of `src_ctx`) to `dst` (of

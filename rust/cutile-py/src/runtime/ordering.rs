@@ -59,10 +59,13 @@ impl Runtime {
             .flight
             .plan(token, slot, accesses)
             .map_err(Failure::Host)?;
-        self.bind(st, slot)?;
-        self.order(st, slot, &waits)?;
-        let stream = st.slots[slot as usize].stream;
-        work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))?;
+        let previous = self.bind(st, slot)?;
+        let done = self.order(st, slot, &waits).and_then(|()| {
+            let stream = st.slots[slot as usize].stream;
+            work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))
+        });
+        self.restore(previous);
+        done?;
         let (seq, poll) = st.flight.enqueue(token, slot, accesses);
         if poll {
             self.poll(st, slot);
@@ -77,7 +80,14 @@ impl Runtime {
         }
         let target = st.flight.clocks.enqueued(slot);
         let done = match &self.driver {
-            Some(d) => self.bind(st, slot).is_ok() && d.query(st.slots[slot as usize].stream) == 0,
+            Some(d) => match self.bind(st, slot) {
+                Ok(previous) => {
+                    let done = d.query(st.slots[slot as usize].stream) == 0;
+                    self.restore(previous);
+                    done
+                }
+                Err(_) => false,
+            },
             None => true,
         };
         if done {
@@ -91,17 +101,18 @@ impl Runtime {
     /// Work being captured is never waited for: it has not run, and is ordered within the
     /// capture.
     pub(crate) fn wait_for(&self, py: Python<'_>, slot: u32, seq: u64) -> Result<(), Failure> {
-        let (stream, target) = {
+        let (stream, target, previous) = {
             let st = self.lock()?;
             let c = &st.flight.clocks;
             if c.done(slot, seq) || c.capturing(slot) {
                 return Ok(());
             }
-            self.bind(&st, slot)?;
-            (st.slots[slot as usize].stream, c.enqueued(slot))
+            let previous = self.bind(&st, slot)?;
+            (st.slots[slot as usize].stream, c.enqueued(slot), previous)
         };
         if let Some(d) = &self.driver {
             let code = py.detach(|| d.synchronize(stream));
+            self.restore(previous);
             if code != 0 {
                 return Err(Failure::Cuda(code, "cuStreamSynchronize"));
             }
@@ -156,18 +167,19 @@ impl Runtime {
                 .map(|(s, _)| *s)
                 .find(|s| on_device(*s))
                 .unwrap_or(fallback);
+            let previous = self.bind(st, slot).unwrap_or(None);
             if !waits.is_empty() {
                 st.flight.clocks.stats.ordered_frees += 1;
                 // A failed event call leaves a broken context (sticky error): nothing
                 // better can be done from a destructor.
                 let _ = self.order(st, slot, &waits);
             }
-            let _ = self.bind(st, slot);
             if let Some(d) = &self.driver {
                 if dptr != 0 {
                     d.free(dptr, st.slots[slot as usize].stream);
                 }
             }
+            self.restore(previous);
             st.flight.forget_storage(storage);
         }
         if let Some(reg) = &self.registry {
