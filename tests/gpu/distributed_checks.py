@@ -23,6 +23,7 @@ import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, i32, load_tile_like
 from cutile.distributed import all_gather, all_reduce, broadcast
+from cutile.runtime import streams
 
 N = 1 << 22
 TILE = 1024
@@ -74,14 +75,17 @@ def a_collective_waits_and_is_waited_for(w: cutile.distributed.World) -> None:
     xs = rand(w.rank)
     out = api.empty([w.size * N], f32)
     seen = out[:]  # the program's own view of the output, outside the op
-    writer = cutile.Stream("writer")
+    writer, comm = cutile.Stream("writer"), cutile.Stream("comm")
     cutile.synchronize()
+    waits = streams.stats()["stream_waits"]
 
     def gather(z: api.Partition, x: api.Tensor, n: int) -> cutile.DeviceOp:
-        return all_gather(out, z.unpartition())  # z is still being written on `writer`
+        # z is still being written on `writer`: the gather on `comm` waits on its event
+        return all_gather(out, z.unpartition()).on(comm)
 
     h = smooth(api.empty([N], f32).partition([TILE]), api.from_numpy(xs), steps).on(
         writer).then(gather).submit()
+    assert streams.stats()["stream_waits"] > waits
     got = seen.to_numpy()  # waits for the gather, which waited for every rank's kernel
     for r in range(w.size):
         np.testing.assert_allclose(got[r * N:(r + 1) * N], rand(r) / 2, rtol=1e-5,
