@@ -42,6 +42,9 @@ __all__ = [
     "mapped_schedule",
     "next_op_id",
     "render_diagnostics",
+    "set_default_device",
+    "set_thread_device",
+    "thread_device",
     "validate_launch",
 ]
 
@@ -195,10 +198,11 @@ DRIVER_SYMBOLS: list[str]
 
 @final
 class Runtime:
-    """The streams of one device (or the interpreter's virtual streams), the in-flight ledger
-    of byte ranges per pending piece of work with its stream position, and the driver calls
-    that order work across streams (events), host reads (waits) and frees (stream-ordered).
-    `Ledger` is the same class (its old name)."""
+    """The streams of every device of the process (or the interpreter's virtual streams),
+    the in-flight ledger of byte ranges per pending piece of work with its stream
+    position, and the driver calls that order work across streams and devices (events),
+    host reads (waits) and frees (stream-ordered). `Ledger` is the same class (its old
+    name)."""
 
     def __new__(
         cls,
@@ -207,26 +211,44 @@ class Runtime:
         driver: dict[str, int] | None = None,
         handles: Sequence[tuple[int, int]] | None = None,
         mem_pool: int = 0,
+        devices: int = 1,
+        device: int = 0,
+        context: int = 0,
     ) -> Self:
-        """The interpreter: `streams` virtual streams. The GPU: `driver` maps each of
-        `DRIVER_SYMBOLS` to its address, `handles` the pool's (CUstream, CUevent) pairs,
-        `mem_pool` the CUmemoryPool. `registry`: whose storages frees forget."""
+        """The interpreter: `streams` virtual streams per device. The GPU: `driver` maps
+        each of `DRIVER_SYMBOLS` to its address. `devices`: how many there are; `device` is
+        set up now with `handles` (its pool's (CUstream, CUevent) pairs), `mem_pool` (its
+        CUmemoryPool) and `context` (its primary context), as `add_device` does.
+        `registry`: whose storages frees forget."""
+    def add_device(self, device: int, handles: Sequence[tuple[int, int]] | None = None,
+                   mem_pool: int = 0, context: int = 0) -> list[int]:
+        """Set up `device` (idempotent); returns its pool's slots."""
+    def has_device(self, device: int) -> bool: ...
+    @property
+    def device_count(self) -> int: ...
     @property
     def gpu(self) -> bool: ...
     @property
     def pool(self) -> list[int]:
-        """The pool's stream slots (ops take them in turn)."""
-    def add_stream(self, stream: int = 0, event: int = 0, name: str = ...) -> int: ...
+        """The current device's pool of stream slots (ops take them in turn)."""
+    def pool_of(self, device: int | None = None) -> list[int]:
+        """The pool's stream slots of `device` (default: the current one)."""
+    def add_stream(self, stream: int = 0, event: int = 0, name: str = ...,
+                   device: int | None = None) -> int: ...
     def retire_stream(self, slot: int) -> None:
         """Wait for the slot's work, then close it (not a pool stream)."""
-    def stream_info(self, slot: int) -> tuple[int, str, bool]:
-        """(CUstream, name, open)."""
+    def stream_info(self, slot: int) -> tuple[int, str, bool, int]:
+        """(CUstream, name, open, device)."""
     def current(self) -> int | None:
         """This thread's current stream."""
     def set_current(self, slot: int | None = None) -> int | None:
-        """Set this thread's current stream; returns the previous."""
-    def pick(self) -> int:
-        """The slot the next op runs on (current, else round-robin)."""
+        """Set this thread's current stream (current for work on its device); returns
+        the previous."""
+    def pick(self, device: int | None = None) -> int:
+        """The slot the next op on `device` runs on (the current stream if on that
+        device, else its pool round-robin)."""
+    def home(self, device: int | None = None) -> int:
+        """Where allocations and host copies on `device` go."""
     def synchronize(self, slot: int | None = None) -> None: ...
     def wait_for(self, slot: int, seq: int) -> None: ...
     def query(self, slot: int, seq: int) -> bool: ...
@@ -242,6 +264,16 @@ class Runtime:
                   nbytes: int) -> None: ...
     def copy_dtod(self, slot: int, dst: tuple[int, int, int], src: tuple[int, int, int],
                   nbytes: int) -> int: ...
+    def copy_peer(self, slot: int, dst: tuple[int, int, int, int],
+                  src: tuple[int, int, int, int], nbytes: int) -> int:
+        """cuMemcpyPeerAsync between devices, `(storage, address, lo, device)` each."""
+    def begin_external(self, token: int, slot: int,
+                       accesses: Sequence[tuple[int, int, int, bool]]) -> None:
+        """Work another library enqueues: order `slot`, hold the ranges (CT5008 to others)."""
+    def end_external(self, token: int, slot: int,
+                     accesses: Sequence[tuple[int, int, int, bool]]) -> int:
+        """The work is on `slot`: its ranges move to the position after it."""
+    def abort_external(self, token: int) -> int: ...
     def launch_graph(self, slot: int, token: int, exec: int,
                      accesses: Sequence[tuple[int, int, int, bool]]) -> int: ...
     def launch_kernel(self, slot: int, token: int, accesses: Sequence[tuple[int, int, int, bool]],
@@ -272,8 +304,8 @@ class DeviceBuffer:
     """Device memory from the runtime's pool, freed (stream-ordered, after pending work on
     it) with its last reference."""
 
-    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int, *args: Any,
-                **kwargs: Any) -> Self: ...
+    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int,
+                device: int | None = None, *args: Any, **kwargs: Any) -> Self: ...
     @property
     def address(self) -> int: ...
     @property
@@ -282,6 +314,8 @@ class DeviceBuffer:
     def storage(self) -> int: ...
     @property
     def slot(self) -> int: ...
+    @property
+    def device(self) -> int: ...
 
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
@@ -360,6 +394,7 @@ class HandleMeta:
         tile_shape: Sequence[int] | None = None,
         num_blocks: int | None = None,
         registry: HostRegistry | None = None,
+        device: int = 0,
     ) -> int:
         """Set the metadata (once) and return the handle. With `registry`, the object owns
         the handle (released when it dies; `handle=0` makes a new one for this view).
@@ -427,6 +462,9 @@ class KernelOp(DeviceOp):
     @property
     def grid(self) -> tuple[int, int, int]: ...
     @property
+    def device(self) -> int:
+        """The device the launch runs on (that of its tensors)."""
+    @property
     def values(self) -> tuple[object, ...]:
         """The arguments in parameter order (scalars normalized to their parameter type)."""
     @property
@@ -491,6 +529,15 @@ class KernelBase:
 def invalidate_launchers() -> None:
     """Every kernel builds a new launcher on its next call (the driver state changed)."""
 
+def thread_device() -> int:
+    """The current device: this thread's (`set_thread_device`), else the default."""
+
+def set_thread_device(device: int | None = None) -> int | None:
+    """Set this thread's device (None: the default); returns the previous setting."""
+
+def set_default_device(device: int) -> int:
+    """Set the process's default device; returns the previous."""
+
 @final
 class KernelLauncher:
     """A kernel's launch plan, prepared once; `KernelOp(launcher, args, kwargs)` is the
@@ -503,7 +550,7 @@ class KernelLauncher:
         consts: Sequence[tuple[str, str]],
         checked: CheckResult,
         unchecked: bool,
-        sm_count: int,
+        sm_counts: Sequence[int],
         registry: HostRegistry,
         runtime: Runtime,
         owner: object,
@@ -517,7 +564,7 @@ class KernelLauncher:
         reads in Rust (`unchecked`: launch it even though the checker rejected it: tests
         that replay counterexamples only); `owner`: a weakref to the kernel; `compile`: a
         WeakMethod to
-        `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
+        `(consts, facts, index_bits, device) -> (runnable, CUfunction address, [(kind, param index,
         axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
         values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `runtime`: the
         streams, ledger and driver launches go through (GPU or interpreter)."""

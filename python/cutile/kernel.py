@@ -23,6 +23,7 @@ from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
+from .runtime.devices import DeviceScope
 from .runtime.interop.kernel_args import import_arguments
 from .runtime.ownership import ledger, registry
 from .runtime.raw_op import RawOp
@@ -84,8 +85,9 @@ class EntryKernel(_native.KernelBase):
         self._check: Any = None
         self._lock = threading.Lock()
         self._lowered: dict[tuple[Specialization, bool], Any] = {}
-        # by backend too: a program (or a test) may switch to the interpreter and back
-        self._loaded: dict[tuple[str, Specialization, bool], Any] = {}
+        # by backend too: a program (or a test) may switch to the interpreter and back; by
+        # device on the GPU (a CUfunction belongs to one device's context)
+        self._loaded: dict[tuple[str, int, Specialization, bool], Any] = {}
 
     def __repr__(self) -> str:
         return f"<cutile.entry {self.__qualname__}>"
@@ -187,16 +189,21 @@ class EntryKernel(_native.KernelBase):
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
                                         self.opt_level, pdl)
 
-    def _runnable(self, spec: Specialization) -> Any:
-        key = (driver.backend(), spec, self.pdl_enabled())
+    def _runnable(self, spec: Specialization, device: int | None = None) -> Any:
+        """The kernel of `spec`, loaded in `device`'s context (default: the current
+        device; a CUfunction belongs to one context), or lowered for the interpreter."""
+        backend = driver.backend()
+        dev = driver.state().device if device is None else device
+        pdl = self.pdl_enabled()
+        key = (backend, dev if backend == "gpu" else 0, spec, pdl)
         got = self._loaded.get(key)
         if got is not None:
             return got
         with self._lock:
             got = self._loaded.get(key)
             if got is None:
-                if key[0] == "gpu":
-                    got = self._load_for_gpu(spec, key[2])
+                if backend == "gpu":
+                    got = self._load_for_gpu(spec, dev, pdl)
                 else:
                     lowered = self.lowered(spec)
                     dump.interpreted(self._identity(spec, lowered.pdl), lowered)
@@ -204,21 +211,22 @@ class EntryKernel(_native.KernelBase):
                 self._loaded[key] = got
         return got
 
-    def _load_for_gpu(self, spec: Specialization, pdl: bool) -> Any:
-        """The cubin of a checked specialization, loaded: straight from the launch cache
-        when this kernel was assembled before (no lowering, no bytecode: the first launch
-        of a cached kernel in a fresh process), else lowered and assembled, and stored
-        there for the next process. Dumps, when asked for, need the lowering: no shortcut."""
+    def _load_for_gpu(self, spec: Specialization, device: int, pdl: bool) -> Any:
+        """The cubin of a checked specialization, loaded on `device`: straight from the
+        launch cache when this kernel was assembled for the device's arch before (no
+        lowering, no bytecode: the first launch of a cached kernel in a fresh process, or
+        on a second GPU of the same kind), else lowered and assembled, and stored there for
+        the next process. Dumps, when asked for, need the lowering: no shortcut."""
         from .backend import launch_cache
         from .runtime.launch import LoadedKernel
 
         identity = self._identity(spec, pdl)
-        arch = driver.arch()
+        arch = driver.arch(device)
         shortcut = not dump.requested()
         if shortcut:
             hit = launch_cache.load(identity, arch)
             if hit is not None:
-                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl)
+                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl, device)
         lowered = self.lowered(spec)
         compiled = pipeline.assemble(lowered, arch, self.opt_level, identity=identity)
         if shortcut:
@@ -229,7 +237,8 @@ class EntryKernel(_native.KernelBase):
                 log.get("cache").debug("launch cache not written: %s", exc)
         # The launch attribute follows the compiled kernel, never a second reading of the
         # option: only a kernel with the PDL prologue is launched with it.
-        return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl)
+        return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl,
+                            device)
 
     # -- launching -------------------------------------------------------------------------
 
@@ -238,14 +247,15 @@ class EntryKernel(_native.KernelBase):
         checker's facts (launch kind, launch predicates), which it reads in Rust."""
         checked = self.check()
         entry = self.entry
-        state = driver.state()
+        # each device's multiprocessors (read from its attributes: no context is made)
+        sms = [driver.device_info(i).sm_count or 132 for i in range(driver.device_count())]
         launcher = _native.KernelLauncher(
             self.name,
             [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in self.runtime_params],
             [(p.name, p.dtype or "int") for p in entry.params if p.kind == "const"],
             checked,
             self._unchecked,
-            state.sm_count or 132,
+            sms,
             registry(),
             ledger(),
             weakref.ref(self),
@@ -281,11 +291,13 @@ class EntryKernel(_native.KernelBase):
         return KernelOp(launcher, args, kwargs, True, site)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
-                       index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int, bool]:
+                       index_bits: int, device: int = 0
+                       ) -> tuple[Any, int, list[tuple[Any, ...]], int, bool]:
         """Compile (or find) the kernel for a specialization the native launcher has not
-        seen: `(runnable, CUfunction address, ABI slots with offsets, buffer size, pdl)`,
-        `pdl` read from the compiled kernel (its launches carry the PDL attribute)."""
-        runnable = self._runnable(specialization(consts, facts, index_bits))
+        seen on `device`: `(runnable, CUfunction address, ABI slots with offsets, buffer
+        size, pdl)`, `pdl` read from the compiled kernel (its launches carry the PDL
+        attribute)."""
+        runnable = self._runnable(specialization(consts, facts, index_bits), device)
         if driver.backend() != "gpu":
             return runnable, 0, [], 0, False
         abi = runnable.abi
@@ -375,9 +387,18 @@ def entry(
     return wrap
 
 
-def device(fn: Callable[..., Any]) -> DeviceFunction:
-    """Mark a device function (always inlined into the kernels that call it)."""
-    return DeviceFunction(fn)
+@overload
+def device(fn: Callable[..., Any], /) -> DeviceFunction: ...
+@overload
+def device(fn: int, /) -> DeviceScope: ...
+def device(fn: Any, /) -> DeviceFunction | DeviceScope:
+    """`@cutile.device` on a function marks a device function (always inlined into the
+    kernels that call it). `with cutile.device(i):` on a device ordinal makes device `i`
+    this thread's current device for the block: allocations and launches without tensors
+    go there (TensorError CT5036 for a device there is not)."""
+    if callable(fn):
+        return DeviceFunction(fn)
+    return DeviceScope(fn)
 
 
 class _UnsafeBlock:

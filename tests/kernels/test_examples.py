@@ -44,6 +44,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
                  "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
     "raw_kernel": {"affine": {"B": 1024}},
     "interop_torch": {"gated": {"BM": 64, "BN": 128}},
+    "multi_gpu": {"gemm": {"BM": 128, "BN": 128, "BK": 64}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -69,6 +70,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
     "raw_kernel": {"n": 20_001, "tile": 512},
     "interop_torch": {"m": 100, "n": 70, "bm": 32, "bn": 32},
+    "multi_gpu": {"m": 96, "n": 64, "k": 48, "tiles": (32, 32, 16), "chunks": 2, "reps": 1},
 }
 
 

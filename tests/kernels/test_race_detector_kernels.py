@@ -333,6 +333,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "cuda_graph": {"m": 24, "d": 40, "layers": 2, "replays": 2, "tiles": (16, 16, 16)},
     "raw_kernel": {"n": 10_007, "tile": 256},  # its tile kernel; the C++ one needs a GPU
     "interop_torch": {"m": 70, "n": 40, "bm": 32, "bn": 16},
+    "multi_gpu": {"m": 64, "n": 48, "k": 40, "tiles": (32, 16, 16), "chunks": 2, "reps": 1},
 }
 
 

@@ -15,14 +15,17 @@ TEXTS: dict[str, str] = {
         Fix: `CUTILE_BACKEND=gpu`, `CUTILE_BACKEND=interpreter`, or unset it.
     """,
     "CT8002": """
-        `CUTILE_DEVICE` is not a GPU ordinal (0, 1, ...): the index of the GPU cutile uses.
+        `CUTILE_DEVICE` is not the ordinal (0, 1, ...) of a device this process has: the
+        index of the GPU work goes to by default (on the interpreter, of a device it
+        models, `CUTILE_INTERPRETER_DEVICES`).
 
         Example:
 
             $ CUTILE_DEVICE=gpu1 python my_program.py
-            [CT8002] CUTILE_DEVICE='gpu1' is not a GPU ordinal
+            [CT8002] CUTILE_DEVICE='gpu1' is not the ordinal of one of the 2 visible GPUs
 
-        Fix: `CUTILE_DEVICE=1`, or unset it for GPU 0 (`nvidia-smi -L` lists them).
+        Fix: `CUTILE_DEVICE=1`, or unset it for GPU 0 (`nvidia-smi -L` lists them;
+        `CUDA_VISIBLE_DEVICES` decides which ones the process sees, renumbered from 0).
     """,
     "CT8003": """
         `CUTILE_CACHE_MAX` (or `python -m cutile cache --max`) is not a size: the bound of
@@ -96,6 +99,18 @@ TEXTS: dict[str, str] = {
 
         Fix: `CUTILE_PDL=0` to compare a program without programmatic dependent launch,
         or unset it.
+    """,
+    "CT8009": """
+        `CUTILE_INTERPRETER_DEVICES` is not a device count from 1 to 16: how many devices
+        the CPU interpreter models, so that programs using several devices (`device=`,
+        `t.to(i)`, tensors of two devices refused in one launch) run without a GPU.
+
+        Example:
+
+            $ CUTILE_BACKEND=interpreter CUTILE_INTERPRETER_DEVICES=many python prog.py
+            [CT8009] CUTILE_INTERPRETER_DEVICES='many' is not a device count from 1 to 16
+
+        Fix: `CUTILE_INTERPRETER_DEVICES=2`, or unset it for one device.
     """,
     "CT8010": """
         A file named on the command line (`python -m cutile check FILE`, `compile FILE`)

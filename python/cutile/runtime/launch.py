@@ -43,19 +43,22 @@ def flatten_args(abi: KernelABI, names: Sequence[str], values: Sequence[Any]) ->
 
 
 class LoadedKernel:
-    """A cubin loaded into the current context, ready to launch."""
+    """A cubin loaded into the context of `device` (default: the current device), ready
+    to launch there: a CUfunction belongs to one context, so each device loads its own."""
 
-    def __init__(self, cubin: bytes, symbol: str, abi: KernelABI, pdl: bool = False) -> None:
+    def __init__(self, cubin: bytes, symbol: str, abi: KernelABI, pdl: bool = False,
+                 device: int | None = None) -> None:
         d = driver._driver()
-        driver.ensure_current()
-        self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-        self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
-                                "cuModuleGetFunction")
-        # Load the function now rather than at its first launch (lazy loading), which may
-        # be inside a graph capture.
-        load = getattr(d, "cuFuncLoad", None)
-        if load is not None:
-            driver.check(load(self._fn), "cuFuncLoad")
+        self.device = driver.state().device if device is None else device
+        with driver.on_device(self.device):
+            self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+            self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
+                                    "cuModuleGetFunction")
+            # Load the function now rather than at its first launch (lazy loading), which
+            # may be inside a graph capture.
+            load = getattr(d, "cuFuncLoad", None)
+            if load is not None:
+                driver.check(load(self._fn), "cuFuncLoad")
         self.abi = abi
         # Compiled with the PDL prologue (read from the compiled kernel, never re-derived):
         # only such a kernel may be launched with the attribute (`lowering/pdl.py`).

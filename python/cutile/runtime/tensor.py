@@ -66,7 +66,7 @@ class _Handle(_native.HandleMeta):
         # released when this object dies.
         self._handle = self._init_meta(storage, handle or 0, alloc.address + offset, offset,
                                        shape, strides, dtype.name, dtype.itemsize, tile_shape,
-                                       num_blocks, registry())
+                                       num_blocks, registry(), alloc.device)
 
     # -- facts the launcher needs ----------------------------------------------------------
 
@@ -74,6 +74,12 @@ class _Handle(_native.HandleMeta):
     def address(self) -> int:
         """Address of element [0, ..., 0] (device pointer on the GPU)."""
         return self._alloc.address + self._offset
+
+    @property
+    def device(self) -> int:
+        """The ordinal of the device whose memory this is (a launch runs on the device of
+        its tensors)."""
+        return self._alloc.device
 
     @property
     def ndim(self) -> int:
@@ -139,7 +145,8 @@ class Tensor(_Handle):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name})"
+        where = f", device={self.device}" if self.device else ""
+        return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name}{where})"
 
     def to_numpy(self) -> np.ndarray:
         """Copy to a new numpy array, after any pending writer of its bytes finished."""
@@ -149,6 +156,18 @@ class Tensor(_Handle):
 
     def numpy(self) -> np.ndarray:
         return self.to_numpy()
+
+    def to(self, device: int) -> Tensor:
+        """This tensor on `device`: itself if it is there, else a copy in new memory of
+        that device (same shape, strides and element type). The copy is device work in the
+        ledger like a launch: it reads this tensor after its pending writers (on any
+        stream of any device), writes the new one, and whatever uses the new tensor next,
+        a host read included, waits for it. It returns at once. Between GPUs it goes over
+        the direct link where peer access is on (`devices.peer_access`), else the driver
+        stages it."""
+        from . import copies
+
+        return copies.to_device(self, device)
 
     def partition(self, tile_shape: Sequence[int]) -> Partition:
         """Consume this tensor and cut it into tiles of `tile_shape` (host rule 1: its storage
@@ -257,7 +276,7 @@ class Tensor(_Handle):
     def __dlpack_device__(self) -> tuple[int, int]:
         from .interop import exporting
 
-        return exporting.device_of_backend()
+        return exporting.device_of(self)
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:

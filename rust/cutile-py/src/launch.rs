@@ -18,7 +18,7 @@ use pending::CallSite;
 pub use pending::PendingLaunch;
 
 use crate::errors::{self, guard, host_err};
-use crate::runtime::Runtime;
+use crate::runtime::{current_device, Runtime};
 use crate::HostRegistry;
 use cutile_host::launch_plan::{
     fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
@@ -65,7 +65,7 @@ impl HandleMeta {
     /// it dies), and `handle == 0` makes a new one for this view. Returns the handle.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
-                        tile_shape = None, num_blocks = None, registry = None))]
+                        tile_shape = None, num_blocks = None, registry = None, device = 0))]
     fn _init_meta(
         &self,
         py: Python<'_>,
@@ -80,6 +80,7 @@ impl HandleMeta {
         tile_shape: Option<Vec<i64>>,
         num_blocks: Option<u64>,
         registry: Option<Bound<'_, HostRegistry>>,
+        device: u32,
     ) -> PyResult<u64> {
         let handle = match (&registry, handle) {
             (Some(reg), 0) => {
@@ -115,6 +116,7 @@ impl HandleMeta {
             itemsize,
             tile: tile_shape,
             num_blocks,
+            device,
         });
         let desc = match desc {
             Ok(d) => d,
@@ -244,7 +246,7 @@ impl KernelBase {
     }
 }
 
-/// A compiled kernel, ready to launch.
+/// A compiled kernel, loaded in one device's context, ready to launch there.
 struct KernelEntry {
     /// `LoadedKernel` (GPU) or the lowered module (interpreter).
     runnable: Py<PyAny>,
@@ -283,6 +285,8 @@ pub struct KernelLauncher {
     cuda_error: Py<PyAny>,
     kernels: Mutex<WordMap<Box<[u64]>, Arc<KernelEntry>>>,
     passed: Mutex<PredicateCache>,
+    /// Multiprocessors of each device, by ordinal (a persistent launch's default blocks).
+    sm_counts: Vec<u64>,
 }
 
 /// What the compile callback returns: `(runnable, CUfunction address, slots, buffer

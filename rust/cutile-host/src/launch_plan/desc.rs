@@ -152,6 +152,9 @@ pub struct View {
     /// `Some` for a partition.
     pub tile: Option<Vec<i64>>,
     pub num_blocks: Option<u64>,
+    /// The ordinal of the device whose memory this is (the interpreter models ordinals
+    /// too): a launch runs on the device of its tensors.
+    pub device: u32,
 }
 
 /// A [`View`] and what every launch reads from it, computed once.

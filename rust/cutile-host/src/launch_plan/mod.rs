@@ -12,12 +12,14 @@
 
 mod bind;
 mod desc;
+mod device;
 mod grid;
 mod pack;
 mod predicates;
 
 pub use bind::{ArgRef, Describe, Placed, Which};
 pub use desc::*;
+pub use device::mixed_devices;
 pub use grid::MAX_GRID;
 pub use pack::*;
 pub use predicates::{Atom, PredicateCache, PredicatePlan, WordHasher, WordMap};

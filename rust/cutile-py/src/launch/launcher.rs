@@ -8,11 +8,12 @@ impl KernelLauncher {
     /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
     /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `checked`: the
     /// kernel's `CheckResult`, whose facts decide the launch kind and the launch
-    /// predicates; `runtime`: the streams, ledger and driver launches go through (a GPU
-    /// runtime launches with `cuLaunchKernel`; an interpreter runtime calls `interpret`).
+    /// predicates; `sm_counts`: multiprocessors per device ordinal; `runtime`: the
+    /// streams, ledger and driver launches go through (a GPU runtime launches with
+    /// `cuLaunchKernel`; an interpreter runtime calls `interpret`).
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_count, registry,
+    #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_counts, registry,
                         runtime, owner, compile, interpret, cuda_error))]
     fn new(
         py: Python<'_>,
@@ -21,7 +22,7 @@ impl KernelLauncher {
         consts: Vec<(String, String)>,
         checked: PyRef<'_, crate::CheckResult>,
         unchecked: bool,
-        sm_count: u64,
+        sm_counts: Vec<u64>,
         registry: Py<HostRegistry>,
         runtime: Py<Runtime>,
         owner: Py<PyAny>,
@@ -69,6 +70,7 @@ impl KernelLauncher {
                 "a launcher needs the facts of a kernel the checker accepted",
             ));
         }
+        let sm_count = sm_counts.first().copied().unwrap_or(132);
         let plan = LaunchPlan::new(&specs, &consts, &checked.facts, sm_count).map_err(|e| {
             crate::errors::internal(
                 py,
@@ -89,6 +91,7 @@ impl KernelLauncher {
             cuda_error,
             kernels: Mutex::new(WordMap::default()),
             passed: Mutex::new(PredicateCache::default()),
+            sm_counts,
         })
     }
 
@@ -247,7 +250,17 @@ impl KernelLauncher {
                 Ok(b) => b,
                 Err(r) => return Ok(Err(r)),
             };
-            let grid = match plan.grid_with(&self.kernel, argv, &bound.consts, explicit_grid) {
+            // One device runs the launch: its tensors' (CT6113 for two).
+            let device = match plan.device_of(&self.kernel, argv, current_device()) {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(Refusal::Refused(e))),
+            };
+            let sms = self
+                .sm_counts
+                .get(device as usize)
+                .copied()
+                .unwrap_or(plan.sm_count);
+            let grid = match plan.grid_on(&self.kernel, argv, &bound.consts, explicit_grid, sms) {
                 Ok(g) => g,
                 Err(r) => return Ok(Err(r)),
             };
@@ -255,9 +268,9 @@ impl KernelLauncher {
             if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
                 return Ok(Err(r));
             }
-            Ok(Ok((bound, grid, plan.accesses(argv))))
+            Ok(Ok((bound, grid, plan.accesses(argv), device)))
         })?;
-        let (bound, grid, accesses) = match checked {
+        let (mut bound, grid, accesses, device) = match checked {
             Ok(x) => x,
             Err(Refusal::Slow(_)) if !last_word => return Ok(None),
             Err(Refusal::Slow(why)) => {
@@ -305,8 +318,13 @@ impl KernelLauncher {
             scalars: bound.scalars,
             consts: bound.consts,
             index_bits: bound.index_bits,
-            key: bound.key.into_boxed_slice(),
+            key: {
+                // a CUfunction belongs to one device's context: one entry per device
+                bound.key.push(u64::from(device));
+                bound.key.into_boxed_slice()
+            },
             grid,
+            device,
             accesses,
             state: OpState::new(),
             entry: OnceLock::new(),
@@ -365,7 +383,7 @@ impl KernelLauncher {
                 self.kernel
             )));
         }
-        let out = method.call1((consts, facts, p.index_bits))?;
+        let out = method.call1((consts, facts, p.index_bits, p.device))?;
         let (runnable, function, slots, size, pdl): Compiled = out.extract()?;
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {

@@ -24,6 +24,8 @@ pub struct PendingLaunch {
     pub(super) index_bits: u32,
     pub(super) key: Box<[u64]>,
     pub(super) grid: [u64; 3],
+    /// The device the launch runs on (its tensors').
+    pub(super) device: u32,
     pub(super) accesses: Vec<Access>,
     /// Started once, released once (`cutile_host::OpState`).
     pub(super) state: OpState,
@@ -121,6 +123,12 @@ impl PendingLaunch {
     #[getter]
     fn grid(&self) -> (u64, u64, u64) {
         (self.grid[0], self.grid[1], self.grid[2])
+    }
+
+    /// The ordinal of the device the launch runs on (that of its tensors).
+    #[getter]
+    fn device(&self) -> u32 {
+        self.device
     }
 
     /// The arguments in parameter order (scalars normalized).
@@ -332,7 +340,7 @@ impl PendingLaunch {
         };
         let _ = self.entry.set(entry.clone());
         let rt = l.runtime.get();
-        let slot = rt.pick();
+        let slot = rt.pick_on(self.device)?;
         let mut buf = None;
         let mut g = [0 as c_uint; 3];
         if rt.has_gpu() {

@@ -21,30 +21,37 @@ pub struct DeviceBuffer {
     /// The stream slot it was allocated on (fills and host copies go there too).
     #[pyo3(get)]
     slot: u32,
+    /// The ordinal of the device whose memory it is.
+    #[pyo3(get)]
+    device: u32,
 }
 
 #[pymethods]
 impl DeviceBuffer {
-    /// Allocate `nbytes` (a new storage of `registry`) through `runtime`. Raises
-    /// `MemoryError` when the device has no room.
+    /// Allocate `nbytes` (a new storage of `registry`) on `device` (default: the current
+    /// device; it must be set up) through `runtime`. Raises `MemoryError` when the device
+    /// has no room.
     #[new]
-    #[pyo3(signature = (runtime, registry, nbytes, *_args, **_kwargs))]
+    #[pyo3(signature = (runtime, registry, nbytes, device = None, *_args, **_kwargs))]
     fn new(
         py: Python<'_>,
         runtime: Py<Runtime>,
         registry: &Bound<'_, HostRegistry>,
         nbytes: u64,
+        device: Option<u32>,
         _args: &Bound<'_, pyo3::types::PyTuple>,
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let device = device.unwrap_or_else(current_device);
         let storage = registry.try_borrow_mut()?.inner.new_storage(nbytes);
-        match runtime.get().alloc(py, storage, nbytes) {
+        match runtime.get().alloc(py, storage, nbytes, device) {
             Ok((address, slot)) => Ok(DeviceBuffer {
                 runtime,
                 address,
                 nbytes,
                 storage,
                 slot,
+                device,
             }),
             Err(e) => {
                 registry.try_borrow_mut()?.inner.drop_storage(storage);

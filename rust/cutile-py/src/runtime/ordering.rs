@@ -12,40 +12,27 @@ impl Runtime {
         self.driver.is_some()
     }
 
-    /// The stream the next op runs on: the thread's current stream, else round-robin.
-    pub(crate) fn pick(&self) -> u32 {
-        let (id, slot) = CURRENT.with(|c| c.get());
-        if id == self.id {
-            return slot;
-        }
-        match self.pool.len() {
-            0 => 0,
-            1 => self.pool[0],
-            n => self.pool[self.rr.fetch_add(1, Ordering::Relaxed) % n],
-        }
-    }
-
-    /// The stream allocations and host copies go to: the thread's current stream, else
-    /// the pool's first.
-    pub(super) fn home(&self) -> u32 {
-        let (id, slot) = CURRENT.with(|c| c.get());
-        if id == self.id {
-            slot
-        } else {
-            self.pool.first().copied().unwrap_or(0)
-        }
-    }
-
     pub(super) fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
         if waits.is_empty() {
             return Ok(());
         }
-        let State { flight, slots } = st;
+        let State {
+            flight,
+            slots,
+            contexts,
+        } = st;
         match &self.driver {
-            Some(d) => flight
-                .clocks
-                .order_after(slot, waits, &mut GpuEvents { driver: d, slots })
-                .map_err(|(code, what)| Failure::Cuda(code, what)),
+            Some(d) => {
+                let mut events = GpuEvents {
+                    driver: d,
+                    slots,
+                    contexts: self.event_contexts(contexts),
+                };
+                flight
+                    .clocks
+                    .order_after(slot, waits, &mut events)
+                    .map_err(|(code, what)| Failure::Cuda(code, what))
+            }
             None => match flight.clocks.order_after(slot, waits, &mut NoEvents) {
                 Ok(()) => Ok(()),
                 Err(never) => match never {},
@@ -72,9 +59,13 @@ impl Runtime {
             .flight
             .plan(token, slot, accesses)
             .map_err(Failure::Host)?;
-        self.order(st, slot, &waits)?;
-        let stream = st.slots[slot as usize].stream;
-        work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))?;
+        let previous = self.bind(st, slot)?;
+        let done = self.order(st, slot, &waits).and_then(|()| {
+            let stream = st.slots[slot as usize].stream;
+            work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))
+        });
+        self.restore(previous);
+        done?;
         let (seq, poll) = st.flight.enqueue(token, slot, accesses);
         if poll {
             self.poll(st, slot);
@@ -89,7 +80,14 @@ impl Runtime {
         }
         let target = st.flight.clocks.enqueued(slot);
         let done = match &self.driver {
-            Some(d) => d.query(st.slots[slot as usize].stream) == 0,
+            Some(d) => match self.bind(st, slot) {
+                Ok(previous) => {
+                    let done = d.query(st.slots[slot as usize].stream) == 0;
+                    self.restore(previous);
+                    done
+                }
+                Err(_) => false,
+            },
             None => true,
         };
         if done {
@@ -103,16 +101,18 @@ impl Runtime {
     /// Work being captured is never waited for: it has not run, and is ordered within the
     /// capture.
     pub(crate) fn wait_for(&self, py: Python<'_>, slot: u32, seq: u64) -> Result<(), Failure> {
-        let (stream, target) = {
+        let (stream, target, previous) = {
             let st = self.lock()?;
             let c = &st.flight.clocks;
             if c.done(slot, seq) || c.capturing(slot) {
                 return Ok(());
             }
-            (st.slots[slot as usize].stream, c.enqueued(slot))
+            let previous = self.bind(&st, slot)?;
+            (st.slots[slot as usize].stream, c.enqueued(slot), previous)
         };
         if let Some(d) = &self.driver {
             let code = py.detach(|| d.synchronize(stream));
+            self.restore(previous);
             if code != 0 {
                 return Err(Failure::Cuda(code, "cuStreamSynchronize"));
             }
@@ -141,7 +141,9 @@ impl Runtime {
     }
 
     /// Free device memory (`dptr` 0 on the interpreter) ordered after the work still
-    /// pending on `storage`, and forget the storage.
+    /// pending on `storage`, and forget the storage. The free goes to a stream of the
+    /// memory's device (that of `home`, the slot it was allocated on), after event waits
+    /// for pending work on any other stream, of any device.
     pub(crate) fn free_storage_memory(&self, dptr: u64, storage: u64, home: u32) {
         if let Ok(mut guard) = self.state.lock() {
             let st = &mut *guard;
@@ -150,12 +152,22 @@ impl Runtime {
             waits
                 .0
                 .retain(|(s, _)| !clocks.capturing(*s) && clocks.is_live(*s));
+            let device = st.slots.get(home as usize).map_or(0, |s| s.device);
+            let on_device = |s: u32| st.slots.get(s as usize).is_some_and(|x| x.device == device);
             let fallback = if clocks.is_live(home) && !clocks.capturing(home) {
                 home
             } else {
-                self.pool.first().copied().unwrap_or(0)
+                self.device_slots(device)
+                    .and_then(|d| d.pool.first().copied())
+                    .unwrap_or(0)
             };
-            let slot = waits.0.first().map_or(fallback, |(s, _)| *s);
+            let slot = waits
+                .0
+                .iter()
+                .map(|(s, _)| *s)
+                .find(|s| on_device(*s))
+                .unwrap_or(fallback);
+            let previous = self.bind(st, slot).unwrap_or(None);
             if !waits.is_empty() {
                 st.flight.clocks.stats.ordered_frees += 1;
                 // A failed event call leaves a broken context (sticky error): nothing
@@ -167,6 +179,7 @@ impl Runtime {
                     d.free(dptr, st.slots[slot as usize].stream);
                 }
             }
+            self.restore(previous);
             st.flight.forget_storage(storage);
         }
         if let Some(reg) = &self.registry {
@@ -186,11 +199,19 @@ impl Runtime {
         guard(|| Ok(f()))?.map_err(|e| e.into_py(py))
     }
 
-    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`.
-    /// The allocation is recorded as a write of `storage` there (a first use on another
-    /// stream is ordered after it). Raises `MemoryError` when the device is full.
-    pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
-        let slot = self.home();
+    /// Allocate `nbytes` from `device`'s memory pool on this thread's home stream there:
+    /// `(address, slot)`. The allocation is recorded as a write of `storage` there (a
+    /// first use on another stream is ordered after it). Raises `MemoryError` when the
+    /// device is full.
+    pub(crate) fn alloc(
+        &self,
+        py: Python<'_>,
+        storage: u64,
+        nbytes: u64,
+        device: u32,
+    ) -> PyResult<(u64, u32)> {
+        let slot = self.home_on(device)?;
+        let pool = self.device_pool(device)?.mem_pool;
         let mut address = 0u64;
         let access = [Access {
             storage,
@@ -200,7 +221,7 @@ impl Runtime {
         }];
         let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
         let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-            Some(d) => match d.alloc(size, stream) {
+            Some(d) => match d.alloc(size, pool, stream) {
                 Ok(p) => {
                     address = p;
                     Ok(())

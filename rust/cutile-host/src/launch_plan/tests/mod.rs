@@ -4,6 +4,7 @@ use cutile_facts::{Atom as F, BinOp, CmpOp, Expr, KernelFacts, OutputFact, Pred}
 use proptest::prelude::*;
 use std::collections::HashSet;
 
+mod devices;
 mod grid;
 mod pointers;
 
@@ -100,6 +101,7 @@ fn view(handle: u64, shape: &[i64], tile: Option<&[i64]>, dtype: &str) -> Tensor
         itemsize: 4,
         tile: tile.map(|t| t.to_vec()),
         num_blocks: None,
+        device: 0,
     })
     .unwrap()
 }
