@@ -121,9 +121,24 @@ class Plan:
     cache_rows: int              # rows per block when the prefill fills the cache
     sample_chunk: int            # logits per top-k block when sampling
     sample_k: int                # candidates kept (top-k sampling takes k <= this)
+    # The decode step's small kernels between the QKV GEMV and the output projection
+    # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
+    # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per
+    # query head, loads issued first); "fused" attn_decode_qkv + attn_combine_cache (the
+    # finish inside attention, the cache row written by the combine: one kernel less).
+    attn_path: str = "split"
+    small_tma: bool = True       # "heads"/"fused": small loads and stores through TMA
+    kv_tma: bool = True          # "heads"/"fused": key and value tiles through TMA
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+# The decode step's attention paths (`Plan.attn_path`) and the kernels each launches per
+# layer between the QKV GEMV and the output projection.
+ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
+              "heads": ("qkv_heads", "attn_decode_q", "attn_combine_heads"),
+              "fused": ("attn_decode_qkv", "attn_combine_cache")}
 
 
 def largest_pow2_divisor(n: int, cap: int) -> int:
