@@ -75,12 +75,15 @@ def out(slot: Slot, *tile: int, view: Sequence[int] | None = None) -> Out:
 
 
 def take(a: Out) -> Any:
-    """The slot's tensor partitioned for a launch (through its view, if any: the slot lets
-    go of its handle, since a view is partitioned only as its storage's one live handle)."""
+    """The slot's tensor partitioned for a launch, through its view if any. A view is
+    partitioned only as its storage's one live handle: the slot lets go of its handle, and
+    that handle is first consumed (partitioned whole and given back), since an op that
+    read it may still hold it (a graph capture keeps what its ops were given)."""
     t = a.slot.t
     if a.view is None:
         return t.partition(list(a.tile))
     a.slot.t = None  # type: ignore[assignment]
+    t = t.partition(list(t.shape)).unpartition()
     view = t.reshape(list(a.view))
     del t
     return view.partition(list(a.tile))
