@@ -141,6 +141,21 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
               "fused": ("attn_decode_qkv", "attn_combine_cache")}
 
 
+# Named variants of the decode step's small kernels: Plan fields changed on top of
+# `plan_for`'s plan (`benchmarks/llm_decode.py --plans`, `--parts smallkernels`). "heads" /
+# "fused": the paths above with direct (non-TMA) small loads; "_tma": through TMA; "_ldg":
+# the key/value tiles too; "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+SMALL_VARIANTS: dict[str, dict[str, object]] = {
+    "heads": {"attn_path": "heads", "small_tma": False},
+    "heads_tma": {"attn_path": "heads"},
+    "fused": {"attn_path": "fused", "small_tma": False},
+    "fused_tma": {"attn_path": "fused"},
+    "fused_ldg": {"attn_path": "fused", "small_tma": False, "kv_tma": False},
+    "fused_bs32": {"attn_path": "fused", "small_tma": False, "attn_bs": 32},
+    "fused_ns16": {"attn_path": "fused", "small_tma": False, "attn_splits": 16},
+}
+
+
 def largest_pow2_divisor(n: int, cap: int) -> int:
     t = 1
     while t * 2 <= cap and n % (t * 2) == 0:
