@@ -2,6 +2,9 @@
 projection to the combined attention output in `engine.attn` (the output projection's
 input):
 
+The step starts with `embed_row_rope` (the embedding row, and the position's cos and sin
+row for every layer's finish). Per layer:
+
 - "heads": the QKV GEMV (with h's sums of squares, `gemv_ss`), `qkv_heads` (a block per
   query head: q, and the new key and value into the cache), `attn_decode_q`,
   `attn_combine_heads`: four kernels, as the "split" path.
@@ -20,6 +23,7 @@ import math
 from typing import Any
 
 from .kernels import decode_attention as da
+from .kernels.embed_rope import embed_row_rope
 from .kernels.gemv_ss import gemv_ss_kernels
 from .kernels.qkv_heads import qkv_heads
 from .plan import pow2_at_least
@@ -32,6 +36,15 @@ def attention(eng: Any, i: int, lw: Any) -> None:
         heads(eng, i, lw)
     else:
         fused(eng, i, lw)
+
+
+def embed(eng: Any) -> None:
+    """The step's first kernel: h = embedding[tokens[pos]], and the cos/sin row of pos."""
+    from .model import out
+
+    p = eng.plan
+    eng._run(embed_row_rope, out(eng.h, p.embed_tile), out(eng.rope_cs, 1, eng.cfg.head_dim),
+             eng.w.embed, eng.tokens, eng.pos, eng.cos, eng.sin, TMA=p.small_tma)
 
 
 def qkv_projection(eng: Any, lw: Any) -> None:
@@ -62,7 +75,7 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     g, d, kv, cap = s["G"], s["D"], s["KV"], eng.capacity
     eng._run(qkv_heads, out(eng.q, 1, 1, d, view=(kv, g, d)),
              out(eng.k_cache[i], 1, cap // g, d), out(eng.v_cache[i], 1, cap // g, d),
-             eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.cos, eng.sin, eng.pos,
+             eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.pos,
              c.rms_norm_eps, G=g, H=c.hidden_size, NH=c.num_heads, NKV=kv, SB=s["SB"],
              TMA=p.small_tma)
     eng._run(da.attn_decode_q, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
@@ -83,7 +96,7 @@ def fused(eng: Any, i: int, lw: Any) -> None:
     g, d, kv, per = s["G"], s["D"], s["KV"], s["per"]
     eng._run(da.attn_decode_qkv, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), out(eng.kv_new, 1, 1, 2 * d), eng.qkv_part,
-             eng.qkv_ss, lw.q_norm, lw.k_norm, eng.cos, eng.sin, eng.k_cache[i],
+             eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.k_cache[i],
              eng.v_cache[i], eng.pos, 1.0 / math.sqrt(d), c.rms_norm_eps, D=d,
              BS=p.attn_bs, M=max(16, g), NS=p.attn_splits, H=c.hidden_size,
              NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma)

@@ -145,6 +145,8 @@ class Engine:
             self.qkv_ss = slot("qkv_ss", [p.qkv.splits(h), cdiv(c.qkv_size, p.qkv.BO)], f32)
         if p.attn_path == "fused":             # the new key and value, for the combine
             self.kv_new = slot("kv_new", [kv, ns, 2 * d], bf16)
+        if p.attn_path != "split":             # the step's cos | sin row (one per block)
+            self.rope_cs = slot("rope_cs", [cdiv(h, p.embed_tile), d], f32)
         if not p.mlp_fused:
             self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size],
                                 f32)
@@ -237,8 +239,11 @@ class Engine:
         c, p, w = self.cfg, self.plan, self.w
         eps = c.rms_norm_eps
         hb = pow2_at_least(c.hidden_size)
-        self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
-                  self.pos)
+        if p.attn_path == "split":
+            self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
+                      self.pos)
+        else:                                  # and the step's cos/sin row, read once
+            attn_paths.embed(self)
         for i, lw in enumerate(w.layers):
             if p.attn_path != "split":
                 attn_paths.attention(self, i, lw)    # "heads" | "fused" (+ the combine)

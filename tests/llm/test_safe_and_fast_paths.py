@@ -15,6 +15,7 @@ from llm.kernels import (
     attention,
     decode_attention,
     decode_misc,
+    embed_rope,
     fill,
     prefill,
     qkv,
@@ -32,8 +33,8 @@ KERNELS = Path(__file__).resolve().parents[2] / "examples" / "llm" / "kernels"
 
 def engine_kernels() -> list[cutile.EntryKernel]:
     found = []
-    for mod in (attention, decode_attention, decode_misc, fill, prefill, qkv, qkv_heads,
-                sampling):
+    for mod in (attention, decode_attention, decode_misc, embed_rope, fill, prefill, qkv,
+                qkv_heads, sampling):
         found += [k for k in vars(mod).values() if isinstance(k, cutile.EntryKernel)]
     for occ, latency in ((None, None), (2, None), (2, 10)):
         g = gemv_kernels(occ, latency)

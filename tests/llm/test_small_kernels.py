@@ -1,6 +1,6 @@
 """The decode step's latency kernels (`Plan.attn_path` "heads" and "fused") one by one
-against numpy on random inputs, on shapes that are not tile multiples: the QKV GEMV with
-the sums of squares of h, the per-head QKV finish writing one cache row, decode attention
+against numpy on random inputs, on shapes that are not tile multiples: the embedding row
+with the step's cos/sin row, the QKV GEMV with the sums of squares of h, the per-head QKV finish writing one cache row, decode attention
 with q from the buffer or finished inside it (the new key from registers), and the two
 combines, one of which writes the new cache row. Every one is checked without a device
 check."""
@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from llm.kernels import decode_attention as da
+from llm.kernels.embed_rope import embed_row_rope
 from llm.kernels.gemv_ss import gemv_ss_kernels
 from llm.kernels.qkv_heads import qkv_heads
 
@@ -36,7 +37,7 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(23)
 
 
-@pytest.mark.parametrize("kernel", [qkv_heads, da.attn_decode_q, da.attn_decode_qkv,
+@pytest.mark.parametrize("kernel", [embed_row_rope, qkv_heads, da.attn_decode_q, da.attn_decode_qkv,
                                     da.attn_combine_heads, da.attn_combine_cache,
                                     gemv_ss_kernels(2).norm_partial_ss,
                                     gemv_ss_kernels(2).norm_partial_ss_loop])
@@ -99,6 +100,31 @@ def finish_inputs(rng: np.random.Generator, splits: int, kv: int, g: int, d: int
             "v0": rng.standard_normal((kv, cap, d)).astype(BF16)}
 
 
+def cs_row(x: dict[str, np.ndarray], pos: int) -> np.ndarray:
+    """What `embed_row_rope` writes: cos | sin of position pos, in every block's row (2)."""
+    return np.tile(np.concatenate([x["cos"][pos], x["sin"][pos]])[None, :], (2, 1))
+
+
+@pytest.mark.parametrize("tma", [False, True])
+def test_the_step_starts_with_its_embedding_row_and_its_rotation_row(
+        rng: np.random.Generator, tma: bool) -> None:
+    """embed_row_rope: h = embedding[tokens[pos]] (a hidden size that is not a tile
+    multiple), and every block's row of cs = cos[pos] | sin[pos]."""
+    vocab, hsz, d, bh, cap, pos = 50, 40, 16, 16, 32, 11
+    table = rng.standard_normal((vocab, hsz)).astype(BF16)
+    tokens = rng.integers(0, vocab, cap).astype(np.int32)
+    ang = np.arange(cap, dtype=np.float32)[:, None] * rng.uniform(0.01, 1, d // 2)[None, :]
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    h, cs, *_ = embed_row_rope(
+        api.full([hsz], np.nan, f32).partition([bh]), api.full([3, d], np.nan, f32).partition(
+            [1, d]), api.from_numpy(table), api.from_numpy(tokens),
+        api.from_numpy(np.array([pos], np.int32)), api.from_numpy(cos), api.from_numpy(sin),
+        TMA=tma).sync()
+    np.testing.assert_array_equal(h.unpartition().to_numpy(), f32_of(table[tokens[pos]]))
+    want = np.concatenate([cos[pos], sin[pos]])
+    np.testing.assert_array_equal(cs.unpartition().to_numpy(), np.tile(want, (3, 1)))
+
+
 @pytest.mark.parametrize("tma", [False, True])
 @pytest.mark.parametrize(("splits", "pos"), [(5, 0), (5, 37), (3, 63), (1, 31), (5, 32)])
 def test_qkv_heads_finishes_every_head_and_writes_one_cache_row(
@@ -114,8 +140,8 @@ def test_qkv_heads_finishes_every_head_and_writes_one_cache_row(
         api.from_numpy(x["k0"]).partition([1, cap // g, d]),
         api.from_numpy(x["v0"]).partition([1, cap // g, d]), api.from_numpy(x["part"]),
         api.from_numpy(x["ss"]), api.from_numpy(x["qnw"]), api.from_numpy(x["knw"]),
-        api.from_numpy(x["cos"]), api.from_numpy(x["sin"]),
-        api.from_numpy(np.array([pos], np.int32)), EPS, G=g, H=hsz, NH=kv * g, NKV=kv,
+        api.from_numpy(cs_row(x, pos)), api.from_numpy(np.array([pos], np.int32)), EPS, G=g,
+        H=hsz, NH=kv * g, NKV=kv,
         SB=1 << (splits - 1).bit_length(), TMA=tma).sync()
     want_q, want_k, want_v = finish_reference(x["part"], x["ss"], x["qnw"], x["knw"],
                                               x["cos"], x["sin"], pos, hsz, kv * g, kv, d)
@@ -190,10 +216,10 @@ def test_fused_finish_and_attention_then_the_combine_writes_the_row(
     k_cache, v_cache = api.from_numpy(x["k0"]), api.from_numpy(x["v0"])
     o, m, sums, kv_new, *rest = da.attn_decode_qkv(
         o, m, sums, kv_new, api.from_numpy(x["part"]), api.from_numpy(x["ss"]),
-        api.from_numpy(x["qnw"]), api.from_numpy(x["knw"]), api.from_numpy(x["cos"]),
-        api.from_numpy(x["sin"]), k_cache, v_cache, pos_t, scale, EPS, D=d, BS=bs, M=16,
+        api.from_numpy(x["qnw"]), api.from_numpy(x["knw"]), api.from_numpy(cs_row(x, pos)),
+        k_cache, v_cache, pos_t, scale, EPS, D=d, BS=bs, M=16,
         NS=ns, H=hsz, NH=nh, NKV=kv, SB=sb, TMA=tma, KV_TMA=kv_tma).sync()
-    k_cache, v_cache, pos_t = rest[6], rest[7], rest[8]
+    k_cache, v_cache, pos_t = rest[5], rest[6], rest[7]
     want_q, want_k, want_v = finish_reference(x["part"], x["ss"], x["qnw"], x["knw"],
                                               x["cos"], x["sin"], pos, hsz, nh, kv, d)
     kv_new = kv_new.unpartition()

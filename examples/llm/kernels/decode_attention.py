@@ -5,9 +5,11 @@ per block and, in one variant, one kernel less per layer.
 A decode step's small kernels move a few KB each, so their time is the launch plus the
 chain of dependent round trips to L2 inside a block, not bandwidth. Here every load a block
 needs is issued before the first arithmetic on any of them (only what waits on the
-position, a key tile or a cos/sin row, comes one round trip later), and with `TMA` False
+position, the key and value tiles, comes one round trip later), and with `TMA` False
 the small loads and stores go straight between registers and memory (no staging in shared
 memory behind a copy-engine barrier). `KV_TMA` does the same for the key and value tiles.
+The step's cos and sin rows come from `embed_rope.embed_row_rope` (read once per step), so
+the finish waits on no load of the position.
 
 - `attn_decode_q`: `attn.attn_decode` with q from the buffer `qkv_heads` wrote.
 - `attn_decode_qkv`: `qkv_heads` and attention in one kernel. Block (j, s) adds the QKV
@@ -58,9 +60,9 @@ from cutile.core import (
 )
 
 from .attention import DECODE_OCCUPANCY, LOG2E, split_bf16
+from .embed_rope import load_cs
 from .gemv_ss import load_ss, ss_scale
 from .qkv import head_norm, rope
-from .qkv_heads import rope_row
 
 
 @cutile.device
@@ -121,8 +123,8 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
                     l_out: Mut[Tensor[f32, [1, 1, "G"]]],
                     kv_new: Mut[Tensor[bf16, [1, 1, "D2"]]], part: Tensor[f32, [-1, -1]],
                     ss: Tensor[f32, [-1, -1]], qnw: Tensor[bf16, [-1]],
-                    knw: Tensor[bf16, [-1]], cos: Tensor[f32, [-1, -1]],
-                    sin: Tensor[f32, [-1, -1]], kc: Tensor[bf16, [-1, -1, -1]],
+                    knw: Tensor[bf16, [-1]], cs: Tensor[f32, [-1, -1]],
+                    kc: Tensor[bf16, [-1, -1, -1]],
                     vc: Tensor[bf16, [-1, -1, -1]], pos: Tensor[i32, [-1]], scale: f32,
                     eps: f32, GD: Const[int], G: Const[int], D: Const[int], D2: Const[int],
                     BS: Const[int], M: Const[int], NS: Const[int], H: Const[int],
@@ -138,7 +140,7 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
     qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
     kw = knw.load_tile((D,), (0,), allow_tma=TMA)
     sst = load_ss(ss, SB, TMA)
-    c, sn = rope_row(cos, sin, t, D, TMA)
+    c, sn = load_cs(cs, D, TMA)
     inv = ss_scale(sst, eps, H)
     qh = head_norm(qp.sum(axis=0, keepdims=True).reshape((G, D)) * inv, qw, eps, D)
     qs = repeat_rows(rope(qh, c, sn, D // 2) * (scale * LOG2E), M, G, D)

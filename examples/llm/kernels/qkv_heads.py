@@ -15,10 +15,11 @@ partial-sum rows of G + 2 heads, and the step waits on 8 SMs. Here:
   (`gemv_ss`), not from h.
 
 Every load is issued before the first use of any (the partial sums, the sums of squares,
-the norm weights, the position's cos and sin), and with `TMA` False each goes straight into
-registers (no shared-memory staging, no barrier wait on the copy engine): a small kernel's
-time is its chain of dependent memory round trips, here two (the position, then its cos and
-sin rows), and the stores.
+the norm weights, the step's cos and sin rows, which `embed_rope.embed_row_rope` wrote),
+and with `TMA` False each goes straight into registers (no shared-memory staging, no
+barrier wait on the copy engine): a small kernel's time is its chain of dependent memory
+round trips, here one (nothing waits on the position but the cache row's store), and the
+stores.
 """
 
 from __future__ import annotations
@@ -26,27 +27,18 @@ from __future__ import annotations
 import cutile
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32
 
+from .embed_rope import load_cs
 from .gemv_ss import load_ss, ss_scale
 from .qkv import head_norm, rope
-
-
-@cutile.device
-def rope_row(cos, sin, t, D, TMA):
-    """The cos and sin rows of position t, (1, D / 2) each. The row index is clamped into
-    the tables (proved in bounds when compiled, no device check); the engine's positions
-    stay below the tables' length (its capacity)."""
-    row = max(min(t, min(cos.shape[0], sin.shape[0]) - 1), 0)
-    return (cos.load_tile((1, D // 2), (row, 0), allow_tma=TMA),
-            sin.load_tile((1, D // 2), (row, 0), allow_tma=TMA))
 
 
 @cutile.entry
 def qkv_heads(q: Mut[Tensor[f32, [1, 1, "D"]]], kc: Mut[Tensor[bf16, [1, "R", "D"]]],
               vc: Mut[Tensor[bf16, [1, "R", "D"]]], part: Tensor[f32, [-1, -1]],
               ss: Tensor[f32, [-1, -1]], qnw: Tensor[bf16, [-1]], knw: Tensor[bf16, [-1]],
-              cos: Tensor[f32, [-1, -1]], sin: Tensor[f32, [-1, -1]], pos: Tensor[i32, [-1]],
-              eps: f32, G: Const[int], D: Const[int], R: Const[int], H: Const[int],
-              NH: Const[int], NKV: Const[int], SB: Const[int], TMA: Const[bool]):
+              cs: Tensor[f32, [-1, -1]], pos: Tensor[i32, [-1]], eps: f32, G: Const[int],
+              D: Const[int], R: Const[int], H: Const[int], NH: Const[int], NKV: Const[int],
+              SB: Const[int], TMA: Const[bool]):
     kvh = block_id(0)
     g = block_id(1)
     t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
@@ -57,7 +49,7 @@ def qkv_heads(q: Mut[Tensor[f32, [1, 1, "D"]]], kc: Mut[Tensor[bf16, [1, "R", "D
     qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
     kw = knw.load_tile((D,), (0,), allow_tma=TMA)
     sst = load_ss(ss, SB, TMA)
-    c, sn = rope_row(cos, sin, t, D, TMA)    # the one load that waits for another (t)
+    c, sn = load_cs(cs, D, TMA)
     inv = ss_scale(sst, eps, H)
     qh = head_norm(qs.sum(axis=0, keepdims=True) * inv, qw, eps, D)
     q.store(rope(qh, c, sn, D // 2).reshape((1, 1, D)), allow_tma=TMA)
