@@ -18,6 +18,7 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       qkv_finish                   sum, norm scale, q/k RMSNorm, RoPE, k and v into the cache
       attn_decode                  flash-decoding shares over the cache
       attn_combine                 their softmax-weighted sum, bf16
+        (`Plan.attn_path` "heads" / "fused": `attn_paths.py`; embed_row_rope first)
       gemv_add (O)                 h += Wo attn           (atomic adds into h)
         (`Plan.attn_fused`: gemv_attn_add, the combine inside the projection: one kernel)
       gemv_swiglu (gate/up)        act = silu(g) * u, bf16: whole rows of Wg and Wu per block
