@@ -19,6 +19,7 @@ output as [KV, G D / DC, DC], a cache as [KV, capacity, D] in R-row blocks).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -27,6 +28,12 @@ from .kernels.embed_rope import embed_row_rope
 from .kernels.gemv_ss import gemv_ss_kernels
 from .kernels.qkv_heads import qkv_heads
 from .plan import pow2_at_least
+
+
+@functools.cache
+def warps(kernel: Any, count: int | None) -> Any:
+    """`kernel` with tileiras' `num_worker_warps` hint (`Plan.small_warps`; None: as is)."""
+    return kernel if count is None else kernel.with_hints(num_worker_warps=count)
 
 
 def attention(eng: Any, i: int, lw: Any) -> None:
@@ -43,8 +50,9 @@ def embed(eng: Any) -> None:
     from .model import out
 
     p = eng.plan
-    eng._run(embed_row_rope, out(eng.h, p.embed_tile), out(eng.rope_cs, 1, eng.cfg.head_dim),
-             eng.w.embed, eng.tokens, eng.pos, eng.cos, eng.sin, TMA=p.small_tma)
+    eng._run(warps(embed_row_rope, p.small_warps), out(eng.h, p.embed_tile),
+             out(eng.rope_cs, 1, eng.cfg.head_dim), eng.w.embed, eng.tokens, eng.pos, eng.cos,
+             eng.sin, TMA=p.small_tma)
 
 
 def qkv_projection(eng: Any, lw: Any) -> None:
@@ -73,7 +81,7 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     c, p = eng.cfg, eng.plan
     s = _shape(eng)
     g, d, kv, cap = s["G"], s["D"], s["KV"], eng.capacity
-    eng._run(qkv_heads, out(eng.q, 1, 1, d, view=(kv, g, d)),
+    eng._run(warps(qkv_heads, p.small_warps), out(eng.q, 1, 1, d, view=(kv, g, d)),
              out(eng.k_cache[i], 1, cap // g, d), out(eng.v_cache[i], 1, cap // g, d),
              eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.pos,
              c.rms_norm_eps, G=g, H=c.hidden_size, NH=c.num_heads, NKV=kv, SB=s["SB"],
@@ -83,9 +91,9 @@ def heads(eng: Any, i: int, lw: Any) -> None:
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
              TMA=p.small_tma, KV_TMA=p.kv_tma)
     dc = p.combine_chunk
-    eng._run(da.attn_combine_heads, out(eng.attn, 1, 1, dc, view=(kv, s["per"], dc)),
-             eng.attn_o, eng.attn_m, eng.attn_l, G=g, D=d, NS=p.attn_splits,
-             TMA=p.small_tma)
+    eng._run(warps(da.attn_combine_heads, p.small_warps),
+             out(eng.attn, 1, 1, dc, view=(kv, s["per"], dc)), eng.attn_o, eng.attn_m,
+             eng.attn_l, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)
 
 
 def fused(eng: Any, i: int, lw: Any) -> None:
@@ -101,10 +109,10 @@ def fused(eng: Any, i: int, lw: Any) -> None:
              BS=p.attn_bs, M=max(16, g), NS=p.attn_splits, H=c.hidden_size,
              NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma)
     dc, rows = p.combine_chunk, eng.capacity // per
-    eng._run(da.attn_combine_cache, out(eng.attn, 1, 1, dc, view=(kv, per, dc)),
-             out(eng.k_cache[i], 1, rows, d), out(eng.v_cache[i], 1, rows, d), eng.attn_o,
-             eng.attn_m, eng.attn_l, eng.kv_new, eng.pos, G=g, D=d, NS=p.attn_splits,
-             TMA=p.small_tma)
+    eng._run(warps(da.attn_combine_cache, p.small_warps),
+             out(eng.attn, 1, 1, dc, view=(kv, per, dc)), out(eng.k_cache[i], 1, rows, d),
+             out(eng.v_cache[i], 1, rows, d), eng.attn_o, eng.attn_m, eng.attn_l, eng.kv_new,
+             eng.pos, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)
 
 
 def check(cfg: Any, plan: Any, capacity: int) -> None:

@@ -129,6 +129,9 @@ class Plan:
     attn_path: str = "split"
     small_tma: bool = True       # "heads"/"fused": small loads and stores through TMA
     kv_tma: bool = True          # "heads"/"fused": key and value tiles through TMA
+    small_warps: int | None = None   # "heads"/"fused": tileiras' worker warps for the
+                                     # kernels without MMA (1: no barrier, shuffles only)
+    combine_o_tma: bool = True   # "heads"/"fused": the combine's share outputs through TMA
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -143,16 +146,23 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
 
 # Named variants of the decode step's small kernels: Plan fields changed on top of
 # `plan_for`'s plan (`benchmarks/llm_decode.py --plans`, `--parts smallkernels`). "heads" /
-# "fused": the paths above with direct (non-TMA) small loads; "_tma": through TMA; "_ldg":
-# the key/value tiles too; "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+# "fused": the paths above with direct (non-TMA) small loads, the combine's share outputs
+# through TMA, and one worker warp for the kernels without MMA (reductions in shuffles, no
+# barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
+# small loads direct; "_tma": every load through TMA, tileiras' warps; "_ldg": the key and
+# value tiles direct too; "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+_FAST: dict[str, object] = {"small_tma": False, "small_warps": 1}
 SMALL_VARIANTS: dict[str, dict[str, object]] = {
-    "heads": {"attn_path": "heads", "small_tma": False},
+    "heads": {"attn_path": "heads", **_FAST},
+    "heads_w4": {"attn_path": "heads", "small_tma": False, "combine_o_tma": False},
     "heads_tma": {"attn_path": "heads"},
-    "fused": {"attn_path": "fused", "small_tma": False},
+    "fused": {"attn_path": "fused", **_FAST},
+    "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
+    "fused_w4": {"attn_path": "fused", "small_tma": False, "combine_o_tma": False},
     "fused_tma": {"attn_path": "fused"},
-    "fused_ldg": {"attn_path": "fused", "small_tma": False, "kv_tma": False},
-    "fused_bs32": {"attn_path": "fused", "small_tma": False, "attn_bs": 32},
-    "fused_ns16": {"attn_path": "fused", "small_tma": False, "attn_splits": 16},
+    "fused_ldg": {"attn_path": "fused", **_FAST, "kv_tma": False},
+    "fused_bs32": {"attn_path": "fused", **_FAST, "attn_bs": 32},
+    "fused_ns16": {"attn_path": "fused", **_FAST, "attn_splits": 16},
 }
 
 

@@ -1,27 +1,27 @@
-"""The engine on the latency attention paths (`Plan.attn_path` "heads" and "fused", with
-and without TMA on the small loads and the key/value tiles): the tiny model decodes the
+"""The engine on the latency attention paths (`Plan.attn_path` "heads" and "fused", every
+named variant of `SMALL_VARIANTS`: TMA on and off, one or four worker warps, other tile
+and split counts): the tiny model decodes the
 numpy reference's tokens, logits to f32 summation order against the default path, one
 kernel less per layer on "fused", through a captured graph too; and the plan checks."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
+from llm import attn_paths
 from llm.model import Engine
-from llm.plan import ATTN_PATHS, plan_for
+from llm.plan import ATTN_PATHS, SMALL_VARIANTS, plan_for
 from llm.reference import Reference
 from test_engine import MAX_SEQ, NEW, PROMPT
 
-VARIANTS = [("heads", False, True), ("heads", True, True), ("fused", False, True),
-            ("fused", False, False), ("fused", True, True)]
 
-
-def engine(weights: Any, tiny: Any, path: str, small_tma: bool = False, kv_tma: bool = True,
-           max_seq: int = MAX_SEQ) -> Engine:
-    plan = plan_for(tiny).with_(attn_path=path, small_tma=small_tma, kv_tma=kv_tma)
-    return Engine(weights, max_seq, plan)
+def engine(weights: Any, tiny: Any, variant: str, max_seq: int = MAX_SEQ) -> Engine:
+    """An engine on a named variant (`SMALL_VARIANTS`) or a bare attention path."""
+    changes = SMALL_VARIANTS.get(variant, {"attn_path": variant})
+    return Engine(weights, max_seq, plan_for(tiny).with_(**changes))
 
 
 def decode(eng: Engine, prompt: list[int], new: int) -> tuple[list[int], list[np.ndarray]]:
@@ -45,11 +45,12 @@ def reference_tokens(tiny: Any, tiny_hf: dict[str, Any]) -> list[int]:
     return tokens
 
 
-@pytest.mark.parametrize(("path", "small_tma", "kv_tma"), VARIANTS)
+@pytest.mark.parametrize("variant", list(SMALL_VARIANTS))
 def test_latency_paths_decode_the_reference_tokens(
         tiny: Any, tiny_weights: Any, split_path: tuple[list[int], list[np.ndarray]],
-        reference_tokens: list[int], path: str, small_tma: bool, kv_tma: bool) -> None:
-    eng = engine(tiny_weights, tiny, path, small_tma, kv_tma)
+        reference_tokens: list[int], variant: str) -> None:
+    eng = engine(tiny_weights, tiny, variant)
+    path = eng.plan.attn_path
     eng.load_prompt(PROMPT)
     ops = eng.ops
     logits = []
@@ -105,3 +106,6 @@ def test_plan_checks_for_the_latency_paths(tiny: Any, tiny_weights: Any) -> None
         Engine(tiny_weights, MAX_SEQ, plan_for(tiny, attn_fused=True).with_(attn_path="fused"))
     with pytest.raises(ValueError, match="does not split into"):
         engine(tiny_weights, tiny, "fused", max_seq=2)     # 2 positions, 4 combine blocks
+    three = replace(tiny, num_heads=6)                     # 3 query heads per kv head
+    with pytest.raises(ValueError, match="power-of-two group"):
+        attn_paths.check(three, plan_for(three).with_(attn_path="heads"), 64)

@@ -137,6 +137,48 @@ def test_latency_kernels_assemble_without_spills() -> None:
         assert "HMMA" in text and "UTMALDG" in text and not spills(text), kernel.name
         assert "LDG.E.128" in text, kernel.name
     dc = plan.combine_chunk
-    comb = dict(DC=dc, G=g, D=d, NS=plan.attn_splits, TMA=False)
+    comb = dict(DC=dc, G=g, D=d, NS=plan.attn_splits, TMA=False, O_TMA=False)
     text = sass(decode_attention.attn_combine_cache, R=2048 * dc // (g * d), **comb)
     assert "UTMALDG" not in text and "LDG.E.128" in text and not spills(text)
+
+
+@pytest.mark.tileiras
+def test_one_warp_small_kernels_reduce_without_barriers() -> None:
+    """`Plan.small_warps` = 1 (the named "heads"/"fused" variants): the kernels without MMA
+    run in one warp, their reductions in shuffles: no barrier (the combines' one is the
+    start of the TMA load of the share outputs, `O_TMA`), no spill, and every load issued
+    before the first shuffle: one round trip, not one per reduction. Loaded into registers,
+    the combine's share outputs come after the maxima's reduction (hence `O_TMA`)."""
+    from llm.attn_paths import warps
+
+    cfg = preset("qwen3-4b")
+    plan = plan_for(cfg)
+    g, d, dc, ns = cfg.group, cfg.head_dim, plan.combine_chunk, plan.attn_splits
+    sb = pow2_at_least(plan.qkv.splits(cfg.hidden_size))
+    combines = [(decode_attention.attn_combine_cache,
+                 dict(DC=dc, G=g, D=d, NS=ns, R=2048 * dc // (g * d))),
+                (decode_attention.attn_combine_heads, dict(DC=dc, G=g, D=d, NS=ns))]
+    cases = [(qkv_heads.qkv_heads, dict(G=g, D=d, R=2048 // g, H=cfg.hidden_size,
+                                        NH=cfg.num_heads, NKV=cfg.num_kv_heads, SB=sb), 0),
+             (embed_rope.embed_row_rope, dict(BH=plan.embed_tile, D=d), 0)]
+    cases += [(k, dict(c, O_TMA=True), 1) for k, c in combines]
+    for kernel, consts, bars in cases:
+        text = sass(warps(kernel, 1), TMA=False, **consts)
+        assert text.count("BAR.SYNC") == bars and not spills(text), kernel.name
+        ops = opcodes(text)
+        if "SHFL.BFLY" in ops:
+            first = ops.index("SHFL.BFLY")
+            assert not any(op.startswith("LDG") for op in ops[first:]), kernel.name
+    for kernel, consts in combines:
+        ops = opcodes(sass(warps(kernel, 1), TMA=False, O_TMA=False, **consts))
+        assert any(op.startswith("LDG") for op in ops[ops.index("SHFL.BFLY"):]), kernel.name
+
+
+def opcodes(text: str) -> list[str]:
+    """The SASS opcodes in program order (predicates dropped)."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"\s+/\*[0-9a-f]{4}\*/", line):
+            words = line.split(";")[0].split()
+            out.append(words[2] if words[1].startswith("@") else words[1])
+    return out

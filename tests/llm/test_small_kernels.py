@@ -1,9 +1,9 @@
 """The decode step's latency kernels (`Plan.attn_path` "heads" and "fused") one by one
 against numpy on random inputs, on shapes that are not tile multiples: the embedding row
-with the step's cos/sin row, the QKV GEMV with the sums of squares of h, the per-head QKV finish writing one cache row, decode attention
-with q from the buffer or finished inside it (the new key from registers), and the two
-combines, one of which writes the new cache row. Every one is checked without a device
-check."""
+with the step's cos/sin row, the QKV GEMV with the sums of squares of h, the per-head QKV
+finish writing one cache row, decode attention with q from the buffer or finished inside
+it (the new key from registers), and the two combines, one of which writes the new cache
+row. Every one is checked without a device check."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_decode_attention_with_q_from_the_buffer(rng: np.random.Generator, pos: 
     per = g * d // dc
     out = api.full([kv, per, dc], np.nan, bf16).partition([1, 1, dc])
     out, *_ = da.attn_combine_heads(out, o.unpartition(), m.unpartition(), sums.unpartition(),
-                                    G=g, D=d, NS=ns, TMA=tma).sync()
+                                    G=g, D=d, NS=ns, TMA=tma, O_TMA=not kv_tma).sync()
     got = f32_of(out.unpartition().to_numpy()).reshape(kv * g, d)
     for head in range(kv * g):
         j = head // g
@@ -231,7 +231,7 @@ def test_fused_finish_and_attention_then_the_combine_writes_the_row(
     out, kc, vc, *_ = da.attn_combine_cache(
         out, k_cache.partition([1, cap // per, d]), v_cache.partition([1, cap // per, d]),
         o.unpartition(), m.unpartition(), sums.unpartition(), kv_new, pos_t,
-        G=g, D=d, NS=ns, TMA=tma).sync()
+        G=g, D=d, NS=ns, TMA=tma, O_TMA=kv_tma).sync()
     k1, v1 = kc.unpartition().to_numpy(), vc.unpartition().to_numpy()
     np.testing.assert_array_equal(f32_of(k1[:, pos]), new[:, :d])    # the row = kv_new
     np.testing.assert_array_equal(f32_of(v1[:, pos]), new[:, d:])

@@ -165,10 +165,13 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
 
 
 @cutile.device
-def combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA):
+def combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA, O_TMA):
     """Columns [c DC, (c + 1) DC) of kv head kvh's G D attention outputs: the NS shares
-    rescaled to their common maximum, added, divided by the total sum; bf16 (DC,)."""
-    os_ = o.load_tile((1, NS, DC), (kvh, 0, c), allow_tma=TMA).reshape((NS, DC))
+    rescaled to their common maximum, added, divided by the total sum; bf16 (DC,). The
+    shares' outputs are needed only after the maxima's reduction, and loaded into registers
+    tileiras issues them there, a second round trip; `O_TMA` loads them through TMA, which
+    a producer warp issues at the start."""
+    os_ = o.load_tile((1, NS, DC), (kvh, 0, c), allow_tma=O_TMA).reshape((NS, DC))
     ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf", allow_tma=TMA).reshape((NS, G))
     sa = sums.load_tile((1, NS, G), (kvh, 0, 0), allow_tma=TMA).reshape((NS, G))
     mine = arange(G, i32)[None, :] == c // (D // DC)              # this chunk's query head
@@ -183,9 +186,9 @@ def combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA):
 def attn_combine_heads(out: Mut[Tensor[bf16, [1, 1, "DC"]]], o: Tensor[f32, [-1, -1, -1]],
                        m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
                        DC: Const[int], G: Const[int], D: Const[int], NS: Const[int],
-                       TMA: Const[bool]):
-    out.store(combine_columns(o, m, sums, block_id(0), block_id(1), DC, G, D, NS,
-                              TMA).reshape((1, 1, DC)), allow_tma=TMA)
+                       TMA: Const[bool], O_TMA: Const[bool]):
+    out.store(combine_columns(o, m, sums, block_id(0), block_id(1), DC, G, D, NS, TMA,
+                              O_TMA).reshape((1, 1, DC)), allow_tma=TMA)
 
 
 @cutile.entry
@@ -195,14 +198,14 @@ def attn_combine_cache(out: Mut[Tensor[bf16, [1, 1, "DC"]]],
                        m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
                        kv_new: Tensor[bf16, [-1, -1, -1]], pos: Tensor[i32, [-1]],
                        DC: Const[int], G: Const[int], D: Const[int], NS: Const[int],
-                       R: Const[int], TMA: Const[bool]):
+                       R: Const[int], TMA: Const[bool], O_TMA: Const[bool]):
     kvh = block_id(0)
     c = block_id(1)
     t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
     kn = kv_new.load_tile((1, 1, D), (kvh, 0, 0), allow_tma=TMA)     # issued with the rest
     vn = kv_new.load_tile((1, 1, D), (kvh, 0, 1), allow_tma=TMA)
-    out.store(combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA).reshape((1, 1, DC)),
-              allow_tma=TMA)
+    out.store(combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA, O_TMA).reshape(
+        (1, 1, DC)), allow_tma=TMA)
     if t // R == c:                      # this block's rows of the caches hold position t
         r = max(min(t - c * R, R - 1), 0)              # == t - c R; the clamp is the proof
         kc.partition_mut((1, 1, D)).store(kn, (0, r, 0), allow_tma=TMA)
