@@ -83,13 +83,16 @@ def test_every_position_through_the_decode_step(tiny: Any, tiny_weights: Any,
         assert float(np.abs(got - want).max()) <= 1e-2 * scale
 
 
-def test_fused_path_in_a_captured_graph(tiny: Any, tiny_weights: Any,
-                                        split_path: tuple[list[int], list[np.ndarray]]
-                                        ) -> None:
-    eng = engine(tiny_weights, tiny, "fused")
+@pytest.mark.parametrize("variant", ["heads", "fused"])
+def test_latency_paths_in_a_captured_graph(tiny: Any, tiny_weights: Any,
+                                           split_path: tuple[list[int], list[np.ndarray]],
+                                           variant: str) -> None:
+    """The views the paths partition (q per head, the attention output per chunk) are
+    taken afresh in every layer of the capture, which holds what the ops read."""
+    eng = engine(tiny_weights, tiny, variant)
     eng.load_prompt(PROMPT)
     g = eng.capture_decode()
-    assert g.launches == 2 + 6 * tiny.num_layers + 1
+    assert g.launches == 2 + (4 + len(ATTN_PATHS[variant])) * tiny.num_layers + 1
     for _ in range(NEW):
         g.step().wait()
     tokens = [int(t) for t in g.token_ids()]
