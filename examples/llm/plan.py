@@ -149,8 +149,9 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
 # "fused": the paths above with direct (non-TMA) small loads, the combine's share outputs
 # through TMA, and one worker warp for the kernels without MMA (reductions in shuffles, no
 # barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
-# small loads direct; "_tma": every load through TMA, tileiras' warps; "_ldg": the key and
-# value tiles direct too; "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+# small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
+# attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
+# "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
 _FAST: dict[str, object] = {"small_tma": False, "small_warps": 1}
 SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads": {"attn_path": "heads", **_FAST},
