@@ -10,6 +10,7 @@ the memory roofline and Hugging Face, prefill, time to first token.
         --plans default,attn_fused,split                  # decode-step variants
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
         --plans default,pdl                               # with and without PDL
+    python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
 
 Parts:
 - gemv: each decode GEMV of Qwen3-4B (QKV 2560->6144, o_proj 4096->2560, gate/up
@@ -28,6 +29,9 @@ Parts:
   kernel's share of the copy bandwidth.
 - hf: transformers' Qwen3ForCausalLM (bf16, eager; `--hf-compile`: torch.compile with a
   static cache) on the same random weights, decode tok/s at the same contexts.
+- smallkernels (`llm_small.py`): each kernel of the step per launch, one layer's attention
+  block (QKV GEMV to output projection) and the whole step, replayed from CUDA graphs, for
+  each small-kernel variant (`--small-variants`; first config and context only).
 - prefill: the engine's prefill of 2048 tokens against Hugging Face's forward pass.
 - ttft: `generate.py` start to first token in fresh processes, cold (empty kernel cache)
   and warm.
@@ -53,7 +57,7 @@ import llm_tools as lt
 from llm.config import preset
 from llm.kernels.fill import copy_tiles
 from llm.model import Engine
-from llm.plan import plan_for
+from llm.plan import SMALL_VARIANTS, plan_for
 from llm.weights import random_weights
 
 from cutile import api
@@ -85,12 +89,30 @@ PLANS: dict[str, dict[str, Any]] = {
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
     "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
     # PDL on the small latency-bound kernels only, and on the GEMVs only
-    "pdl_small": {"pdl": True, "pdl_kernels": ("attn_decode", "qkv_finish", "attn_combine",
-                                               "embed_row", "select_greedy")},
+    "pdl_small": {"pdl": True, "pdl_kernels": (
+        "attn_decode", "qkv_finish", "attn_combine", "embed_row", "select_greedy",
+        "qkv_heads", "attn_decode_q", "attn_combine_heads", "attn_decode_qkv",
+        "attn_combine_cache", "embed_row_rope")},
     "pdl_gemv": {"pdl": True, "pdl_kernels": ("gemv_swiglu", "gemv_add_loop",
                                               "gemv_norm_partial", "gemv_add",
                                               "lm_head_argmax")},
 }
+
+
+def plan_named(cfg: Any, name: str) -> Any:
+    """The plan a `--plans` name stands for: `PLANS` (plan_for keywords) and
+    `llm.plan.SMALL_VARIANTS` (field changes), joined by "+" (e.g. `fused+mlp_split`)."""
+    kw: dict[str, Any] = {}
+    changes: dict[str, object] = {}
+    for part in name.split("+"):
+        if part in PLANS:
+            kw.update(PLANS[part])
+        elif part in SMALL_VARIANTS:
+            changes.update(SMALL_VARIANTS[part])
+        else:
+            raise SystemExit(f"unknown plan {part!r}: one of {', '.join([*PLANS, *SMALL_VARIANTS])}"
+                             " (or several joined by +)")
+    return plan_for(cfg, **kw).with_(**changes)
 
 
 def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool,
@@ -101,7 +123,7 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
     rng = np.random.default_rng(0)
     for ctx in contexts:
         prompt = [int(t) for t in rng.integers(0, cfg.vocab_size, ctx + 1)]
-        engine = Engine(weights, ctx + 4 * steps + 64, plan_for(cfg, **PLANS[plan]))
+        engine = Engine(weights, ctx + 4 * steps + 64, plan_named(cfg, plan))
         t_prefill = lt.wall(lambda: engine.load_prompt(prompt), 1)  # noqa: B023
         engine.decode_step()                                        # compiles, warms
         per_token = weights.decode_bytes() + engine.kv_bytes(ctx + steps)
@@ -313,7 +335,11 @@ def main() -> None:
     ap.add_argument("--sweep", choices=("quick", "full"), default="quick")
     ap.add_argument("--hf-compile", action="store_true")
     ap.add_argument("--plans", default="default",
-                    help=f"decode-step variants to time, of {', '.join(PLANS)}")
+                    help="decode-step variants to time: "
+                         f"{', '.join([*PLANS, *SMALL_VARIANTS])} (or several joined by +)")
+    ap.add_argument("--small-variants", default=None,
+                    help="--parts smallkernels: the plans to time (default: "
+                         "llm_small.DEFAULT_VARIANTS)")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -340,6 +366,12 @@ def main() -> None:
                              for r in bench_decode(name, contexts, args.steps, bw,
                                                    "hf" in parts and plan == plans[0],
                                                    args.hf_compile, plan)]
+    if "smallkernels" in parts:
+        import llm_small
+
+        results["smallkernels"] = llm_small.bench_small(
+            args.configs.split(",")[0], int(args.contexts.split(",")[0]),
+            args.small_variants or llm_small.DEFAULT_VARIANTS, plan_named)
     if "prefill" in parts:
         results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts, args.hf_compile)
     if "ttft" in parts:

@@ -105,7 +105,7 @@ def weight_bytes(kernel: Any, op: Any, context: int, cfg: Any) -> int:
     vals = dict(zip(names, b.values, strict=True))
     if "w" in vals:
         return int(vals["w"].nbytes)
-    if kernel.name == "attn_decode":
+    if kernel.name.startswith("attn_decode"):      # attn_decode, _q, _qkv: the whole cache
         return 2 * cfg.num_kv_heads * context * cfg.head_dim * 2
     return 0
 

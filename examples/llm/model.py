@@ -18,6 +18,7 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       qkv_finish                   sum, norm scale, q/k RMSNorm, RoPE, k and v into the cache
       attn_decode                  flash-decoding shares over the cache
       attn_combine                 their softmax-weighted sum, bf16
+        (`Plan.attn_path` "heads" / "fused": `attn_paths.py`; embed_row_rope first)
       gemv_add (O)                 h += Wo attn           (atomic adds into h)
         (`Plan.attn_fused`: gemv_attn_add, the combine inside the projection: one kernel)
       gemv_swiglu (gate/up)        act = silu(g) * u, bf16: whole rows of Wg and Wu per block
@@ -43,6 +44,7 @@ from cutile import api
 from cutile.api import Tensor
 from cutile.core import bf16, f32, i32
 
+from . import attn_paths
 from .config import Qwen3Config
 from .kernels import attention as attn
 from .kernels import decode_misc, prefill, sampling
@@ -70,10 +72,32 @@ class Slot:
 class Out:
     slot: Slot
     tile: tuple[int, ...]
+    view: tuple[int, ...] | None = None     # partition a reshaped view of the slot
 
 
-def out(slot: Slot, *tile: int) -> Out:
-    return Out(slot, tuple(tile))
+def out(slot: Slot, *tile: int, view: Sequence[int] | None = None) -> Out:
+    return Out(slot, tuple(tile), None if view is None else tuple(view))
+
+
+def take(a: Out) -> Any:
+    """The slot's tensor partitioned for a launch, through its view if any. A view is
+    partitioned only as its storage's one live handle: the slot lets go of its handle, and
+    that handle is first consumed (partitioned whole and given back), since an op that
+    read it may still hold it (a graph capture keeps what its ops were given)."""
+    t = a.slot.t
+    if a.view is None:
+        return t.partition(list(a.tile))
+    a.slot.t = None  # type: ignore[assignment]
+    t = t.partition(list(t.shape)).unpartition()
+    view = t.reshape(list(a.view))
+    del t
+    return view.partition(list(a.tile))
+
+
+def give_back(a: Out, got: Any, shape: Sequence[int]) -> None:
+    """The partition a launch handed back, whole again in the slot's own shape."""
+    whole = got.unpartition()
+    a.slot.t = whole if a.view is None else whole.reshape(list(shape))
 
 
 class Engine:
@@ -89,6 +113,7 @@ class Engine:
         # The cache and token buffer extents are powers of two: each is one tile, and a
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
+        attn_paths.check(c, self.plan, self.capacity)
         self.ops = 0                         # kernels launched so far
         # called with (kernel, op) before each op runs (benchmarks record launches)
         self.observer: Callable[[Any, Any], None] | None = None
@@ -121,6 +146,12 @@ class Engine:
         self.attn_m = slot("attn_m", [kv, ns, g], f32)
         self.attn_l = slot("attn_l", [kv, ns, g], f32)
         self.attn = slot("attn", [c.q_size], bf16)
+        if p.attn_path != "split":             # the QKV GEMV's sums of squares of h
+            self.qkv_ss = slot("qkv_ss", [p.qkv.splits(h), cdiv(c.qkv_size, p.qkv.BO)], f32)
+        if p.attn_path == "fused":             # the new key and value, for the combine
+            self.kv_new = slot("kv_new", [kv, ns, 2 * d], bf16)
+        if p.attn_path != "split":             # the step's cos | sin row (one per block)
+            self.rope_cs = slot("rope_cs", [cdiv(h, p.embed_tile), d], f32)
         if not p.mlp_fused:
             self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size],
                                 f32)
@@ -146,18 +177,21 @@ class Engine:
     def _run(self, kernel: Any, *args: Any, **kw: Any) -> None:
         """Launch `kernel` and wait: `Out` arguments are partitioned for the launch and
         given back whole afterwards, `Slot`s are read whole."""
-        bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
+        shapes = [a.slot.t.shape if isinstance(a, Out) else None for a in args]
+        bound = [take(a) if isinstance(a, Out)
                  else a.t if isinstance(a, Slot) else a for a in args]
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
             kernel = with_pdl(kernel)
         op = kernel(*bound, **kw)
+        del bound
         if self.observer is not None:
             self.observer(kernel, op)
         back = op.sync()
-        for a, got in zip(args, back if isinstance(back, tuple) else (back,), strict=False):
+        for a, got, shape in zip(args, back if isinstance(back, tuple) else (back,), shapes,
+                                 strict=False):
             if isinstance(a, Out):
-                a.slot.t = got.unpartition()
+                give_back(a, got, shape)
         self.ops += 1
 
     def _gemv_partial(self, which: str, part: Slot, w: Tensor, norm: Tensor) -> None:
@@ -213,9 +247,18 @@ class Engine:
         c, p, w = self.cfg, self.plan, self.w
         eps = c.rms_norm_eps
         hb = pow2_at_least(c.hidden_size)
-        self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
-                  self.pos)
+        if p.attn_path == "split":
+            self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
+                      self.pos)
+        else:                                  # and the step's cos/sin row, read once
+            attn_paths.embed(self)
         for i, lw in enumerate(w.layers):
+            if p.attn_path != "split":
+                attn_paths.attention(self, i, lw)    # "heads" | "fused" (+ the combine)
+                self._gemv_add("o", lw.wo, self.attn)
+                self._mlp_in(lw.wgu, lw.mlp_norm)
+                self._gemv_add("down", lw.wd, self.act)
+                continue
             self._gemv_partial("qkv", self.qkv_part, lw.wqkv, lw.attn_norm)
             self._run(qkv_finish, out(self.q, c.group, c.head_dim),
                       out(self.k_cache[i], 1, self.capacity, c.head_dim),

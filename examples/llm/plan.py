@@ -125,9 +125,50 @@ class Plan:
                                  # blocks start while the previous kernel finishes
                                  # (`llm.kernels.pdl`, docs/pdl.md)
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
+    # The decode step's small kernels between the QKV GEMV and the output projection
+    # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
+    # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per
+    # query head, loads issued first); "fused" attn_decode_qkv + attn_combine_cache (the
+    # finish inside attention, the cache row written by the combine: one kernel less).
+    attn_path: str = "split"
+    small_tma: bool = True       # "heads"/"fused": small loads and stores through TMA
+    kv_tma: bool = True          # "heads"/"fused": key and value tiles through TMA
+    small_warps: int | None = None   # "heads"/"fused": tileiras' worker warps for the
+                                     # kernels without MMA (1: no barrier, shuffles only)
+    combine_o_tma: bool = True   # "heads"/"fused": the combine's share outputs through TMA
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+# The decode step's attention paths (`Plan.attn_path`) and the kernels each launches per
+# layer between the QKV GEMV and the output projection.
+ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
+              "heads": ("qkv_heads", "attn_decode_q", "attn_combine_heads"),
+              "fused": ("attn_decode_qkv", "attn_combine_cache")}
+
+
+# Named variants of the decode step's small kernels: Plan fields changed on top of
+# `plan_for`'s plan (`benchmarks/llm_decode.py --plans`, `--parts smallkernels`). "heads" /
+# "fused": the paths above with direct (non-TMA) small loads, the combine's share outputs
+# through TMA, and one worker warp for the kernels without MMA (reductions in shuffles, no
+# barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
+# small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
+# attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
+# "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+_FAST: dict[str, object] = {"small_tma": False, "small_warps": 1}
+SMALL_VARIANTS: dict[str, dict[str, object]] = {
+    "heads": {"attn_path": "heads", **_FAST},
+    "heads_w4": {"attn_path": "heads", "small_tma": False, "combine_o_tma": False},
+    "heads_tma": {"attn_path": "heads"},
+    "fused": {"attn_path": "fused", **_FAST},
+    "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
+    "fused_w4": {"attn_path": "fused", "small_tma": False, "combine_o_tma": False},
+    "fused_tma": {"attn_path": "fused"},
+    "fused_ldg": {"attn_path": "fused", **_FAST, "kv_tma": False},
+    "fused_bs32": {"attn_path": "fused", **_FAST, "attn_bs": 32},
+    "fused_ns16": {"attn_path": "fused", **_FAST, "attn_splits": 16},
+}
 
 
 def largest_pow2_divisor(n: int, cap: int) -> int:
