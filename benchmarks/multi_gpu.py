@@ -14,8 +14,8 @@ for the split, the slowest rank's median (an all-reduce of the times). Both resu
 checked against float64 on sampled rows. Prints the ratio of one GPU's time to the
 fastest split's.
 
-    torchrun --nproc-per-node=2 benchmarks/multi_gpu.py [--n 16384] [--json out.json]
-    python benchmarks/multi_gpu.py --n 4096     # one process: the split is one GPU too
+    torchrun --nproc-per-node=2 benchmarks/multi_gpu.py [--size 16384] [--json out.json]
+    python benchmarks/multi_gpu.py --size 4096     # one process: the split is one GPU too
 """
 
 from __future__ import annotations
@@ -125,14 +125,14 @@ def split_gpus(a: np.ndarray, b: np.ndarray, rows: np.ndarray, chunks: int,
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=16384)
+    ap.add_argument("--size", type=int, default=16384)  # not --n: torchrun would take it
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--json")
     args = ap.parse_args()
     if driver.backend() != "gpu":
         raise SystemExit("benchmarks/multi_gpu.py times GPUs; this machine has none")
     world = cutile.distributed.init()
-    n, w = args.n, world.size
+    n, w = args.size, world.size
     rng = np.random.default_rng(2026)  # the same A and B on every rank
     a, b = random_bf16(rng, (n, n)), random_bf16(rng, (n, n))
     sms = driver.device_info(world.device).sm_count

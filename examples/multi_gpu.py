@@ -137,13 +137,15 @@ if __name__ == "__main__":
     import argparse
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--m", type=int, default=8192)
-    ap.add_argument("--n", type=int, default=8192)
-    ap.add_argument("--k", type=int, default=8192)
+    # (no option name that prefixes one of torchrun's, e.g. --m or --n: its parser would
+    # take it as its own, ambiguous, option)
+    ap.add_argument("--rows", type=int, default=8192)
+    ap.add_argument("--cols", type=int, default=8192)
+    ap.add_argument("--depth", type=int, default=8192)
     ap.add_argument("--chunks", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     if driver.backend() != "gpu":  # the interpreter: a small problem
         main(m=96, n=64, k=48, tiles=(32, 32, 16), chunks=2, reps=1)
     else:
-        main(args.m, args.n, args.k, chunks=args.chunks, reps=args.reps)
+        main(args.rows, args.cols, args.depth, chunks=args.chunks, reps=args.reps)

@@ -26,8 +26,9 @@ def torchrun(nproc: int, script: Path, *args: str) -> str:
         pytest.skip(f"needs {nproc} GPUs visible to the process")
     env = dict(os.environ)
     env.pop("CUTILE_BACKEND", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT),
-                                         env.get("PYTHONPATH", "")])
+    # the cutile this test imported (the checkout's, or an installed wheel), and the repo
+    # root for the scripts' own imports
+    env["PYTHONPATH"] = os.pathsep.join([*(p for p in sys.path if p), str(ROOT)])
     out = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone",
          f"--nproc-per-node={nproc}", str(script), *args],
@@ -44,8 +45,8 @@ def test_collectives_under_torchrun(nproc: int) -> None:
 
 
 def test_the_multi_gpu_example_on_two_gpus() -> None:
-    stdout = torchrun(2, ROOT / "examples" / "multi_gpu.py", "--m", "4096", "--n", "4096",
-                      "--k", "4096", "--chunks", "2", "--reps", "3")
+    stdout = torchrun(2, ROOT / "examples" / "multi_gpu.py", "--rows", "4096", "--cols", "4096",
+                      "--depth", "4096", "--chunks", "2", "--reps", "3")
     lines = [line for line in stdout.splitlines() if line.startswith("multi_gpu:")]
     assert len(lines) == 2 and all("on 2 rank(s)" in line and "nccl" in line for line in lines)
     print("\n".join(lines))

@@ -152,7 +152,13 @@ def _from_dlpack(obj: Any, target: Target) -> Foreign:
     # wait for its own pending work on the tensor (the protocol's `stream=`), so kernels
     # queued later read it whole.
     ordinal = device_ordinal(device, target) if device is not None else target.ordinal
-    capsule = _dlpack_capsule(obj, streams.runtime_stream_id(ordinal) if on_gpu else None)
+    if on_gpu:
+        # the tensor's device current while the producer exports: torch refuses a stream
+        # when its current device is another (a tensor of GPU 1 while GPU 0 is current)
+        with driver.on_device(ordinal):
+            capsule = _dlpack_capsule(obj, streams.runtime_stream_id(ordinal))
+    else:
+        capsule = _dlpack_capsule(obj, None)
     try:
         taken = _native.dlpack_take(capsule)
     except ValueError as exc:
