@@ -33,7 +33,7 @@ from llm.weights import random_weights
 
 from cutile import api
 
-DEFAULT_VARIANTS = ("default,heads,heads_tma,fused,fused_tma,fused_ldg,fused_bs32,"
+DEFAULT_VARIANTS = ("default,split_attn,heads_tma,fused,fused_tma,fused_ldg,fused_bs32,"
                     "fused_ns16")
 OUTPUT_PROJECTIONS = ("gemv_add", "gemv_add_loop", "gemv_attn_add")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -131,6 +132,10 @@ def main() -> None:
     args = ap.parse_args()
     if driver.backend() != "gpu":
         raise SystemExit("benchmarks/multi_gpu.py times GPUs; this machine has none")
+    # More NCCL channels (SMs) for the all-gather, unless the caller chose: on the two-H200
+    # machine the gather of the result then takes ~0.6 ms instead of ~1 ms and the split
+    # GEMM went from 1.73x to 1.81x one GPU (2026-12-01, benchmarks/RESULTS.md)
+    os.environ.setdefault("NCCL_MIN_NCHANNELS", "32")
     world = cutile.distributed.init()
     n, w = args.size, world.size
     rng = np.random.default_rng(2026)  # the same A and B on every rank

@@ -22,6 +22,7 @@ rank r's share being rows [(c * W + r) * R, (c * W + r + 1) * R) (W ranks, R row
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -108,6 +109,10 @@ def check(out: np.ndarray, a: np.ndarray, b: np.ndarray, rows: np.ndarray) -> fl
 
 def main(m: int = 8192, n: int = 8192, k: int = 8192, tiles: tuple[int, int, int] = (128, 128, 64),
          chunks: int = 2, blocks: int | None = None, reps: int = 5) -> None:
+    # More NCCL channels (SMs) for the all-gather, unless the caller chose: on the two-H200
+    # machine the gather of the result then takes ~0.6 ms instead of ~1 ms and the split
+    # GEMM went from 1.73x to 1.81x one GPU (2026-12-01, benchmarks/RESULTS.md)
+    os.environ.setdefault("NCCL_MIN_NCHANNELS", "32")
     world = cutile.distributed.init()
     rng = np.random.default_rng(2026)  # the same A and B on every rank
     a, b = random_bf16(rng, (m, k)), random_bf16(rng, (k, n))

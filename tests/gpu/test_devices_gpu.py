@@ -147,7 +147,7 @@ def test_a_torch_tensor_of_gpu_1_is_imported_on_device_1() -> None:
     x = cutile.from_dlpack(src)
     assert x.device == 1
     z, _, _ = axpb(api.empty([N], f32, device=1).partition([TILE]), x, 2.0).sync()
-    np.testing.assert_allclose(z.unpartition().to_numpy(), src.cpu().numpy() * 2 + 1,
-                               rtol=1e-6)
-    back = torch.from_dlpack(z.unpartition())
+    out = z.unpartition()
+    np.testing.assert_allclose(out.to_numpy(), src.cpu().numpy() * 2 + 1, rtol=1e-6)
+    back = torch.from_dlpack(out)
     assert back.device == torch.device("cuda", 1)

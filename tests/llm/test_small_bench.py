@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from llm.model import Engine
-from llm.plan import ATTN_PATHS, SMALL_VARIANTS, plan_for
+from llm.plan import ATTN_PATHS, SMALL_VARIANTS, Plan, plan_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -36,7 +36,7 @@ def test_a_step_splits_into_layers_and_attention_blocks(tiny: Any, tiny_weights:
     launches = [lt.Launch(n, (1, 1, 1), None, 0) for n in names]
     by_layer = llm_small.layers(launches, tiny.num_layers)
     assert len(by_layer) == tiny.num_layers
-    path = str(changes.get("attn_path", "split"))
+    path = str(changes.get("attn_path", Plan.attn_path))  # the dataclass default
     for layer in by_layer:
         block = [x.name for x in llm_small.attention_block(layer)]
         qkv = "gemv_norm_partial" if path == "split" else "gemv_norm_partial_ss"
