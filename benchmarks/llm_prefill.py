@@ -149,7 +149,13 @@ def bench_prefill(name: str, tokens: int, plans: list[str], hf: bool, hf_compile
     out: dict[str, Any] = {"config": name, "tokens": tokens, "plans": []}
     print(f"prefill {name}, {tokens} tokens:", flush=True)
     for variant in plans:
-        row = bench_plan(cfg, weights, prompt, variant)
+        try:
+            row = bench_plan(cfg, weights, prompt, variant)
+        except Exception as exc:  # a variant that fails is reported, the others still run
+            row = {"plan": variant, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            print(f"  plan {variant}: {row['error']}", flush=True)
+            lt.sync()
+            continue
         out["plans"].append(row)
         print(show_plan(row), flush=True)
     if hf:
@@ -209,7 +215,9 @@ def gemm_candidates(cfg: Any) -> dict[str, list[GemmTiles]]:
     return {
         "qkv": candidates(old.qkv, new.qkv, [
             GemmTiles(128, cfg.head_dim, 64, persistent=True, **w8),
-            GemmTiles(128, cfg.head_dim, 64, ctas=2, **w8),
+            # the latency hint takes tileiras to fewer stages: 211 KB of shared memory
+            # instead of 227 (tileiras does not finish the ctas=2 variant in 300 s)
+            GemmTiles(128, cfg.head_dim, 64, latency=3, **w8),
             GemmTiles(64, cfg.head_dim, 64, persistent=True)]),
         "o": candidates(old.o, new.o, residual),
         "down": candidates(old.down, new.down, residual),
