@@ -223,7 +223,8 @@ def gemm_candidates(cfg: Any) -> dict[str, list[GemmTiles]]:
         "down": candidates(old.down, new.down, residual),
         "gate_up": candidates(old.gate_up, new.gate_up, [
             GemmTiles(128, 128, 64, persistent=True, **w8),
-            GemmTiles(256, 64, 64, **w8), GemmTiles(128, 128, 64, ctas=2, **w8),
+            GemmTiles(256, 64, 64, **w8), GemmTiles(128, 64, 64, **w8),
+            GemmTiles(128, 128, 64, ctas=2, **w8),
             GemmTiles(128, 64, 64, persistent=True)]),
     }
 
