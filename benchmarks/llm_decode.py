@@ -6,6 +6,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts decode,hf --configs qwen3-0.6b,qwen3-8b \
         --contexts 1024
     python benchmarks/llm_decode.py --parts prefill,ttft
+    python benchmarks/llm_decode.py --parts prefill_gemms,prefill \
+        --prefill-plans old,new,sync,persistent,wide      # prefill variants, GEMMs alone
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,attn_fused,split                  # decode-step variants
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
@@ -32,7 +34,10 @@ Parts:
 - smallkernels (`llm_small.py`): each kernel of the step per launch, one layer's attention
   block (QKV GEMV to output projection) and the whole step, replayed from CUDA graphs, for
   each small-kernel variant (`--small-variants`; first config and context only).
-- prefill: the engine's prefill of 2048 tokens against Hugging Face's forward pass.
+- prefill: the engine's prefill of `--tokens` (2048) tokens in each `--prefill-plans`
+  variant, with a per-kernel breakdown, against Hugging Face's forward pass (with `hf`);
+  prefill_gemms: each prefill GEMM and attention alone in its candidate configurations,
+  against cuBLAS and flash SDPA (`llm_prefill.py`).
 - ttft: `generate.py` start to first token in fresh processes, cold (empty kernel cache)
   and warm.
 """
@@ -42,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +57,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_gemv
+import llm_prefill
 import llm_tools as lt
 from llm.config import preset
 from llm.kernels.fill import copy_tiles
@@ -183,30 +188,14 @@ def kernel_breakdown(launches: list[lt.Launch], bw: float, trials: int = 5
                      ) -> list[dict[str, Any]]:
     """Device time of each kernel of a step, from events recorded between the launches of
     one replay (median of `trials` replays), grouped by kernel and grid."""
-    cu = lt._cu()
-    s = lt.stream()
-    evs = [lt.check(cu.cuEventCreate(0)) for _ in range(len(launches) + 1)]
-    per: list[list[float]] = [[] for _ in launches]
-    spin = lt.spin(s, 40_000_000)     # the GPU waits until the whole step is enqueued
-    for _ in range(trials):
-        if spin is not None:
-            spin()
-        for e, launch in zip(evs, launches, strict=False):
-            lt.check(cu.cuEventRecord(e, s))
-            launch.run()
-        lt.check(cu.cuEventRecord(evs[-1], s))
-        lt.check(cu.cuEventSynchronize(evs[-1]))
-        for i in range(len(launches)):
-            per[i].append(float(lt.check(cu.cuEventElapsedTime(evs[i], evs[i + 1]))) * 1e-3)
-    for e in evs:
-        cu.cuEventDestroy(e)
+    times = lt.launch_times(launches, trials)
     groups: dict[tuple[str, tuple[int, int, int]], dict[str, Any]] = {}
-    for launch, times in zip(launches, per, strict=True):
+    for launch, sec in zip(launches, times, strict=True):
         g = groups.setdefault((launch.name, launch.grid), {"kernel": launch.name,
                                                            "grid": list(launch.grid),
                                                            "count": 0, "s": 0.0, "bytes": 0})
         g["count"] += 1
-        g["s"] += statistics.median(times)
+        g["s"] += sec
         g["bytes"] += launch.nbytes
     out = sorted(groups.values(), key=lambda g: -g["s"])
     for g in out:
@@ -250,43 +239,6 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
                 out["compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     del model
     torch.cuda.empty_cache()
-    return out
-
-
-def bench_prefill(name: str, tokens: int, hf: bool, hf_compile: bool = False
-                  ) -> dict[str, Any]:
-    import torch
-
-    cfg = preset(name)
-    weights = random_weights(cfg, seed=0)
-    prompt = [int(t) for t in np.random.default_rng(1).integers(0, cfg.vocab_size, tokens + 1)]
-    engine = Engine(weights, tokens + 64)
-    engine.load_prompt(prompt)                     # compiles, warms
-    out: dict[str, Any] = {"config": name, "tokens": tokens,
-                           "cutile_s": lt.wall(lambda: engine.load_prompt(prompt), 3)}
-    if hf:
-        model = lt.hf_model(cfg, weights, attn="sdpa")
-        ids = torch.tensor([prompt[:tokens]], device="cuda")
-
-        def fwd() -> None:
-            with torch.no_grad():
-                model(ids, use_cache=True)
-            torch.cuda.synchronize()
-
-        fwd()
-        out["hf_eager_s"] = lt.wall(fwd, 3)
-        if hf_compile:
-            try:
-                model.forward = torch.compile(model.forward)
-                fwd()                                    # compiles
-                out["hf_compile_s"] = lt.wall(fwd, 3)
-            except Exception as exc:  # reported, not fatal
-                out["hf_compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        del model
-        torch.cuda.empty_cache()
-    peers = "".join(f", HF {k[3:-2]} {out[k] * 1e3:.1f} ms"
-                    for k in ("hf_eager_s", "hf_compile_s") if k in out)
-    print(f"prefill {name} {tokens} tokens: cutile {out['cutile_s'] * 1e3:.1f} ms{peers}")
     return out
 
 
@@ -340,6 +292,10 @@ def main() -> None:
     ap.add_argument("--small-variants", default=None,
                     help="--parts smallkernels: the plans to time (default: "
                          "llm_small.DEFAULT_VARIANTS)")
+    ap.add_argument("--tokens", type=int, default=2048, help="prefill tokens")
+    ap.add_argument("--prefill-plans", default="old,new",
+                    help="prefill variants to time (llm/prefill_plan.py), e.g. "
+                         "old,new,sync,persistent,wide")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -372,8 +328,9 @@ def main() -> None:
         results["smallkernels"] = llm_small.bench_small(
             args.configs.split(",")[0], int(args.contexts.split(",")[0]),
             args.small_variants or llm_small.DEFAULT_VARIANTS, plan_named)
-    if "prefill" in parts:
-        results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts, args.hf_compile)
+    if parts & {"prefill", "prefill_gemms"}:
+        results.update(llm_prefill.main_parts(parts, "qwen3-4b", args.tokens,
+                                              args.prefill_plans.split(","), args.hf_compile))
     if "ttft" in parts:
         results["ttft"] = bench_ttft("qwen3-4b")
     if args.json:

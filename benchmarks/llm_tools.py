@@ -130,6 +130,33 @@ def replay(launches: list[Launch]) -> None:
         launch.run()
 
 
+def launch_times(launches: list[Launch], trials: int = 5, cycles: int = 40_000_000
+                 ) -> list[float]:
+    """Device seconds of each launch (median of `trials` replays), from events recorded
+    between the launches; the GPU spins first (`cycles`), so the whole replay is enqueued
+    before it starts and no launch waits for the host."""
+    import statistics
+
+    cu = _cu()
+    s = stream()
+    evs = [check(cu.cuEventCreate(0)) for _ in range(len(launches) + 1)]
+    per: list[list[float]] = [[] for _ in launches]
+    pre = spin(s, cycles)
+    for _ in range(trials):
+        if pre is not None:
+            pre()
+        for e, launch in zip(evs, launches, strict=False):
+            check(cu.cuEventRecord(e, s))
+            launch.run()
+        check(cu.cuEventRecord(evs[-1], s))
+        check(cu.cuEventSynchronize(evs[-1]))
+        for i in range(len(launches)):
+            per[i].append(float(check(cu.cuEventElapsedTime(evs[i], evs[i + 1]))) * 1e-3)
+    for e in evs:
+        cu.cuEventDestroy(e)
+    return [statistics.median(t) for t in per]
+
+
 class RawGraph:
     """The recorded launches of one step captured into a CUDA graph on cutile's stream."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from .config import Qwen3Config
 from .kernels.attention import DECODE_OCCUPANCY
+from .prefill_plan import PrefillPlan, prefill_plan
 
 SMS = 132                                  # H200
 
@@ -113,12 +114,7 @@ class Plan:
     combine_chunk: int           # DC: output columns per `attn_combine` block
     embed_tile: int
     swiglu_tile: int             # divides the intermediate size
-    prefill_bm: int              # prefill GEMMs adding into the residual stream
-    prefill_bn: int
-    prefill_bk: int
-    prefill_head_bm: int         # rows per tile of the QKV GEMM and of causal attention
-    swiglu_bn: int               # columns per tile of the gate/up GEMM (two accumulators)
-    cache_rows: int              # rows per block when the prefill fills the cache
+    prefill: PrefillPlan         # the prompt's GEMMs and attention (`prefill_plan.py`)
     sample_chunk: int            # logits per top-k block when sampling
     sample_k: int                # candidates kept (top-k sampling takes k <= this)
     pdl: bool = False            # every kernel with programmatic dependent launch: its
@@ -193,10 +189,11 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
              attn_fused: bool = False, pdl: bool = False,
-             pdl_kernels: tuple[str, ...] = ()) -> Plan:
+             pdl_kernels: tuple[str, ...] = (), prefill: str = "new") -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
-    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
+    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`. `prefill`
+    names the prefill's variant (`prefill_plan.variants`)."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
@@ -226,12 +223,7 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         combine_chunk=combine_chunk(cfg, sms),
         embed_tile=min(1024, pow2_at_least(h)),
         swiglu_tile=largest_pow2_divisor(i, 256),
-        prefill_bm=16 if small else 128,
-        prefill_bn=32 if small else 128,
-        prefill_bk=32 if small else 64,
-        prefill_head_bm=16 if small else 64,
-        swiglu_bn=32 if small else 64,
-        cache_rows=16 if small else 128,
+        prefill=prefill_plan(cfg, prefill, sms),
         sample_chunk=128 if small else 4096,
         sample_k=16 if small else 64,
         pdl=pdl,

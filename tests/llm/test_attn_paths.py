@@ -41,7 +41,7 @@ def split_path(tiny_weights: Any) -> tuple[list[int], list[np.ndarray]]:
 @pytest.fixture(scope="module")
 def reference_tokens(tiny: Any, tiny_hf: dict[str, Any]) -> list[int]:
     tokens, _ = Reference(tiny, tiny_hf, MAX_SEQ,
-                          prefill_block=plan_for(tiny).prefill_head_bm).generate(PROMPT, NEW)
+                          prefill_block=plan_for(tiny).prefill.attn_bm).generate(PROMPT, NEW)
     return tokens
 
 

@@ -44,7 +44,7 @@ def run_engine(weights: Any, sampling: Sampling | None = None, prompt: list[int]
 
 
 def reference(cfg: Any, hf: dict[str, Any]) -> Reference:
-    return Reference(cfg, hf, MAX_SEQ, prefill_block=plan_for(cfg).prefill_head_bm)
+    return Reference(cfg, hf, MAX_SEQ, prefill_block=plan_for(cfg).prefill.attn_bm)
 
 
 @pytest.fixture(scope="module")
