@@ -293,7 +293,7 @@ def main() -> None:
                     help="--parts smallkernels: the plans to time (default: "
                          "llm_small.DEFAULT_VARIANTS)")
     ap.add_argument("--tokens", type=int, default=2048, help="prefill tokens")
-    ap.add_argument("--prefill-plans", default="old,new",
+    ap.add_argument("--prefill-plans", default="old,wide",
                     help="prefill variants to time (llm/prefill_plan.py), e.g. "
                          "old,new,sync,persistent,wide")
     ap.add_argument("--json", help="write every result here")
