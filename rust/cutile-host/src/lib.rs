@@ -274,12 +274,21 @@ impl HostRegistry {
             .ok_or_else(|| unknown_storage(storage))
     }
 
-    /// Refuse a write of `storage` (`what` names it) that another library may see:
-    /// memory imported shared (CT5040), or exported and not yet released (CT5041).
-    fn refuse_foreign_write(&self, storage: u64, what: &str) -> Result<(), HostError> {
+    /// Refuse a write of `storage` (`what()` names it: made only for the error) that
+    /// another library may see: memory imported shared (CT5040), or exported and not yet
+    /// released (CT5041).
+    fn refuse_foreign_write(
+        &self,
+        storage: u64,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), HostError> {
         let Some(st) = self.storages.get(&storage) else {
             return Ok(());
         };
+        if !st.shared && st.exports == 0 {
+            return Ok(());
+        }
+        let what = what();
         if st.shared {
             return Err(HostError::borrow(
                 "CT5040",
@@ -546,7 +555,7 @@ impl HostRegistry {
             (h.storage, h.region.clone())
         };
         if require_unique {
-            self.refuse_foreign_write(storage, &format!("`{by}`"))?;
+            self.refuse_foreign_write(storage, || format!("`{by}`"))?;
             let others = self.storage_live_handles(storage)?.saturating_sub(1);
             if others > 0 {
                 return Err(HostError::borrow(
@@ -631,10 +640,9 @@ impl HostRegistry {
                 return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
             }
             if args[i].1 {
-                self.refuse_foreign_write(
-                    h.storage,
-                    &format!("pass it to {} as argument {i}, which writes it", op_name()),
-                )
+                self.refuse_foreign_write(h.storage, || {
+                    format!("pass it to {} as argument {i}, which writes it", op_name())
+                })
                 .map_err(|e| e.with_op(op).with_kernel(kernel))?;
             }
             if i < INLINE {

@@ -35,10 +35,19 @@ pub struct PendingLaunch {
 /// The line of the program that made an op.
 pub(super) enum CallSite {
     Unknown,
-    /// The calling frame's code object and line: its file name is read only when shown.
+    /// The calling frame's code object and instruction offset: the line is worked out
+    /// only when shown (the line table is a scan that would cost every launch).
     Frame(Py<PyAny>, i32),
     /// `(file, line)` from Python (the slow path, which knows the user's frame).
     Given(Py<PyAny>),
+}
+
+// Full (non-limited) C API entry points, exported by every CPython from 3.11 on (this
+// module's floor): the instruction offset of a frame, and the line of an offset.
+extern "C" {
+    fn PyFrame_GetLasti(frame: *mut pyo3::ffi::PyFrameObject) -> std::ffi::c_int;
+    fn PyCode_Addr2Line(code: *mut pyo3::ffi::PyObject, offset: std::ffi::c_int)
+        -> std::ffi::c_int;
 }
 
 impl CallSite {
@@ -51,12 +60,12 @@ impl CallSite {
             if frame.is_null() {
                 return CallSite::Unknown;
             }
-            let line = pyo3::ffi::PyFrame_GetLineNumber(frame);
+            let lasti = PyFrame_GetLasti(frame);
             let code = pyo3::ffi::PyFrame_GetCode(frame);
             if code.is_null() {
                 return CallSite::Unknown;
             }
-            CallSite::Frame(Bound::from_owned_ptr(py, code.cast()).unbind(), line)
+            CallSite::Frame(Bound::from_owned_ptr(py, code.cast()).unbind(), lasti)
         }
     }
 
@@ -64,9 +73,13 @@ impl CallSite {
     fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match self {
             CallSite::Unknown => Ok(py.None().into_bound(py)),
-            CallSite::Frame(code, line) => {
-                let file = code.bind(py).getattr(pyo3::intern!(py, "co_filename"))?;
-                Ok((file, *line).into_pyobject(py)?.into_any())
+            CallSite::Frame(code, lasti) => {
+                let code = code.bind(py);
+                let file = code.getattr(pyo3::intern!(py, "co_filename"))?;
+                // SAFETY: we hold the GIL and `code` is a live code object (from
+                // `PyFrame_GetCode`).
+                let line = unsafe { PyCode_Addr2Line(code.as_ptr(), *lasti) };
+                Ok((file, line).into_pyobject(py)?.into_any())
             }
             CallSite::Given(site) => Ok(site.bind(py).clone()),
         }
