@@ -8,7 +8,7 @@
 use crate::streams::NO_STREAM;
 use crate::{HostError, IdMap};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Access {
     pub storage: u64,
     /// Byte range `[lo, hi)`.
@@ -74,7 +74,7 @@ impl Ledger {
     }
 
     fn pending(&self, access: &Access, except: Option<u64>) -> impl Iterator<Item = u64> + '_ {
-        let access = access.clone();
+        let access = *access;
         self.by_storage
             .get(&access.storage)
             .into_iter()
@@ -162,7 +162,7 @@ impl Ledger {
                     token,
                     stream,
                     seq,
-                    access: a.clone(),
+                    access: *a,
                 });
         }
         self.len += accesses.len();
@@ -183,7 +183,7 @@ impl Ledger {
             out.extend(
                 self.on_storage(*s)
                     .filter(|e| e.token == token)
-                    .map(|e| e.access.clone()),
+                    .map(|e| e.access),
             );
         }
         out

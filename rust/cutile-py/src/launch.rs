@@ -21,8 +21,9 @@ use crate::errors::{self, guard, host_err};
 use crate::runtime::Runtime;
 use crate::HostRegistry;
 use cutile_host::launch_plan::{
-    fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
-    PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
+    fmt_size, Arg, ArgRef, Bound as BoundCall, ConstType, DimSpec, LaunchMemo, LaunchPlan,
+    ParamBuffer, ParamKind, ParamSpec, PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc,
+    Value, View, Which, WordMap, DTYPES,
 };
 use cutile_host::{Access, DropAction, OpState};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
@@ -244,6 +245,16 @@ impl KernelBase {
     }
 }
 
+/// What binding decided for a call (its `Const`s, scalars, index width, compiled-kernel
+/// key) and its grid: shared by every call with the same launch facts (`LaunchMemo`).
+struct Decided {
+    bound: BoundCall,
+    key: Box<[u64]>,
+    grid: [u64; 3],
+    /// The compiled kernel of `key`, once a launch found it (later ones skip the lookup).
+    entry: OnceLock<Arc<KernelEntry>>,
+}
+
 /// A compiled kernel, ready to launch.
 struct KernelEntry {
     /// `LoadedKernel` (GPU) or the lowered module (interpreter).
@@ -280,6 +291,8 @@ pub struct KernelLauncher {
     cuda_error: Py<PyAny>,
     kernels: Mutex<WordMap<Box<[u64]>, Arc<KernelEntry>>>,
     passed: Mutex<PredicateCache>,
+    /// Decisions of recent calls, by their arguments' launch facts.
+    memo: Mutex<LaunchMemo<Decided>>,
 }
 
 /// What the compile callback returns: `(runnable, CUfunction address, slots, buffer

@@ -89,6 +89,7 @@ impl KernelLauncher {
             cuda_error,
             kernels: Mutex::new(WordMap::default()),
             passed: Mutex::new(PredicateCache::default()),
+            memo: Mutex::new(LaunchMemo::default()),
         })
     }
 
@@ -242,46 +243,41 @@ impl KernelLauncher {
             };
             o.map_or_else(|| "no value".to_string(), |o| describe_object(&o))
         };
-        let checked = guard(|| {
-            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, &describe) {
-                Ok(b) => b,
-                Err(r) => return Ok(Err(r)),
-            };
-            let grid = match plan.grid_with(&self.kernel, argv, &bound.consts, explicit_grid) {
-                Ok(g) => g,
-                Err(r) => return Ok(Err(r)),
-            };
-            let mut cache = self.passed.lock().map_err(poisoned)?;
-            if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
-                return Ok(Err(r));
-            }
-            Ok(Ok((bound, grid, plan.accesses(argv))))
-        })?;
-        let (bound, grid, accesses) = match checked {
-            Ok(x) => x,
-            Err(Refusal::Slow(_)) if !last_word => return Ok(None),
-            Err(Refusal::Slow(why)) => {
-                return Err(errors::internal(
-                    py,
-                    &format!(
-                        "`{}`: the launcher could not read normalized arguments ({why})",
-                        self.kernel
-                    ),
-                ))
-            }
-            Err(Refusal::Refused(e)) => return Err(host_err(py, e.with_kernel(&self.kernel))),
+        // A plain positional call whose arguments have the launch facts of an earlier
+        // accepted call reuses its decisions (`LaunchMemo`); anything else binds.
+        let memo_ok = placed.is_none() && explicit_grid.is_none();
+        let hit = if memo_ok {
+            self.memo.lock().map_err(poisoned)?.get(argv).cloned()
+        } else {
+            None
+        };
+        let decided = match hit {
+            Some(d) => d,
+            None => match self.decide(py, argv, given, last_word, explicit_grid, &describe)? {
+                Some(d) => {
+                    if memo_ok {
+                        self.memo
+                            .lock()
+                            .map_err(poisoned)?
+                            .insert(argv, &handles, d.clone());
+                    }
+                    d
+                }
+                None => return Ok(None),
+            },
         };
         let moved = plan.moves_into(argv, moves);
         let moves = &moves[..moved];
         // Values come back in parameter order, scalars normalized (an int given for a
         // float parameter is a float).
+        let scalars = &decided.bound.scalars;
         let converted = argv
             .iter()
-            .zip(&bound.scalars)
+            .zip(scalars)
             .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
         let values = if converted || placed.is_some() {
             let mut out = Vec::with_capacity(n);
-            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(&bound.scalars)) {
+            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(scalars)) {
                 out.push(match (a, s) {
                     (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
                     _ => o.clone(),
@@ -302,16 +298,57 @@ impl KernelLauncher {
             op,
             values,
             handles,
-            scalars: bound.scalars,
-            consts: bound.consts,
-            index_bits: bound.index_bits,
-            key: bound.key.into_boxed_slice(),
-            grid,
-            accesses,
+            decided,
             state: OpState::new(),
-            entry: OnceLock::new(),
             call_site: CallSite::here(py),
         }))
+    }
+
+    /// Bind a call, infer its grid and check its launch predicates: what a launch with
+    /// these arguments is, or `None` (only without `last_word`) where an argument needs
+    /// normalizing first; a refusal raises the launch's typed error.
+    fn decide(
+        &self,
+        py: Python<'_>,
+        argv: &[Arg<'_>],
+        given: &[Option<Arg<'_>>],
+        last_word: bool,
+        explicit_grid: Option<[u64; 3]>,
+        describe: &cutile_host::launch_plan::Describe<'_>,
+    ) -> PyResult<Option<Arc<Decided>>> {
+        let plan = &self.plan;
+        let checked = guard(|| {
+            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, describe) {
+                Ok(b) => b,
+                Err(r) => return Ok(Err(r)),
+            };
+            let grid = match plan.grid_with(&self.kernel, argv, &bound.consts, explicit_grid) {
+                Ok(g) => g,
+                Err(r) => return Ok(Err(r)),
+            };
+            let mut cache = self.passed.lock().map_err(poisoned)?;
+            if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
+                return Ok(Err(r));
+            }
+            Ok(Ok((bound, grid)))
+        })?;
+        match checked {
+            Ok((bound, grid)) => Ok(Some(Arc::new(Decided {
+                key: bound.key.clone().into_boxed_slice(),
+                bound,
+                grid,
+                entry: OnceLock::new(),
+            }))),
+            Err(Refusal::Slow(_)) if !last_word => Ok(None),
+            Err(Refusal::Slow(why)) => Err(errors::internal(
+                py,
+                &format!(
+                    "`{}`: the launcher could not read normalized arguments ({why})",
+                    self.kernel
+                ),
+            )),
+            Err(Refusal::Refused(e)) => Err(host_err(py, e.with_kernel(&self.kernel))),
+        }
     }
 
     /// `p`'s specialization as the compile callback takes it: `(name, value)` per `Const`
@@ -323,7 +360,7 @@ impl KernelLauncher {
         p: &PendingLaunch,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
         let consts = PyList::empty(py);
-        for (c, v) in self.plan.consts.iter().zip(&p.consts) {
+        for (c, v) in self.plan.consts.iter().zip(&p.decided.bound.consts) {
             consts.append((c.name.as_str(), value_py(py, *v)?))?;
         }
         let facts = PyList::empty(py);
@@ -354,7 +391,12 @@ impl KernelLauncher {
         py: Python<'_>,
         p: &PendingLaunch,
     ) -> PyResult<Arc<KernelEntry>> {
-        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
+        if let Some(e) = self
+            .kernels
+            .lock()
+            .map_err(poisoned)?
+            .get(&p.decided.key[..])
+        {
             return Ok(e.clone());
         }
         let (consts, facts) = self.specialization(py, p)?;
@@ -365,7 +407,7 @@ impl KernelLauncher {
                 self.kernel
             )));
         }
-        let out = method.call1((consts, facts, p.index_bits))?;
+        let out = method.call1((consts, facts, p.decided.bound.index_bits))?;
         let (runnable, function, slots, size): Compiled = out.extract()?;
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {
@@ -398,7 +440,10 @@ impl KernelLauncher {
             size,
         });
         let mut kernels = self.kernels.lock().map_err(poisoned)?;
-        Ok(kernels.entry(p.key.clone()).or_insert(entry).clone())
+        Ok(kernels
+            .entry(p.decided.key.clone())
+            .or_insert(entry)
+            .clone())
     }
 
     pub(super) fn cuda_error(&self, py: Python<'_>, code: c_int, what: &str) -> PyErr {

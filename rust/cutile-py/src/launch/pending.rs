@@ -19,15 +19,10 @@ pub struct PendingLaunch {
     pub(super) op: u64,
     pub(super) values: Py<PyTuple>,
     pub(super) handles: Handles,
-    pub(super) scalars: Vec<Option<Value>>,
-    pub(super) consts: Vec<Value>,
-    pub(super) index_bits: u32,
-    pub(super) key: Box<[u64]>,
-    pub(super) grid: [u64; 3],
-    pub(super) accesses: Vec<Access>,
+    /// Binding's decisions, shared with other calls of the same launch facts.
+    pub(super) decided: Arc<Decided>,
     /// Started once, released once (`cutile_host::OpState`).
     pub(super) state: OpState,
-    pub(super) entry: OnceLock<Arc<KernelEntry>>,
     /// Where the program made the op (the warning of a drop without running names it).
     pub(super) call_site: CallSite,
 }
@@ -133,7 +128,8 @@ impl PendingLaunch {
 
     #[getter]
     fn grid(&self) -> (u64, u64, u64) {
-        (self.grid[0], self.grid[1], self.grid[2])
+        let g = self.decided.grid;
+        (g[0], g[1], g[2])
     }
 
     /// The arguments in parameter order (scalars normalized).
@@ -149,7 +145,7 @@ impl PendingLaunch {
         l.plan
             .consts
             .iter()
-            .zip(&self.consts)
+            .zip(&self.decided.bound.consts)
             .map(|(c, v)| Ok((c.name.clone(), value_py(py, *v)?)))
             .collect()
     }
@@ -295,7 +291,7 @@ impl PendingLaunch {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, u32)> {
         let (c, f) = self.launcher.get().specialization(py, self)?;
-        Ok((c, f, self.index_bits))
+        Ok((c, f, self.decided.bound.index_bits))
     }
 
     /// The launch's parameters, values, `Const`s, specialization and grid
@@ -333,42 +329,56 @@ impl PendingLaunch {
     }
 
     fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
-        if self.grid.contains(&0) {
+        let decided = &*self.decided;
+        if decided.grid.contains(&0) {
             // An output with no tile: no block runs (the checker's facts assume every
             // output of a running launch has at least one tile).
             return Ok(());
         }
         let l = self.launcher.get();
-        let entry = match self.entry.get() {
+        let entry = match decided.entry.get() {
             Some(e) => e.clone(),
-            None => l.kernel_for(py, self)?,
+            None => {
+                let e = l.kernel_for(py, self)?;
+                let _ = decided.entry.set(e.clone());
+                e
+            }
         };
-        let _ = self.entry.set(entry.clone());
         let rt = l.runtime.get();
         let slot = rt.pick();
+        let scalars = &decided.bound.scalars;
+        // Small launches use stack buffers: starting allocates nothing.
+        const INLINE: usize = 16;
+        let n = self.handles.len();
+        let mut argv_buf = [Arg::Other; INLINE];
+        let argv_vec: Vec<Arg<'_>>;
+        let argv: &[Arg<'_>] = if n <= INLINE {
+            for (a, v) in argv_buf.iter_mut().zip(args_view(&self.handles, scalars)) {
+                *a = v;
+            }
+            &argv_buf[..n]
+        } else {
+            argv_vec = args_view(&self.handles, scalars).collect();
+            &argv_vec
+        };
+        let mut access_buf = [Access::default(); INLINE];
+        let access_vec: Vec<Access>;
+        let accesses: &[Access] = if n <= INLINE {
+            let k = l.plan.accesses_into(argv, &mut access_buf);
+            &access_buf[..k]
+        } else {
+            access_vec = l.plan.accesses(argv);
+            &access_vec
+        };
         let mut buf = None;
         let mut g = [0 as c_uint; 3];
         if rt.has_gpu() {
-            let mut argv_buf = [Arg::Other; 16];
-            let argv_vec;
-            let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
-                for (a, v) in argv_buf
-                    .iter_mut()
-                    .zip(args_view(&self.handles, &self.scalars))
-                {
-                    *a = v;
-                }
-                &argv_buf[..self.handles.len()]
-            } else {
-                argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
-                &argv_vec
-            };
             let mut b = ParamBuffer::new(entry.size);
-            if let Err(e) = b.pack(&entry.slots, argv, &self.scalars) {
+            if let Err(e) = b.pack(&entry.slots, argv, scalars) {
                 return Err(struct_error(py, e.fmt, e.value));
             }
             buf = Some(b);
-            for (k, x) in self.grid.iter().enumerate() {
+            for (k, x) in decided.grid.iter().enumerate() {
                 g[k] = c_uint::try_from(*x).map_err(|_| {
                     PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
                 })?;
@@ -376,7 +386,7 @@ impl PendingLaunch {
         }
         // Ordered after conflicting work (ledger), launched, and recorded at its position
         // on the stream, under the runtime's lock.
-        let enqueued = rt.enqueue_work(self.op, slot, &self.accesses, |d, stream| {
+        let enqueued = rt.enqueue_work(self.op, slot, accesses, |d, stream| {
             let (Some(d), Some(buf)) = (d, buf.as_mut()) else {
                 return Ok(()); // the interpreter runs it below
             };
@@ -415,10 +425,10 @@ impl PendingLaunch {
             // A graph capture records the launch (it keeps the kernel and the tensors);
             // the interpreter replays it from the record, the GPU from the graph.
             if let Some(rec) = rt.recording(py, slot) {
-                let grid = (self.grid[0], self.grid[1], self.grid[2]);
+                let g = decided.grid;
                 let item = (
                     entry.runnable.bind(py),
-                    grid,
+                    (g[0], g[1], g[2]),
                     l.names.bind(py),
                     self.values.bind(py),
                 );
@@ -429,7 +439,7 @@ impl PendingLaunch {
         if !rt.has_gpu() {
             // The interpreter runs the work when it is enqueued: in enqueue order, which
             // every stream and event order allows.
-            let g = self.grid;
+            let g = decided.grid;
             l.interpret.bind(py).call1((
                 entry.runnable.bind(py),
                 (g[0], g[1], g[2]),
