@@ -41,6 +41,7 @@ __all__ = [
     "list_error_codes",
     "mapped_schedule",
     "next_op_id",
+    "null_driver",
     "render_diagnostics",
     "validate_launch",
 ]
@@ -272,8 +273,11 @@ class DeviceBuffer:
     """Device memory from the runtime's pool, freed (stream-ordered, after pending work on
     it) with its last reference."""
 
-    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int, *args: Any,
-                **kwargs: Any) -> Self: ...
+    def __new__(cls, runtime: Runtime, registry: HostRegistry | None, nbytes: int,
+                *args: Any, **kwargs: Any) -> Self:
+        """Allocate `nbytes` (a new storage of `registry`, the process's when None) on this
+        thread's home stream. MemoryError when the device is full; BorrowError CT5063
+        while this thread captures a graph."""
     @property
     def address(self) -> int: ...
     @property
@@ -282,6 +286,12 @@ class DeviceBuffer:
     def storage(self) -> int: ...
     @property
     def slot(self) -> int: ...
+
+def null_driver() -> tuple[dict[str, int], dict[str, int]]:
+    """`({symbol: address}, {symbol: calls so far})` of a CUDA driver that does nothing:
+    every entry point succeeds at once and counts its call, allocations hand out addresses
+    nothing touches. A `Runtime` made with it runs the GPU code path without a GPU, for
+    tests and benchmarks of the host's part (`cutile.runtime.null_gpu`)."""
 
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
@@ -343,10 +353,28 @@ def next_op_id() -> int:
 
 @disjoint_base
 class HandleMeta:
-    """Native base class of `Tensor` and `Partition`: what the launcher reads of a handle,
-    given once by `_init_meta` when the Python object is made."""
+    """Native base class of `Tensor` and `Partition`, made in one call: it registers the
+    view with the process's host registry (or owns the `handle` given), keeps what Python
+    and the launcher read, and releases the handle when the object dies. With no
+    arguments, an empty handle that `_init_meta` describes (tests)."""
 
-    def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
+    def __new__(
+        cls,
+        alloc: Any = None,
+        storage: int = 0,
+        offset: int = 0,
+        shape: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        dtype: Any = None,
+        handle: int | None = None,
+        tile_shape: Sequence[int] | None = None,
+        num_blocks: int | None = None,
+    ) -> Self:
+        """A view of `alloc` (whose `address` is its byte 0) of registry storage `storage`:
+        `offset` bytes in, `shape` and `strides` in elements (strides None: row-major),
+        `dtype` a `cutile.dtypes.DType`; a partition when `tile_shape` is given. Raises
+        BorrowError for a view outside its storage, ValueError for an inconsistent
+        layout."""
     def _init_meta(
         self,
         storage: int,
@@ -371,6 +399,30 @@ class HandleMeta:
     @property
     def _meta(self) -> tuple[int, int, int, int, int, int] | None:
         """(storage, handle, address, span_lo, span_hi, index_bits), None before init."""
+    @property
+    def _alloc(self) -> Any: ...
+    @property
+    def _storage(self) -> int: ...
+    @property
+    def _handle(self) -> int: ...
+    @property
+    def _offset(self) -> int: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        """A partition's tile shape (AttributeError for a tensor)."""
+    @property
+    def num_blocks(self) -> int | None:
+        """A partition's block count, None when not given (AttributeError for a tensor)."""
+    def _span_bytes(self) -> tuple[int, int]:
+        """Lowest and one-past-highest byte the view touches, relative to the allocation."""
 
 class SlowPath(Exception):
     """`KernelOp(...)` did not take the call: the Python binder decides (it raises the

@@ -108,7 +108,8 @@ class HostAllocation(Allocation):
 
 class DeviceAllocation(_native.DeviceBuffer, Allocation):
     """Device memory from cutile's pool: `DeviceAllocation(runtime, registry, nbytes)`
-    allocates (native); the memory is freed, stream-ordered, with the last reference."""
+    allocates (native; `registry` None: the process's); the memory is freed,
+    stream-ordered, with the last reference."""
 
     def write(self, offset: int, data: np.ndarray) -> None:
         _refuse_in_capture(runtime(), "write a tensor from the host")
@@ -141,7 +142,7 @@ class DeviceAllocation(_native.DeviceBuffer, Allocation):
 def _refuse_in_capture(rt: Any, what: str) -> None:
     """BorrowError CT5063 when this thread is capturing a graph: a graph records work on
     the tensors it was given; it allocates none, and bytes written from the host now would
-    not be written at replay."""
+    not be written at replay. (The native allocator asks this to word its refusal.)"""
     cur = rt.current()
     if cur is not None and rt.capturing(cur):
         from ..errors import BorrowError
@@ -161,9 +162,9 @@ def allocate(nbytes: int) -> Allocation:
     storage. Raises `MemoryError` when the device has no room, and BorrowError CT5063
     inside a graph capture."""
     rt = runtime()
+    if rt.gpu:  # (refused natively inside a capture)
+        return DeviceAllocation(rt, None, nbytes)
     _refuse_in_capture(rt, f"allocate {nbytes} bytes")
-    if rt.gpu:
-        return DeviceAllocation(rt, registry(), nbytes)
     return HostAllocation(nbytes)
 
 

@@ -11,9 +11,12 @@
 //! function pointer (or, on the interpreter, leaves the run to `wait`); `finish` gives
 //! everything back. The rules themselves live in `cutile_host::launch_plan`.
 
+mod handle;
 mod launcher;
 mod pending;
 
+pub(crate) use handle::process_registry;
+pub use handle::HandleMeta;
 use pending::CallSite;
 pub use pending::PendingLaunch;
 
@@ -40,124 +43,6 @@ static NEXT_OP: AtomicU64 = AtomicU64::new(0);
 #[pyfunction]
 pub fn next_op_id() -> u64 {
     NEXT_OP.fetch_add(1, Ordering::Relaxed) + 1
-}
-
-/// The native half of a `Tensor` / `Partition` (their base class): storage, handle,
-/// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made; and
-/// the registry handle it owns, released when the object dies.
-#[pyclass(module = "cutile._native", frozen, subclass)]
-pub struct HandleMeta {
-    desc: OnceLock<Arc<TensorDesc>>,
-    owner: OnceLock<(Py<HostRegistry>, u64)>,
-}
-
-#[pymethods]
-impl HandleMeta {
-    #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        HandleMeta {
-            desc: OnceLock::new(),
-            owner: OnceLock::new(),
-        }
-    }
-
-    /// Set the facts once. With `registry`, the object owns `handle` there (released when
-    /// it dies), and `handle == 0` makes a new one for this view. Returns the handle.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
-                        tile_shape = None, num_blocks = None, registry = None))]
-    fn _init_meta(
-        &self,
-        py: Python<'_>,
-        storage: u64,
-        handle: u64,
-        address: u64,
-        offset: i64,
-        shape: Vec<i64>,
-        strides: Vec<i64>,
-        dtype: &str,
-        itemsize: u64,
-        tile_shape: Option<Vec<i64>>,
-        num_blocks: Option<u64>,
-        registry: Option<Bound<'_, HostRegistry>>,
-    ) -> PyResult<u64> {
-        let handle = match (&registry, handle) {
-            (Some(reg), 0) => {
-                let dims = shape
-                    .iter()
-                    .map(|d| {
-                        u64::try_from(*d).map_err(|_| {
-                            PyValueError::new_err(format!("shape must be non-negative, got {d}"))
-                        })
-                    })
-                    .collect::<PyResult<Vec<u64>>>()?;
-                let region = cutile_host::Region::new(offset, dims, strides.clone(), itemsize);
-                let made = reg.try_borrow_mut()?.inner.new_handle(storage, region);
-                made.map_err(|e| host_err(py, e))?
-            }
-            _ => handle,
-        };
-        let release = |reg: &Option<Bound<'_, HostRegistry>>| {
-            if let Some(r) = reg {
-                if let Ok(mut r) = r.try_borrow_mut() {
-                    let _ = r.inner.release_handle(handle);
-                }
-            }
-        };
-        let desc = TensorDesc::new(View {
-            storage,
-            handle,
-            address,
-            offset,
-            shape,
-            strides,
-            dtype: dtype.to_string(),
-            itemsize,
-            tile: tile_shape,
-            num_blocks,
-        });
-        let desc = match desc {
-            Ok(d) => d,
-            Err(e) => {
-                release(&registry);
-                return Err(PyValueError::new_err(e));
-            }
-        };
-        if self.desc.set(Arc::new(desc)).is_err() {
-            release(&registry);
-            return Err(PyRuntimeError::new_err("handle metadata is set once"));
-        }
-        if let Some(reg) = registry {
-            let _ = self.owner.set((reg.unbind(), handle));
-        }
-        Ok(handle)
-    }
-
-    /// `(storage, handle, address, span_lo, span_hi, index_bits)`, or `None` before
-    /// `_init_meta` (for tests).
-    #[getter]
-    fn _meta(&self) -> Option<(u64, u64, u64, u64, u64, u32)> {
-        self.desc.get().map(|d| {
-            let v = &d.view;
-            let bits = if d.wide { 64 } else { 32 };
-            (v.storage, v.handle, v.address, d.span.0, d.span.1, bits)
-        })
-    }
-}
-
-impl Drop for HandleMeta {
-    /// The Python object died: its handle goes (a handle a pending op holds keeps its
-    /// storage until the op gives it back; see `HostRegistry::release_handle`).
-    fn drop(&mut self) {
-        if let Some((reg, handle)) = self.owner.get() {
-            let _ = Python::try_attach(|py| {
-                if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
-                    let _ = r.inner.release_handle(*handle);
-                }
-            });
-        }
-    }
 }
 
 /// `CUresult cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)`.

@@ -11,6 +11,7 @@
 
 mod buffer;
 mod driver;
+mod null;
 mod ordering;
 
 pub use buffer::DeviceBuffer;
@@ -90,6 +91,14 @@ fn closed(slot: u32) -> HostError {
             "use a stream that is still open, or the default pool (leave `cutile.stream()`)".into(),
         ),
     )
+}
+
+/// `({symbol: address}, {symbol: calls})`: the entry points of a driver that does nothing
+/// and counts its calls (`runtime/null.rs`), for a `Runtime` that runs the GPU code
+/// path without a GPU (tests and benchmarks of the host's part), and the counts so far.
+#[pyfunction]
+pub fn null_driver() -> (HashMap<String, usize>, HashMap<String, u64>) {
+    (null::addresses(), null::calls())
 }
 
 /// Streams, work in flight, and the driver (see the module docs).

@@ -23,20 +23,32 @@ pub struct DeviceBuffer {
     slot: u32,
 }
 
+static REFUSE_IN_CAPTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 #[pymethods]
 impl DeviceBuffer {
-    /// Allocate `nbytes` (a new storage of `registry`) through `runtime`. Raises
-    /// `MemoryError` when the device has no room.
+    /// Allocate `nbytes` (a new storage of `registry`, the process's when `None`) through
+    /// `runtime`. Raises `MemoryError` when the device has no room, and BorrowError CT5063
+    /// while this thread captures a graph (`memory._refuse_in_capture` words it).
     #[new]
     #[pyo3(signature = (runtime, registry, nbytes, *_args, **_kwargs))]
     fn new(
         py: Python<'_>,
         runtime: Py<Runtime>,
-        registry: &Bound<'_, HostRegistry>,
+        registry: Option<Bound<'_, HostRegistry>>,
         nbytes: u64,
         _args: &Bound<'_, pyo3::types::PyTuple>,
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        if runtime.get().home_capturing() {
+            REFUSE_IN_CAPTURE
+                .import(py, "cutile.runtime.memory", "_refuse_in_capture")?
+                .call1((runtime.bind(py), format!("allocate {nbytes} bytes")))?;
+        }
+        let registry = match registry {
+            Some(r) => r,
+            None => crate::launch::process_registry(py)?.clone(),
+        };
         let storage = registry.try_borrow_mut()?.inner.new_storage(nbytes);
         match runtime.get().alloc(py, storage, nbytes) {
             Ok((address, slot)) => Ok(DeviceBuffer {
@@ -51,6 +63,13 @@ impl DeviceBuffer {
                 Err(e)
             }
         }
+    }
+}
+
+impl DeviceBuffer {
+    /// The device pointer.
+    pub(crate) fn address(&self) -> u64 {
+        self.address
     }
 }
 

@@ -36,6 +36,14 @@ impl Runtime {
         }
     }
 
+    /// Whether this thread's home stream is being captured into a graph.
+    pub(crate) fn home_capturing(&self) -> bool {
+        let slot = self.home();
+        self.state
+            .lock()
+            .is_ok_and(|st| st.flight.clocks.capturing(slot))
+    }
+
     pub(super) fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
         if waits.is_empty() {
             return Ok(());
