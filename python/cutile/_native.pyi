@@ -231,6 +231,10 @@ class Runtime:
     def synchronize(self, slot: int | None = None) -> None: ...
     def wait_for(self, slot: int, seq: int) -> None: ...
     def query(self, slot: int, seq: int) -> bool: ...
+    def release_cached(self) -> int:
+        """Give every freed block kept for reuse back to the pool; returns how many."""
+    def cached_bytes(self) -> int:
+        """Bytes of freed blocks kept for reuse on their streams."""
     def host_access(self, storage: int, lo: int, hi: int, exclusive: bool) -> None:
         """Wait until the host may read (or write) the bytes; BorrowError CT5060 for bytes
         a capture records, CT5008 for an external holder's."""

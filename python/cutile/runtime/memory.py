@@ -194,9 +194,11 @@ def device_pool() -> int:
 
 
 def pool_usage() -> dict[str, int]:
-    """`used` (bytes allocated now) and `reserved` (bytes the pool holds) of cutile's pool;
-    the interpreter reports the storages it knows (`storages`) and zeros."""
-    out = {"used": 0, "reserved": 0, "storages": int(registry().storage_count())}
+    """`used` (bytes of live allocations), `reserved` (bytes the pool holds) and `cached`
+    (freed blocks the runtime keeps for reuse on their stream: reserved, not used) of
+    cutile's pool; the interpreter reports the storages it knows (`storages`) and zeros."""
+    out = {"used": 0, "reserved": 0, "cached": 0,
+           "storages": int(registry().storage_count())}
     if driver.backend() != "gpu":
         return out
     d = driver._driver()
@@ -206,14 +208,18 @@ def pool_usage() -> dict[str, int]:
                       ("reserved", a.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)):
         value: Any = driver.check(d.cuMemPoolGetAttribute(pool, attr), "cuMemPoolGetAttribute")
         out[key] = int(value)
+    out["cached"] = int(runtime().cached_bytes())
+    out["used"] -= out["cached"]  # the pool counts kept blocks as allocated
     return out
 
 
 def trim(keep: int = 0) -> None:
     """Give the pool's unused memory back to the device, keeping `keep` bytes reserved
-    (after synchronizing: memory freed by pending work is released when it completes)."""
+    (after synchronizing: memory freed by pending work is released when it completes).
+    The freed blocks the runtime keeps go back to the pool first."""
     if driver.backend() != "gpu":
         return
+    runtime().release_cached()
     runtime().synchronize()
     d = driver._driver()
     driver.check(d.cuMemPoolTrimTo(d.CUmemoryPool(device_pool()), keep), "cuMemPoolTrimTo")

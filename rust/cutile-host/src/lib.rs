@@ -184,7 +184,41 @@ pub fn launch_op_name(kernel: &str, op: u64) -> String {
 #[derive(Debug)]
 struct Op {
     name: OpName,
-    handles: Vec<u64>,
+    handles: Held,
+}
+
+/// The handles an operation holds: inline up to [`Held::INLINE`] (a launch holds one per
+/// tensor argument), so moving arguments in allocates nothing however many ops are in
+/// flight.
+#[derive(Debug, Default)]
+struct Held {
+    inline: [u64; Held::INLINE],
+    n: usize,
+    more: Vec<u64>,
+}
+
+impl Held {
+    const INLINE: usize = 8;
+
+    fn push(&mut self, id: u64) {
+        if self.n < Self::INLINE {
+            self.inline[self.n] = id;
+        } else {
+            self.more.push(id);
+        }
+        self.n += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.inline[..self.n.min(Self::INLINE)]
+            .iter()
+            .chain(&self.more)
+            .copied()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -208,8 +242,6 @@ pub struct HostRegistry {
     ops: IdMap<Op>,
     /// Interned op names (one allocation per distinct kernel name, not per launch).
     names: HashMap<Box<str>, Arc<str>>,
-    /// Recycled handle lists of completed ops.
-    pool: Vec<Vec<u64>>,
     /// Handles released while a pending op held them: they keep their storage alive
     /// until the op gives them back (the GPU may still be using the memory).
     zombies: IdMap<()>,
@@ -706,7 +738,7 @@ impl HostRegistry {
             }
             std::collections::hash_map::Entry::Vacant(v) => v.insert(Op {
                 name,
-                handles: self.pool.pop().unwrap_or_default(),
+                handles: Held::default(),
             }),
         };
         for &(id, _) in args {
@@ -746,11 +778,11 @@ impl HostRegistry {
     /// End `op`'s loan: each handle it still holds takes the state `next(handle)`, and
     /// those whose Python object died meanwhile are released. Returns how many changed.
     fn end_loan(&mut self, op: u64, mut next: impl FnMut(u64) -> HandleState) -> usize {
-        let Some(mut entry) = self.ops.remove(&op) else {
+        let Some(entry) = self.ops.remove(&op) else {
             return 0;
         };
         let mut n = 0;
-        for id in entry.handles.drain(..) {
+        for id in entry.handles.iter() {
             if !self.zombies.is_empty() && self.zombies.remove(&id).is_some() {
                 // Released while in flight: now the storage may really lose it.
                 if let Some(h) = self.handles.remove(&id) {
@@ -766,9 +798,6 @@ impl HostRegistry {
                     n += 1;
                 }
             }
-        }
-        if self.pool.len() < 64 {
-            self.pool.push(entry.handles);
         }
         n
     }

@@ -9,6 +9,7 @@
 //! Stream choice: a thread's current stream (`cutile.stream()`, a graph capture, a `then`
 //! chain) wins; otherwise ops take the pool's streams round-robin.
 
+mod blocks;
 mod buffer;
 mod driver;
 mod null;
@@ -112,6 +113,8 @@ pub struct Runtime {
     registry: Option<Py<HostRegistry>>,
     /// The launch records of graph captures in progress: `(slot, list)`.
     recordings: Mutex<Vec<(u32, Py<PyList>)>>,
+    /// Freed blocks kept for their stream (`runtime/blocks.rs`); locked after `state`.
+    blocks: Mutex<blocks::BlockCache>,
 }
 
 type AccessTuple = (u64, u64, u64, bool);
@@ -125,6 +128,14 @@ fn accesses_of(v: &[AccessTuple]) -> Vec<Access> {
             exclusive,
         })
         .collect()
+}
+
+impl Drop for Runtime {
+    /// A runtime forgotten (the backend changed; tests): its kept blocks go back to the
+    /// pool, which outlives it.
+    fn drop(&mut self) {
+        let _ = self.release_blocks();
+    }
 }
 
 #[pymethods]
@@ -174,6 +185,7 @@ impl Runtime {
             rr: AtomicUsize::new(0),
             registry,
             recordings: Mutex::new(Vec::new()),
+            blocks: Mutex::new(blocks::BlockCache::default()),
         })
     }
 
@@ -526,7 +538,22 @@ impl Runtime {
     /// what is pending on it.
     #[pyo3(signature = (storage, home = 0))]
     fn free_storage(&self, storage: u64, home: u32) {
-        self.free_storage_memory(0, storage, home);
+        self.free_storage_memory(0, 0, storage, home);
+    }
+
+    /// Give every kept freed block back to the pool (`cuMemFreeAsync` on its stream);
+    /// returns how many. `memory.trim()` does this first, and so does an allocation that
+    /// finds the device full.
+    fn release_cached(&self, py: Python<'_>) -> PyResult<usize> {
+        self.run(py, || self.release_blocks())
+    }
+
+    /// Bytes of freed blocks kept for reuse (the pool counts them as used).
+    fn cached_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.run(py, || {
+            let _st = self.lock()?;
+            Ok(self.blocks.lock().map_err(|_| Failure::Poisoned)?.bytes())
+        })
     }
 
     /// Start recording `slot` into a graph: its work does not run, launches append
@@ -623,9 +650,14 @@ impl Runtime {
 
     /// What the ordering logic did so far (counters), and the ledger's size.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (s, len) = self.run(py, || {
+        let (s, len, (hits, kept, cached)) = self.run(py, || {
             let st = self.lock()?;
-            Ok((st.flight.clocks.stats, st.flight.ledger.len()))
+            let b = self.blocks.lock().map_err(|_| Failure::Poisoned)?;
+            Ok((
+                st.flight.clocks.stats,
+                st.flight.ledger.len(),
+                (b.hits, b.kept, b.bytes()),
+            ))
         })?;
         let d = PyDict::new(py);
         d.set_item("enqueued", s.enqueued)?;
@@ -635,6 +667,9 @@ impl Runtime {
         d.set_item("ordered_frees", s.ordered_frees)?;
         d.set_item("polls", s.polls)?;
         d.set_item("pending_accesses", len)?;
+        d.set_item("blocks_reused", hits)?;
+        d.set_item("blocks_kept", kept)?;
+        d.set_item("cached_bytes", cached)?;
         Ok(d)
     }
 }

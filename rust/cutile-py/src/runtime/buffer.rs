@@ -77,6 +77,6 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         self.runtime
             .get()
-            .free_storage_memory(self.address, self.storage, self.slot);
+            .free_storage_memory(self.address, self.nbytes, self.storage, self.slot);
     }
 }

@@ -148,9 +148,10 @@ impl Runtime {
             .map(|(_, l)| l.clone_ref(py))
     }
 
-    /// Free device memory (`dptr` 0 on the interpreter) ordered after the work still
-    /// pending on `storage`, and forget the storage.
-    pub(crate) fn free_storage_memory(&self, dptr: u64, storage: u64, home: u32) {
+    /// Free device memory (`dptr` 0 on the interpreter; `nbytes` as allocated) ordered
+    /// after the work still pending on `storage`, and forget the storage. The block is
+    /// kept for its stream (`blocks.rs`) where the caps allow, else given to the pool.
+    pub(crate) fn free_storage_memory(&self, dptr: u64, nbytes: u64, storage: u64, home: u32) {
         if let Ok(mut guard) = self.state.lock() {
             let st = &mut *guard;
             let clocks = &st.flight.clocks;
@@ -163,7 +164,11 @@ impl Runtime {
             } else {
                 self.pool.first().copied().unwrap_or(0)
             };
-            let slot = waits.0.first().map_or(fallback, |(s, _)| *s);
+            // On a stream already ordered after all the pending work, if one is: no event.
+            let slot = clocks
+                .ordered_after_all(&waits)
+                .or(waits.0.first().map(|(s, _)| *s))
+                .unwrap_or(fallback);
             if !waits.is_empty() {
                 st.flight.clocks.stats.ordered_frees += 1;
                 // A failed event call leaves a broken context (sticky error): nothing
@@ -172,7 +177,14 @@ impl Runtime {
             }
             if let Some(d) = &self.driver {
                 if dptr != 0 {
-                    d.free(dptr, st.slots[slot as usize].stream);
+                    let kept = self.pool.contains(&slot)
+                        && self
+                            .blocks
+                            .lock()
+                            .is_ok_and(|mut b| b.keep(slot, blocks::block_size(nbytes), dptr));
+                    if !kept {
+                        d.free(dptr, st.slots[slot as usize].stream);
+                    }
                 }
             }
             st.flight.forget_storage(storage);
@@ -194,29 +206,43 @@ impl Runtime {
         guard(|| Ok(f()))?.map_err(|e| e.into_py(py))
     }
 
-    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`.
-    /// The allocation is recorded as a write of `storage` there (a first use on another
-    /// stream is ordered after it). Raises `MemoryError` when the device is full.
+    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`: a
+    /// block that stream freed when one of the size is kept, else the pool's. The
+    /// allocation is recorded as a write of `storage` there (a first use on another stream
+    /// is ordered after it). Raises `MemoryError` when the device is full (after giving
+    /// the kept blocks back and trying again).
     pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
         let slot = self.home();
-        let mut address = 0u64;
         let access = [Access {
             storage,
             lo: 0,
             hi: nbytes,
             exclusive: true,
         }];
-        let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
-        let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-            Some(d) => match d.alloc(size, stream) {
-                Ok(p) => {
-                    address = p;
-                    Ok(())
+        let size = blocks::block_size(nbytes);
+        let size_t = usize::try_from(size).map_err(|_| PyMemoryError::new_err(nbytes))?;
+        let mut address = 0u64;
+        let attempt = |address: &mut u64| {
+            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+                Some(d) => {
+                    let kept = self.blocks.lock().ok().and_then(|mut b| b.take(slot, size));
+                    match kept.map_or_else(|| d.alloc(size_t, stream), Ok) {
+                        Ok(p) => {
+                            *address = p;
+                            Ok(())
+                        }
+                        Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
+                    }
                 }
-                Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
-            },
-            None => Ok(()),
-        });
+                None => Ok(()),
+            })
+        };
+        let mut r = attempt(&mut address);
+        if matches!(r, Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)))
+            && self.release_blocks().unwrap_or(0) > 0
+        {
+            r = attempt(&mut address);
+        }
         match r {
             Ok(_) => Ok((address, slot)),
             Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)) => Err(PyMemoryError::new_err(
@@ -224,5 +250,18 @@ impl Runtime {
             )),
             Err(e) => Err(e.into_py(py)),
         }
+    }
+
+    /// Give every kept block back to the pool, each freed on the stream it was kept for
+    /// (its free stays ordered where it was). Returns how many.
+    pub(super) fn release_blocks(&self) -> Result<usize, Failure> {
+        let st = self.lock()?;
+        let all = self.blocks.lock().map_err(|_| Failure::Poisoned)?.drain();
+        if let Some(d) = &self.driver {
+            for (slot, block) in &all {
+                d.free(*block, st.slots[*slot as usize].stream);
+            }
+        }
+        Ok(all.len())
     }
 }
