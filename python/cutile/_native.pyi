@@ -501,8 +501,9 @@ class KernelOp(DeviceOp):
     def _start(self) -> Callable[[], None]:
         """Compile on a miss, order after conflicting work on other streams (events;
         BorrowError CT5008 / CT5060 where that cannot be), launch on the runtime's stream
-        (GPU) or run now (interpreter), record the ledger ranges; returns `_wait`. On
-        failure everything is given back."""
+        (GPU) or run now (interpreter), record the ledger ranges; returns the waiter (called,
+        it waits for the launch; it does not keep the op alive). On failure everything is
+        given back."""
     def _wait(self) -> None:
         """Block (without the GIL) until the launch completed."""
     def _done(self) -> bool:

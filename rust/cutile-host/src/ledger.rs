@@ -147,22 +147,21 @@ impl Ledger {
         Ok(())
     }
 
-    /// Link a new entry at the end of its storage's list and the start of its token's.
-    fn insert(&mut self, entry: Entry) {
-        let (storage, token) = (entry.access.storage, entry.token);
-        let t_next = self.by_token.get(&token).copied().unwrap_or(NIL);
-        let s_prev = self.by_storage.get(&storage).map_or(NIL, |(_, last)| *last);
+    /// Link a new entry at the end of its storage's list and before `token_head` in its
+    /// token's; returns its slot (the token's new head, which the caller records).
+    fn insert(&mut self, entry: Entry, token_head: u32) -> u32 {
+        let storage = entry.access.storage;
         let slot = Slot {
             entry,
-            s_prev,
+            s_prev: NIL,
             s_next: NIL,
             t_prev: NIL,
-            t_next,
+            t_next: token_head,
         };
         let i = match self.free {
             Some(i) => {
-                self.free =
-                    (self.slots[i as usize].s_next != NIL).then_some(self.slots[i as usize].s_next);
+                let next = self.slots[i as usize].s_next;
+                self.free = (next != NIL).then_some(next);
                 self.slots[i as usize] = slot;
                 i
             }
@@ -171,20 +170,21 @@ impl Ledger {
                 (self.slots.len() - 1) as u32
             }
         };
-        if t_next != NIL {
-            self.slots[t_next as usize].t_prev = i;
+        if token_head != NIL {
+            self.slots[token_head as usize].t_prev = i;
         }
-        self.by_token.insert(token, i);
-        if s_prev != NIL {
-            self.slots[s_prev as usize].s_next = i;
+        match self.by_storage.get_mut(&storage) {
+            Some((_, last)) => {
+                let prev = std::mem::replace(last, i);
+                self.slots[i as usize].s_prev = prev;
+                self.slots[prev as usize].s_next = i;
+            }
+            None => {
+                self.by_storage.insert(storage, (i, i));
+            }
         }
-        let first = if s_prev == NIL {
-            i
-        } else {
-            self.storage_head(storage)
-        };
-        self.by_storage.insert(storage, (first, i));
         self.len += 1;
+        i
     }
 
     /// Unlink slot `i` from both of its lists and free it.
@@ -242,6 +242,10 @@ impl Ledger {
     /// position of a stream covers the earlier ones. So work repeated on the same tensors
     /// on one stream (a `then` chain) keeps one entry per range, not one per op.
     pub fn record(&mut self, token: u64, stream: u32, seq: u64, accesses: &[Access]) {
+        if accesses.is_empty() {
+            return;
+        }
+        let mut head = self.by_token.get(&token).copied().unwrap_or(NIL);
         for a in accesses {
             if stream != NO_STREAM {
                 let mut at = self.storage_head(a.storage);
@@ -260,13 +264,17 @@ impl Ledger {
                     at = next;
                 }
             }
-            self.insert(Entry {
-                token,
-                stream,
-                seq,
-                access: *a,
-            });
+            head = self.insert(
+                Entry {
+                    token,
+                    stream,
+                    seq,
+                    access: *a,
+                },
+                head,
+            );
         }
+        self.by_token.insert(token, head);
     }
 
     /// The accesses of `token` (a capture collects them).

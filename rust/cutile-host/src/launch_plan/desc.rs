@@ -232,15 +232,16 @@ impl TensorDesc {
     /// the ledger ranges and the packed pointers read per call. ([`super::LaunchMemo`]
     /// reuses decisions on this; a test checks they agree.)
     pub fn same_launch_facts(&self, other: &TensorDesc) -> bool {
+        // (The other facts — divisibility, unit last stride, index width — are functions
+        // of the shape and strides compared here; alignment is the address's.)
         std::ptr::eq(self, other)
             || (self.dtype == other.dtype
-                && (self.dtype.is_some() || self.view.dtype == other.view.dtype)
+                && self.facts.align16 == other.facts.align16
                 && self.view.itemsize == other.view.itemsize
+                && self.view.num_blocks == other.view.num_blocks
                 && self.view.shape == other.view.shape
                 && self.view.strides == other.view.strides
                 && self.view.tile == other.view.tile
-                && self.view.num_blocks == other.view.num_blocks
-                && self.facts == other.facts
-                && self.wide == other.wide)
+                && (self.dtype.is_some() || self.view.dtype == other.view.dtype))
     }
 }

@@ -182,9 +182,13 @@ impl PendingLaunch {
     /// Compile if needed, order after conflicting work, launch on the stream the runtime
     /// picks (the GPU), or run now (the interpreter), and record the ledger ranges;
     /// returns the waiter. On failure everything is given back.
-    fn _start<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.get().start(slf.py())?;
-        slf.getattr(pyo3::intern!(slf.py(), "_wait"))
+    fn _start(&self, py: Python<'_>) -> PyResult<LaunchWaiter> {
+        self.start(py)?;
+        Ok(LaunchWaiter {
+            launcher: self.launcher.clone_ref(py),
+            slot: self.state.slot(),
+            seq: self.state.launched(),
+        })
     }
 
     /// Wait for the launch to complete (the host learns it: its ledger ranges go).
@@ -310,6 +314,38 @@ impl PendingLaunch {
     }
 }
 
+/// What `KernelOp._start()` returns: called, it waits for the launch to complete (the
+/// host learns it). It holds the launcher and the launch's stream position, not the op (no
+/// reference cycle keeps an op alive).
+#[pyclass(module = "cutile._native", frozen)]
+pub struct LaunchWaiter {
+    launcher: Py<KernelLauncher>,
+    slot: u32,
+    /// 0: nothing was launched (an empty grid).
+    seq: u64,
+}
+
+#[pymethods]
+impl LaunchWaiter {
+    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
+        wait_launch(py, self.launcher.get(), self.slot, self.seq)
+    }
+}
+
+/// Block until position `seq` of `slot` completed; a device fault is named for the kernel.
+fn wait_launch(py: Python<'_>, l: &KernelLauncher, slot: u32, seq: u64) -> PyResult<()> {
+    if seq == 0 {
+        return Ok(()); // nothing was launched (an empty grid)
+    }
+    l.runtime
+        .get()
+        .wait_for(py, slot, seq)
+        .map_err(|f| match f {
+            Failure::Cuda(code, what) => l.cuda_error(py, code, what),
+            f => f.into_py(py),
+        })
+}
+
 impl PendingLaunch {
     fn run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
         let r = self.start(py).and_then(|_| self.wait(py));
@@ -370,14 +406,13 @@ impl PendingLaunch {
             access_vec = l.plan.accesses(argv);
             &access_vec
         };
-        let mut buf = None;
+        let gpu = rt.has_gpu();
+        let mut buf = ParamBuffer::new(if gpu { entry.size } else { 0 });
         let mut g = [0 as c_uint; 3];
-        if rt.has_gpu() {
-            let mut b = ParamBuffer::new(entry.size);
-            if let Err(e) = b.pack(&entry.slots, argv, scalars) {
+        if gpu {
+            if let Err(e) = buf.pack(&entry.slots, argv, scalars) {
                 return Err(struct_error(py, e.fmt, e.value));
             }
-            buf = Some(b);
             for (k, x) in decided.grid.iter().enumerate() {
                 g[k] = c_uint::try_from(*x).map_err(|_| {
                     PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
@@ -387,7 +422,7 @@ impl PendingLaunch {
         // Ordered after conflicting work (ledger), launched, and recorded at its position
         // on the stream, under the runtime's lock.
         let enqueued = rt.enqueue_work(self.op, slot, accesses, |d, stream| {
-            let (Some(d), Some(buf)) = (d, buf.as_mut()) else {
+            let Some(d) = d else {
                 return Ok(()); // the interpreter runs it below
             };
             // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
@@ -454,18 +489,12 @@ impl PendingLaunch {
         if !self.state.started() {
             return Err(PyRuntimeError::new_err("this launch has not started"));
         }
-        let seq = self.state.launched();
-        if seq == 0 {
-            return Ok(()); // nothing was launched (an empty grid)
-        }
-        let l = self.launcher.get();
-        l.runtime
-            .get()
-            .wait_for(py, self.state.slot(), seq)
-            .map_err(|f| match f {
-                Failure::Cuda(code, what) => l.cuda_error(py, code, what),
-                f => f.into_py(py),
-            })
+        wait_launch(
+            py,
+            self.launcher.get(),
+            self.state.slot(),
+            self.state.launched(),
+        )
     }
 
     /// Whether the launch completed (never blocks; an op that did not launch is done).
