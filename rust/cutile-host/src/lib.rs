@@ -376,7 +376,8 @@ impl HostRegistry {
                 None,
             ));
         }
-        if let Some((lo, hi)) = region.extent() {
+        let extent = region.extent();
+        if let Some((lo, hi)) = extent {
             if lo < 0 || hi > i128::from(st.nbytes) {
                 return Err(HostError::borrow(
                     "CT5007",
@@ -390,7 +391,6 @@ impl HostRegistry {
         }
         st.handles += 1;
         self.next_handle += 1;
-        let extent = region.extent();
         self.handles.insert(
             self.next_handle,
             Handle {

@@ -20,9 +20,16 @@ struct Fields {
 
 #[pyclass(module = "cutile._native", frozen, subclass)]
 pub struct HandleMeta {
-    pub(super) desc: OnceLock<Arc<TensorDesc>>,
-    owner: OnceLock<(Py<HostRegistry>, u64)>,
-    fields: OnceLock<Fields>,
+    /// Set once, when the handle is described.
+    inner: OnceLock<Inner>,
+}
+
+struct Inner {
+    desc: Arc<TensorDesc>,
+    /// The registry and handle this object owns (released when it dies).
+    owner: Option<(Py<HostRegistry>, u64)>,
+    /// `None` for a handle described by `_init_meta` (tests).
+    fields: Option<Fields>,
 }
 
 static REGISTRY: PyOnceLock<Py<HostRegistry>> = PyOnceLock::new();
@@ -89,20 +96,24 @@ fn int_tuple<'py>(seq: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyTuple>, Vec
 impl HandleMeta {
     fn empty() -> Self {
         HandleMeta {
-            desc: OnceLock::new(),
-            owner: OnceLock::new(),
-            fields: OnceLock::new(),
+            inner: OnceLock::new(),
         }
     }
 
-    /// Register (when `handle == 0` and a registry is given) and describe the view; the
-    /// object owns the handle when `registry` is given. Returns the handle.
-    #[allow(clippy::too_many_arguments)]
+    /// The launch descriptor (`None` before the handle is described).
+    pub(super) fn desc(&self) -> Option<&Arc<TensorDesc>> {
+        self.inner.get().map(|i| &i.desc)
+    }
+
+    /// Register (when `handle == 0` and a registry is given) and describe the view, with
+    /// `fields` for Python; the object owns the handle when `registry` is given. Returns
+    /// the handle.
     fn describe(
         &self,
         py: Python<'_>,
         view: View,
         registry: Option<&Bound<'_, HostRegistry>>,
+        fields: Option<Fields>,
     ) -> PyResult<u64> {
         let mut view = view;
         if let (Some(reg), 0) = (registry, view.handle) {
@@ -135,25 +146,29 @@ impl HandleMeta {
                 return Err(PyValueError::new_err(e));
             }
         };
-        if self.desc.set(Arc::new(desc)).is_err() {
+        let inner = Inner {
+            desc: Arc::new(desc),
+            owner: registry.map(|r| (r.clone().unbind(), handle)),
+            fields,
+        };
+        if let Err(lost) = self.inner.set(inner) {
+            // (`lost` owns nothing yet: dropping it releases nothing; release here.)
+            drop(lost);
             release();
             return Err(PyRuntimeError::new_err("handle metadata is set once"));
-        }
-        if let Some(reg) = registry {
-            let _ = self.owner.set((reg.clone().unbind(), handle));
         }
         Ok(handle)
     }
 
     fn fields(&self) -> PyResult<&Fields> {
-        self.fields
+        self.inner
             .get()
+            .and_then(|i| i.fields.as_ref())
             .ok_or_else(|| PyAttributeError::new_err("this handle was made without its fields"))
     }
 
     fn view(&self) -> PyResult<&View> {
-        self.desc
-            .get()
+        self.desc()
             .map(|d| &d.view)
             .ok_or_else(|| PyAttributeError::new_err("this handle has no metadata yet"))
     }
@@ -214,14 +229,14 @@ impl HandleMeta {
             tile: tile.as_ref().map(|(_, v)| v.clone()),
             num_blocks,
         };
-        me.describe(py, view, Some(process_registry(py)?))?;
-        let _ = me.fields.set(Fields {
+        let fields = Fields {
             alloc: alloc.unbind(),
             dtype: dtype.unbind(),
             shape: shape_t.unbind(),
             strides: strides_t.unbind(),
             tile_shape: tile.map(|(t, _)| t.unbind()),
-        });
+        };
+        me.describe(py, view, Some(process_registry(py)?), Some(fields))?;
         Ok(me)
     }
 
@@ -258,14 +273,14 @@ impl HandleMeta {
             tile: tile_shape,
             num_blocks,
         };
-        self.describe(py, view, registry.as_ref())
+        self.describe(py, view, registry.as_ref(), None)
     }
 
     /// `(storage, handle, address, span_lo, span_hi, index_bits)`, or `None` before
     /// `_init_meta` (for tests).
     #[getter]
     fn _meta(&self) -> Option<(u64, u64, u64, u64, u64, u32)> {
-        self.desc.get().map(|d| {
+        self.desc().map(|d| {
             let v = &d.view;
             let bits = if d.wide { 64 } else { 32 };
             (v.storage, v.handle, v.address, d.span.0, d.span.1, bits)
@@ -340,8 +355,7 @@ impl HandleMeta {
 
     /// Lowest and one-past-highest byte the view touches, relative to the allocation.
     fn _span_bytes(&self) -> PyResult<(u64, u64)> {
-        self.desc
-            .get()
+        self.desc()
             .map(|d| d.span)
             .ok_or_else(|| PyAttributeError::new_err("this handle has no metadata yet"))
     }
@@ -351,7 +365,7 @@ impl Drop for HandleMeta {
     /// The Python object died: its handle goes (a handle a pending op holds keeps its
     /// storage until the op gives it back; see `HostRegistry::release_handle`).
     fn drop(&mut self) {
-        if let Some((reg, handle)) = self.owner.get() {
+        if let Some((reg, handle)) = self.inner.get().and_then(|i| i.owner.as_ref()) {
             let _ = Python::try_attach(|py| {
                 if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
                     let _ = r.inner.release_handle(*handle);

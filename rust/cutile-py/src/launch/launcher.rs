@@ -205,7 +205,7 @@ impl KernelLauncher {
         };
         for (o, r) in objs.iter().zip(raw.iter_mut()) {
             match o.cast::<HandleMeta>() {
-                Ok(m) => handles.push(m.get().desc.get().cloned()),
+                Ok(m) => handles.push(m.get().desc().cloned()),
                 Err(_) => {
                     *r = value_arg(o);
                     handles.push(None);

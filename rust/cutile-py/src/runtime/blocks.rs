@@ -12,6 +12,13 @@
 //! to the pool. `Runtime.release_cached()` (trim, out of memory) frees them all.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+/// `(block size, stream slot)` in one word: sizes are multiples of 512 below 2^48, slots
+/// below 2^25.
+fn key(slot: u32, size: u64) -> u64 {
+    (size << 16) ^ u64::from(slot)
+}
 
 /// Allocations are rounded up to this many bytes (the driver's granularity is finer), so
 /// nearby sizes share blocks.
@@ -28,8 +35,8 @@ pub(crate) fn block_size(nbytes: u64) -> u64 {
 
 #[derive(Default)]
 pub(crate) struct BlockCache {
-    /// `(stream slot, block size)` -> free blocks, most recently freed last.
-    free: HashMap<(u32, u64), Vec<u64>>,
+    /// `key(stream slot, block size)` -> `(slot, free blocks)`, most recently freed last.
+    free: HashMap<u64, (u32, Vec<u64>), BuildHasherDefault<cutile_host::IdHasher>>,
     bytes: u64,
     /// Blocks handed out again and blocks kept (counters for tests and benchmarks).
     pub hits: u64,
@@ -39,7 +46,7 @@ pub(crate) struct BlockCache {
 impl BlockCache {
     /// A kept block of `size` bytes freed on `slot`, if there is one.
     pub(crate) fn take(&mut self, slot: u32, size: u64) -> Option<u64> {
-        let block = self.free.get_mut(&(slot, size))?.pop()?;
+        let block = self.free.get_mut(&key(slot, size))?.1.pop()?;
         self.bytes -= size;
         self.hits += 1;
         Some(block)
@@ -51,7 +58,10 @@ impl BlockCache {
         if self.bytes.saturating_add(size) > MAX_BYTES {
             return false;
         }
-        let list = self.free.entry((slot, size)).or_default();
+        let (_, list) = self
+            .free
+            .entry(key(slot, size))
+            .or_insert_with(|| (slot, Vec::new()));
         if list.len() >= PER_SIZE {
             return false;
         }
@@ -66,7 +76,7 @@ impl BlockCache {
         self.bytes = 0;
         self.free
             .drain()
-            .flat_map(|((slot, _), blocks)| blocks.into_iter().map(move |b| (slot, b)))
+            .flat_map(|(_, (slot, blocks))| blocks.into_iter().map(move |b| (slot, b)))
             .collect()
     }
 
