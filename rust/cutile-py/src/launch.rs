@@ -133,6 +133,7 @@ impl KernelBase {
 /// What binding decided for a call (its `Const`s, scalars, index width, compiled-kernel
 /// key) and its grid: shared by every call with the same launch facts (`LaunchMemo`).
 struct Decided {
+    /// (Its `key` moved to `key`.)
     bound: BoundCall,
     key: Box<[u64]>,
     grid: [u64; 3],

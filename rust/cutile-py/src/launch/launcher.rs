@@ -333,8 +333,8 @@ impl KernelLauncher {
             Ok(Ok((bound, grid)))
         })?;
         match checked {
-            Ok((bound, grid)) => Ok(Some(Arc::new(Decided {
-                key: bound.key.clone().into_boxed_slice(),
+            Ok((mut bound, grid)) => Ok(Some(Arc::new(Decided {
+                key: std::mem::take(&mut bound.key).into_boxed_slice(),
                 bound,
                 grid,
                 entry: OnceLock::new(),
