@@ -217,20 +217,19 @@ def alloc_free(count: int, rounds: int, gpu: bool) -> tuple[dict[str, float], di
             after = calls()
             per["null_driver_calls"] = sum(after.values()) / count - sum(before.values()) / count
         return out, per
-    if gpu:
-        try:
-            import torch
-        except ImportError:
-            return out
+    try:
+        import torch
+    except ImportError:
+        return out, per
 
-        def torch_loop() -> float:
-            t0 = time.perf_counter()
-            for _ in range(count):
-                t = torch.empty(1 << 18, device="cuda")
-                del t
-            return (time.perf_counter() - t0) / count
+    def torch_loop() -> float:
+        t0 = time.perf_counter()
+        for _ in range(count):
+            t = torch.empty(1 << 18, device="cuda")
+            del t
+        return (time.perf_counter() - t0) / count
 
-        out["torch_alloc_free"] = median_of(rounds, torch_loop)
+    out["torch_alloc_free"] = median_of(rounds, torch_loop)
     return out, per
 
 
