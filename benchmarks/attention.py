@@ -139,12 +139,12 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
             torch.bfloat16).cuda()
 
     x = [to_ct(t) for t in (q, k, v)]
-    kernels = {(c, g): ex.make_attention(c, queries_on_x=g == "q")
-               for c in (False, True) for g in ("q", "h")}
+    kernels = {(c, g, e): ex.make_attention(c, queries_on_x=g == "q", even_keys=e)
+               for c in (False, True) for g in ("q", "h") for e in (False, True)}
     for bm, bn, hints, grid in CONFIGS[(causal, d)]:
         label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items()) + (
             " heads-on-x" if grid == "h" else "")
-        kernel = kernels[(causal, grid)].with_hints(**hints)
+        kernel = kernels[(causal, grid, seq % bn == 0)].with_hints(**hints)
         qx = grid == "q"
         try:
             o, *back = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d),

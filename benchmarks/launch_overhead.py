@@ -7,7 +7,8 @@ one block), all in one process on one GPU.
                                                     # alone, on the CPU interpreter with a
                                                     # no-op kernel body, and on the GPU code
                                                     # path with a null driver (`null_*` rows:
-                                                    # every driver call returns at once)
+                                                    # every driver call returns at once; one
+                                                    # device, and two in use: `null2_*`)
 
 Per peer:
 - launch + sync: wall time of one launch and a stream synchronize (a chain of dependent
@@ -43,6 +44,9 @@ import numpy as np
 if "--no-gpu" in sys.argv:
     os.environ["CUTILE_BACKEND"] = "interpreter"
     os.environ.setdefault("CUTILE_QUIET", "1")
+    # two modeled devices, for the null driver's two-device rows (the interpreter's rows
+    # use one)
+    os.environ.setdefault("CUTILE_INTERPRETER_DEVICES", "2")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -222,7 +226,20 @@ def null_driver_samples(n: int, launches: int, rounds: int) -> dict[str, list[fl
         made = cutile_samplers(n, launches, gpu=False)
         made.pop("cutile_finish")
         samples = measure(made, rounds)
-    return {f"null_{k}": v for k, v in samples.items()}
+    out = {f"null_{k}": v for k, v in samples.items()}
+    if cutile.device_count() < 2:
+        return out
+    # Two devices in use: driver calls may switch contexts. Ops on device 0 (the thread's
+    # context: one cuCtxGetCurrent per driver call more) and on tensors of device 1 (each
+    # driver call switches context and back).
+    with null_gpu(devices=2):
+        two: dict[str, Sampler] = {}
+        for dev in (0, 1):
+            with cutile.device(dev):  # (where the op's tensors are made)
+                two[f"null2_d{dev}_cutile_launch"] = cutile_samplers(
+                    n, launches, gpu=False)["cutile_launch"]
+        out.update(measure(two, rounds))
+    return out
 
 
 def peer_samplers(n: int, launches: int) -> tuple[dict[str, Sampler], str | None]:
@@ -331,6 +348,10 @@ ROWS = [
     ("null_cutile_create", "  `add(...)` alone", "ct_launch"),
     ("null_cutile_start", "  `_start()` alone", "ct_launch"),
     ("null_cutile_zip_per_op", "null driver: `cutile.zip(*ops).sync()` per op", "ct_launch"),
+    ("null2_d0_cutile_launch", "null driver, 2 devices in use: launch only, device 0",
+     "ct_launch"),
+    ("null2_d1_cutile_launch", "  tensors of device 1 (context switched per call)",
+     "ct_launch"),
 ]
 
 

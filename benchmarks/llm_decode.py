@@ -6,8 +6,13 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts decode,hf --configs qwen3-0.6b,qwen3-8b \
         --contexts 1024
     python benchmarks/llm_decode.py --parts prefill,ttft
+    python benchmarks/llm_decode.py --parts prefill_gemms,prefill \
+        --prefill-plans old,new,sync,persistent,wide      # prefill variants, GEMMs alone
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,attn_fused,split                  # decode-step variants
+    python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
+        --plans default,pdl                               # with and without PDL
+    python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
 
 Parts:
 - gemv: each decode GEMV of Qwen3-4B (QKV 2560->6144, o_proj 4096->2560, gate/up
@@ -26,7 +31,13 @@ Parts:
   kernel's share of the copy bandwidth.
 - hf: transformers' Qwen3ForCausalLM (bf16, eager; `--hf-compile`: torch.compile with a
   static cache) on the same random weights, decode tok/s at the same contexts.
-- prefill: the engine's prefill of 2048 tokens against Hugging Face's forward pass.
+- smallkernels (`llm_small.py`): each kernel of the step per launch, one layer's attention
+  block (QKV GEMV to output projection) and the whole step, replayed from CUDA graphs, for
+  each small-kernel variant (`--small-variants`; first config and context only).
+- prefill: the engine's prefill of `--tokens` (2048) tokens in each `--prefill-plans`
+  variant, with a per-kernel breakdown, against Hugging Face's forward pass (with `hf`);
+  prefill_gemms: each prefill GEMM and attention alone in its candidate configurations,
+  against cuBLAS and flash SDPA (`llm_prefill.py`).
 - ttft: `generate.py` start to first token in fresh processes, cold (empty kernel cache)
   and warm.
 """
@@ -36,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,11 +57,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_gemv
+import llm_prefill
 import llm_tools as lt
 from llm.config import preset
 from llm.kernels.fill import copy_tiles
 from llm.model import Engine
-from llm.plan import plan_for
+from llm.plan import SMALL_VARIANTS, plan_for
 from llm.weights import random_weights
 
 from cutile import api
@@ -76,10 +87,37 @@ def copy_bandwidth() -> dict[str, float]:
 
 
 # `--plans`: engine variants of the decode step (llm/plan.py's plan_for keywords)
-PLANS: dict[str, dict[str, bool]] = {
+# (`pdl`: every kernel with programmatic dependent launch; `--plans default,pdl` compares
+# the two in one run)
+PLANS: dict[str, dict[str, Any]] = {
     "default": {}, "attn_fused": {"attn_fused": True},
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
+    "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
+    # PDL on the small latency-bound kernels only, and on the GEMVs only
+    "pdl_small": {"pdl": True, "pdl_kernels": (
+        "attn_decode", "qkv_finish", "attn_combine", "embed_row", "select_greedy",
+        "qkv_heads", "attn_decode_q", "attn_combine_heads", "attn_decode_qkv",
+        "attn_combine_cache", "embed_row_rope")},
+    "pdl_gemv": {"pdl": True, "pdl_kernels": ("gemv_swiglu", "gemv_add_loop",
+                                              "gemv_norm_partial", "gemv_add",
+                                              "lm_head_argmax")},
 }
+
+
+def plan_named(cfg: Any, name: str) -> Any:
+    """The plan a `--plans` name stands for: `PLANS` (plan_for keywords) and
+    `llm.plan.SMALL_VARIANTS` (field changes), joined by "+" (e.g. `fused+mlp_split`)."""
+    kw: dict[str, Any] = {}
+    changes: dict[str, object] = {}
+    for part in name.split("+"):
+        if part in PLANS:
+            kw.update(PLANS[part])
+        elif part in SMALL_VARIANTS:
+            changes.update(SMALL_VARIANTS[part])
+        else:
+            raise SystemExit(f"unknown plan {part!r}: one of {', '.join([*PLANS, *SMALL_VARIANTS])}"
+                             " (or several joined by +)")
+    return plan_for(cfg, **kw).with_(**changes)
 
 
 def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool,
@@ -90,7 +128,7 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
     rng = np.random.default_rng(0)
     for ctx in contexts:
         prompt = [int(t) for t in rng.integers(0, cfg.vocab_size, ctx + 1)]
-        engine = Engine(weights, ctx + 4 * steps + 64, plan_for(cfg, **PLANS[plan]))
+        engine = Engine(weights, ctx + 4 * steps + 64, plan_named(cfg, plan))
         t_prefill = lt.wall(lambda: engine.load_prompt(prompt), 1)  # noqa: B023
         engine.decode_step()                                        # compiles, warms
         per_token = weights.decode_bytes() + engine.kv_bytes(ctx + steps)
@@ -150,30 +188,14 @@ def kernel_breakdown(launches: list[lt.Launch], bw: float, trials: int = 5
                      ) -> list[dict[str, Any]]:
     """Device time of each kernel of a step, from events recorded between the launches of
     one replay (median of `trials` replays), grouped by kernel and grid."""
-    cu = lt._cu()
-    s = lt.stream()
-    evs = [lt.check(cu.cuEventCreate(0)) for _ in range(len(launches) + 1)]
-    per: list[list[float]] = [[] for _ in launches]
-    spin = lt.spin(s, 40_000_000)     # the GPU waits until the whole step is enqueued
-    for _ in range(trials):
-        if spin is not None:
-            spin()
-        for e, launch in zip(evs, launches, strict=False):
-            lt.check(cu.cuEventRecord(e, s))
-            launch.run()
-        lt.check(cu.cuEventRecord(evs[-1], s))
-        lt.check(cu.cuEventSynchronize(evs[-1]))
-        for i in range(len(launches)):
-            per[i].append(float(lt.check(cu.cuEventElapsedTime(evs[i], evs[i + 1]))) * 1e-3)
-    for e in evs:
-        cu.cuEventDestroy(e)
+    times = lt.launch_times(launches, trials)
     groups: dict[tuple[str, tuple[int, int, int]], dict[str, Any]] = {}
-    for launch, times in zip(launches, per, strict=True):
+    for launch, sec in zip(launches, times, strict=True):
         g = groups.setdefault((launch.name, launch.grid), {"kernel": launch.name,
                                                            "grid": list(launch.grid),
                                                            "count": 0, "s": 0.0, "bytes": 0})
         g["count"] += 1
-        g["s"] += statistics.median(times)
+        g["s"] += sec
         g["bytes"] += launch.nbytes
     out = sorted(groups.values(), key=lambda g: -g["s"])
     for g in out:
@@ -186,7 +208,7 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
               ) -> dict[str, Any]:
     import torch
 
-    model = lt.hf_model(cfg, weights)
+    model = lt.hf_model(cfg, weights, attn="sdpa")
     ids = torch.tensor([prompt], device="cuda")
     out: dict[str, Any] = {}
     with torch.no_grad():
@@ -203,44 +225,20 @@ def hf_decode(cfg: Any, weights: Any, prompt: list[int], steps: int, compile_: b
         step()
         out["eager_tok_s"] = 1 / lt.wall(step, steps)
         if compile_:
+            # transformers compiles the forward itself when generate() runs on a static
+            # cache (its recommended torch.compile path); wrapping forward in our own
+            # reduce-overhead compile breaks on its CUDA-graph output buffers
             try:
-                model.forward = torch.compile(model.forward, mode="reduce-overhead",
-                                              fullgraph=True)
                 kw = {"do_sample": False, "cache_implementation": "static"}
                 model.generate(ids, max_new_tokens=steps + 1, **kw)   # compiles
                 t_one = lt.wall(lambda: model.generate(ids, max_new_tokens=1, **kw), 2)
                 t_all = lt.wall(lambda: model.generate(ids, max_new_tokens=steps + 1, **kw), 2)
                 out["compile_tok_s"] = steps / (t_all - t_one)
+                out["compiled"] = hasattr(model, "_compiled_call")
             except Exception as exc:  # reported, not fatal
                 out["compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     del model
     torch.cuda.empty_cache()
-    return out
-
-
-def bench_prefill(name: str, tokens: int, hf: bool) -> dict[str, Any]:
-    import torch
-
-    cfg = preset(name)
-    weights = random_weights(cfg, seed=0)
-    prompt = [int(t) for t in np.random.default_rng(1).integers(0, cfg.vocab_size, tokens + 1)]
-    engine = Engine(weights, tokens + 64)
-    engine.load_prompt(prompt)                     # compiles, warms
-    out: dict[str, Any] = {"config": name, "tokens": tokens,
-                           "cutile_s": lt.wall(lambda: engine.load_prompt(prompt), 3)}
-    if hf:
-        model = lt.hf_model(cfg, weights)
-        ids = torch.tensor([prompt[:tokens]], device="cuda")
-
-        def fwd() -> None:
-            with torch.no_grad():
-                model(ids, use_cache=True)
-            torch.cuda.synchronize()
-
-        fwd()
-        out["hf_eager_s"] = lt.wall(fwd, 3)
-    print(f"prefill {name} {tokens} tokens: cutile {out['cutile_s'] * 1e3:.1f} ms"
-          + (f", HF eager {out['hf_eager_s'] * 1e3:.1f} ms" if "hf_eager_s" in out else ""))
     return out
 
 
@@ -289,7 +287,15 @@ def main() -> None:
     ap.add_argument("--sweep", choices=("quick", "full"), default="quick")
     ap.add_argument("--hf-compile", action="store_true")
     ap.add_argument("--plans", default="default",
-                    help=f"decode-step variants to time, of {', '.join(PLANS)}")
+                    help="decode-step variants to time: "
+                         f"{', '.join([*PLANS, *SMALL_VARIANTS])} (or several joined by +)")
+    ap.add_argument("--small-variants", default=None,
+                    help="--parts smallkernels: the plans to time (default: "
+                         "llm_small.DEFAULT_VARIANTS)")
+    ap.add_argument("--tokens", type=int, default=2048, help="prefill tokens")
+    ap.add_argument("--prefill-plans", default="old,wide",
+                    help="prefill variants to time (llm/prefill_plan.py), e.g. "
+                         "old,new,sync,persistent,wide")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -316,8 +322,15 @@ def main() -> None:
                              for r in bench_decode(name, contexts, args.steps, bw,
                                                    "hf" in parts and plan == plans[0],
                                                    args.hf_compile, plan)]
-    if "prefill" in parts:
-        results["prefill"] = bench_prefill("qwen3-4b", 2048, "hf" in parts)
+    if "smallkernels" in parts:
+        import llm_small
+
+        results["smallkernels"] = llm_small.bench_small(
+            args.configs.split(",")[0], int(args.contexts.split(",")[0]),
+            args.small_variants or llm_small.DEFAULT_VARIANTS, plan_named)
+    if parts & {"prefill", "prefill_gemms"}:
+        results.update(llm_prefill.main_parts(parts, "qwen3-4b", args.tokens,
+                                              args.prefill_plans.split(","), args.hf_compile))
     if "ttft" in parts:
         results["ttft"] = bench_ttft("qwen3-4b")
     if args.json:

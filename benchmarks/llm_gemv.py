@@ -82,6 +82,15 @@ QUICK: dict[str, list[Candidate]] = {
 }
 
 
+# Ramp and tail of the two short GEMVs (QKV 31 MB, o_proj 21 MB: ~4 us of fixed cost on
+# 7.5 and 5 us of streaming): more, smaller blocks that still fit one wave at their
+# occupancy (blocks <= occupancy x 132), so the last SMs to finish hold less work, and one
+# of fewer, longer blocks. QKV: 384, 384, 192 blocks; o_proj: 640, 640, 320, 640.
+QUICK["qkv"] += [("partial", t) for t in (T(64, 64, 10, 4), T(64, 128, 5, 3),
+                                          T(128, 64, 10, 2))]
+QUICK["o_proj"] += [("add", t) for t in (T(64, 64, 4, 5), T(32, 128, 4, 5),
+                                         T(128, 64, 4, 3), T(32, 64, 8, 5))]
+
 def candidates(n: int, k: int, kind: str, sweep: str) -> list[Candidate]:
     """Tile candidates of one GEMV shape: the curated quick set, or (`full`) a grid."""
     name = next(g for g, v in GEMVS.items() if v[:2] == (n, k))

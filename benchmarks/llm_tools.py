@@ -96,7 +96,7 @@ def weight_bytes(kernel: Any, op: Any, context: int, cfg: Any) -> int:
     vals = dict(zip(names, b.values, strict=True))
     if "w" in vals:
         return int(vals["w"].nbytes)
-    if kernel.name == "attn_decode":
+    if kernel.name.startswith("attn_decode"):      # attn_decode, _q, _qkv: the whole cache
         return 2 * cfg.num_kv_heads * context * cfg.head_dim * 2
     return 0
 
@@ -119,6 +119,33 @@ def record_step(engine: Any, context: int) -> list[Launch]:
 def replay(launches: list[Launch]) -> None:
     for launch in launches:
         launch.run()
+
+
+def launch_times(launches: list[Launch], trials: int = 5, cycles: int = 40_000_000
+                 ) -> list[float]:
+    """Device seconds of each launch (median of `trials` replays), from events recorded
+    between the launches; the GPU spins first (`cycles`), so the whole replay is enqueued
+    before it starts and no launch waits for the host."""
+    import statistics
+
+    cu = _cu()
+    s = stream()
+    evs = [check(cu.cuEventCreate(0)) for _ in range(len(launches) + 1)]
+    per: list[list[float]] = [[] for _ in launches]
+    pre = spin(s, cycles)
+    for _ in range(trials):
+        if pre is not None:
+            pre()
+        for e, launch in zip(evs, launches, strict=False):
+            check(cu.cuEventRecord(e, s))
+            launch.run()
+        check(cu.cuEventRecord(evs[-1], s))
+        check(cu.cuEventSynchronize(evs[-1]))
+        for i in range(len(launches)):
+            per[i].append(float(check(cu.cuEventElapsedTime(evs[i], evs[i + 1]))) * 1e-3)
+    for e in evs:
+        cu.cuEventDestroy(e)
+    return [statistics.median(t) for t in per]
 
 
 class RawGraph:
@@ -181,15 +208,16 @@ def wall(fn: Any, reps: int) -> float:
 
 # -- Hugging Face -----------------------------------------------------------------------------
 
-def hf_model(cfg: Any, weights: Any, dtype: str = "bfloat16") -> Any:
-    """transformers' Qwen3ForCausalLM with the engine's weights, on the GPU, eval mode."""
+def hf_model(cfg: Any, weights: Any, dtype: str = "bfloat16", attn: str = "eager") -> Any:
+    """transformers' Qwen3ForCausalLM with the engine's weights, on the GPU, eval mode
+    (`attn`: "eager" for the numerics checks, "sdpa" (HF's default) as a speed peer)."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     hf = cfg.to_hf()
     conf = Qwen3Config(**{k: v for k, v in hf.items()
                           if k not in ("architectures", "model_type", "torch_dtype")})
-    conf._attn_implementation = "eager"
+    conf._attn_implementation = attn
     tdt = getattr(torch, dtype)
     default = torch.get_default_dtype()
     torch.set_default_dtype(tdt)

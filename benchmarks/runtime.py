@@ -1,8 +1,10 @@
 """The runtime's speed and footprint (issue 9), cutile vs torch in one process on one GPU:
 
 1. 1,000 dependent tiny kernels (`z += 1` on 1024 floats): sync each, one sync (a `then`
-   chain), await each, one await of a `then` chain, CUDA Graph replay; torch eager (sync
-   each, one sync) and a torch CUDA graph. Per op, median of rounds.
+   chain), await each, one await of a `then` chain, CUDA Graph replay; the same kernel with
+   programmatic dependent launch (`pdl=True`, docs/pdl.md: each kernel's blocks start while
+   the previous one finishes) as a `then` chain and in a graph; torch eager (sync each,
+   one sync) and a torch CUDA graph. Per op, median of rounds.
 2. allocate + free 1 MiB x 10,000: `api.empty` + drop vs `torch.empty` + drop; how many
    allocations reused a freed block the runtime kept (no driver call). Without a GPU also
    on the GPU code path with a null driver, with the driver calls per allocate + free.
@@ -47,6 +49,10 @@ from cutile.runtime import memory, streams
 @cutile.entry
 def inc(z: Mut[Tensor[f32, ["B"]]], B: Const[int]):
     z.store(z.load() + 1.0)
+
+
+# `inc` with programmatic dependent launch (its twin: same body and proof, `pdl=True`)
+inc_pdl = inc.with_hints(pdl=True)
 
 
 @cutile.entry
@@ -120,10 +126,32 @@ def cutile_chain(ops: int, rounds: int) -> dict[str, float]:
     out = {name: median_of(rounds, f) for name, f in [
         ("cutile_sync_each", sync_each), ("cutile_one_sync", one_sync),
         ("cutile_await_each", await_each), ("cutile_then_one_await", await_chain)]}
+    out["cutile_graph_replay"] = graph_replay(inc, st, ops, rounds)
 
+    # The same chain with programmatic dependent launch: on one stream (`then`) and in a
+    # graph, where it matters most (no host gap left to hide behind).
+    def pdl_one_sync() -> float:
+        t0 = time.perf_counter()
+        op = inc_pdl(st["z"])
+        for _ in range(ops - 1):
+            op = op.then(inc_pdl)
+        (st["z"],) = op.sync()
+        return (time.perf_counter() - t0) / ops
+
+    before = float(st["z"].to_numpy()[0])
+    out["cutile_pdl_one_sync"] = median_of(rounds, pdl_one_sync)
+    after = float(st["z"].to_numpy()[0])
+    assert after == before + ops * (rounds + 1), (before, after)
+    out["cutile_pdl_graph_replay"] = graph_replay(inc_pdl, st, ops, rounds)
+    return out
+
+
+def graph_replay(kernel: Any, st: dict[str, Any], ops: int, rounds: int) -> float:
+    """Seconds per op of `ops` launches of `kernel` captured with `cutile.graph` and
+    replayed (each replay waited for); checks that every replay ran every op."""
     def chain(z: api.Partition) -> Any:
         for _ in range(ops):
-            (z,) = inc(z).sync()  # recorded, in order
+            (z,) = kernel(z).sync()  # recorded, in order
         return z
 
     before = float(st["z"].to_numpy()[0])
@@ -134,11 +162,11 @@ def cutile_chain(ops: int, rounds: int) -> dict[str, float]:
         g.replay().wait()
         return (time.perf_counter() - t0) / ops
 
-    out["cutile_graph_replay"] = median_of(rounds, replay)
+    sec = median_of(rounds, replay)
     after = float(g.read(0)[0])
     assert after == before + ops * (rounds + 1), (before, after)  # every replay ran every op
-    g.into_inner()
-    return out
+    st["z"] = g.into_inner()  # what `chain` returned: the partition after the last op
+    return sec
 
 
 def torch_chain(ops: int, rounds: int) -> tuple[dict[str, float], str | None]:
@@ -336,6 +364,8 @@ def main() -> None:
     if "torch_graph_replay" in dep:
         ratio = dep["cutile_graph_replay"] / dep["torch_graph_replay"]
         print(f"  graph replay vs torch graph: {ratio:.2f}x")
+        ratio = dep["cutile_pdl_graph_replay"] / dep["torch_graph_replay"]
+        print(f"  graph replay with PDL vs torch graph: {ratio:.2f}x")
     af = res["alloc_free_us"]
     line = f"allocate + free 1 MiB: cutile {af['cutile_alloc_free']:.2f} us"
     if "torch_alloc_free" in af:

@@ -18,18 +18,30 @@ import numpy as np
 import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f16, f32, mma, num_tiles, zeros
+from cutile.dtypes import DType
 
 
-@cutile.entry
-def persistent_gemm(z: Mut[Tensor[f16, ["BM", "BN"]]], x: Tensor[f16, [-1, -1]],
-                    y: Tensor[f16, [-1, -1]], BM: Const[int], BN: Const[int], BK: Const[int]):
-    for idx in z.iter_indices(group=8):
-        acc = zeros((BM, BN), f32)
-        for k in range(num_tiles(x, 1, (BM, BK))):
-            a = x.load_tile((BM, BK), (idx[0], k))
-            b = y.load_tile((BK, BN), (k, idx[1]))
-            acc = mma(a, b, acc)
-        z.store(acc.astype(f16), index=idx)
+def gemm_kernel(dt: DType) -> cutile.EntryKernel:
+    """The persistent GEMM for `dt` tensors (f16, bf16) with an f32 accumulator; the tuned
+    configurations (benchmarks/RESULTS.md) run it with 128x128x64 tiles, one block per
+    multiprocessor. `examples/multi_gpu.py` runs the bf16 one on every GPU."""
+
+    @cutile.entry
+    def persistent_gemm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                        y: Tensor[dt, [-1, -1]], BM: Const[int], BN: Const[int],
+                        BK: Const[int]):
+        for idx in z.iter_indices(group=8):
+            acc = zeros((BM, BN), f32)
+            for k in range(num_tiles(x, 1, (BM, BK))):
+                a = x.load_tile((BM, BK), (idx[0], k))
+                b = y.load_tile((BK, BN), (k, idx[1]))
+                acc = mma(a, b, acc)
+            z.store(acc.astype(dt), index=idx)
+
+    return persistent_gemm
+
+
+persistent_gemm = gemm_kernel(f16)
 
 
 def main(m: int = 1000, n: int = 700, k: int = 300, tiles: tuple[int, int, int] = (64, 64, 32),

@@ -32,7 +32,7 @@ from cutile.core import bf16
 from cutile.runtime import driver
 from llm.config import from_checkpoint, human, preset, with_layers
 from llm.model import Engine, check_config
-from llm.plan import plan_for
+from llm.plan import SMALL_VARIANTS, plan_for
 from llm.reference import Sampling
 from llm.weights import load_checkpoint, random_weights
 
@@ -97,6 +97,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="copy-bandwidth buffer size in MiB (default 1024; 0.25 interpreted)")
     ap.add_argument("--op-by-op", action="store_true",
                     help="launch each kernel of a step from the host (no cutile.graph)")
+    ap.add_argument("--small-kernels", choices=sorted(SMALL_VARIANTS), default=None,
+                    help="a variant of the decode step's small kernels (llm/plan.py "
+                         "SMALL_VARIANTS; default: the plan's)")
     ap.add_argument("--no-progress", action="store_true")
     return ap.parse_args(argv)
 
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ids = prompt_ids(args, cfg.vocab_size, tok)
     max_seq = args.max_seq or len(ids) + args.new_tokens + 1
     sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed)
-    plan = plan_for(cfg)
+    plan = plan_for(cfg).with_(**SMALL_VARIANTS.get(args.small_kernels or "", {}))
     check_config(cfg, plan)
     engine = Engine(weights, max_seq, plan, sampling)
 

@@ -18,6 +18,7 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       qkv_finish                   sum, norm scale, q/k RMSNorm, RoPE, k and v into the cache
       attn_decode                  flash-decoding shares over the cache
       attn_combine                 their softmax-weighted sum, bf16
+        (`Plan.attn_path` "heads" / "fused": `attn_paths.py`; embed_row_rope first)
       gemv_add (O)                 h += Wo attn           (atomic adds into h)
         (`Plan.attn_fused`: gemv_attn_add, the combine inside the projection: one kernel)
       gemv_swiglu (gate/up)        act = silu(g) * u, bf16: whole rows of Wg and Wu per block
@@ -25,13 +26,18 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       gemv_add (down)              h += Wd act
     lm_head_argmax                 logits and each block's best
     select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
+
+`Plan.pdl` launches every kernel with programmatic dependent launch (`llm.kernels.pdl`):
+each kernel's blocks start while the one before finishes, and wait for it on the device.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -40,12 +46,15 @@ from cutile import api
 from cutile.api import Tensor
 from cutile.core import bf16, f32, i32
 
+from . import attn_paths
 from .config import Qwen3Config
 from .kernels import attention as attn
 from .kernels import decode_misc, prefill, sampling
 from .kernels.gemv import gemv_kernels
+from .kernels.pdl import with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
+from .prefill_plan import prefill_kernels
 from .reference import Sampling, rope_tables
 from .weights import Weights
 
@@ -57,6 +66,7 @@ class Slot:
     def __init__(self, t: Tensor, name: str):
         self.t = t
         self.name = name
+        self.shape = list(t.shape)   # kept while a view of it is out (`take`)
 
     def numpy(self) -> np.ndarray:
         return self.t.to_numpy()
@@ -66,10 +76,37 @@ class Slot:
 class Out:
     slot: Slot
     tile: tuple[int, ...]
+    view: tuple[int, ...] | None = None     # partition a reshaped view of the slot
+    blocks: int | None = None               # a persistent launch of this many blocks
 
 
-def out(slot: Slot, *tile: int) -> Out:
-    return Out(slot, tuple(tile))
+def out(slot: Slot, *tile: int, view: Sequence[int] | None = None,
+        blocks: int | None = None) -> Out:
+    return Out(slot, tuple(tile), None if view is None else tuple(view), blocks)
+
+
+def take(a: Out) -> Any:
+    """The slot's tensor partitioned for a launch, through its view if any (persistent
+    when asked). A view is partitioned only as its storage's one live handle: the slot
+    lets go of its handle, and that handle is first consumed (partitioned whole and given
+    back), since an op that read it may still hold it (a graph capture keeps what its ops
+    were given)."""
+    t = a.slot.t
+    if a.view is None:
+        part = t.partition(list(a.tile))
+    else:
+        a.slot.t = None  # type: ignore[assignment]
+        t = t.partition(list(t.shape)).unpartition()
+        view = t.reshape(list(a.view))
+        del t
+        part = view.partition(list(a.tile))
+    return part if a.blocks is None else part.persistent(a.blocks)
+
+
+def give_back(a: Out, got: Any) -> None:
+    """The partition a launch handed back, whole again in the slot's own shape."""
+    whole = got.unpartition()
+    a.slot.t = whole if a.view is None else whole.reshape(list(a.slot.shape))
 
 
 class Engine:
@@ -85,7 +122,11 @@ class Engine:
         # The cache and token buffer extents are powers of two: each is one tile, and a
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
+        attn_paths.check(c, self.plan, self.capacity)
         self.ops = 0                         # kernels launched so far
+        self.prefill_k = prefill_kernels(self.plan.prefill)
+        # the ops `_run` queued inside `_chained()` (None: `_run` launches and waits)
+        self._chain: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] | None = None
         # called with (kernel, op) before each op runs (benchmarks record launches)
         self.observer: Callable[[Any, Any], None] | None = None
         self._alloc_buffers()
@@ -117,6 +158,12 @@ class Engine:
         self.attn_m = slot("attn_m", [kv, ns, g], f32)
         self.attn_l = slot("attn_l", [kv, ns, g], f32)
         self.attn = slot("attn", [c.q_size], bf16)
+        if p.attn_path != "split":             # the QKV GEMV's sums of squares of h
+            self.qkv_ss = slot("qkv_ss", [p.qkv.splits(h), cdiv(c.qkv_size, p.qkv.BO)], f32)
+        if p.attn_path == "fused":             # the new key and value, for the combine
+            self.kv_new = slot("kv_new", [kv, ns, 2 * d], bf16)
+        if p.attn_path != "split":             # the step's cos | sin row (one per block)
+            self.rope_cs = slot("rope_cs", [cdiv(h, p.embed_tile), d], f32)
         if not p.mlp_fused:
             self.gu_part = slot("gu_part", [p.gate_up.splits(h), 2 * c.intermediate_size],
                                 f32)
@@ -141,17 +188,62 @@ class Engine:
 
     def _run(self, kernel: Any, *args: Any, **kw: Any) -> None:
         """Launch `kernel` and wait: `Out` arguments are partitioned for the launch and
-        given back whole afterwards, `Slot`s are read whole."""
-        bound = [a.slot.t.partition(list(a.tile)) if isinstance(a, Out)
-                 else a.t if isinstance(a, Slot) else a for a in args]
+        given back whole afterwards, `Slot`s are read whole. Inside `_chained()` the op is
+        queued instead, and runs in the chain."""
+        if self._chain is not None:
+            self._chain.append((kernel, args, kw))
+            return
+        self._take_back(args, self._op(kernel, args, kw).sync())
+
+    def _op(self, kernel: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+        """The op of a launch, its `Out` slots partitioned (through views, persistent when
+        asked), with programmatic dependent launch when the plan says so."""
+        bound = [take(a) if isinstance(a, Out) else a.t if isinstance(a, Slot) else a
+                 for a in args]
+        if self.plan.pdl and (not self.plan.pdl_kernels
+                              or kernel.name in self.plan.pdl_kernels):
+            kernel = with_pdl(kernel)
         op = kernel(*bound, **kw)
+        del bound
         if self.observer is not None:
             self.observer(kernel, op)
-        back = op.sync()
+        self.ops += 1
+        return op
+
+    @staticmethod
+    def _take_back(args: tuple[Any, ...], back: Any) -> None:
         for a, got in zip(args, back if isinstance(back, tuple) else (back,), strict=False):
             if isinstance(a, Out):
-                a.slot.t = got.unpartition()
-        self.ops += 1
+                give_back(a, got)
+    @contextmanager
+    def _chained(self) -> Iterator[None]:
+        """The ops `_run` issues inside run as one `.then` chain with one wait at the end
+        (docs/runtime.md): each op is enqueued as soon as the one before it is, on the
+        same stream (which orders them), and its results are handed back at once, so the
+        next op can take them; the host never waits in between. Each op is bound when the
+        chain reaches it, so it sees the slots as the ops before it left them."""
+        self._chain = []
+        try:
+            yield
+            queued = self._chain
+        finally:
+            self._chain = None
+        if not queued:
+            return
+
+        def step(before: tuple[Any, ...], kernel: Any, args: tuple[Any, ...],
+                 kw: dict[str, Any]) -> Callable[..., Any]:
+            def next_op(*back: Any) -> Any:
+                self._take_back(before, back)
+                return self._op(kernel, args, kw)
+            return next_op
+
+        kernel, args, kw = queued[0]
+        chain = self._op(kernel, args, kw)
+        for before, (kernel, args, kw) in pairwise(queued):
+            chain = chain.then(step(before[1], kernel, args, kw))
+        last = queued[-1][1]
+        chain.then(lambda *back: self._take_back(last, back)).sync()
 
     def _gemv_partial(self, which: str, part: Slot, w: Tensor, norm: Tensor) -> None:
         t, g = getattr(self.plan, which), self.gemv[which]
@@ -206,9 +298,18 @@ class Engine:
         c, p, w = self.cfg, self.plan, self.w
         eps = c.rms_norm_eps
         hb = pow2_at_least(c.hidden_size)
-        self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
-                  self.pos)
+        if p.attn_path == "split":
+            self._run(decode_misc.embed_row, out(self.h, p.embed_tile), w.embed, self.tokens,
+                      self.pos)
+        else:                                  # and the step's cos/sin row, read once
+            attn_paths.embed(self)
         for i, lw in enumerate(w.layers):
+            if p.attn_path != "split":
+                attn_paths.attention(self, i, lw)    # "heads" | "fused" (+ the combine)
+                self._gemv_add("o", lw.wo, self.attn)
+                self._mlp_in(lw.wgu, lw.mlp_norm)
+                self._gemv_add("down", lw.wd, self.act)
+                continue
             self._gemv_partial("qkv", self.qkv_part, lw.wqkv, lw.attn_norm)
             self._run(qkv_finish, out(self.q, c.group, c.head_dim),
                       out(self.k_cache[i], 1, self.capacity, c.head_dim),
@@ -268,37 +369,58 @@ class Engine:
             self._prefill(api.from_numpy(np.asarray(ids[:-1], np.int32)))
 
     def _prefill(self, toks: Tensor) -> None:
-        c, p, w = self.cfg, self.plan, self.w
+        """Every layer over the prompt's tokens, filling the KV caches. The residual
+        stream ping-pongs between two f32 buffers (a residual GEMM reads one and writes
+        the other: read-modify-write of one output tile spills the persistent kernels'
+        accumulators). Only the caches are kept: the hidden states are not (the first
+        decode step computes the last token's), so with `kv_only_last` the last layer
+        stops after its keys and values."""
+        c, pp, w, k = self.cfg, self.plan.prefill, self.w, self.prefill_k
         t, hsz, d = toks.shape[0], c.hidden_size, c.head_dim
         hb = pow2_at_least(hsz)
-        bm, bn, bk = p.prefill_bm, p.prefill_bn, p.prefill_bk
         eps = c.rms_norm_eps
 
         def buf(name: str, shape: Sequence[int], dtype: Any) -> Slot:
             return Slot(api.empty(list(shape), dtype), name)
 
-        hs, xw, inv = buf("hs", [t, hsz], f32), buf("xw", [t, hsz], bf16), buf("inv", [t], f32)
+        hs = [buf("hs0", [t, hsz], f32), buf("hs1", [t, hsz], f32)]
+        xw, inv = buf("xw", [t, hsz], bf16), buf("inv", [t], f32)
         qkv, o = buf("qkv", [t, c.qkv_size], bf16), buf("o", [t, c.q_size], bf16)
         act = buf("act", [t, c.intermediate_size], bf16)
-        self._run(prefill.embed_rows, out(hs, bm, min(256, hb)), w.embed, toks)
-        rows = max(1, min(bm, 4096 // hb))                 # norm_prep rows per block
-        for i, lw in enumerate(w.layers):
-            self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.attn_norm,
-                      eps)
-            self._run(prefill.gemm_qkv, out(qkv, p.prefill_head_bm, d), xw, lw.wqkv, inv,
-                      lw.q_norm, lw.k_norm, self.cos, self.sin, eps, BK=bk, NH=c.num_heads,
-                      NKV=c.num_kv_heads)
-            self._run(prefill.cache_fill, out(self.k_cache[i], 1, p.cache_rows, d),
-                      out(self.v_cache[i], 1, p.cache_rows, d), qkv, NH=c.num_heads,
-                      NKV=c.num_kv_heads)
-            self._run(attn.attn_prefill, out(o, p.prefill_head_bm, d), qkv, 1.0 / math.sqrt(d),
-                      G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
-            self._run(prefill.gemm_residual, out(hs, bm, bn), o, lw.wo, BK=bk)
-            self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs, lw.mlp_norm,
-                      eps)
-            self._run(prefill.gemm_swiglu, out(act, bm, p.swiglu_bn), xw, lw.wgu, inv, BK=bk,
-                      UP=c.intermediate_size // p.swiglu_bn)
-            self._run(prefill.gemm_residual, out(hs, bm, bn), act, lw.wd, BK=bk)
+        rows = max(1, min(pp.row_tile, 4096 // hb))        # norm_prep rows per block
+
+        def gemm_out(slot: Slot, g: Any, n: int) -> Out:
+            return out(slot, g.BM, g.BN, blocks=g.blocks(t, n, pp.sms))
+
+        def residual(kernel: Any, g: Any, cur: int, x: Slot, wt: Tensor) -> int:
+            """hs[1 - cur] = hs[cur] + x W^T; the stream is in hs[1 - cur] after it."""
+            self._run(kernel, gemm_out(hs[1 - cur], g, hsz), hs[cur], x, wt, BK=g.BK)
+            return 1 - cur
+
+        with self._chained() if pp.chained else nullcontext():
+            self._run(prefill.embed_rows, out(hs[0], pp.row_tile, min(256, hb)), w.embed,
+                      toks)
+            cur = 0
+            for i, lw in enumerate(w.layers):
+                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs[cur],
+                          lw.attn_norm, eps)
+                self._run(k.qkv, gemm_out(qkv, pp.qkv, c.qkv_size), xw, lw.wqkv, inv,
+                          lw.q_norm, lw.k_norm, self.cos, self.sin, eps, BK=pp.qkv.BK,
+                          NH=c.num_heads, NKV=c.num_kv_heads)
+                self._run(prefill.cache_fill, out(self.k_cache[i], 1, pp.row_tile, d),
+                          out(self.v_cache[i], 1, pp.row_tile, d), qkv, NH=c.num_heads,
+                          NKV=c.num_kv_heads)
+                if pp.kv_only_last and i == len(w.layers) - 1:
+                    break
+                self._run(k.attn, out(o, pp.attn_bm, d), qkv, 1.0 / math.sqrt(d),
+                          G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
+                cur = residual(k.o, pp.o, cur, o, lw.wo)
+                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs[cur],
+                          lw.mlp_norm, eps)
+                g = pp.gate_up
+                self._run(k.gate_up, gemm_out(act, g, c.intermediate_size), xw, lw.wgu, inv,
+                          BK=g.BK, UP=c.intermediate_size // g.BN)
+                cur = residual(k.down, pp.down, cur, act, lw.wd)
 
     # -- reading results ----------------------------------------------------------------------
 
@@ -323,9 +445,13 @@ def check_config(cfg: Qwen3Config, plan: Plan) -> None:
     """Shapes the kernels rely on (tile sizes dividing what they must divide)."""
     i = cfg.intermediate_size
     fused = plan.gate_up.BO if plan.mlp_fused else 1
-    if i % plan.swiglu_tile or i % plan.swiglu_bn or i % fused:
+    gate = plan.prefill.gate_up.BN
+    if i % plan.swiglu_tile or i % gate or i % fused:
         raise ValueError(f"intermediate size {i} must be a multiple of the SwiGLU tiles "
-                         f"({plan.swiglu_tile}, {plan.swiglu_bn}, {fused})")
+                         f"({plan.swiglu_tile}, {gate}, {fused})")
+    if plan.prefill.qkv.BN != cfg.head_dim:
+        raise ValueError(f"the prefill QKV GEMM's tiles are one head wide: BN = "
+                         f"{plan.prefill.qkv.BN}, head_dim {cfg.head_dim}")
     if cfg.head_dim & (cfg.head_dim - 1):
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from .config import Qwen3Config
 from .kernels.attention import DECODE_OCCUPANCY
+from .prefill_plan import PrefillPlan, prefill_plan
 
 SMS = 132                                  # H200
 
@@ -113,17 +114,63 @@ class Plan:
     combine_chunk: int           # DC: output columns per `attn_combine` block
     embed_tile: int
     swiglu_tile: int             # divides the intermediate size
-    prefill_bm: int              # prefill GEMMs adding into the residual stream
-    prefill_bn: int
-    prefill_bk: int
-    prefill_head_bm: int         # rows per tile of the QKV GEMM and of causal attention
-    swiglu_bn: int               # columns per tile of the gate/up GEMM (two accumulators)
-    cache_rows: int              # rows per block when the prefill fills the cache
+    prefill: PrefillPlan         # the prompt's GEMMs and attention (`prefill_plan.py`)
     sample_chunk: int            # logits per top-k block when sampling
     sample_k: int                # candidates kept (top-k sampling takes k <= this)
+    pdl: bool = False            # every kernel with programmatic dependent launch: its
+                                 # blocks start while the previous kernel finishes
+                                 # (`llm.kernels.pdl`, docs/pdl.md)
+    pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
+    # The decode step's small kernels between the QKV GEMV and the output projection
+    # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
+    # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per
+    # query head, loads issued first); "fused" attn_decode_qkv + attn_combine_cache (the
+    # finish inside attention, the cache row written by the combine: one kernel less).
+    # The default, "heads" with direct small loads on one warp, was the fastest on the
+    # H200 (Qwen3-4B at 1k: 344.6 tok/s through cutile.graph against 328.0 for "split").
+    attn_path: str = "heads"
+    small_tma: bool = False      # "heads"/"fused": small loads and stores through TMA
+    kv_tma: bool = True          # "heads"/"fused": key and value tiles through TMA
+    small_warps: int | None = 1      # "heads"/"fused": tileiras' worker warps for the
+                                     # kernels without MMA (1: no barrier, shuffles only)
+    combine_o_tma: bool = True   # "heads"/"fused": the combine's share outputs through TMA
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+# The decode step's attention paths (`Plan.attn_path`) and the kernels each launches per
+# layer between the QKV GEMV and the output projection.
+ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
+              "heads": ("qkv_heads", "attn_decode_q", "attn_combine_heads"),
+              "fused": ("attn_decode_qkv", "attn_combine_cache")}
+
+
+# Named variants of the decode step's small kernels: Plan fields changed on top of
+# `plan_for`'s plan (`benchmarks/llm_decode.py --plans`, `--parts smallkernels`). "heads" /
+# "fused": the paths above with direct (non-TMA) small loads, the combine's share outputs
+# through TMA, and one worker warp for the kernels without MMA (reductions in shuffles, no
+# barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
+# small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
+# attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
+# "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+# each variant names every field it depends on (the defaults are "heads" with _FAST)
+_FAST: dict[str, object] = {"small_tma": False, "small_warps": 1, "combine_o_tma": True}
+_TMA: dict[str, object] = {"small_tma": True, "small_warps": None, "combine_o_tma": True}
+_W4: dict[str, object] = {"small_tma": False, "small_warps": None, "combine_o_tma": False}
+SMALL_VARIANTS: dict[str, dict[str, object]] = {
+    "split_attn": {"attn_path": "split"},
+    "heads": {"attn_path": "heads", **_FAST},
+    "heads_w4": {"attn_path": "heads", **_W4},
+    "heads_tma": {"attn_path": "heads", **_TMA},
+    "fused": {"attn_path": "fused", **_FAST},
+    "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
+    "fused_w4": {"attn_path": "fused", **_W4},
+    "fused_tma": {"attn_path": "fused", **_TMA},
+    "fused_ldg": {"attn_path": "fused", **_FAST, "kv_tma": False},
+    "fused_bs32": {"attn_path": "fused", **_FAST, "attn_bs": 32},
+    "fused_ns16": {"attn_path": "fused", **_FAST, "attn_splits": 16},
+}
 
 
 def largest_pow2_divisor(n: int, cap: int) -> int:
@@ -141,10 +188,13 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
 
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
-             attn_fused: bool = False) -> Plan:
+             attn_fused: bool = False, pdl: bool = False,
+             pdl_kernels: tuple[str, ...] = (), prefill: str = "wide") -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
-    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`."""
+    measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`. `prefill`
+    names the prefill's variant (`prefill_plan.variants`; "wide" was the fastest on the H200:
+    34.5 ms for 2047 tokens of Qwen3-4B against 38.3 for "new" and 43.9 for "old")."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
@@ -164,6 +214,8 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         down=gemv_tiles("add", h, i, sms),
         mlp_fused=mlp_fused,
         attn_fused=attn_fused,
+        # the combine folded into the output projection is the split path's combine
+        **({"attn_path": "split"} if attn_fused else {}),
         lm_bo=32 if small else 128,
         lm_bk=32 if small else 128,
         lm_occupancy=None if small else 2,
@@ -172,12 +224,9 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         combine_chunk=combine_chunk(cfg, sms),
         embed_tile=min(1024, pow2_at_least(h)),
         swiglu_tile=largest_pow2_divisor(i, 256),
-        prefill_bm=16 if small else 128,
-        prefill_bn=32 if small else 128,
-        prefill_bk=32 if small else 64,
-        prefill_head_bm=16 if small else 64,
-        swiglu_bn=32 if small else 64,
-        cache_rows=16 if small else 128,
+        prefill=prefill_plan(cfg, prefill, sms),
         sample_chunk=128 if small else 4096,
         sample_k=16 if small else 64,
+        pdl=pdl,
+        pdl_kernels=pdl_kernels,
     )

@@ -13,7 +13,7 @@ A kernel's source is checked by a Rust checker (no data races, no aliasing), low
 Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU interpreter.
 """
 
-from . import api, core, log
+from . import api, core, distributed, log
 from ._version import __version__ as __version__
 from .errors import (
     AutotuneError,
@@ -24,6 +24,7 @@ from .errors import (
     CutileError,
     CutileWarning,
     DeviceError,
+    DistributedError,
     InternalCompilerError,
     InteropError,
     KernelCheckError,
@@ -37,6 +38,9 @@ from .interpreter.race_mode import check_races
 from .kernel import DeviceFunction, EntryKernel, KernelOp, device, entry, unsafe
 from .runtime.device_op import DeviceOp, Submitted
 from .runtime.device_op import zip_ops as zip
+from .runtime.devices import count as device_count
+from .runtime.devices import current as current_device
+from .runtime.devices import set_default as set_device
 from .runtime.graph import Graph, Replay, graph
 from .runtime.streams import Stream, stream, synchronize
 from .tuning import Autotuned, Config, autotune
@@ -59,6 +63,7 @@ __all__ = [
     "DeviceError",
     "DeviceFunction",
     "DeviceOp",
+    "DistributedError",
     "EntryKernel",
     "Graph",
     "InternalCompilerError",
@@ -76,10 +81,14 @@ __all__ = [
     "autotune",
     "check_races",
     "core",
+    "current_device",
     "device",
+    "device_count",
+    "distributed",
     "entry",
     "from_dlpack",
     "graph",
+    "set_device",
     "stream",
     "synchronize",
     "unsafe",

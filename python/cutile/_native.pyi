@@ -43,6 +43,9 @@ __all__ = [
     "next_op_id",
     "null_driver",
     "render_diagnostics",
+    "set_default_device",
+    "set_thread_device",
+    "thread_device",
     "validate_launch",
 ]
 
@@ -196,10 +199,11 @@ DRIVER_SYMBOLS: list[str]
 
 @final
 class Runtime:
-    """The streams of one device (or the interpreter's virtual streams), the in-flight ledger
-    of byte ranges per pending piece of work with its stream position, and the driver calls
-    that order work across streams (events), host reads (waits) and frees (stream-ordered).
-    `Ledger` is the same class (its old name)."""
+    """The streams of every device of the process (or the interpreter's virtual streams),
+    the in-flight ledger of byte ranges per pending piece of work with its stream
+    position, and the driver calls that order work across streams and devices (events),
+    host reads (waits) and frees (stream-ordered). `Ledger` is the same class (its old
+    name)."""
 
     def __new__(
         cls,
@@ -208,33 +212,53 @@ class Runtime:
         driver: dict[str, int] | None = None,
         handles: Sequence[tuple[int, int]] | None = None,
         mem_pool: int = 0,
+        devices: int = 1,
+        device: int = 0,
+        context: int = 0,
     ) -> Self:
-        """The interpreter: `streams` virtual streams. The GPU: `driver` maps each of
-        `DRIVER_SYMBOLS` to its address, `handles` the pool's (CUstream, CUevent) pairs,
-        `mem_pool` the CUmemoryPool. `registry`: whose storages frees forget."""
+        """The interpreter: `streams` virtual streams per device. The GPU: `driver` maps
+        each of `DRIVER_SYMBOLS` to its address. `devices`: how many there are; `device` is
+        set up now with `handles` (its pool's (CUstream, CUevent) pairs), `mem_pool` (its
+        CUmemoryPool) and `context` (its primary context), as `add_device` does.
+        `registry`: whose storages frees forget."""
+    def add_device(self, device: int, handles: Sequence[tuple[int, int]] | None = None,
+                   mem_pool: int = 0, context: int = 0) -> list[int]:
+        """Set up `device` (idempotent); returns its pool's slots."""
+    def has_device(self, device: int) -> bool: ...
+    @property
+    def device_count(self) -> int: ...
     @property
     def gpu(self) -> bool: ...
     @property
     def pool(self) -> list[int]:
-        """The pool's stream slots (ops take them in turn)."""
-    def add_stream(self, stream: int = 0, event: int = 0, name: str = ...) -> int: ...
+        """The current device's pool of stream slots (ops take them in turn)."""
+    def pool_of(self, device: int | None = None) -> list[int]:
+        """The pool's stream slots of `device` (default: the current one)."""
+    def add_stream(self, stream: int = 0, event: int = 0, name: str = ...,
+                   device: int | None = None) -> int: ...
     def retire_stream(self, slot: int) -> None:
         """Wait for the slot's work, then close it (not a pool stream)."""
-    def stream_info(self, slot: int) -> tuple[int, str, bool]:
-        """(CUstream, name, open)."""
+    def stream_info(self, slot: int) -> tuple[int, str, bool, int]:
+        """(CUstream, name, open, device)."""
     def current(self) -> int | None:
         """This thread's current stream."""
     def set_current(self, slot: int | None = None) -> int | None:
-        """Set this thread's current stream; returns the previous."""
-    def pick(self) -> int:
-        """The slot the next op runs on (current, else round-robin)."""
+        """Set this thread's current stream (current for work on its device); returns
+        the previous."""
+    def pick(self, device: int | None = None) -> int:
+        """The slot the next op on `device` runs on (the current stream if on that
+        device, else its pool round-robin)."""
+    def home(self, device: int | None = None) -> int:
+        """Where allocations and host copies on `device` go."""
     def synchronize(self, slot: int | None = None) -> None: ...
     def wait_for(self, slot: int, seq: int) -> None: ...
     def query(self, slot: int, seq: int) -> bool: ...
-    def release_cached(self) -> int:
-        """Give every freed block kept for reuse back to the pool; returns how many."""
-    def cached_bytes(self) -> int:
-        """Bytes of freed blocks kept for reuse on their streams."""
+    def release_cached(self, device: int | None = None) -> int:
+        """Give every freed block of `device` (None: of every device) kept for reuse back
+        to its pool; returns how many."""
+    def cached_bytes(self, device: int | None = None) -> int:
+        """Bytes of freed blocks of `device` (None: of every device) kept for reuse on
+        their streams."""
     def host_access(self, storage: int, lo: int, hi: int, exclusive: bool) -> None:
         """Wait until the host may read (or write) the bytes; BorrowError CT5060 for bytes
         a capture records, CT5008 for an external holder's."""
@@ -247,6 +271,16 @@ class Runtime:
                   nbytes: int) -> None: ...
     def copy_dtod(self, slot: int, dst: tuple[int, int, int], src: tuple[int, int, int],
                   nbytes: int) -> int: ...
+    def copy_peer(self, slot: int, dst: tuple[int, int, int, int],
+                  src: tuple[int, int, int, int], nbytes: int) -> int:
+        """cuMemcpyPeerAsync between devices, `(storage, address, lo, device)` each."""
+    def begin_external(self, token: int, slot: int,
+                       accesses: Sequence[tuple[int, int, int, bool]]) -> None:
+        """Work another library enqueues: order `slot`, hold the ranges (CT5008 to others)."""
+    def end_external(self, token: int, slot: int,
+                     accesses: Sequence[tuple[int, int, int, bool]]) -> int:
+        """The work is on `slot`: its ranges move to the position after it."""
+    def abort_external(self, token: int) -> int: ...
     def launch_graph(self, slot: int, token: int, exec: int,
                      accesses: Sequence[tuple[int, int, int, bool]]) -> int: ...
     def launch_kernel(self, slot: int, token: int, accesses: Sequence[tuple[int, int, int, bool]],
@@ -278,10 +312,11 @@ class DeviceBuffer:
     it) with its last reference."""
 
     def __new__(cls, runtime: Runtime, registry: HostRegistry | None, nbytes: int,
-                *args: Any, **kwargs: Any) -> Self:
-        """Allocate `nbytes` (a new storage of `registry`, the process's when None) on this
-        thread's home stream. MemoryError when the device is full; BorrowError CT5063
-        while this thread captures a graph."""
+                device: int | None = None, *args: Any, **kwargs: Any) -> Self:
+        """Allocate `nbytes` (a new storage of `registry`, the process's when None) of
+        `device` (None: the current device, found natively; it must be set up) on this
+        thread's home stream there. MemoryError when the device is full; BorrowError
+        CT5063 while this thread captures a graph."""
     @property
     def address(self) -> int: ...
     @property
@@ -290,12 +325,16 @@ class DeviceBuffer:
     def storage(self) -> int: ...
     @property
     def slot(self) -> int: ...
+    @property
+    def device(self) -> int: ...
 
-def null_driver() -> tuple[dict[str, int], dict[str, int]]:
+def null_driver(context: int | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """`({symbol: address}, {symbol: calls so far})` of a CUDA driver that does nothing:
     every entry point succeeds at once and counts its call, allocations hand out addresses
-    nothing touches. A `Runtime` made with it runs the GPU code path without a GPU, for
-    tests and benchmarks of the host's part (`cutile.runtime.null_gpu`)."""
+    nothing touches, the current context is kept per thread (`context`: make it this
+    thread's first, uncounted) and `cuLaunchKernelEx` checks its PDL attribute. A
+    `Runtime` made with it runs the GPU code path without a GPU, for tests and benchmarks
+    of the host's part (`cutile.runtime.null_gpu`)."""
 
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
@@ -374,11 +413,11 @@ class HandleMeta:
         tile_shape: Sequence[int] | None = None,
         num_blocks: int | None = None,
     ) -> Self:
-        """A view of `alloc` (whose `address` is its byte 0) of registry storage `storage`:
-        `offset` bytes in, `shape` and `strides` in elements (strides None: row-major),
-        `dtype` a `cutile.dtypes.DType`; a partition when `tile_shape` is given. Raises
-        BorrowError for a view outside its storage, ValueError for an inconsistent
-        layout."""
+        """A view of `alloc` (whose `address` is its byte 0, `device` its device) of
+        registry storage `storage`: `offset` bytes in, `shape` and `strides` in elements
+        (strides None: row-major), `dtype` a `cutile.dtypes.DType`; a partition when
+        `tile_shape` is given. Raises BorrowError for a view outside its storage,
+        ValueError for an inconsistent layout."""
     def _init_meta(
         self,
         storage: int,
@@ -392,6 +431,7 @@ class HandleMeta:
         tile_shape: Sequence[int] | None = None,
         num_blocks: int | None = None,
         registry: HostRegistry | None = None,
+        device: int = 0,
     ) -> int:
         """Set the metadata (once) and return the handle. With `registry`, the object owns
         the handle (released when it dies; `handle=0` makes a new one for this view).
@@ -413,6 +453,9 @@ class HandleMeta:
     def _offset(self) -> int: ...
     @property
     def address(self) -> int: ...
+    @property
+    def device(self) -> int:
+        """The ordinal of the device whose memory this is."""
     @property
     def shape(self) -> tuple[int, ...]: ...
     @property
@@ -483,6 +526,9 @@ class KernelOp(DeviceOp):
     @property
     def grid(self) -> tuple[int, int, int]: ...
     @property
+    def device(self) -> int:
+        """The device the launch runs on (that of its tensors)."""
+    @property
     def values(self) -> tuple[object, ...]:
         """The arguments in parameter order (scalars normalized to their parameter type)."""
     @property
@@ -548,6 +594,15 @@ class KernelBase:
 def invalidate_launchers() -> None:
     """Every kernel builds a new launcher on its next call (the driver state changed)."""
 
+def thread_device() -> int:
+    """The current device: this thread's (`set_thread_device`), else the default."""
+
+def set_thread_device(device: int | None = None) -> int | None:
+    """Set this thread's device (None: the default); returns the previous setting."""
+
+def set_default_device(device: int) -> int:
+    """Set the process's default device; returns the previous."""
+
 @final
 class KernelLauncher:
     """A kernel's launch plan, prepared once; `KernelOp(launcher, args, kwargs)` is the
@@ -560,7 +615,7 @@ class KernelLauncher:
         consts: Sequence[tuple[str, str]],
         checked: CheckResult,
         unchecked: bool,
-        sm_count: int,
+        sm_counts: Sequence[int],
         registry: HostRegistry,
         runtime: Runtime,
         owner: object,
@@ -574,7 +629,7 @@ class KernelLauncher:
         reads in Rust (`unchecked`: launch it even though the checker rejected it: tests
         that replay counterexamples only); `owner`: a weakref to the kernel; `compile`: a
         WeakMethod to
-        `(consts, facts, index_bits) -> (runnable, CUfunction address, [(kind, param index,
+        `(consts, facts, index_bits, device) -> (runnable, CUfunction address, [(kind, param index,
         axis, struct format, offset)], size)`; `interpret`: `(runnable, grid, names,
         values) -> None`; `cuda_error`: `(CUresult, what) -> NoReturn`; `runtime`: the
         streams, ledger and driver launches go through (GPU or interpreter)."""

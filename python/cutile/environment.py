@@ -27,10 +27,19 @@ class Variable:
 VARIABLES: tuple[Variable, ...] = (
     Variable("CUTILE_BACKEND", "the GPU if a driver is found, else the interpreter",
              "`gpu` or `interpreter` (`cpu` is the same); anything else is an error (CT8001)"),
-    Variable("CUTILE_DEVICE", "0", "ordinal of the GPU kernels run on"),
+    Variable("CUTILE_DEVICE", "0",
+             "ordinal of the process's default device (`cutile.device(i)` and "
+             "`cutile.set_device(i)` choose others)"),
+    Variable("CUTILE_INTERPRETER_DEVICES", "1",
+             "devices the interpreter models (1 to 16): host memory tagged with an "
+             "ordinal, to run device bookkeeping without a GPU"),
     Variable("CUTILE_STREAMS", "4",
              "streams in the pool ops take in turn (1 to 64; `1` runs every op on one "
              "stream)"),
+    Variable("CUTILE_PDL", "each kernel's `pdl=` decides",
+             "`0`: no kernel is compiled or launched with programmatic dependent launch, "
+             "whatever its `pdl=`; `1`: as each kernel asks (read when a kernel is "
+             "compiled)"),
     Variable("CUTILE_INTERPRET", "plain interpreted runs",
              "`check`: interpreted launches run under the race and bounds detector"),
     Variable("CUTILE_TILEIRAS", "the pip wheel, then `PATH`, then `$CUDA_HOME/bin`",

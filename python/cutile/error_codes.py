@@ -108,6 +108,10 @@ PYTHON_CODES: dict[str, str] = {
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
     "CT5035": "`Tensor.permute` axes that are not an order of the tensor's axes",
+    # devices
+    "CT5036": "a device ordinal that names no device of the process (`device=`, "
+              "`cutile.device(i)`, `cutile.set_device(i)`, `t.to(i)`)",
+    "CT5066": "a collective started on a stream a CUDA Graph capture records",
     # tensors shared with other libraries (`cutile.from_dlpack`, `__dlpack__`; InteropError)
     "CT5042": "an object that is no tensor cutile can import (no DLPack or array interface), "
               "or a producer that refused to export it",
@@ -134,10 +138,16 @@ PYTHON_CODES: dict[str, str] = {
     "CT6111": "a tensor extent of 2^31 elements or more on one axis",
     "CT6112": "another library's tensor passed for a parameter the kernel writes (`Mut`, "
               "`Atomic`, `Ptr`): it needs an explicit exclusive import",
+    "CT6113": "tensors of two devices in one launch or collective (one runs on one device)",
     "CT6120": "a raw CUDA C++ kernel launched on the CPU interpreter (it needs a GPU)",
     "CT6121": "a raw kernel call's grid, block or shared memory that cannot be launched",
     "CT6122": "a raw kernel declaration that cannot be used (params, C types, options, link)",
     "CT6123": "raw kernel parameters declared unlike the C++ signature (count or size)",
+    "CT6130": "collectives across processes without torch.distributed and NCCL (torch "
+              "missing, no NCCL, or the interpreter)",
+    "CT6131": "collective arguments that do not fit (not contiguous cutile tensors, shapes "
+              "or element types that disagree, a reduction or rank there is not, another "
+              "device than the process group's)",
     "CT6200": "a launch predicate from the checker is false for these arguments",
     "CT6201": "a launch predicate that cannot be evaluated",
     "CT6900": "a CUDA driver error",
@@ -156,18 +166,21 @@ PYTHON_CODES: dict[str, str] = {
     "CT7004": "tileiras rejected the kernel or wrote nothing",
     "CT7005": "tileiras timed out",
     "CT7006": "no tileirdisasm next to tileiras",
+    "CT7007": "the assembler does not read the bytecode version a kernel needs (PDL: 13.4)",
     "CT7010": "NVRTC or nvJitLink cannot be loaded (raw kernels need them)",
     "CT7011": "NVRTC rejected a raw kernel's CUDA C++ or its options",
     "CT7012": "no `__global__` function of a raw kernel's name in its program",
     "CT7013": "nvJitLink could not link a raw kernel with the device code it calls",
     # configuration: environment variables, the command line, the cubin cache
     "CT8001": "CUTILE_BACKEND has a value other than `gpu`, `interpreter` (`cpu`) or empty",
-    "CT8002": "CUTILE_DEVICE is not a GPU ordinal",
+    "CT8002": "CUTILE_DEVICE is not the ordinal of a device the process has",
     "CT8003": "CUTILE_CACHE_MAX is not a size (e.g. `500M`, `2G`)",
     "CT8004": "CUTILE_LOG is not `debug`, `info` or `warning` (a warning; logging is unchanged)",
     "CT8005": "CUTILE_DUMP names a stage other than kast, facts, ir, bytecode, cubin, sass, all",
     "CT8006": "CUTILE_TILEIRAS_TIMEOUT is not a number of seconds above 0",
     "CT8007": "CUTILE_STREAMS is not a stream count from 1 to 64",
+    "CT8008": "CUTILE_PDL is not `0` or `1` (or their spellings)",
+    "CT8009": "CUTILE_INTERPRETER_DEVICES is not a device count from 1 to 16",
     "CT8010": "a file named on the command line does not exist or is not a file",
     "CT8011": "a file named on the command line raised an error when imported",
     "CT8012": "`-D` that is not NAME=VALUE with an integer, float, True or False",
@@ -175,7 +188,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT8014": "the `-o` output file cannot be written",
     "CT8015": "no kernel of that name in the file",
     "CT8016": "`explain` of a code that does not exist",
-    "CT8020": "a kernel hint (num_ctas, occupancy, num_worker_warps, opt_level) out of range",
+    "CT8020": "a kernel hint (num_ctas, occupancy, num_worker_warps, opt_level, pdl) out of "
+              "range",
     "CT8021": "an autotune search space or `cutile.Config` that cannot be used as written",
     "CT8022": "no config of an autotune search space passes the checker, binds and compiles",
     "CT8023": "CUTILE_AUTOTUNE has a value other than `1`, `0` or `retune` (or their spellings)",

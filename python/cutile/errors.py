@@ -213,6 +213,13 @@ class DeviceError(CutileError):
     code = "CT6900"
 
 
+class DistributedError(CutileError):
+    """A collective cannot run as asked (`cutile.distributed`): torch.distributed with NCCL
+    is missing or not set up for it (CT6130)."""
+
+    code = "CT6130"
+
+
 class InternalCompilerError(CutileError):
     """A bug in cutile itself: an invariant broke. The message says where."""
 

@@ -8,8 +8,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _native, dump, log, pipeline
-from .errors import CutileError
+from . import _native, dump, environment, log, pipeline
+from .errors import ConfigError, CutileError
 from .frontend import kast as K
 from .frontend.to_kast import build_document
 from .hints import HintValue, check_opt_level, entry_hints
@@ -23,6 +23,7 @@ from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
 from .runtime.device_op import DeviceOp
+from .runtime.devices import DeviceScope
 from .runtime.interop.kernel_args import import_arguments
 from .runtime.ownership import ledger, registry
 from .runtime.raw_op import RawOp
@@ -61,7 +62,7 @@ class EntryKernel(_native.KernelBase):
     def __init__(self, fn: Callable[..., Any], *, unsafe: bool = False,
                  deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
-                 opt_level: int = 3) -> None:
+                 opt_level: int = 3, pdl: bool = False) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -75,22 +76,28 @@ class EntryKernel(_native.KernelBase):
             "num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
         self.hints = entry_hints(**self.hint_args)
         self.opt_level = check_opt_level(opt_level)
+        # Programmatic dependent launch asked for (`pdl_enabled()`: CUTILE_PDL=0 can still
+        # turn it off). Like a hint it is part of the kernel's identity; unlike one, the
+        # launch depends on it too: the launcher reads it from the compiled kernel.
+        self.pdl = check_pdl(pdl)
         self._doc: K.Document | None = None
         self._kast_hash: str | None = None
         self._check: Any = None
         self._lock = threading.Lock()
-        self._lowered: dict[Specialization, Any] = {}
-        # by backend too: a program (or a test) may switch to the interpreter and back
-        self._loaded: dict[tuple[str, Specialization], Any] = {}
+        self._lowered: dict[tuple[Specialization, bool], Any] = {}
+        # by backend too: a program (or a test) may switch to the interpreter and back; by
+        # device on the GPU (a CUfunction belongs to one device's context)
+        self._loaded: dict[tuple[str, int, Specialization, bool], Any] = {}
 
     def __repr__(self) -> str:
         return f"<cutile.entry {self.__qualname__}>"
 
     def with_hints(self, *, num_ctas: HintValue = None, occupancy: HintValue = None,
-                   num_worker_warps: HintValue = None, opt_level: int | None = None
-                   ) -> EntryKernel:
-        """The same kernel compiled with other hints (the ones given replace this kernel's;
-        the body, its proof and its launches are the same)."""
+                   num_worker_warps: HintValue = None, opt_level: int | None = None,
+                   pdl: bool | None = None) -> EntryKernel:
+        """The same kernel compiled with other hints or with(out) programmatic dependent
+        launch (the ones given replace this kernel's; the body, its proof and what its
+        launches compute are the same)."""
         args = dict(self.hint_args)
         for name, value in (("num_ctas", num_ctas), ("occupancy", occupancy),
                             ("num_worker_warps", num_worker_warps)):
@@ -99,7 +106,7 @@ class EntryKernel(_native.KernelBase):
         return EntryKernel(self.fn, unsafe=self.unsafe,
                            deny_in_kernel_checks=self.options["deny_in_kernel_checks"],
                            opt_level=self.opt_level if opt_level is None else opt_level,
-                           **args)
+                           pdl=self.pdl if pdl is None else pdl, **args)
 
     # -- static stages ---------------------------------------------------------------------
 
@@ -143,73 +150,95 @@ class EntryKernel(_native.KernelBase):
                                                   (16,) * (rank - 1) + (1,))))
         return Specialization(tuple(sorted(values.items())), tuple(facts), 32)
 
+    def pdl_enabled(self) -> bool:
+        """Whether a specialization compiled now gets programmatic dependent launch: asked
+        for with `pdl=True` and not turned off by CUTILE_PDL=0 (read at each compile)."""
+        return self.pdl and pdl_allowed()
+
     def lowered(self, spec: Specialization) -> Any:
-        got = self._lowered.get(spec)
+        pdl = self.pdl_enabled()
+        got = self._lowered.get((spec, pdl))
         if got is None:
             self.check()
             from .lowering.facts import LoweringFacts
 
             facts = None if self._unchecked else LoweringFacts.of(self.check())
-            got = pipeline.lower(self.document(), spec, facts)
+            got = pipeline.lower(self.document(), spec, facts, pdl)
             got.module.functions[0].hints = self.hints
-            dump.after_lowering(self.identity(spec), self.kast_json(), self.check(), got)
-            self._lowered[spec] = got
+            dump.after_lowering(self._identity(spec, pdl), self.kast_json(), self.check(),
+                                got)
+            self._lowered[(spec, pdl)] = got
         return got
 
     def compile(self, target: str = "sm_90", opt_level: int = 3, **consts: Any
                 ) -> CompiledKernel:
         """Build the cubin for `target` without a GPU (needs tileiras)."""
         spec = self.specialization(consts)
-        return pipeline.assemble(self.lowered(spec), target, opt_level, self.identity(spec))
+        lowered = self.lowered(spec)
+        return pipeline.assemble(lowered, target, opt_level,
+                                 self._identity(spec, lowered.pdl))
 
     def identity(self, spec: Specialization) -> dict[str, Any]:
-        """What one specialization of this kernel is (`pipeline.kernel_identity`)."""
+        """What one specialization of this kernel is (`pipeline.kernel_identity`), as it
+        would be compiled now."""
+        return self._identity(spec, self.pdl_enabled())
+
+    def _identity(self, spec: Specialization, pdl: bool) -> dict[str, Any]:
         if self._kast_hash is None:
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
-                                        self.opt_level)
+                                        self.opt_level, pdl)
 
-    def _runnable(self, spec: Specialization) -> Any:
-        key = (driver.backend(), spec)
+    def _runnable(self, spec: Specialization, device: int | None = None) -> Any:
+        """The kernel of `spec`, loaded in `device`'s context (default: the current
+        device; a CUfunction belongs to one context), or lowered for the interpreter."""
+        backend = driver.backend()
+        dev = driver.state().device if device is None else device
+        pdl = self.pdl_enabled()
+        key = (backend, dev if backend == "gpu" else 0, spec, pdl)
         got = self._loaded.get(key)
         if got is not None:
             return got
         with self._lock:
             got = self._loaded.get(key)
             if got is None:
-                if key[0] == "gpu":
-                    got = self._load_for_gpu(spec)
+                if backend == "gpu":
+                    got = self._load_for_gpu(spec, dev, pdl)
                 else:
                     lowered = self.lowered(spec)
-                    dump.interpreted(self.identity(spec), lowered)
+                    dump.interpreted(self._identity(spec, lowered.pdl), lowered)
                     got = lowered
                 self._loaded[key] = got
         return got
 
-    def _load_for_gpu(self, spec: Specialization) -> Any:
-        """The cubin of a checked specialization, loaded: straight from the launch cache
-        when this kernel was assembled before (no lowering, no bytecode: the first launch
-        of a cached kernel in a fresh process), else lowered and assembled, and stored
-        there for the next process. Dumps, when asked for, need the lowering: no shortcut."""
+    def _load_for_gpu(self, spec: Specialization, device: int, pdl: bool) -> Any:
+        """The cubin of a checked specialization, loaded on `device`: straight from the
+        launch cache when this kernel was assembled for the device's arch before (no
+        lowering, no bytecode: the first launch of a cached kernel in a fresh process, or
+        on a second GPU of the same kind), else lowered and assembled, and stored there for
+        the next process. Dumps, when asked for, need the lowering: no shortcut."""
         from .backend import launch_cache
         from .runtime.launch import LoadedKernel
 
-        identity = self.identity(spec)
-        arch = driver.arch()
+        identity = self._identity(spec, pdl)
+        arch = driver.arch(device)
         shortcut = not dump.requested()
         if shortcut:
             hit = launch_cache.load(identity, arch)
             if hit is not None:
-                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi)
+                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl, device)
         lowered = self.lowered(spec)
         compiled = pipeline.assemble(lowered, arch, self.opt_level, identity=identity)
         if shortcut:
             try:
                 launch_cache.store(identity, arch, self.opt_level, launch_cache.LaunchEntry(
-                    compiled.cubin, lowered.entry_name, lowered.abi))
+                    compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl))
             except Exception as exc:  # the launch cache is an optimization: never fatal
                 log.get("cache").debug("launch cache not written: %s", exc)
-        return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi)
+        # The launch attribute follows the compiled kernel, never a second reading of the
+        # option: only a kernel with the PDL prologue is launched with it.
+        return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl,
+                            device)
 
     # -- launching -------------------------------------------------------------------------
 
@@ -218,14 +247,15 @@ class EntryKernel(_native.KernelBase):
         checker's facts (launch kind, launch predicates), which it reads in Rust."""
         checked = self.check()
         entry = self.entry
-        state = driver.state()
+        # each device's multiprocessors (read from its attributes: no context is made)
+        sms = [driver.device_info(i).sm_count or 132 for i in range(driver.device_count())]
         launcher = _native.KernelLauncher(
             self.name,
             [(p.name, p.kind, p.dtype, list(p.shape or [])) for p in self.runtime_params],
             [(p.name, p.dtype or "int") for p in entry.params if p.kind == "const"],
             checked,
             self._unchecked,
-            state.sm_count or 132,
+            sms,
             registry(),
             ledger(),
             weakref.ref(self),
@@ -261,17 +291,41 @@ class EntryKernel(_native.KernelBase):
         return KernelOp(launcher, args, kwargs, True, site)
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
-                       index_bits: int) -> tuple[Any, int, list[tuple[Any, ...]], int]:
+                       index_bits: int, device: int = 0
+                       ) -> tuple[Any, int, list[tuple[Any, ...]], int, bool]:
         """Compile (or find) the kernel for a specialization the native launcher has not
-        seen: `(runnable, CUfunction address, ABI slots with offsets, buffer size)`."""
-        runnable = self._runnable(specialization(consts, facts, index_bits))
+        seen on `device`: `(runnable, CUfunction address, ABI slots with offsets, buffer
+        size, pdl)`, `pdl` read from the compiled kernel (its launches carry the PDL
+        attribute)."""
+        runnable = self._runnable(specialization(consts, facts, index_bits), device)
         if driver.backend() != "gpu":
-            return runnable, 0, [], 0
+            # (the interpreter runs it; the null driver's runtime launches it as the GPU
+            # would, through `cuLaunchKernelEx` when lowered with the PDL prologue)
+            return runnable, 0, [], 0, bool(runnable.pdl)
         abi = runnable.abi
         index = {p.name: i for i, p in enumerate(self.runtime_params)}
         slots = [(s.kind, index[s.param], s.axis, s.fmt, off)
                  for s, off in zip(abi.slots, abi.offsets(), strict=True)]
-        return runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format)
+        return (runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format),
+                bool(runnable.pdl))
+
+
+def check_pdl(pdl: Any) -> bool:
+    if not isinstance(pdl, bool):
+        raise ConfigError(f"`pdl={pdl!r}` is not True or False", code="CT8020",
+                          hint="`@cutile.entry(pdl=True)` launches the kernel with "
+                               "programmatic dependent launch; the default is False")
+    return pdl
+
+
+def pdl_allowed() -> bool:
+    """CUTILE_PDL: `0` turns programmatic dependent launch off for every kernel; `1` or
+    unset leaves it to each kernel's `pdl=` (anything else is a ConfigError, CT8008)."""
+    return environment.choice("CUTILE_PDL", _PDL_WORDS, "CT8008") != "0"
+
+
+_PDL_WORDS = {"0": "0", "off": "0", "false": "0", "no": "0",
+              "1": "1", "on": "1", "true": "1", "yes": "1"}
 
 
 def _interpret(runnable: Any, grid: tuple[int, int, int], names: tuple[str, ...],
@@ -303,6 +357,7 @@ def entry(fn: Callable[..., Any], /) -> EntryKernel: ...
 def entry(
     *, unsafe: bool = False, deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
+    pdl: bool = False,
 ) -> Callable[[Callable[..., Any]], EntryKernel]: ...
 
 
@@ -310,26 +365,42 @@ def entry(
     fn: Callable[..., Any] | None = None, /, *, unsafe: bool = False,
     deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
+    pdl: bool = False,
 ) -> Any:
     """Mark a kernel: `@cutile.entry`, `@cutile.entry(unsafe=True)`, or with compiler hints
     (`num_ctas`, `occupancy`, `num_worker_warps`: an int or `cutile.ByTarget(...)`;
-    `opt_level` 0-3), which change how tileiras compiles it, never what it computes."""
+    `opt_level` 0-3), which change how tileiras compiles it, never what it computes.
+
+    `pdl=True`: programmatic dependent launch (Hopper and newer, Tile IR bytecode 13.4):
+    the kernel is launched so that its blocks may start while the kernel before it on the
+    stream finishes, and waits for that kernel's completion before its first memory access
+    (docs/pdl.md). What it computes is unchanged; CUTILE_PDL=0 turns it off everywhere."""
     if fn is not None:
         return EntryKernel(fn)
     hints = {"num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
     entry_hints(**hints)  # a bad hint is an error at the decorator, not at the first launch
     check_opt_level(opt_level)
+    check_pdl(pdl)
 
     def wrap(f: Callable[..., Any]) -> EntryKernel:
         return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks,
-                           opt_level=opt_level, **hints)
+                           opt_level=opt_level, pdl=pdl, **hints)
 
     return wrap
 
 
-def device(fn: Callable[..., Any]) -> DeviceFunction:
-    """Mark a device function (always inlined into the kernels that call it)."""
-    return DeviceFunction(fn)
+@overload
+def device(fn: Callable[..., Any], /) -> DeviceFunction: ...
+@overload
+def device(fn: int, /) -> DeviceScope: ...
+def device(fn: Any, /) -> DeviceFunction | DeviceScope:
+    """`@cutile.device` on a function marks a device function (always inlined into the
+    kernels that call it). `with cutile.device(i):` on a device ordinal makes device `i`
+    this thread's current device for the block: allocations and launches without tensors
+    go there (TensorError CT5036 for a device there is not)."""
+    if callable(fn):
+        return DeviceFunction(fn)
+    return DeviceScope(fn)
 
 
 class _UnsafeBlock:

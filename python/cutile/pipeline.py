@@ -66,13 +66,14 @@ def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
         logger.info("checked %s in %.1f ms: rejected (%s)", names, seconds * 1e3, codes)
 
 
-def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None) -> LoweredKernel:
+def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None,
+          pdl: bool = False) -> LoweredKernel:
     """Lower with the checker's `facts` (None only where a test compiles without the
-    checker)."""
+    checker); `pdl`: with the programmatic-dependent-launch prologue (`lowering/pdl.py`)."""
     from .lowering.lower import lower_kernel
 
     try:
-        lowered = lower_kernel(doc, spec, facts)
+        lowered = lower_kernel(doc, spec, facts, pdl)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
     _verify(lowered)
@@ -103,6 +104,11 @@ class CompiledKernel:
     def module(self) -> Any:
         return self.lowered.module
 
+    @property
+    def pdl(self) -> bool:
+        """Compiled with the programmatic-dependent-launch prologue (`lowering/pdl.py`)."""
+        return bool(self.lowered.pdl)
+
     def ir_text(self) -> str:
         """The bytecode disassembled by `tileirdisasm` (what tileiras reads)."""
         from .backend.tileiras import disassemble
@@ -116,8 +122,8 @@ def kast_sha256(doc: K.Document) -> str:
 
 
 def kernel_identity(name: str, kast_hash: str, spec: Specialization,
-                    hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3
-                    ) -> dict[str, Any]:
+                    hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3,
+                    pdl: bool = False) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
     entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
     return {
@@ -133,6 +139,7 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization,
         "index_bits": spec.index_bits,
         "hints": hints or {},
         "opt_level": opt_level,
+        "pdl": pdl,
     }
 
 
@@ -140,11 +147,21 @@ def assemble(lowered: LoweredKernel, target: str, opt_level: int = 3,
              identity: dict[str, Any] | None = None) -> CompiledKernel:
     """Bytecode and cubin of a lowered kernel; `identity` (`kernel_identity`) goes into
     the cache key."""
-    from .backend.bytecode import write_bytecode
+    from .backend.bytecode import needed_version, write_bytecode
     from .backend.cache import cache_dir, compile_cubin
 
     t0 = time.perf_counter()
-    bytecode = write_bytecode(lowered.module)
+    # The default version (13.3) unless an op needs a later one (a PDL kernel's grid-
+    # dependency ops: 13.4), and then only if the assembler reads it (CT7007).
+    version, newer_op = needed_version(lowered.module)
+    if newer_op is not None:
+        from .backend.tileiras import require_version
+
+        remedy = ("compile it without programmatic dependent launch "
+                  "(`@cutile.entry(pdl=False)`, or CUTILE_PDL=0 for every kernel)"
+                  if lowered.pdl else None)
+        require_version(version, f"`{lowered.entry_name}` (its `{newer_op}`)", remedy)
+    bytecode = write_bytecode(lowered.module, version)
     t1 = time.perf_counter()
     out = compile_cubin(bytecode, arch=target, opt_level=opt_level, kernel=identity)
     t2 = time.perf_counter()

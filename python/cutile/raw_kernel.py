@@ -42,12 +42,13 @@ _OWN_OPTIONS = ("-arch", "--gpu-architecture", "-dlto", "--dlto", "-rdc",
 
 @dataclass(frozen=True)
 class LoadedRaw:
-    """A raw kernel loaded into the current context."""
+    """A raw kernel loaded into one device's context."""
 
     module: Any
     function: Any
     layout: Layout
     state: Any  # the driver state it was loaded under
+    shared_opt_in: list[int]  # dynamic shared memory the function opted in to (one cell)
 
 
 class RawKernel:
@@ -76,8 +77,7 @@ class RawKernel:
         self._site = call_site()  # where the program made it: compile errors name the line
         self._lock = threading.Lock()
         self._built: dict[str, tuple[RawBinary, Layout]] = {}
-        self._load: LoadedRaw | None = None
-        self._shared_opt_in = 0
+        self._loads: dict[int, LoadedRaw] = {}  # by device ordinal
 
     def __repr__(self) -> str:
         params = ", ".join(p.describe() for p in self.params)
@@ -114,28 +114,29 @@ class RawKernel:
             self._built[arch] = got
         return got
 
-    def _loaded(self, shared_mem: int) -> LoadedRaw:
-        """The kernel loaded into the current context (compiled first on a miss), opted in
-        to `shared_mem` bytes of dynamic shared memory."""
+    def _loaded(self, shared_mem: int, device: int = 0) -> LoadedRaw:
+        """The kernel loaded into `device`'s context (compiled for its arch first on a
+        miss; a CUfunction belongs to one context), opted in to `shared_mem` bytes of
+        dynamic shared memory."""
         state = driver.state()
         with self._lock:
-            loaded = self._load
+            loaded = self._loads.get(device)
             if loaded is None or loaded.state is not state:
-                binary, layout = self._binary(driver.arch())
+                binary, layout = self._binary(driver.arch(device))
                 d = driver._driver()
-                driver.ensure_current()
-                module = driver.check(d.cuModuleLoadData(binary.cubin), "cuModuleLoadData")
-                fn = driver.check(d.cuModuleGetFunction(module, binary.symbol.encode()),
-                                  "cuModuleGetFunction")
-                loaded = self._load = LoadedRaw(module, fn, layout, state)
-                self._shared_opt_in = 0
-            if shared_mem > max(self._shared_opt_in, SHARED_DEFAULT_LIMIT):
+                with driver.on_device(device):
+                    module = driver.check(d.cuModuleLoadData(binary.cubin),
+                                          "cuModuleLoadData")
+                    fn = driver.check(d.cuModuleGetFunction(module, binary.symbol.encode()),
+                                      "cuModuleGetFunction")
+                loaded = self._loads[device] = LoadedRaw(module, fn, layout, state, [0])
+            if shared_mem > max(loaded.shared_opt_in[0], SHARED_DEFAULT_LIMIT):
                 d = driver._driver()
                 attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                 driver.check(d.cuFuncSetAttribute(loaded.function, attr, shared_mem),
                              f"cuFuncSetAttribute({self.name}, {shared_mem} bytes of shared "
                              "memory)")
-                self._shared_opt_in = shared_mem
+                loaded.shared_opt_in[0] = shared_mem
         return loaded
 
     # -- launching ---------------------------------------------------------------------

@@ -294,6 +294,11 @@ def _cases() -> list[OpCase]:
                                                b.scalar_const(1, dt.i32),
                                                b.scalar_const(0, dt.i32)], [_t(8, 16)]).result,
         "insert", since="13.4")  # fmt: skip
+    add("gdc_wait_tko", lambda b, p: b.gdc_wait(), "= gdc_wait_tko -> token",
+        since="13.4")  # fmt: skip
+    add("gdc_launch_dependents_tko", lambda b, p: b.gdc_launch_dependents(b.gdc_wait()),
+        "= gdc_wait_tko -> token", "= gdc_launch_dependents_tko token = %0 -> token",
+        since="13.4")  # fmt: skip
     add("iota", lambda b, p: b.iota(32, dt.i32), "iota : tile<32xi32>")
     add("constant_dense_i32", lambda b, p: b.constant(list(range(8)), _t(8, e=dt.i32)),
         "<i32: [0, 1, 2, 3, 4, 5, 6, 7]>")  # fmt: skip

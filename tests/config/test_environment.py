@@ -52,11 +52,25 @@ def test_backend_spellings(monkeypatch: pytest.MonkeyPatch, raw: str,
     assert driver.forced_backend() == expected
 
 
-def test_a_bad_device_ordinal_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CUTILE_DEVICE", "first")
+@pytest.mark.parametrize("raw", ["first", "-1", "2"])
+def test_a_bad_device_ordinal_is_a_typed_error(monkeypatch: pytest.MonkeyPatch,
+                                               raw: str) -> None:
+    monkeypatch.setenv("CUTILE_DEVICE", raw)
     with pytest.raises(ConfigError) as err:
-        driver._device_ordinal()
+        driver._ordinal("CUTILE_DEVICE", raw, 2, "visible GPUs")
     assert err.value.code == "CT8002"
+    assert "0 to 1" in (err.value.hint or "")
+    assert driver._ordinal("CUTILE_DEVICE", "1", 2, "visible GPUs") == 1
+    assert driver._ordinal("CUTILE_DEVICE", None, 2, "visible GPUs") == 0
+
+
+@pytest.mark.parametrize("raw", ["0", "17", "two"])
+def test_a_bad_interpreter_device_count_is_a_typed_error(monkeypatch: pytest.MonkeyPatch,
+                                                         raw: str) -> None:
+    monkeypatch.setenv("CUTILE_INTERPRETER_DEVICES", raw)
+    with pytest.raises(ConfigError) as err:
+        driver._interpreter_devices()
+    assert err.value.code == "CT8009"
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("name", ["add", "saxpy", "exp2d", "fp8_gemm", "raw_kernel",
-                                  "interop_torch", "streams", "async_pipeline", "cuda_graph"])
+                                  "interop_torch", "streams", "async_pipeline", "cuda_graph",
+                                  "multi_gpu"])
 def test_example_on_gpu(name: str) -> None:
     env = dict(os.environ)
     env.pop("CUTILE_BACKEND", None)

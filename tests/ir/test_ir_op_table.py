@@ -90,3 +90,14 @@ def _module_with(build: object) -> Module:
 def test_the_verifier_holds_ops_to_their_row(build: object, needle: str) -> None:
     problems = [p.message for p in check_module(_module_with(build))]
     assert any(needle in p for p in problems), problems
+
+
+def test_every_impure_op_is_known_to_touch_memory_or_not() -> None:
+    """A PDL kernel orders every op of `MEMORY_OPS` after its grid-dependency wait
+    (`lowering/pdl.py`); a new op that touches memory must land there, not slip through."""
+    from cutile.ir.op_table import IMPURE, MEMORY_OPS, NO_MEMORY_IMPURE
+
+    assert MEMORY_OPS.isdisjoint(NO_MEMORY_IMPURE)
+    assert IMPURE == MEMORY_OPS | NO_MEMORY_IMPURE
+    # each memory op takes an optional token, the last operand, marked by `has_token`
+    assert all("has_token" in OPS[n].attrs for n in MEMORY_OPS)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HEADER = "import cutile\nfrom cutile.core import *\n\n"
@@ -22,3 +24,18 @@ def load_kernel(tmp_path: Any, src: str, name: str = "k") -> Any:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return getattr(mod, name)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def load_example(name: str, alias: str = "example") -> ModuleType:
+    """examples/`name`.py as a module named `alias_name` (registered in sys.modules: the
+    frontend reads a kernel's module to resolve its globals)."""
+    spec = importlib.util.spec_from_file_location(f"{alias}_{name.replace('/', '_')}",
+                                                  EXAMPLES / f"{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod

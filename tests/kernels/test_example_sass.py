@@ -17,8 +17,9 @@ pytestmark = pytest.mark.tileiras
 
 FAST_PATH = [
     ("attention", "attention"), ("attention", "attention_causal"),
+    ("attention", "attention_even"), ("attention", "attention_causal_even"),
     ("persistent_gemm", "persistent_gemm"), ("batched_gemm", "batched_gemm"),
-    ("swiglu_mlp", "swiglu_up"), ("swiglu_mlp", "down_proj"),
+    ("swiglu_mlp", "swiglu_up"), ("swiglu_mlp", "down_proj"), ("multi_gpu", "gemm"),
 ]
 
 

@@ -3,17 +3,13 @@ an sm_90 cubin with the real tileiras (no GPU needed for that)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from kernel_source import EXAMPLES, load_example
 
 import cutile
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # kernel -> Const values for an ahead-of-time build of each example kernel
 AOT: dict[str, dict[str, dict[str, Any]]] = {
@@ -23,7 +19,9 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
     "exp2d": {"exp2d": {"BM": 64, "BN": 128}},
     "head_permute": {"permute_heads": {"H": 8, "BM": 32, "D": 64}},
     "attention": {"attention": {"BM": 128, "BN": 64, "D": 128},
-                  "attention_causal": {"BM": 128, "BN": 128, "D": 64}},
+                  "attention_causal": {"BM": 128, "BN": 128, "D": 64},
+                  "attention_even": {"BM": 128, "BN": 64, "D": 128},
+                  "attention_causal_even": {"BM": 128, "BN": 128, "D": 64}},
     "softmax": {"softmax": {"BM": 4, "BN": 1024, "TMA": False, "STORE_TMA": False},
                 "softmax_looped_bf16": {"BM": 1, "BN": 32768, "BK": 2048}},
     "layernorm": {"layernorm_bf16": {"BM": 4, "BN": 1024, "TMA": True, "STORE_TMA": True},
@@ -46,6 +44,7 @@ AOT: dict[str, dict[str, dict[str, Any]]] = {
                  "fp8_gemm_persistent": {"BM": 128, "BN": 128, "BK": 128, "G": 8}},
     "raw_kernel": {"affine": {"B": 1024}},
     "interop_torch": {"gated": {"BM": 64, "BN": 128}},
+    "multi_gpu": {"gemm": {"BM": 128, "BN": 128, "BK": 64}},
 }
 # smaller problems on the interpreter keep the suite fast
 SMALL: dict[str, dict[str, Any]] = {
@@ -54,7 +53,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "saxpy": {"n": 50_001, "tile": 512},
     "exp2d": {"m": 200, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 128, "d": 64, "bm": 32},
-    "attention": {"bh": 2, "seq": 100, "d": 32},
+    "attention": {"bh": 2, "seqs": (100, 128), "d": 32},
     "softmax": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
     "layernorm": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
     "rmsnorm": {"m": 37, "n": 100, "long_n": 700, "bk": 128},
@@ -71,17 +70,12 @@ SMALL: dict[str, dict[str, Any]] = {
     "fp8_gemm": {"m": 100, "n": 70, "k": 96, "bm": 32, "bn": 32, "bk": 32, "blocks": 3},
     "raw_kernel": {"n": 20_001, "tile": 512},
     "interop_torch": {"m": 100, "n": 70, "bm": 32, "bn": 32},
+    "multi_gpu": {"m": 96, "n": 64, "k": 48, "tiles": (32, 32, 16), "chunks": 2, "reps": 1},
 }
 
 
 def load(name: str) -> ModuleType:
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example(name)
 
 
 def test_every_example_is_listed() -> None:

@@ -7,16 +7,14 @@ them without it: the detector is the oracle that checks the checker."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from kernel_source import EXAMPLES, load_example
 
 import cutile
 from cutile import api
@@ -24,7 +22,6 @@ from cutile.core import Const, Mut, Tensor, block_id, f32, load_tile_like, num_t
 from cutile.interpreter import InterpreterError
 
 HERE = Path(__file__).resolve()
-EXAMPLES = HERE.parents[2] / "examples"
 rng = np.random.default_rng(7)
 
 
@@ -319,7 +316,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "saxpy": {"n": 30_001, "tile": 512},
     "exp2d": {"m": 130, "n": 300},
     "head_permute": {"b": 2, "h": 4, "m": 64, "d": 64, "bm": 32},
-    "attention": {"bh": 2, "seq": 70, "d": 16},
+    "attention": {"bh": 2, "seqs": (70, 64), "d": 16},
     "softmax": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
     "layernorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
     "rmsnorm": {"m": 20, "n": 70, "long_n": 300, "bk": 64},
@@ -336,17 +333,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "cuda_graph": {"m": 24, "d": 40, "layers": 2, "replays": 2, "tiles": (16, 16, 16)},
     "raw_kernel": {"n": 10_007, "tile": 256},  # its tile kernel; the C++ one needs a GPU
     "interop_torch": {"m": 70, "n": 40, "bm": 32, "bn": 16},
+    "multi_gpu": {"m": 64, "n": 48, "k": 40, "tiles": (32, 16, 16), "chunks": 2, "reps": 1},
 }
-
-
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"race_example_{name.replace('/', '_')}",
-                                                  EXAMPLES / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_every_example_is_covered() -> None:

@@ -74,6 +74,50 @@ def test_data_dependent_index_gets_a_device_assert() -> None:
     np.testing.assert_array_equal(z.unpartition().to_numpy(), xs[ids[:, 0]])
 
 
+@cutile.entry
+def clamped_rows(z: Mut[Tensor[f32, [1, 16]]], x: Tensor[f32, [-1, 16]],
+                 idx: Tensor[i32, [-1, 1]]):
+    j = sum(idx.load_tile((1, 1), (block_id(0), 0)))
+    z.store(x.load_tile((1, 16), (max(min(j, x.shape[0] - 1), 0), 0)))
+
+
+@cutile.entry
+def clamped_above_only(z: Mut[Tensor[f32, [1, 16]]], x: Tensor[f32, [-1, 16]],
+                       idx: Tensor[i32, [-1, 1]]):
+    j = sum(idx.load_tile((1, 1), (block_id(0), 0)))
+    z.store(x.load_tile((1, 16), (min(j, x.shape[0] - 1), 0)))
+
+
+@cutile.entry
+def clamped_row_store(z: Mut[Tensor[f32, [1, "R", 16]]], pos: Tensor[i32, [-1]],
+                      R: Const[int]):
+    t = sum(pos.load_tile((1,), (0,)))
+    g = block_id(1)
+    if t // R == g:                       # the block whose rows hold position t
+        rows = z.partition_mut((1, 1, 16))
+        rows.store(zeros((1, 1, 16), f32) + 1.0, (0, max(min(t - g * R, R - 1), 0), 0))
+
+
+def test_a_data_dependent_index_clamped_into_bounds_needs_no_device_check() -> None:
+    """min/max clamps prove a loaded index in bounds; a clamp on one side only does not."""
+    assert not [o for o in clamped_rows.check_report() if o.discharged == "device"]
+    (dev,) = [o for o in clamped_above_only.check_report() if o.discharged == "device"]
+    assert dev.predicate.startswith("0 <= min(j, ")
+    xs = rng.standard_normal((10, 16)).astype(np.float32)
+    ids = np.array([[3], [-4], [12], [9]], np.int32)
+    z, _, _ = clamped_rows(api.zeros([4, 16], f32).partition([1, 16]), api.from_numpy(xs),
+                           api.from_numpy(ids)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), xs[[3, 0, 9, 9]])
+    assert not [o for o in clamped_row_store.check_report() if o.discharged == "device"]
+    for t in (0, 13, 31):                 # 2 kv heads, 4 blocks of 8 rows each
+        z, _ = clamped_row_store(api.zeros([2, 32, 16], f32).partition([1, 8, 16]),
+                                 api.from_numpy(np.array([t], np.int32))).sync()
+        got = z.unpartition().to_numpy()
+        want = np.zeros((2, 32, 16), np.float32)
+        want[:, t] = 1.0
+        np.testing.assert_array_equal(got, want)
+
+
 OOB_PROBE = """
 import numpy as np
 from cutile import api

@@ -45,7 +45,7 @@ def test_graph_decoding_matches_op_by_op_and_the_reference(
     g.close()
     assert tokens == op_by_op[0]
     want, _ = Reference(tiny, tiny_hf, MAX_SEQ,
-                        prefill_block=plan_for(tiny).prefill_head_bm).generate(PROMPT, NEW)
+                        prefill_block=plan_for(tiny).prefill.attn_bm).generate(PROMPT, NEW)
     assert tokens == want
     from cutile.runtime import driver
 

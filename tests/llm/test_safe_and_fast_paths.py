@@ -11,8 +11,19 @@ from typing import Any
 
 import pytest
 from llm.config import preset
-from llm.kernels import attention, decode_misc, fill, prefill, qkv, sampling
+from llm.kernels import (
+    attention,
+    decode_attention,
+    decode_misc,
+    embed_rope,
+    fill,
+    prefill,
+    qkv,
+    qkv_heads,
+    sampling,
+)
 from llm.kernels.gemv import gemv_kernels
+from llm.kernels.gemv_ss import gemv_ss_kernels
 from llm.plan import plan_for, pow2_at_least
 
 import cutile
@@ -22,18 +33,21 @@ KERNELS = Path(__file__).resolve().parents[2] / "examples" / "llm" / "kernels"
 
 def engine_kernels() -> list[cutile.EntryKernel]:
     found = []
-    for mod in (attention, decode_misc, fill, prefill, qkv, sampling):
+    for mod in (attention, decode_attention, decode_misc, embed_rope, fill, prefill, qkv,
+                qkv_heads, sampling):
         found += [k for k in vars(mod).values() if isinstance(k, cutile.EntryKernel)]
     for occ, latency in ((None, None), (2, None), (2, 10)):
         g = gemv_kernels(occ, latency)
         found += [g.norm_partial, g.add, g.lm_head_argmax, g.norm_partial_loop, g.add_loop,
                   g.swiglu]
+        s = gemv_ss_kernels(occ, latency)
+        found += [s.norm_partial_ss, s.norm_partial_ss_loop]
     return found
 
 
 def test_every_kernel_is_safe_and_checks() -> None:
     kernels = engine_kernels()
-    assert len(kernels) >= 25
+    assert len(kernels) >= 36
     for k in kernels:
         assert not k.unsafe, k.name
         k.check()                              # raises KernelCheckError on a violation
@@ -90,3 +104,81 @@ def test_decode_attention_loads_need_no_device_checks() -> None:
         result = k.check()
         assert not result.device_checks, k.name
         assert all(o.discharged != "device" for o in result.obligations), k.name
+
+
+def spills(text: str) -> bool:
+    return bool(re.search(r"\b(LDL|STL)\b", text))
+
+
+@pytest.mark.tileiras
+def test_latency_kernels_assemble_without_spills() -> None:
+    """The "heads" and "fused" attention paths' kernels for Qwen3-4B (sm_90): no local
+    memory; with `TMA` False the small loads are vector loads straight into registers (no
+    copy-engine load of them), the key/value tiles still through TMA (`KV_TMA`), attention
+    on the tensor cores; the QKV GEMV with the sums of squares keeps TMA and 128-bit shared
+    memory reads."""
+    cfg = preset("qwen3-4b")
+    plan = plan_for(cfg)
+    g, d = cfg.group, cfg.head_dim
+    t = plan.qkv
+    text = sass(gemv_ss_kernels(t.occupancy, t.latency).norm_partial_ss, BO=t.BO, BK=t.BK,
+                KPS=t.KPS)
+    assert "UTMALDG" in text and "LDS.128" in text and not spills(text)
+    sb = pow2_at_least(t.splits(cfg.hidden_size))
+    heads = dict(G=g, D=d, H=cfg.hidden_size, NH=cfg.num_heads, NKV=cfg.num_kv_heads, SB=sb)
+    text = sass(qkv_heads.qkv_heads, R=2048 // g, TMA=False, **heads)
+    assert "LDG.E.128" in text and "UTMALDG" not in text and not spills(text)
+    attn = dict(GD=g * d, G=g, D=d, BS=plan.attn_bs, M=16, NS=plan.attn_splits)
+    for kernel, extra in ((decode_attention.attn_decode_q, {}),
+                          (decode_attention.attn_decode_qkv,
+                           dict(D2=2 * d, H=cfg.hidden_size, NH=cfg.num_heads,
+                                NKV=cfg.num_kv_heads, SB=sb))):
+        text = sass(kernel, TMA=False, KV_TMA=True, **attn, **extra)
+        assert "HMMA" in text and "UTMALDG" in text and not spills(text), kernel.name
+        assert "LDG.E.128" in text, kernel.name
+    dc = plan.combine_chunk
+    comb = dict(DC=dc, G=g, D=d, NS=plan.attn_splits, TMA=False, O_TMA=False)
+    text = sass(decode_attention.attn_combine_cache, R=2048 * dc // (g * d), **comb)
+    assert "UTMALDG" not in text and "LDG.E.128" in text and not spills(text)
+
+
+@pytest.mark.tileiras
+def test_one_warp_small_kernels_reduce_without_barriers() -> None:
+    """`Plan.small_warps` = 1 (the named "heads"/"fused" variants): the kernels without MMA
+    run in one warp, their reductions in shuffles: no barrier (the combines' one is the
+    start of the TMA load of the share outputs, `O_TMA`), no spill, and every load issued
+    before the first shuffle: one round trip, not one per reduction. Loaded into registers,
+    the combine's share outputs come after the maxima's reduction (hence `O_TMA`)."""
+    from llm.attn_paths import warps
+
+    cfg = preset("qwen3-4b")
+    plan = plan_for(cfg)
+    g, d, dc, ns = cfg.group, cfg.head_dim, plan.combine_chunk, plan.attn_splits
+    sb = pow2_at_least(plan.qkv.splits(cfg.hidden_size))
+    combines = [(decode_attention.attn_combine_cache,
+                 dict(DC=dc, G=g, D=d, NS=ns, R=2048 * dc // (g * d))),
+                (decode_attention.attn_combine_heads, dict(DC=dc, G=g, D=d, NS=ns))]
+    cases = [(qkv_heads.qkv_heads, dict(G=g, D=d, R=2048 // g, H=cfg.hidden_size,
+                                        NH=cfg.num_heads, NKV=cfg.num_kv_heads, SB=sb), 0),
+             (embed_rope.embed_row_rope, dict(BH=plan.embed_tile, D=d), 0)]
+    cases += [(k, dict(c, O_TMA=True), 1) for k, c in combines]
+    for kernel, consts, bars in cases:
+        text = sass(warps(kernel, 1), TMA=False, **consts)
+        assert text.count("BAR.SYNC") == bars and not spills(text), kernel.name
+        ops = opcodes(text)
+        if "SHFL.BFLY" in ops:
+            first = ops.index("SHFL.BFLY")
+            assert not any(op.startswith("LDG") for op in ops[first:]), kernel.name
+    for kernel, consts in combines:
+        ops = opcodes(sass(warps(kernel, 1), TMA=False, O_TMA=False, **consts))
+        assert any(op.startswith("LDG") for op in ops[ops.index("SHFL.BFLY"):]), kernel.name
+
+
+def opcodes(text: str) -> list[str]:
+    """The SASS opcodes in program order (predicates dropped)."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"\s+/\*[0-9a-f]{4}\*/", line):
+            words = line.split(";")[0].split()
+            out.append(words[2] if words[1].startswith("@") else words[1])
+    return out

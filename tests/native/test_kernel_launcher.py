@@ -40,9 +40,9 @@ class World:
             self.handles.append(m)
         self.launcher = self.make()
 
-    def compile(self, consts: Any, facts: Any, index_bits: int) -> Any:
+    def compile(self, consts: Any, facts: Any, index_bits: int, device: int) -> Any:
         self.compiled.append((consts, facts, index_bits))
-        return ("runnable", 0, [], 0)
+        return ("runnable", 0, [], 0, False)  # (..., buffer size, pdl)
 
     def run(self, *args: Any) -> None:
         self.ran.append(args)
@@ -55,7 +55,7 @@ class World:
             consts=[("B", "int")],
             checked=add.check(),
             unchecked=False,
-            sm_count=132,
+            sm_counts=[132],
             registry=self.reg,
             runtime=self.ledger,
             owner=lambda: None,

@@ -50,7 +50,7 @@ def empty_add(n: int = 0) -> cutile.KernelOp:
 def nothing_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
     """A launch with no tile must not need a kernel: compiling (tileiras on a GPU) fails."""
 
-    def refuse(self: EntryKernel, spec: Specialization) -> Any:
+    def refuse(self: EntryKernel, spec: Specialization, device: int | None = None) -> Any:
         raise AssertionError("an empty launch compiled its kernel")
 
     monkeypatch.setattr(EntryKernel, "_runnable", refuse)

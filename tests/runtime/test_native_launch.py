@@ -199,7 +199,7 @@ def test_dropped_ops_hand_back_once_started() -> None:
 
 
 def test_a_failed_start_gives_everything_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self: EntryKernel, spec: Specialization) -> Any:
+    def broken(self: EntryKernel, spec: Specialization, device: int | None = None) -> Any:
         raise cutile.CompileError("no assembler today", code="CT7001")
 
     monkeypatch.setattr(EntryKernel, "_runnable", broken)
@@ -523,9 +523,9 @@ def test_compiled_specializations_are_the_arguments_facts(
     seen: list[Specialization] = []
     real = EntryKernel._runnable
 
-    def record(self: EntryKernel, spec: Specialization) -> Any:
+    def record(self: EntryKernel, spec: Specialization, device: int | None = None) -> Any:
         seen.append(spec)
-        return real(self, spec)
+        return real(self, spec, device)
 
     EntryKernel._runnable = record  # type: ignore[method-assign]
     try:

@@ -14,7 +14,7 @@ import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
 from cutile.runtime import streams
-from cutile.runtime.null_gpu import calls, null_gpu
+from cutile.runtime.null_gpu import Count, null_gpu
 
 
 @cutile.entry
@@ -26,18 +26,6 @@ def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], 
 def rt() -> Iterator[Any]:
     with null_gpu() as r:
         yield r
-
-
-class Count:
-    """Driver calls made inside the block, by entry point (those made at least once)."""
-
-    def __enter__(self) -> Count:
-        self.before = calls()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        after = calls()
-        self.made = {k: after[k] - self.before[k] for k in after if after[k] != self.before[k]}
 
 
 def test_the_null_runtime_is_the_gpu_path(rt: Any) -> None:

@@ -122,7 +122,7 @@ def test_ops_that_ran_do_not_warn() -> None:
 
 
 def test_ops_that_failed_to_start_do_not_warn(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self: EntryKernel, spec: Specialization) -> Any:
+    def broken(self: EntryKernel, spec: Specialization, device: int | None = None) -> Any:
         raise cutile.CompileError("no assembler today", code="CT7001")
 
     monkeypatch.setattr(EntryKernel, "_runnable", broken)
@@ -140,10 +140,10 @@ def test_a_zip_whose_op_fails_to_start_hands_every_tensor_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     original = EntryKernel._runnable
 
-    def only_add(self: EntryKernel, spec: Specialization) -> Any:
+    def only_add(self: EntryKernel, spec: Specialization, device: int | None = None) -> Any:
         if self is fails_to_build:
             raise cutile.CompileError("no assembler today", code="CT7001")
-        return original(self, spec)
+        return original(self, spec, device)
 
     monkeypatch.setattr(EntryKernel, "_runnable", only_add)
     fails_to_build._launcher = None

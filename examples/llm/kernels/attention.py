@@ -17,7 +17,8 @@ Decode (one query token at position `pos`, keys 0..pos), flash-decoding style:
 Prefill (`attn_prefill`): causal flash attention of a prompt's queries against its own keys
 and values, read straight from the fused QKV buffer [T, (H + 2 KV) D] in bf16 on the
 tensor cores (query head j reads key/value head j // G); block (m, j) owns the (BM, D)
-output tile of rows m and head j.
+output tile of rows m and head j. Its softmax step and load hints are those of the tuned
+`examples/attention.py` kernel; the plan (`prefill_plan.py`) gives its tile and hints.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from cutile.core import (
     cdiv,
     exp2,
     f32,
+    fma,
     full,
     i32,
     maximum,
@@ -126,12 +128,14 @@ def attn_combine(out: Mut[Tensor[bf16, ["DC"]]], o: Tensor[f32, [-1, -1, -1]],
 
 
 @cutile.device
-def softmax_step(s, vs, m_i, l_i, acc):
+def softmax_step(s, qk_scale, vs, m_i, l_i, acc):
     """One key tile of the online softmax (base 2): rescale the sums to the new maximum,
-    add this tile's exponentials and values."""
-    m_new = maximum(m_i, s.max(axis=1, keepdims=True))
+    add this tile's exponentials and values. `s` is unscaled: the scale goes into the row
+    maxima (a column) and into the exponent's argument (one FMA per score), as in
+    examples/attention.py."""
+    m_new = maximum(m_i, s.max(axis=1, keepdims=True) * qk_scale)
     alpha = exp2(m_i - m_new, flush_to_zero=True)
-    p = exp2(s - m_new, flush_to_zero=True)
+    p = exp2(fma(s, qk_scale, -m_new), flush_to_zero=True)
     return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
 
 
@@ -142,7 +146,8 @@ def attn_prefill(o: Mut[Tensor[bf16, ["BM", "D"]]], qkv: Tensor[bf16, [-1, -1]],
     m = block_id(0)
     head = block_id(1)
     kvh = head // G
-    qs = qkv.load_tile((BM, D), (m, head))
+    # the load latency hints of examples/attention.py's tuned kernel
+    qs = qkv.load_tile((BM, D), (m, head), latency=2)
     qk_scale = scale * LOG2E
     m_i = full((BM, 1), -math.inf, f32)
     l_i = zeros((BM, 1), f32)
@@ -153,16 +158,16 @@ def attn_prefill(o: Mut[Tensor[bf16, ["BM", "D"]]], qkv: Tensor[bf16, [-1, -1]],
     # tile do (BN == BM)
     clear = min(n // BM, m)
     for j in range(clear):
-        ks = qkv.load_tile((BM, D), (j, NH + kvh))
-        s = mma(qs, ks.transpose(), zeros((BM, BM), f32)) * qk_scale
-        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh))
-        m_i, l_i, acc = softmax_step(s, vs, m_i, l_i, acc)
+        ks = qkv.load_tile((BM, D), (j, NH + kvh), latency=2)
+        s = mma(qs, ks.transpose(), zeros((BM, BM), f32))
+        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh), latency=4)
+        m_i, l_i, acc = softmax_step(s, qk_scale, vs, m_i, l_i, acc)
     for j in range(clear, min(cdiv(n, BM), m + 1)):
-        ks = qkv.load_tile((BM, D), (j, NH + kvh))
-        s = mma(qs, ks.transpose(), zeros((BM, BM), f32)) * qk_scale
+        ks = qkv.load_tile((BM, D), (j, NH + kvh), latency=2)
+        s = mma(qs, ks.transpose(), zeros((BM, BM), f32))
         cols = j * BM + arange(BM, i32)[None, :]
         s = where((cols < n) & (cols <= rows), s, -math.inf)
-        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh))
-        m_i, l_i, acc = softmax_step(s, vs, m_i, l_i, acc)
+        vs = qkv.load_tile((BM, D), (j, NH + NKV + kvh), latency=4)
+        m_i, l_i, acc = softmax_step(s, qk_scale, vs, m_i, l_i, acc)
     out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
     o.store(out.astype(bf16))

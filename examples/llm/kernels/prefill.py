@@ -1,24 +1,14 @@
 """Prefill: the prompt's tokens through every layer at once, with batched GEMMs on the
-tensor cores (bf16 operands, f32 accumulators) and causal flash attention
-(`attention.attn_prefill`). The numerics are the decode path's: the GEMM input of a
-normed projection is bf16(h * w_norm) and the rows are scaled by rsqrt(mean(h^2) + eps) in
-the epilogue, so a token gives the same hidden states either way, up to summation order.
-
-W is [N, K] (Hugging Face's [out, in]); block (m, j) multiplies its (BM, BK) tiles of x
-with the transposed (BN, BK) tiles of W.
+tensor cores (`prefill_gemm`) and causal flash attention (`attention.attn_prefill`). The
+numerics are the decode path's: the GEMM input of a normed projection is bf16(h * w_norm)
+and the rows are scaled by rsqrt(mean(h^2) + eps) in the epilogue, so a token gives the
+same hidden states either way, up to summation order. The row kernels here:
 
 - `set_prompt`: the prompt into the token buffer (one tile) and pos = len(prompt) - 1.
 - `embed_rows`: the prompt's embedding rows into the residual stream hs [T, hidden] (f32).
 - `norm_prep`: per row, rsqrt(mean(h^2) + eps) and bf16(h * w_norm).
-- `gemm_qkv`: the fused QKV projection with D-wide output tiles (one head each); the
-  epilogue scales rows, normalizes and rotates query and key heads (`qkv.head_norm`,
-  `qkv.rope`) and stores bf16.
 - `cache_fill`: the prompt's keys and values from the QKV buffer into the caches; block
   (h, m) owns rows [m BT, (m+1) BT) of head h, and blocks past the prompt write nothing.
-- `gemm_residual`: hs += x W^T (the output and down projections; each block reads and
-  writes its own tile of hs).
-- `gemm_swiglu`: gate and up projections in one loop (two accumulators) and
-  silu(g) * u in the epilogue, stored bf16.
 """
 
 from __future__ import annotations
@@ -31,17 +21,12 @@ from cutile.core import (
     arange,
     bf16,
     block_id,
-    exp,
     f32,
     gather,
     i32,
-    mma,
-    num_tiles,
     rsqrt,
     zeros,
 )
-
-from .qkv import head_norm, rope
 
 
 @cutile.entry
@@ -69,27 +54,6 @@ def norm_prep(xw: Mut[Tensor[bf16, ["BT", "HB"]]], inv: Mut[Tensor[f32, ["BT"]]]
 
 
 @cutile.entry
-def gemm_qkv(out: Mut[Tensor[bf16, ["BM", "D"]]], x: Tensor[bf16, [-1, -1]],
-             w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], qnw: Tensor[bf16, [-1]],
-             knw: Tensor[bf16, [-1]], cos: Tensor[f32, [-1, -1]], sin: Tensor[f32, [-1, -1]],
-             eps: f32, BM: Const[int], D: Const[int], BK: Const[int], NH: Const[int],
-             NKV: Const[int]):
-    m = block_id(0)
-    j = block_id(1)
-    acc = zeros((BM, D), f32)
-    for k in range(num_tiles(x, 1, (BM, BK))):
-        acc = mma(x.load_tile((BM, BK), (m, k)), w.load_tile((D, BK), (j, k)).transpose(), acc)
-    y = acc * inv.load_tile((BM,), (m,))[:, None]
-    c = cos.load_tile((BM, D // 2), (m, 0))
-    s = sin.load_tile((BM, D // 2), (m, 0))
-    if j < NH:
-        y = rope(head_norm(y, qnw.load_tile((D,), (0,)), eps, D), c, s, D // 2)
-    elif j < NH + NKV:
-        y = rope(head_norm(y, knw.load_tile((D,), (0,)), eps, D), c, s, D // 2)
-    out.store(y.astype(bf16))
-
-
-@cutile.entry
 def cache_fill(kc: Mut[Tensor[bf16, [1, "BT", "D"]]], vc: Mut[Tensor[bf16, [1, "BT", "D"]]],
                qkv: Tensor[bf16, [-1, -1]], BT: Const[int], D: Const[int], NH: Const[int],
                NKV: Const[int]):
@@ -103,31 +67,3 @@ def cache_fill(kc: Mut[Tensor[bf16, [1, "BT", "D"]]], vc: Mut[Tensor[bf16, [1, "
         cols = arange(D, i32)[None, :]
         kc.store(gather(qkv, (rows, (NH + kvh) * D + cols)).reshape((1, BT, D)))
         vc.store(gather(qkv, (rows, (NH + NKV + kvh) * D + cols)).reshape((1, BT, D)))
-
-
-@cutile.entry(occupancy=2)
-def gemm_residual(hs: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
-                  w: Tensor[bf16, [-1, -1]], BM: Const[int], BN: Const[int], BK: Const[int]):
-    m = block_id(0)
-    j = block_id(1)
-    acc = zeros((BM, BN), f32)
-    for k in range(num_tiles(x, 1, (BM, BK))):
-        acc = mma(x.load_tile((BM, BK), (m, k)), w.load_tile((BN, BK), (j, k)).transpose(), acc)
-    hs.store(hs.load() + acc)
-
-
-@cutile.entry
-def gemm_swiglu(act: Mut[Tensor[bf16, ["BM", "BN"]]], x: Tensor[bf16, [-1, -1]],
-                w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], BM: Const[int],
-                BN: Const[int], BK: Const[int], UP: Const[int]):
-    m = block_id(0)
-    j = block_id(1)
-    g = zeros((BM, BN), f32)
-    u = zeros((BM, BN), f32)
-    for k in range(num_tiles(x, 1, (BM, BK))):
-        xs = x.load_tile((BM, BK), (m, k))
-        g = mma(xs, w.load_tile((BN, BK), (j, k)).transpose(), g)
-        u = mma(xs, w.load_tile((BN, BK), (UP + j, k)).transpose(), u)
-    scale = inv.load_tile((BM,), (m,))[:, None]
-    g = g * scale
-    act.store((g / (1.0 + exp(-g)) * (u * scale)).astype(bf16))

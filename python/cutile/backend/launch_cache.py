@@ -6,7 +6,9 @@ The key is the kernel's identity (`pipeline.kernel_identity`: its AST hash, `Con
 values, argument facts, index width), the target, the opt level, the assembler's version,
 and a stamp of cutile's own code (every module and the native extension: size and
 modification time), because the lowering that turns an identity into bytecode is cutile's
-code. An entry holds the cubin, the entry symbol and the parameter layout (the ABI). It is
+code. An entry holds the cubin, the entry symbol, the parameter layout (the ABI) and
+whether the kernel was compiled for programmatic dependent launch (its launches then
+carry the PDL attribute). It is
 written next to the bytecode-keyed entry (`cache.compile_cubin`) whenever a kernel is
 assembled for a launch, in the same directory, under the same size bound, and proves its
 key the same way (`cache_entry`).
@@ -39,6 +41,7 @@ class LaunchEntry:
     cubin: bytes
     entry_name: str
     abi: KernelABI
+    pdl: bool  # compiled with the PDL prologue: launched with the PDL attribute
 
 
 def code_stamp() -> str:
@@ -114,6 +117,7 @@ def store(identity: Mapping[str, Any], arch: str, opt_level: int, entry: LaunchE
 def _encode(entry: LaunchEntry) -> bytes:
     header = json.dumps({
         "entry_name": entry.entry_name,
+        "pdl": entry.pdl,
         "slots": [[s.kind, s.param, s.axis, s.fmt] for s in entry.abi.slots],
     }).encode()
     return _MAGIC + struct.pack("<I", len(header)) + header + entry.cubin
@@ -128,9 +132,12 @@ def _decode(payload: bytes) -> LaunchEntry | None:
         header = json.loads(payload[at + 4:at + 4 + n])
         slots = tuple(Slot(str(k), str(p), int(a), str(f)) for k, p, a, f in header["slots"])
         name = str(header["entry_name"])
+        pdl = header["pdl"]
+        if not isinstance(pdl, bool):
+            return None
     except (ValueError, KeyError, TypeError):
         return None
     cubin = payload[at + 4 + n:]
     if not cubin:
         return None
-    return LaunchEntry(cubin, name, KernelABI(slots))
+    return LaunchEntry(cubin, name, KernelABI(slots), pdl)

@@ -290,9 +290,20 @@ def _write_memo(path: Path, key: str, text: str) -> None:
         pass
 
 
+# (path, size, mtime) of an assembler -> the versions it listed (one run per process)
+_listed: dict[tuple[str, int, int], list[str]] = {}
+
+
 def list_versions(tool: Tileiras | None = None) -> list[str]:
     """Bytecode versions the assembler reads (`tileiras --list-versions`, 13.3+)."""
     tool = tool or find_tileiras()
+    try:
+        st = tool.path.stat()
+        key: tuple[str, int, int] | None = (str(tool.path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _listed:
+        return list(_listed[key])
     proc = tool.run(["--list-versions"])
     if proc.returncode != 0:
         raise CompileError(
@@ -301,7 +312,29 @@ def list_versions(tool: Tileiras | None = None) -> list[str]:
             hint=INSTALL_HINT,
             log=proc.stdout + proc.stderr,
         )
-    return [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+    listed = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+    if key is not None:
+        _listed[key] = listed
+    return list(listed)
+
+
+def require_version(version: BytecodeVersion, what: str, remedy: str | None = None,
+                    tool: Tileiras | None = None) -> None:
+    """Refuse (CT7007) to compile bytecode `version` for an assembler that cannot read it,
+    before it fails on it with a less helpful message. `what` says why the kernel needs
+    that version, `remedy` how to do without it. Never a silent fallback to another
+    version: the kernel would not be the one asked for."""
+    tool = tool or find_tileiras()
+    newest = max_supported_version(tool)
+    if newest >= version:
+        return
+    raise CompileError(
+        f"{what} needs Tile IR bytecode {version}, and the assembler {tool.path} reads "
+        f"versions up to {newest}",
+        code="CT7007",
+        hint=f"install tileiras {version} or newer (`pip install 'cutile[tileiras]'` gets "
+             "the newest)" + (f", or {remedy}" if remedy else ""),
+    )
 
 
 def max_supported_version(tool: Tileiras | None = None) -> BytecodeVersion:

@@ -45,11 +45,11 @@ def _backend(lines: list[str]) -> None:
         lines += ["backend: CPU interpreter", f"driver: none ({s.reason})"]
         return
     major, minor = s.driver_version // 1000, (s.driver_version % 1000) // 10
-    lines += [
-        "backend: GPU",
-        f"driver: CUDA {major}.{minor}",
-        f"gpu: {s.name} (sm_{s.cc[0]}{s.cc[1]}, {s.sm_count} SMs, device {s.device})",
-    ]
+    lines += ["backend: GPU", f"driver: CUDA {major}.{minor}"]
+    for i in range(s.count):
+        d = driver.device_info(i)
+        default = " (default)" if i == s.default else ""
+        lines.append(f"gpu {i}: {d.name} (sm_{d.cc[0]}{d.cc[1]}, {d.sm_count} SMs){default}")
 
 
 def _tileiras(lines: list[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import (
     config,
+    devices,
     frontend,
     graphs,
     host,
@@ -27,6 +28,7 @@ EXPLANATIONS: dict[str, str] = {
     **tile_pieces.TEXTS,
     **host.TEXTS,
     **graphs.TEXTS,
+    **devices.TEXTS,
     **interop.TEXTS,
     **launch.TEXTS,
     **raw_kernels.TEXTS,

@@ -15,14 +15,17 @@ TEXTS: dict[str, str] = {
         Fix: `CUTILE_BACKEND=gpu`, `CUTILE_BACKEND=interpreter`, or unset it.
     """,
     "CT8002": """
-        `CUTILE_DEVICE` is not a GPU ordinal (0, 1, ...): the index of the GPU cutile uses.
+        `CUTILE_DEVICE` is not the ordinal (0, 1, ...) of a device this process has: the
+        index of the GPU work goes to by default (on the interpreter, of a device it
+        models, `CUTILE_INTERPRETER_DEVICES`).
 
         Example:
 
             $ CUTILE_DEVICE=gpu1 python my_program.py
-            [CT8002] CUTILE_DEVICE='gpu1' is not a GPU ordinal
+            [CT8002] CUTILE_DEVICE='gpu1' is not the ordinal of one of the 2 visible GPUs
 
-        Fix: `CUTILE_DEVICE=1`, or unset it for GPU 0 (`nvidia-smi -L` lists them).
+        Fix: `CUTILE_DEVICE=1`, or unset it for GPU 0 (`nvidia-smi -L` lists them;
+        `CUDA_VISIBLE_DEVICES` decides which ones the process sees, renumbered from 0).
     """,
     "CT8003": """
         `CUTILE_CACHE_MAX` (or `python -m cutile cache --max`) is not a size: the bound of
@@ -82,6 +85,32 @@ TEXTS: dict[str, str] = {
 
         Fix: `CUTILE_STREAMS=4` (the default), `CUTILE_STREAMS=1` to run every op on one
         stream, or unset it.
+    """,
+    "CT8008": """
+        `CUTILE_PDL` is not `0` or `1`. It turns programmatic dependent launch off for
+        every kernel (`0`, also `off`, `false`, `no`), or leaves it to each kernel's
+        `@cutile.entry(pdl=...)` (`1`, also `on`, `true`, `yes`, or unset). It is read when
+        a kernel is compiled, and an unknown value is an error, never a silent choice.
+
+        Example:
+
+            $ CUTILE_PDL=maybe python my_program.py
+            [CT8008] CUTILE_PDL='maybe' is not one of `0`, `off`, `false`, ...
+
+        Fix: `CUTILE_PDL=0` to compare a program without programmatic dependent launch,
+        or unset it.
+    """,
+    "CT8009": """
+        `CUTILE_INTERPRETER_DEVICES` is not a device count from 1 to 16: how many devices
+        the CPU interpreter models, so that programs using several devices (`device=`,
+        `t.to(i)`, tensors of two devices refused in one launch) run without a GPU.
+
+        Example:
+
+            $ CUTILE_BACKEND=interpreter CUTILE_INTERPRETER_DEVICES=many python prog.py
+            [CT8009] CUTILE_INTERPRETER_DEVICES='many' is not a device count from 1 to 16
+
+        Fix: `CUTILE_INTERPRETER_DEVICES=2`, or unset it for one device.
     """,
     "CT8010": """
         A file named on the command line (`python -m cutile check FILE`, `compile FILE`)
@@ -163,7 +192,8 @@ TEXTS: dict[str, str] = {
         range. Hints tell tileiras how to compile the kernel, never what it computes:
         `num_ctas` (CTAs per cluster: 1, 2, 4, 8 or 16), `occupancy` (blocks per SM it should
         aim for: 1 to 32), `num_worker_warps` (a power of two from 1 to 32), `opt_level` (0 to
-        3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`.
+        3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`. `pdl`
+        (programmatic dependent launch, docs/pdl.md) is `True` or `False`.
 
         Example:
 

@@ -67,6 +67,28 @@ TEXTS: dict[str, str] = {
 
         Fix: tileirdisasm ships with nvidia-cuda-tileiras 13.4 and newer.
     """,
+    "CT7007": """
+        The kernel needs a newer Tile IR bytecode than the installed `tileiras` reads. A
+        kernel with programmatic dependent launch (`@cutile.entry(pdl=True)`) uses the
+        grid-dependency ops `gdc_wait_tko` and `gdc_launch_dependents_tko`, which exist
+        from bytecode 13.4; every other kernel is written as 13.3. cutile refuses before
+        writing the bytecode, and never falls back to a kernel without the ops: that would
+        be a different kernel from the one asked for (`tileiras --list-versions` prints
+        what an assembler reads; `python -m cutile info` too).
+
+        Example:
+
+            @cutile.entry(pdl=True)
+            def step(z: Mut[Tensor[f32, ["B"]]], B: Const[int]): ...
+
+            step.compile(B=128)
+            # [CT7007] `step` (its `gdc_wait_tko`) needs Tile IR bytecode 13.4, and the
+            # assembler /usr/local/cuda/bin/tileiras reads versions up to 13.3
+
+        Fix: install tileiras 13.4 or newer (`pip install 'cutile[tileiras]'`), or compile
+        without programmatic dependent launch: `pdl=False`, `kernel.with_hints(pdl=False)`,
+        or `CUTILE_PDL=0` for every kernel.
+    """,
     "CT9001": """
         An internal error: an invariant inside cutile broke (a Rust panic caught at the
         boundary, or a state that cannot happen). It is a bug in cutile, not in the

@@ -71,6 +71,16 @@ def _token(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     return [TOKEN]
 
 
+@handler("gdc_wait_tko", "gdc_launch_dependents_tko")
+def _grid_dependency(m: Machine, op: Op, args: list[Any]) -> list[Any]:
+    """Programmatic dependent launch: waiting for the previous kernel, and letting the next
+    one start early. The interpreter runs kernels one after another, each to completion
+    (`runtime/launch.interpret`), so the previous kernel has finished and its writes are
+    visible before any op of this one runs, and there is no next kernel to start: both
+    ops only pass a token on."""
+    return [TOKEN]
+
+
 # -- views ---------------------------------------------------------------------------------
 
 

@@ -117,6 +117,20 @@ class Builder:
     def make_token(self) -> Value:
         return self.op("make_token", [], [TOKEN]).result
 
+    def gdc_wait(self, token: Value | None = None) -> Value:
+        """`gdc_wait_tko`: wait until the prerequisite grid completed and its writes are
+        visible (programmatic dependent launch; `lowering/pdl.py`)."""
+        return self._gdc("gdc_wait_tko", token)
+
+    def gdc_launch_dependents(self, token: Value | None = None) -> Value:
+        """`gdc_launch_dependents_tko`: the dependent grid may be scheduled once every
+        block of this one issued it (no memory ordering of its own)."""
+        return self._gdc("gdc_launch_dependents_tko", token)
+
+    def _gdc(self, name: str, token: Value | None) -> Value:
+        operands = [] if token is None else [token]
+        return self.op(name, operands, [TOKEN], {"has_token": token is not None}).result
+
     def join_tokens(self, tokens: Sequence[Value]) -> Value:
         if len(tokens) == 1:
             return tokens[0]

@@ -92,6 +92,9 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     _op("ftoi", 0x2B, "13.1", (1, 1), (1, 1), (
         "overflow", "rounding_mode", "saturating", "signedness",
     ), pure=True),
+    # Programmatic dependent launch (griddepcontrol): an optional token in, a token out.
+    _op("gdc_launch_dependents_tko", 0x77, "13.4", (0, 1), (1, 1), ("has_token",), pure=False),
+    _op("gdc_wait_tko", 0x78, "13.4", (0, 1), (1, 1), ("has_token",), pure=False),
     _op("get_index_space_shape", 0x2D, "13.1", (1, None), (1, None), (), pure=True),
     _op("get_num_tile_blocks", 0x2E, "13.1", (0, None), (3, None), (), pure=True),
     _op("get_tensor_shape", 0x2F, "13.1", (1, None), (2, None), (), pure=True),
@@ -173,6 +176,23 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
 )}
 
 IMPURE: frozenset[str] = frozenset(n for n, d in OPS.items() if not d.pure)
+
+# The ops that touch global memory, each token-ordered (its optional token operand is the
+# last one, marked by `has_token`). A kernel launched with programmatic dependent launch
+# orders every one of them after its `gdc_wait_tko` through that token
+# (`lowering/pdl.py`): an op that touches memory and is missing here would escape that
+# order, so `tests/ir/test_ir_op_table.py` holds every impure op to this list or the next.
+MEMORY_OPS: frozenset[str] = frozenset({
+    "load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
+    "atomic_cas_tko",
+})
+
+# Impure ops that touch no memory: control flow (its memory ops are in its regions),
+# token plumbing, the grid-dependency ops themselves, assertions and printing.
+NO_MEMORY_IMPURE: frozenset[str] = frozenset({
+    "for", "if", "loop", "make_token", "join_tokens", "gdc_launch_dependents_tko",
+    "gdc_wait_tko", "assert", "print_tko",
+})
 
 
 def op_def(name: str) -> OpDef | None:

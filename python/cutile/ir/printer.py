@@ -458,6 +458,12 @@ def _assert(p: _Printer, op: Op) -> None:
     p.emit(f'assert {p.name(op.operands[0])}, "{msg}" : {_t(op.operands[0])}')
 
 
+@_prints("gdc_wait_tko", "gdc_launch_dependents_tko")
+def _gdc(p: _Printer, op: Op) -> None:
+    token = f" token = {p.name(op.operands[0])}" if op.operands else ""
+    p.emit(f"{p.bind(op.results, False)}{op.name}{token} -> token")
+
+
 @_prints("print_tko")
 def _print(p: _Printer, op: Op) -> None:
     has_token = bool(op.attrs.get("has_token"))

@@ -44,6 +44,9 @@ class LoweredKernel:
     abi: KernelABI
     entry_name: str
     consts: dict[str, int | float | bool]
+    # Compiled for programmatic dependent launch (`lowering/pdl.py`): the launcher reads
+    # this from the compiled kernel, and only then launches it with the PDL attribute.
+    pdl: bool = False
 
 
 class Lowerer:
@@ -52,8 +55,10 @@ class Lowerer:
         doc: K.Document,
         spec: Specialization,
         facts: LoweringFacts | None = None,
+        pdl: bool = False,
     ) -> None:
         self.doc = doc
+        self.pdl = pdl
         self.spec = spec
         # What the checker decided, node by node (None: lowering without the checker).
         self.facts = facts
@@ -148,7 +153,15 @@ class Lowerer:
             self.b.return_()
         # prologue (params, block ids) -> hoisted partition views -> body
         body_block.ops[:0] = prologue.ops + self.views_block.ops
-        return LoweredKernel(self.b.module, KernelABI(tuple(slots)), entry.name, self.consts)
+        if self.pdl:
+            # The grid-dependency wait goes first, and every memory access is ordered
+            # after it through its token: the PDL prologue and why it keeps stream order
+            # are in `lowering/pdl.py` (and docs/pdl.md).
+            from .pdl import add_prologue
+
+            add_prologue(self.b, fn)
+        return LoweredKernel(self.b.module, KernelABI(tuple(slots)), entry.name, self.consts,
+                             self.pdl)
 
     def _loc_of(self, span: K.Span, fn_name: str) -> Location:
         path = self.doc.files[span.file].path if span.file < len(self.doc.files) else "<kernel>"
@@ -513,9 +526,9 @@ def _target_expr(t: K.Target) -> K.Expr:
 
 
 def lower_kernel(
-    doc: K.Document, spec: Specialization, facts: LoweringFacts | None
+    doc: K.Document, spec: Specialization, facts: LoweringFacts | None, pdl: bool = False
 ) -> LoweredKernel:
-    return Lowerer(doc, spec, facts).lower()
+    return Lowerer(doc, spec, facts, pdl).lower()
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

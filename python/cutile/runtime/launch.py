@@ -1,4 +1,10 @@
-"""Running a compiled kernel: on the GPU through `cuLaunchKernel`, or on the interpreter.
+"""Running a compiled kernel: on the GPU through `cuLaunchKernel` (`cuLaunchKernelEx` with
+the programmatic-stream-serialization attribute for a kernel compiled for programmatic
+dependent launch), or on the interpreter.
+
+This is the Python launch path (autotuning, benchmarks' raw replays); ops launch through
+the native launcher (`rust/cutile-py/src/launch/pending.rs`), which makes the same choice
+from the same compiled kernel.
 
 GPU launches use block (1, 1, 1) and no dynamic shared memory (the cubin carries its real
 CTA size); the grid is the tile grid. Parameters are packed once per launch into a reusable
@@ -37,20 +43,27 @@ def flatten_args(abi: KernelABI, names: Sequence[str], values: Sequence[Any]) ->
 
 
 class LoadedKernel:
-    """A cubin loaded into the current context, ready to launch."""
+    """A cubin loaded into the context of `device` (default: the current device), ready
+    to launch there: a CUfunction belongs to one context, so each device loads its own."""
 
-    def __init__(self, cubin: bytes, symbol: str, abi: KernelABI) -> None:
+    def __init__(self, cubin: bytes, symbol: str, abi: KernelABI, pdl: bool = False,
+                 device: int | None = None) -> None:
         d = driver._driver()
-        driver.ensure_current()
-        self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-        self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
-                                "cuModuleGetFunction")
-        # Load the function now rather than at its first launch (lazy loading), which may
-        # be inside a graph capture.
-        load = getattr(d, "cuFuncLoad", None)
-        if load is not None:
-            driver.check(load(self._fn), "cuFuncLoad")
+        self.device = driver.state().device if device is None else device
+        with driver.on_device(self.device):
+            self._module = driver.check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+            self._fn = driver.check(d.cuModuleGetFunction(self._module, symbol.encode()),
+                                    "cuModuleGetFunction")
+            # Load the function now rather than at its first launch (lazy loading), which
+            # may be inside a graph capture.
+            load = getattr(d, "cuFuncLoad", None)
+            if load is not None:
+                driver.check(load(self._fn), "cuFuncLoad")
         self.abi = abi
+        # Compiled with the PDL prologue (read from the compiled kernel, never re-derived):
+        # only such a kernel may be launched with the attribute (`lowering/pdl.py`).
+        self.pdl = pdl
+        self._config = _pdl_config(d) if pdl else None
         self._fmt = abi.struct_format
         size = max(struct.calcsize(self._fmt), 8)
         self._buf = ctypes.create_string_buffer(size)
@@ -60,6 +73,7 @@ class LoadedKernel:
         self._ptrs_addr = ctypes.addressof(self._ptrs) if offsets else 0
         self._lock = threading.Lock()
         self._launch = d.cuLaunchKernel
+        self._launch_ex = d.cuLaunchKernelEx
         self._success = d.CUresult.CUDA_SUCCESS
 
     def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any) -> None:
@@ -67,10 +81,32 @@ class LoadedKernel:
             return
         with self._lock:
             struct.pack_into(self._fmt, self._buf, 0, *flat)
-            err = self._launch(self._fn, grid[0], grid[1], grid[2], 1, 1, 1, 0, stream,
-                               self._ptrs_addr, 0)
+            if self._config is not None:
+                cfg = self._config
+                cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+                cfg.hStream = stream
+                err = self._launch_ex(cfg, self._fn, self._ptrs_addr, 0)
+                what = "cuLaunchKernelEx"
+            else:
+                err = self._launch(self._fn, grid[0], grid[1], grid[2], 1, 1, 1, 0, stream,
+                                   self._ptrs_addr, 0)
+                what = "cuLaunchKernel"
         if err[0] != self._success:
-            driver.check(err, "cuLaunchKernel")
+            driver.check(err, what)
+
+
+def _pdl_config(d: Any) -> Any:
+    """A `CUlaunchConfig` of block (1, 1, 1), no dynamic shared memory and the one
+    attribute `PROGRAMMATIC_STREAM_SERIALIZATION = 1`; each launch sets grid and stream."""
+    attr = d.CUlaunchAttribute()
+    attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    attr.value.programmaticStreamSerializationAllowed = 1
+    cfg = d.CUlaunchConfig()
+    cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1
+    cfg.sharedMemBytes = 0
+    cfg.attrs = [attr]
+    cfg.numAttrs = 1
+    return cfg
 
 
 def interpret(module: Any, symbol: str, abi: KernelABI, grid: tuple[int, int, int],

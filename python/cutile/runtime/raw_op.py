@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BorrowError, DeviceError, LaunchError
-from . import driver, raw_args, streams
+from . import devices, driver, raw_args, streams
 from .device_faults import KERNEL_FAULTS
 from .device_op import DeviceOp
 from .ownership import next_op_id, registry
@@ -102,6 +102,10 @@ class RawOp(DeviceOp):
         self._position: tuple[int, int] | None = None
         params = kernel.params
         raw_args.check_aliasing(kernel.name, self.op_id, params, values)
+        # one device runs it: its tensors' (LaunchError CT6113 for two)
+        self.device = devices.one_device(
+            f"raw kernel `{kernel.name}`",
+            [(p.name, v) for p, v in zip(params, values, strict=True) if p.is_pointer])
         try:
             registry().move_in(self.op_id, kernel.name, raw_args.moves(params, values))
         except BorrowError as err:
@@ -123,7 +127,7 @@ class RawOp(DeviceOp):
         try:
             if 0 in self.dims.grid:  # no block: nothing to launch (as for a tile kernel)
                 return self._wait
-            loaded = self.kernel._loaded(self.dims.shared_mem)
+            loaded = self.kernel._loaded(self.dims.shared_mem, self.device)
             self._launch(loaded)
         except BaseException:
             self._release()
@@ -132,15 +136,15 @@ class RawOp(DeviceOp):
 
     def _launch(self, loaded: Any) -> None:
         rt = streams.runtime()
-        slot = rt.pick()
+        slot = rt.pick(self.device)
         buf, ptrs = raw_args.pack(self.kernel.params, loaded.layout, self.values)
-        driver.ensure_current()
         accesses = raw_args.accesses(self.kernel.params, self.values)
-        # (a capture keeps the arguments alive with the graph: the record's last item)
-        seq, _ = rt.launch_kernel(slot, self.op_id, accesses, int(loaded.function),
-                                  self.dims.grid, self.dims.block, self.dims.shared_mem,
-                                  ctypes.addressof(ptrs), (None, self.dims.grid, None,
-                                                           self.values))
+        with driver.on_device(self.device):
+            # (a capture keeps the arguments alive with the graph: the record's last item)
+            seq, _ = rt.launch_kernel(slot, self.op_id, accesses, int(loaded.function),
+                                      self.dims.grid, self.dims.block, self.dims.shared_mem,
+                                      ctypes.addressof(ptrs), (None, self.dims.grid, None,
+                                                               self.values))
         del buf  # the driver copied the parameters
         self._position = (slot, seq)
         self._launched = True
@@ -149,8 +153,8 @@ class RawOp(DeviceOp):
         if self._position is None:
             return
         try:
-            driver.ensure_current()
-            code = streams.runtime().wait_code(*self._position)
+            with driver.on_device(self.device):
+                code = streams.runtime().wait_code(*self._position)
             if code:
                 self._fault(int(code))
         except BaseException:

@@ -1,10 +1,12 @@
 """Streams: where device work runs, and the runtime that orders it.
 
-Every op runs on a stream. By default ops take the streams of a per-device pool in turn
-(round-robin, `CUTILE_STREAMS` of them, 4 unless set), so independent ops overlap; a
-thread's current stream (`with cutile.stream(s):`, `op.sync_on(s)`, `op.submit(s)`) wins,
-and a `then` chain stays on the stream its first op took. Allocations, fills and host
-copies go to the thread's current stream, else the pool's first.
+Every op runs on a stream of its device. By default ops take the streams of their
+device's pool in turn (round-robin, `CUTILE_STREAMS` of them, 4 unless set), so
+independent ops overlap; a thread's current stream (`with cutile.stream(s):`,
+`op.sync_on(s)`, `op.submit(s)`) wins for work on its device, and a `then` chain stays on
+the stream its first op took. Allocations, fills and host copies go to the thread's
+current stream, else the first of their device's pool. One runtime serves every device:
+each device's pool is made the first time work goes there (`devices.activate`).
 
 Ordering is derived, never asked for: the native runtime (`cutile._native.Runtime`) keeps
 the ledger of byte ranges each pending piece of work reads or writes, with its position on
@@ -28,7 +30,8 @@ from . import driver
 
 _lock = threading.Lock()
 _runtime: Any = None
-_pool: list[Stream] | None = None
+# `(runtime, {device: its pool's Stream objects})`
+_pool: tuple[Any, dict[int, list[Stream]]] | None = None
 # Streams made for this runtime that its Python objects still own (closed at exit).
 _local = threading.local()
 
@@ -65,19 +68,24 @@ def _make_runtime() -> None:
     from .ownership import registry
 
     n = pool_size()
+    st = driver.state()
     if driver.backend() != "gpu":
-        _runtime = _native.Runtime(registry(), n)
+        _runtime = _native.Runtime(registry(), n, devices=st.count, device=st.default)
         return
     from . import memory
 
-    d = driver._driver()
-    st = driver.state()
-    driver.ensure_current()
-    handles = [(int(st.stream), _new_event())]
-    handles += [(_new_stream(), _new_event()) for _ in range(n - 1)]
+    dev = st.default
     symbols = {s: driver.proc_address(s) for s in _native.DRIVER_SYMBOLS}
-    del d
-    _runtime = _native.Runtime(registry(), n, symbols, handles, memory.device_pool())
+    _runtime = _native.Runtime(registry(), n, symbols, device_handles(dev, n),
+                               memory.device_pool(dev), devices=st.count, device=dev,
+                               context=int(driver.context(dev)))
+    driver.ensure_current(dev)  # this thread works on the default device from now on
+
+
+def device_handles(device: int, n: int) -> list[tuple[int, int]]:
+    """`n` new `(CUstream, CUevent)` pairs in the context of `device`."""
+    with driver.on_device(device):
+        return [(_new_stream(), _new_event()) for _ in range(n)]
 
 
 def _new_stream() -> int:
@@ -102,28 +110,39 @@ def reset() -> None:
 
 
 class Stream:
-    """A stream of the runtime: `Stream()` makes a new one (a CUDA stream, or a virtual one
-    on the interpreter). Use it with `with cutile.stream(s):`, `op.sync_on(s)` or
-    `op.submit(s)`. A stream made here is closed (after its work completes) when the object
-    is collected or `close()` is called; the pool's streams stay open."""
+    """A stream of the runtime: `Stream()` makes a new one on `device` (default: the
+    current device; a CUDA stream, or a virtual one on the interpreter). Use it with `with
+    cutile.stream(s):`, `op.sync_on(s)` or `op.submit(s)`: it is current for work on its
+    device (work on another device takes that device's pool). A stream made here is closed
+    (after its work completes) when the object is collected or `close()` is called; the
+    pool's streams stay open."""
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", device: int | None = None) -> None:
+        from . import devices
+
+        dev = devices.resolve(device)
         rt = runtime()
-        handles = (_new_stream(), _new_event()) if rt.gpu else (0, 0)
+        if rt.gpu:
+            with driver.on_device(dev):
+                handles = (_new_stream(), _new_event())
+        else:
+            handles = (0, 0)
         self._rt = rt
         self._handles = handles
         self._owned = True
-        self.slot: int = rt.add_stream(handles[0], handles[1], name or "stream")
+        self.device = dev
+        self.slot: int = rt.add_stream(handles[0], handles[1], name or "stream", dev)
         self.name = name or f"stream {self.slot}"
 
     @classmethod
-    def _of(cls, rt: Any, slot: int, name: str) -> Stream:
+    def _of(cls, rt: Any, slot: int, name: str, device: int) -> Stream:
         s = cls.__new__(cls)
         s._rt, s._handles, s._owned, s.slot, s.name = rt, (0, 0), False, slot, name
+        s.device = device
         return s
 
     def __repr__(self) -> str:
-        return f"cutile.Stream({self.name!r}, slot={self.slot})"
+        return f"cutile.Stream({self.name!r}, slot={self.slot}, device={self.device})"
 
     @property
     def handle(self) -> int:
@@ -146,8 +165,9 @@ class Stream:
         self._rt.retire_stream(self.slot)
         if self._rt.gpu:
             d = driver._driver()
-            d.cuStreamDestroy(d.CUstream(self._handles[0]))
-            d.cuEventDestroy(d.CUevent(self._handles[1]))
+            with driver.on_device(self.device):
+                d.cuStreamDestroy(d.CUstream(self._handles[0]))
+                d.cuEventDestroy(d.CUevent(self._handles[1]))
 
     def __del__(self) -> None:
         try:
@@ -163,13 +183,22 @@ class Stream:
         _pop()
 
 
-def pool() -> list[Stream]:
-    """The pool's streams (ops without a current stream take them in turn)."""
+def pool(device: int | None = None) -> list[Stream]:
+    """The streams of `device`'s pool (default: the current device's): ops on that device
+    without a current stream take them in turn."""
     global _pool
+    from . import devices
+
+    dev = devices.resolve(device)
     rt = runtime()
-    if _pool is None or _pool[0]._rt is not rt:
-        _pool = [Stream._of(rt, s, f"pool {i}") for i, s in enumerate(rt.pool)]
-    return list(_pool)
+    if _pool is None or _pool[0] is not rt:
+        _pool = (rt, {})
+    got = _pool[1].get(dev)
+    if got is None:
+        got = [Stream._of(rt, s, f"device {dev} pool {i}", dev)
+               for i, s in enumerate(rt.pool_of(dev))]
+        _pool[1][dev] = got
+    return list(got)
 
 
 def _stack() -> list[tuple[Any, int | None]]:
@@ -222,11 +251,20 @@ def slot_of(s: Any) -> int:
     return s.slot
 
 
-def home_slot() -> int:
-    """Where this thread's allocations and host copies go."""
+def home_slot(device: int | None = None) -> int:
+    """Where this thread's allocations and host copies on `device` (default: the current
+    device, which must be set up) go: its current stream if on that device, else the
+    device pool's first."""
+    return int(runtime().home(device))
+
+
+def home_stream(device: int) -> int:
+    """The `CUstream` of `device`'s pool's first stream (set up on first use)."""
+    from . import devices
+
+    devices.activate(device)
     rt = runtime()
-    cur = rt.current()
-    return int(cur) if cur is not None else int(rt.pool[0])
+    return int(rt.stream_info(rt.pool_of(device)[0])[0])
 
 
 def synchronize() -> None:

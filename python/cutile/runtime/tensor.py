@@ -40,9 +40,9 @@ class _Handle(_native.HandleMeta):
     Made in one native call, `Tensor(alloc, storage, offset, shape, strides, dtype,
     handle=None, tile_shape=None, num_blocks=None)`: the native base registers the view
     (a new registry handle, or the one given), keeps `shape`, `strides`, `dtype`, `_alloc`,
-    `_storage`, `_offset`, `_handle`, `address` and, for a partition, `tile_shape` and
-    `num_blocks`, and releases the handle when the object dies. The launcher reads the
-    same facts natively."""
+    `_storage`, `_offset`, `_handle`, `address`, `device` (the allocation's) and, for a
+    partition, `tile_shape` and `num_blocks`, and releases the handle when the object dies.
+    The launcher reads the same facts natively."""
 
     __slots__ = ("__weakref__",)
 
@@ -64,6 +64,10 @@ class _Handle(_native.HandleMeta):
         @property
         def address(self) -> int:
             """Address of element [0, ..., 0] (device pointer on the GPU)."""
+        @property
+        def device(self) -> int:
+            """The ordinal of the device whose memory this is (a launch runs on the
+            device of its tensors)."""
         @property
         def shape(self) -> tuple[int, ...]: ...
         @property
@@ -125,7 +129,8 @@ class Tensor(_Handle):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name})"
+        where = f", device={self.device}" if self.device else ""
+        return f"cutile.Tensor(shape={list(self.shape)}, dtype={self.dtype.name}{where})"
 
     def to_numpy(self) -> np.ndarray:
         """Copy to a new numpy array, after any pending writer of its bytes finished."""
@@ -135,6 +140,18 @@ class Tensor(_Handle):
 
     def numpy(self) -> np.ndarray:
         return self.to_numpy()
+
+    def to(self, device: int) -> Tensor:
+        """This tensor on `device`: itself if it is there, else a copy in new memory of
+        that device (same shape, strides and element type). The copy is device work in the
+        ledger like a launch: it reads this tensor after its pending writers (on any
+        stream of any device), writes the new one, and whatever uses the new tensor next,
+        a host read included, waits for it. It returns at once. Between GPUs it goes over
+        the direct link where peer access is on (`devices.peer_access`), else the driver
+        stages it."""
+        from . import copies
+
+        return copies.to_device(self, device)
 
     def partition(self, tile_shape: Sequence[int]) -> Partition:
         """Consume this tensor and cut it into tiles of `tile_shape` (host rule 1: its storage
@@ -243,7 +260,7 @@ class Tensor(_Handle):
     def __dlpack_device__(self) -> tuple[int, int]:
         from .interop import exporting
 
-        return exporting.device_of_backend()
+        return exporting.device_of(self)
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:

@@ -158,9 +158,11 @@ impl Ranges {
                     matches!(a, Atom::Min(x, y) | Atom::Max(x, y)
                         if !x.launch_known() || !y.launch_known())
                 });
-                if !device_minmax || r == q {
+                if !device_minmax {
                     return Some(r);
                 }
+                // Block ids and loop variables are gone (or were never there), but a
+                // device value's `min`/`max` is left: bound through it below.
                 q = r;
             }
             let mut found = None;
@@ -267,7 +269,12 @@ impl Ranges {
                 (self.poly_lb(x)? >= 0 && self.poly_lb(y)? >= 1).then_some(0)
             }
             Atom::Min(x, y) => Some(self.poly_lb(x)?.min(self.poly_lb(y)?)),
-            Atom::Max(x, y) => Some(self.poly_lb(x)?.max(self.poly_lb(y)?)),
+            // max(x, y) >= y whatever x is (a value loaded on the device, say): one known
+            // lower bound is enough, as one known upper bound is for a `min` (`atom_ub`).
+            Atom::Max(x, y) => match (self.poly_lb(x), self.poly_lb(y)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            },
             _ => None,
         }
     }
@@ -750,5 +757,28 @@ mod tests {
             r.decide_index(&Poly::atom(Atom::Loop(13)), &count),
             Rung::Device
         );
+    }
+
+    #[test]
+    fn a_loaded_index_clamped_by_min_and_max_needs_no_device_check() {
+        // `r = max(min(t - b * BM, BM - 1), 0)` with `t` loaded on the device: inside
+        // `[0, BM)` whatever `t` is; without the `max` it may be negative (device check)
+        let r = ranges();
+        let bm = Poly::atom(Atom::Const("BM".into()));
+        let t = Poly::atom(Atom::Opaque(5));
+        let off = t.sub(&Poly::atom(Atom::BlockId(1)).mul(&bm));
+        let upper = off.pmin(&bm.sub(&Poly::c(1)));
+        // (static, or at launch where the facts cannot fold `max(0, BM - 1) + 1 <= BM`)
+        let clamped = r.decide_index(&upper.pmax(&Poly::zero()), &bm);
+        assert!(
+            matches!(clamped, Rung::Static | Rung::Launch(_)),
+            "{clamped:?}"
+        );
+        assert_eq!(r.decide_index(&upper, &bm), Rung::Device);
+        // clamped below only: the upper end stays a device check
+        assert_eq!(r.decide_index(&t.pmax(&Poly::zero()), &bm), Rung::Device);
+        // a clamp to the wrong end is not proved (its launch predicate fails)
+        let past = t.pmin(&bm).pmax(&Poly::zero());
+        assert_ne!(r.decide_index(&past, &bm), Rung::Static);
     }
 }

@@ -174,6 +174,48 @@ impl InFlight {
             .sum()
     }
 
+    /// Work another library enqueues on `stream` (a collective through
+    /// `torch.distributed`): cutile cannot enqueue it under its own lock, so it is held in
+    /// two steps. `begin_external` plans the order after conflicting work (the caller makes
+    /// `stream` wait, as for any work) and records the accesses for `token` on no stream
+    /// while the other library enqueues: meanwhile conflicting work and host accesses are
+    /// refused (CT5008) rather than ordered after a position the work has not reached.
+    /// [`InFlight::end_external`] moves them to the next position of `stream` once the work
+    /// is there; [`InFlight::abort_external`] drops them (nothing was enqueued). A capture
+    /// cannot record such work (CT5066).
+    pub fn begin_external(
+        &mut self,
+        token: u64,
+        stream: u32,
+        accesses: &[Access],
+    ) -> Result<Waits, HostError> {
+        if self.clocks.capturing(stream) {
+            return Err(HostError::borrow(
+                "CT5066",
+                "a collective cannot be captured into a CUDA Graph: another library enqueues \
+                 it, outside the capture's record"
+                    .into(),
+                Some("run the collective before or after the capture, on its own".into()),
+            )
+            .with_op(token));
+        }
+        let waits = self.plan(token, stream, accesses)?;
+        self.ledger.record(token, NO_STREAM, 0, accesses);
+        Ok(waits)
+    }
+
+    /// The external work of `token` is enqueued on `stream`: its accesses now sit at the
+    /// next position there (see [`InFlight::enqueue`]).
+    pub fn end_external(&mut self, token: u64, stream: u32, accesses: &[Access]) -> (u64, bool) {
+        self.ledger.release(token);
+        self.enqueue(token, stream, accesses)
+    }
+
+    /// The external work of `token` was not enqueued: forget its accesses.
+    pub fn abort_external(&mut self, token: u64) -> usize {
+        self.ledger.release(token)
+    }
+
     /// Start recording `stream` into a graph: its work does not run.
     pub fn begin_capture(&mut self, stream: u32) {
         self.complete(stream, self.clocks.enqueued(stream));
@@ -305,6 +347,55 @@ mod tests {
         assert_eq!(hull, vec![acc(2, 0, 32, true), acc(3, 0, 8, false)]);
         assert!(f.host_plan(&acc(2, 0, 4, false)).unwrap().is_empty());
         assert_eq!(f.ledger.len(), 2); // the external holder and op 6
+    }
+
+    #[test]
+    fn external_work_is_refused_to_others_until_it_sits_on_its_stream() {
+        let (mut f, a, b) = two_streams();
+        let (w, _) = f.enqueue(1, a, &[acc(7, 0, 64, true)]);
+        // the collective reads storage 7 on stream b: it waits for the writer on a
+        let waits = f
+            .begin_external(2, b, &[acc(7, 0, 64, false), acc(8, 0, 64, true)])
+            .unwrap();
+        assert_eq!(waits, Waits(vec![(a, w)]));
+        // while the other library enqueues, conflicting work and host accesses are refused
+        assert_eq!(
+            f.plan(3, a, &[acc(8, 0, 4, false)]).unwrap_err().code,
+            "CT5008"
+        );
+        assert_eq!(
+            f.plan(3, a, &[acc(7, 0, 4, true)]).unwrap_err().code,
+            "CT5008"
+        );
+        assert_eq!(
+            f.host_plan(&acc(8, 0, 4, false)).unwrap_err().code,
+            "CT5008"
+        );
+        // readers of what it only reads, and other bytes, are not held up
+        assert!(f.plan(3, a, &[acc(8, 64, 96, true)]).unwrap().is_empty());
+        assert_eq!(f.host_plan(&acc(7, 0, 4, false)).unwrap().0, vec![(a, w)]);
+        let (seq, _) = f.end_external(2, b, &[acc(7, 0, 64, false), acc(8, 0, 64, true)]);
+        // now on stream b: ordered like any work there
+        assert_eq!(
+            f.plan(3, a, &[acc(8, 0, 4, false)]).unwrap().0,
+            vec![(b, seq)]
+        );
+        assert_eq!(f.host_plan(&acc(8, 0, 4, false)).unwrap().0, vec![(b, seq)]);
+        assert!(f.plan(3, b, &[acc(8, 0, 4, true)]).unwrap().is_empty());
+        f.complete(b, seq);
+        assert!(f.host_plan(&acc(8, 0, 4, true)).unwrap().is_empty());
+        // an aborted one leaves nothing behind
+        f.begin_external(4, a, &[acc(9, 0, 8, true)]).unwrap();
+        assert_eq!(f.abort_external(4), 1);
+        assert!(f.plan(5, b, &[acc(9, 0, 8, true)]).unwrap().is_empty());
+        // and a capture cannot record one
+        f.begin_capture(b);
+        assert_eq!(
+            f.begin_external(6, b, &[acc(10, 0, 8, true)])
+                .unwrap_err()
+                .code,
+            "CT5066"
+        );
     }
 
     #[test]

@@ -220,13 +220,15 @@ impl Clocks {
                 .is_some_and(|w| *w >= seq)
     }
 
-    /// Of the streams in `waits`, one already ordered after all of them (work enqueued
-    /// there needs no event), if any.
-    pub fn ordered_after_all(&self, waits: &Waits) -> Option<u32> {
+    /// Of the streams in `waits` that `eligible` allows (a free goes to a stream of its
+    /// memory's device), one already ordered after all of them (work enqueued there needs
+    /// no event), if any.
+    pub fn ordered_after_all(&self, waits: &Waits, eligible: impl Fn(u32) -> bool) -> Option<u32> {
         waits
             .0
             .iter()
             .map(|(s, _)| *s)
+            .filter(|s| eligible(*s))
             .find(|s| waits.0.iter().all(|(p, q)| self.covers(*s, *p, *q)))
     }
 
@@ -338,13 +340,17 @@ mod tests {
         let s1 = c.enqueue(a);
         let t1 = c.enqueue(b);
         let w = Waits(vec![(a, s1), (b, t1)]);
-        assert_eq!(c.ordered_after_all(&w), None);
+        assert_eq!(c.ordered_after_all(&w, |_| true), None);
         c.order_after(b, &Waits(vec![(a, s1)]), &mut NoEvents)
             .unwrap();
         assert!(c.covers(b, a, s1) && !c.covers(a, b, t1));
-        assert_eq!(c.ordered_after_all(&w), Some(b));
+        assert_eq!(c.ordered_after_all(&w, |_| true), Some(b));
+        assert_eq!(c.ordered_after_all(&w, |s| s != b), None); // b not eligible: none
         let s2 = c.enqueue(a); // later work on `a` is not covered by the old wait
-        assert_eq!(c.ordered_after_all(&Waits(vec![(a, s2), (b, t1)])), None);
+        assert_eq!(
+            c.ordered_after_all(&Waits(vec![(a, s2), (b, t1)]), |_| true),
+            None
+        );
     }
 
     #[test]

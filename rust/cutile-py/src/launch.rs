@@ -21,7 +21,7 @@ use pending::CallSite;
 pub use pending::PendingLaunch;
 
 use crate::errors::{self, guard, host_err};
-use crate::runtime::Runtime;
+use crate::runtime::{current_device, Runtime};
 use crate::HostRegistry;
 use cutile_host::launch_plan::{
     fmt_size, Arg, ArgRef, Bound as BoundCall, ConstType, DimSpec, LaunchMemo, LaunchPlan,
@@ -131,23 +131,32 @@ impl KernelBase {
 }
 
 /// What binding decided for a call (its `Const`s, scalars, index width, compiled-kernel
-/// key) and its grid: shared by every call with the same launch facts (`LaunchMemo`).
+/// key), the device it runs on and its grid: shared by every call on that device with the
+/// same launch facts (`LaunchMemo`).
 struct Decided {
     /// (Its `key` moved to `key`.)
     bound: BoundCall,
+    /// The specialization's key and the device (a CUfunction belongs to one device's
+    /// context: one compiled entry per device).
     key: Box<[u64]>,
+    /// The device the launch runs on: its tensors' (the current device without one).
+    device: u32,
+    /// Of the device's multiprocessor count where the launch is persistent.
     grid: [u64; 3],
     /// The compiled kernel of `key`, once a launch found it (later ones skip the lookup).
     entry: OnceLock<Arc<KernelEntry>>,
 }
 
-/// A compiled kernel, ready to launch.
+/// A compiled kernel, loaded in one device's context, ready to launch there.
 struct KernelEntry {
     /// `LoadedKernel` (GPU) or the lowered module (interpreter).
     runnable: Py<PyAny>,
     function: usize,
     slots: Vec<SlotPlan>,
     size: usize,
+    /// Compiled with the programmatic-dependent-launch prologue (as the compiled kernel
+    /// says, never re-derived): launched with the PDL attribute (`cuLaunchKernelEx`).
+    pdl: bool,
 }
 
 pyo3::create_exception!(
@@ -169,7 +178,8 @@ pub struct KernelLauncher {
     runtime: Py<Runtime>,
     /// A `weakref.ref` to the Python kernel object.
     owner: Py<PyAny>,
-    /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.
+    /// `WeakMethod`: `(consts, facts, index_bits, device) -> (runnable, function, slots,
+    /// size, pdl)`.
     compile: Py<PyAny>,
     /// `(runnable, grid, names, values) -> None`: runs the interpreter.
     interpret: Py<PyAny>,
@@ -177,17 +187,20 @@ pub struct KernelLauncher {
     cuda_error: Py<PyAny>,
     kernels: Mutex<WordMap<Box<[u64]>, Arc<KernelEntry>>>,
     passed: Mutex<PredicateCache>,
-    /// Decisions of recent calls, by their arguments' launch facts.
+    /// Decisions of recent calls, by their device and their arguments' launch facts.
     memo: Mutex<LaunchMemo<Decided>>,
+    /// Multiprocessors of each device, by ordinal (a persistent launch's default blocks).
+    sm_counts: Vec<u64>,
 }
 
 /// What the compile callback returns: `(runnable, CUfunction address, slots, buffer
-/// size)`, each slot `(kind, param index, axis, struct format, offset)`.
+/// size, pdl)`, each slot `(kind, param index, axis, struct format, offset)`.
 type Compiled = (
     Py<PyAny>,
     usize,
     Vec<(String, usize, usize, String, usize)>,
     usize,
+    bool,
 );
 
 /// `(name, kind, dtype, dims)` of a non-`Const` parameter.

@@ -498,6 +498,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<launch::KernelBase>()?;
     m.add_function(wrap_pyfunction!(launch::next_op_id, m)?)?;
     m.add_function(wrap_pyfunction!(launch::invalidate_launchers, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::thread_device, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::set_thread_device, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::set_default_device, m)?)?;
     m.add("SlowPath", m.py().get_type::<launch::SlowPath>())?;
     m.add_function(wrap_pyfunction!(check_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(render_diagnostics, m)?)?;

@@ -7,15 +7,26 @@
 //! order the driver saw. Host waits release the lock and the GIL.
 //!
 //! Stream choice: a thread's current stream (`cutile.stream()`, a graph capture, a `then`
-//! chain) wins; otherwise ops take the pool's streams round-robin.
+//! chain) wins for work on its device; otherwise ops take their device's pool round-robin.
+//!
+//! Devices (`devices.rs`): one runtime serves every device of the process, so one ledger
+//! orders work across devices (a copy between devices waits on the source's writers
+//! through events, as any cross-stream dependency does). Each device has its own pool of
+//! streams, memory pool and primary context, set up on first use (`add_device`); with
+//! more than one device in use, each driver call runs with its device's context current.
 
 mod blocks;
 mod buffer;
+mod copies;
+mod devices;
 mod driver;
+mod launch_ex;
 mod null;
 mod ordering;
 
 pub use buffer::DeviceBuffer;
+pub(crate) use devices::{current_device, DeviceSlots};
+pub use devices::{set_default_device, set_thread_device, thread_device};
 pub(crate) use driver::{Driver, SYMBOLS};
 
 use crate::errors::{guard, host_err};
@@ -30,8 +41,8 @@ use pyo3::types::{PyDict, PyList};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// `CUDA_ERROR_OUT_OF_MEMORY`.
 const CUDA_ERROR_OUT_OF_MEMORY: c_int = 2;
@@ -39,19 +50,24 @@ const CUDA_ERROR_OUT_OF_MEMORY: c_int = 2;
 static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// `(runtime id, slot)`: this thread's current stream (id 0: none).
-    static CURRENT: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
+    /// `(runtime id, slot, its device)`: this thread's current stream (id 0: none).
+    static CURRENT: Cell<(u64, u32, u32)> = const { Cell::new((0, 0, 0)) };
 }
 
 pub(crate) struct Slot {
     pub stream: usize,
     pub event: usize,
     pub name: String,
+    /// The ordinal of the device the stream belongs to.
+    pub device: u32,
 }
 
 struct State {
     flight: InFlight,
     slots: Vec<Slot>,
+    /// Each device's primary context, by ordinal (0: not set up); bound before driver
+    /// calls once several devices are in use.
+    contexts: Vec<usize>,
 }
 
 /// Why enqueuing failed.
@@ -97,8 +113,14 @@ fn closed(slot: u32) -> HostError {
 /// `({symbol: address}, {symbol: calls})`: the entry points of a driver that does nothing
 /// and counts its calls (`runtime/null.rs`), for a `Runtime` that runs the GPU code
 /// path without a GPU (tests and benchmarks of the host's part), and the counts so far.
+/// `context`: make it this thread's current context first (not counted), as a program's
+/// thread has its device's context current on a GPU.
 #[pyfunction]
-pub fn null_driver() -> (HashMap<String, usize>, HashMap<String, u64>) {
+#[pyo3(signature = (context = None))]
+pub fn null_driver(context: Option<usize>) -> (HashMap<String, usize>, HashMap<String, u64>) {
+    if let Some(c) = context {
+        null::make_current(c);
+    }
     (null::addresses(), null::calls())
 }
 
@@ -108,8 +130,12 @@ pub struct Runtime {
     id: u64,
     state: Mutex<State>,
     pub(crate) driver: Option<Driver>,
-    pool: Vec<u32>,
-    rr: AtomicUsize,
+    /// Every device of the process, by ordinal: set up on first use.
+    devices: Box<[OnceLock<DeviceSlots>]>,
+    /// Streams per device pool (the interpreter's virtual streams).
+    pool_size: usize,
+    /// More than one device is set up: driver calls bind their device's context.
+    multi: AtomicBool,
     registry: Option<Py<HostRegistry>>,
     /// The launch records of graph captures in progress: `(slot, list)`.
     recordings: Mutex<Vec<(u32, Py<PyList>)>>,
@@ -134,7 +160,7 @@ impl Drop for Runtime {
     /// A runtime forgotten (the backend changed; tests): its kept blocks go back to the
     /// pool, which outlives it.
     fn drop(&mut self) {
-        let _ = self.release_blocks();
+        let _ = self.release_blocks(None);
     }
 }
 
@@ -142,51 +168,75 @@ impl Drop for Runtime {
 impl Runtime {
     /// `registry`: the host registry whose storages frees forget. `streams`: the pool's
     /// size on the interpreter (virtual streams). On the GPU: `driver` maps every symbol of
-    /// the runtime's entry points to its address, `handles` gives the pool's `(CUstream,
-    /// CUevent)` pairs, and `mem_pool` the `CUmemoryPool` allocations come from.
+    /// the runtime's entry points to its address. `devices`: how many devices there are;
+    /// `device` is set up now, as `add_device(device, handles, mem_pool, context)` would.
     #[new]
-    #[pyo3(signature = (registry = None, streams = 1, driver = None, handles = None, mem_pool = 0))]
+    #[pyo3(signature = (registry = None, streams = 1, driver = None, handles = None,
+                        mem_pool = 0, devices = 1, device = 0, context = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         registry: Option<Py<HostRegistry>>,
         streams: usize,
         driver: Option<HashMap<String, usize>>,
         handles: Option<Vec<(usize, usize)>>,
         mem_pool: usize,
+        devices: usize,
+        device: u32,
+        context: usize,
     ) -> PyResult<Self> {
         let driver = match driver {
-            Some(addresses) => Some(Driver::from_addresses(&addresses, mem_pool)?),
+            Some(addresses) => Some(Driver::from_addresses(&addresses)?),
             None => None,
         };
-        let handles = match (&driver, handles) {
-            (Some(_), Some(h)) if !h.is_empty() => h,
-            (Some(_), _) => {
-                return Err(PyValueError::new_err(
-                    "a GPU runtime needs the pool's (stream, event) handles",
-                ))
-            }
-            (None, _) => vec![(0, 0); streams.max(1)],
-        };
-        let mut flight = InFlight::new();
-        let mut slots = Vec::with_capacity(handles.len());
-        let mut pool = Vec::with_capacity(handles.len());
-        for (i, (stream, event)) in handles.into_iter().enumerate() {
-            pool.push(flight.clocks.add_slot());
-            slots.push(Slot {
-                stream,
-                event,
-                name: format!("pool {i}"),
-            });
-        }
-        Ok(Runtime {
+        let rt = Runtime {
             id: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
-            state: Mutex::new(State { flight, slots }),
+            state: Mutex::new(State {
+                flight: InFlight::new(),
+                slots: Vec::new(),
+                contexts: vec![0; devices.max(1)],
+            }),
             driver,
-            pool,
-            rr: AtomicUsize::new(0),
+            devices: (0..devices.max(1)).map(|_| OnceLock::new()).collect(),
+            pool_size: streams.max(1),
+            multi: AtomicBool::new(false),
             registry,
             recordings: Mutex::new(Vec::new()),
             blocks: Mutex::new(blocks::BlockCache::default()),
-        })
+        };
+        rt.set_up_device(device, handles, mem_pool, context)?;
+        Ok(rt)
+    }
+
+    /// Set up device `device` (idempotent): its pool of streams (`handles`: `(CUstream,
+    /// CUevent)` pairs on the GPU, made in its context; virtual streams on the
+    /// interpreter), its `CUmemoryPool` and primary `context`. Returns the pool's slots.
+    #[pyo3(signature = (device, handles = None, mem_pool = 0, context = 0))]
+    fn add_device(
+        &self,
+        device: u32,
+        handles: Option<Vec<(usize, usize)>>,
+        mem_pool: usize,
+        context: usize,
+    ) -> PyResult<Vec<u32>> {
+        self.set_up_device(device, handles, mem_pool, context)
+    }
+
+    /// Whether `device` is set up.
+    fn has_device(&self, device: u32) -> bool {
+        self.device_slots(device).is_some()
+    }
+
+    /// How many devices the runtime knows (set up or not).
+    #[getter]
+    fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// The pool's stream slots of `device` (default: the current device).
+    #[pyo3(signature = (device = None))]
+    fn pool_of(&self, device: Option<u32>) -> PyResult<Vec<u32>> {
+        let d = device.unwrap_or_else(current_device);
+        Ok(self.device_pool(d)?.pool.clone())
     }
 
     /// Whether the runtime drives a GPU (else: the interpreter's virtual streams).
@@ -195,21 +245,25 @@ impl Runtime {
         self.has_gpu()
     }
 
-    /// The pool's stream slots.
+    /// The current device's pool of stream slots.
     #[getter]
-    fn pool(&self) -> Vec<u32> {
-        self.pool.clone()
+    fn pool(&self) -> PyResult<Vec<u32>> {
+        self.pool_of(None)
     }
 
-    /// Register a stream (`stream`, `event`: driver handles, 0 on the interpreter).
-    #[pyo3(signature = (stream = 0, event = 0, name = String::new()))]
+    /// Register a stream of `device` (default: the current one; `stream`, `event`: driver
+    /// handles made in its context, 0 on the interpreter).
+    #[pyo3(signature = (stream = 0, event = 0, name = String::new(), device = None))]
     fn add_stream(
         &self,
         py: Python<'_>,
         stream: usize,
         event: usize,
         name: String,
+        device: Option<u32>,
     ) -> PyResult<u32> {
+        let device = device.unwrap_or_else(current_device);
+        self.device_pool(device)?;
         self.run(py, || {
             let mut st = self.lock()?;
             let slot = st.flight.clocks.add_slot();
@@ -217,6 +271,7 @@ impl Runtime {
                 stream,
                 event,
                 name,
+                device,
             });
             Ok(slot)
         })
@@ -224,7 +279,7 @@ impl Runtime {
 
     /// Wait for everything on `slot`, then close it (a pool stream stays open).
     fn retire_stream(&self, py: Python<'_>, slot: u32) -> PyResult<()> {
-        if self.pool.contains(&slot) {
+        if self.is_pool_slot(slot) {
             return Err(PyValueError::new_err("the pool's streams stay open"));
         }
         let seq = self.run(py, || Ok(self.lock()?.flight.clocks.enqueued(slot)))?;
@@ -235,36 +290,63 @@ impl Runtime {
         })
     }
 
-    /// `(CUstream handle, name, open)` of a slot.
-    fn stream_info(&self, py: Python<'_>, slot: u32) -> PyResult<(usize, String, bool)> {
+    /// `(CUstream handle, name, open, device)` of a slot.
+    fn stream_info(&self, py: Python<'_>, slot: u32) -> PyResult<(usize, String, bool, u32)> {
         self.run(py, || {
             let st = self.lock()?;
             let s = st
                 .slots
                 .get(slot as usize)
                 .ok_or(Failure::Host(closed(slot)))?;
-            Ok((s.stream, s.name.clone(), st.flight.clocks.is_live(slot)))
+            Ok((
+                s.stream,
+                s.name.clone(),
+                st.flight.clocks.is_live(slot),
+                s.device,
+            ))
         })
     }
 
     /// This thread's current stream (`None`: the pool's policy).
     fn current(&self) -> Option<u32> {
-        let (id, slot) = CURRENT.with(|c| c.get());
+        let (id, slot, _) = CURRENT.with(|c| c.get());
         (id == self.id).then_some(slot)
     }
 
     /// Set this thread's current stream (`None`: back to the pool); returns the previous.
+    /// It is current for work on its own device; work on another device uses that
+    /// device's pool.
     #[pyo3(signature = (slot = None))]
-    fn set_current(&self, slot: Option<u32>) -> Option<u32> {
+    fn set_current(&self, py: Python<'_>, slot: Option<u32>) -> PyResult<Option<u32>> {
         let previous = self.current();
-        CURRENT.with(|c| c.set(slot.map_or((0, 0), |s| (self.id, s))));
-        previous
+        let entry = match slot {
+            None => (0, 0, 0),
+            Some(s) => {
+                let device = self.run(py, || {
+                    let st = self.lock()?;
+                    Ok(st.slots.get(s as usize).map(|x| x.device))
+                })?;
+                let Some(device) = device else {
+                    return Err(Failure::Host(closed(s)).into_py(py));
+                };
+                (self.id, s, device)
+            }
+        };
+        CURRENT.with(|c| c.set(entry));
+        Ok(previous)
     }
 
-    /// The slot the next op runs on.
-    #[pyo3(name = "pick")]
-    fn pick_py(&self) -> u32 {
-        self.pick()
+    /// The slot the next op on `device` (default: the current device) runs on.
+    #[pyo3(name = "pick", signature = (device = None))]
+    fn pick_py(&self, device: Option<u32>) -> PyResult<u32> {
+        self.pick_on(device.unwrap_or_else(current_device))
+    }
+
+    /// Where allocations and host copies for `device` (default: the current device) go:
+    /// the thread's current stream if it is on that device, else its pool's first.
+    #[pyo3(name = "home", signature = (device = None))]
+    fn home_py(&self, device: Option<u32>) -> PyResult<u32> {
+        self.home_on(device.unwrap_or_else(current_device))
     }
 
     /// Block until `slot` (every open stream when `None`) finished what was enqueued.
@@ -354,21 +436,8 @@ impl Runtime {
         nbytes: u64,
         pattern: Vec<u8>,
     ) -> PyResult<()> {
-        let access = [Access {
-            storage,
-            lo,
-            hi: lo + nbytes,
-            exclusive: true,
-        }];
         self.run(py, || {
-            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-                Some(d) => match d.fill(address + lo, nbytes as usize, &pattern, stream) {
-                    0 => Ok(()),
-                    code => Err((code, "cuMemsetAsync")),
-                },
-                None => Ok(()),
-            })
-            .map(|_| ())
+            self.fill_on(slot, (storage, address, lo), nbytes, &pattern)
         })
     }
 
@@ -386,25 +455,13 @@ impl Runtime {
         src: usize,
         nbytes: u64,
     ) -> PyResult<()> {
-        let access = [Access {
-            storage,
-            lo,
-            hi: lo + nbytes,
-            exclusive: true,
-        }];
         self.run(py, || {
-            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-                Some(d) => match d.htod(address + lo, src, nbytes as usize, stream) {
-                    0 => Ok(()),
-                    code => Err((code, "cuMemcpyHtoDAsync")),
-                },
-                None => Ok(()),
-            })
-            .map(|_| ())
+            self.htod_on(slot, (storage, address, lo), src, nbytes)
         })
     }
 
-    /// Copy `nbytes` between allocations, `(storage, address, lo)` each, on `slot`.
+    /// Copy `nbytes` between allocations of one device, `(storage, address, lo)` each, on
+    /// `slot`. Returns the position.
     fn copy_dtod(
         &self,
         py: Python<'_>,
@@ -413,30 +470,70 @@ impl Runtime {
         src: (u64, u64, u64),
         nbytes: u64,
     ) -> PyResult<u64> {
-        let access = [
-            Access {
-                storage: dst.0,
-                lo: dst.2,
-                hi: dst.2 + nbytes,
-                exclusive: true,
-            },
-            Access {
-                storage: src.0,
-                lo: src.2,
-                hi: src.2 + nbytes,
-                exclusive: false,
-            },
-        ];
+        self.run(py, || self.dtod_on(slot, dst, src, nbytes, None))
+    }
+
+    /// Copy `nbytes` from an allocation of device `src.3` to one of device `dst.3`
+    /// (`(storage, address, lo, device)` each) on `slot` (a stream of the destination's
+    /// device): `cuMemcpyPeerAsync`, direct where peer access is on, staged by the driver
+    /// otherwise. Ordered like any work: after the source's pending writers and the
+    /// destination's pending users, on any stream of either device. Returns the position.
+    fn copy_peer(
+        &self,
+        py: Python<'_>,
+        slot: u32,
+        dst: (u64, u64, u64, u32),
+        src: (u64, u64, u64, u32),
+        nbytes: u64,
+    ) -> PyResult<u64> {
         self.run(py, || {
-            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-                Some(d) => match d.dtod(dst.1 + dst.2, src.1 + src.2, nbytes as usize, stream) {
-                    0 => Ok(()),
-                    code => Err((code, "cuMemcpyDtoDAsync")),
-                },
-                None => Ok(()),
-            })
-            .map(|(seq, _)| seq)
+            self.dtod_on(
+                slot,
+                (dst.0, dst.1, dst.2),
+                (src.0, src.1, src.2),
+                nbytes,
+                Some((dst.3, src.3)),
+            )
         })
+    }
+
+    /// Work another library enqueues on `slot` (a collective), step 1: order `slot` after
+    /// the work `accesses` conflicts with, and hold them for `token` while the caller
+    /// enqueues (conflicting work and host accesses are refused meanwhile: CT5008).
+    fn begin_external(
+        &self,
+        py: Python<'_>,
+        token: u64,
+        slot: u32,
+        accesses: Vec<AccessTuple>,
+    ) -> PyResult<()> {
+        let acc = accesses_of(&accesses);
+        self.run(py, || self.begin_external_on(token, slot, &acc))
+    }
+
+    /// Step 2: the work is enqueued on `slot`; its accesses move there. Returns the
+    /// position (waiting for it waits for the work).
+    fn end_external(
+        &self,
+        py: Python<'_>,
+        token: u64,
+        slot: u32,
+        accesses: Vec<AccessTuple>,
+    ) -> PyResult<u64> {
+        let acc = accesses_of(&accesses);
+        self.run(py, || {
+            let mut st = self.lock()?;
+            let (seq, poll) = st.flight.end_external(token, slot, &acc);
+            if poll {
+                self.poll(&mut st, slot);
+            }
+            Ok(seq)
+        })
+    }
+
+    /// The caller failed to enqueue the work of `token`: drop its hold.
+    fn abort_external(&self, py: Python<'_>, token: u64) -> PyResult<usize> {
+        self.run(py, || Ok(self.lock()?.flight.abort_external(token)))
     }
 
     /// Launch an instantiated graph (`exec`: a `CUgraphExec`; 0 on the interpreter, whose
@@ -541,18 +638,25 @@ impl Runtime {
         self.free_storage_memory(0, 0, storage, home);
     }
 
-    /// Give every kept freed block back to the pool (`cuMemFreeAsync` on its stream);
-    /// returns how many. `memory.trim()` does this first, and so does an allocation that
-    /// finds the device full.
-    fn release_cached(&self, py: Python<'_>) -> PyResult<usize> {
-        self.run(py, || self.release_blocks())
+    /// Give every kept freed block of `device` (`None`: of every device) back to its
+    /// pool (`cuMemFreeAsync` on its stream); returns how many. `memory.trim(device=...)`
+    /// does this first, and so does an allocation that finds its device full.
+    #[pyo3(signature = (device = None))]
+    fn release_cached(&self, py: Python<'_>, device: Option<u32>) -> PyResult<usize> {
+        self.run(py, || self.release_blocks(device))
     }
 
-    /// Bytes of freed blocks kept for reuse (the pool counts them as used).
-    fn cached_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+    /// Bytes of freed blocks of `device` (`None`: of every device) kept for reuse (its
+    /// pool counts them as used).
+    #[pyo3(signature = (device = None))]
+    fn cached_bytes(&self, py: Python<'_>, device: Option<u32>) -> PyResult<u64> {
         self.run(py, || {
             let _st = self.lock()?;
-            Ok(self.blocks.lock().map_err(|_| Failure::Poisoned)?.bytes())
+            Ok(self
+                .blocks
+                .lock()
+                .map_err(|_| Failure::Poisoned)?
+                .bytes(device))
         })
     }
 
@@ -656,7 +760,7 @@ impl Runtime {
             Ok((
                 st.flight.clocks.stats,
                 st.flight.ledger.len(),
-                (b.hits, b.kept, b.bytes()),
+                (b.hits, b.kept, b.bytes(None)),
             ))
         })?;
         let d = PyDict::new(py);

@@ -20,7 +20,8 @@ from .version import (
 
 # The writer loads on first use: the assembler's version check (`version`) is read by
 # every launch, the writer only by a launch that compiles.
-_LAZY = {"ENCODERS": "opwriter", "EncodeError": "opwriter", "write_bytecode": "writer"}
+_LAZY = {"ENCODERS": "opwriter", "EncodeError": "opwriter", "write_bytecode": "writer",
+         "needed_version": "writer"}
 
 
 def __getattr__(name: str) -> Any:
@@ -38,6 +39,7 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "BytecodeVersion",
     "EncodeError",
+    "needed_version",
     "newest_common",
     "write_bytecode",
 ]

@@ -9,12 +9,13 @@ Debug, Type, Producer (optional), String, in that order (any order is accepted).
 from __future__ import annotations
 
 from ...ir.core import Function, Module
+from ...ir.op_table import OPS
 from . import ops as _ops  # noqa: F401  (registers every op encoder)
 from .attributes import encode_empty_array, encode_hints_tagged
 from .debug import DebugTable, FunctionDebugInfo, write_debug_section
 from .opwriter import EncodeError, ModuleTables, OpWriter
 from .tables import ConstantTable, StringTable, TypeTable
-from .version import MAGIC, V13_5, BytecodeVersion, check_supported
+from .version import DEFAULT_VERSION, MAGIC, V13_5, BytecodeVersion, check_supported
 from .wire import pad_to, varint, write_table
 
 SECTION_END = 0x00
@@ -27,6 +28,20 @@ SECTION_PRODUCER = 0x07  # 13.3+
 
 FLAG_KERNEL = 0x02
 FLAG_HAS_HINTS = 0x04  # before 13.5 only; 13.5 always writes the hints
+
+
+def needed_version(module: Module) -> tuple[BytecodeVersion, str | None]:
+    """The lowest version this module can be written in: the default (13.3) unless an op
+    arrived later (the grid-dependency ops of a PDL kernel: 13.4), and the first such op,
+    to name in an error. Kernels without such ops keep the default, so their bytes do not
+    change."""
+    version, why = DEFAULT_VERSION, None
+    for fn in module.functions:
+        for op in fn.walk():
+            since = BytecodeVersion.parse(OPS[op.name].since)
+            if since > version:
+                version, why = since, op.name
+    return version, why
 
 
 def write_bytecode(

@@ -29,6 +29,17 @@ def _join_tokens(op: Op) -> list[str]:
     return problems
 
 
+@rule("gdc_wait_tko", "gdc_launch_dependents_tko")
+def _gdc(op: Op) -> list[str]:
+    problems = counts(op, None, 1)
+    has_token = bool(op.attrs.get("has_token", False))
+    if len(op.operands) != (1 if has_token else 0):
+        problems.append(f"has_token={has_token} but {len(op.operands)} operands")
+    if any(not isinstance(v.type, TokenType) for v in (*op.operands, *op.results)):
+        problems.append("operand and result must be tokens")
+    return problems
+
+
 @rule("make_tensor_view")
 def _make_tensor_view(op: Op) -> list[str]:
     if len(op.results) != 1 or not isinstance(op.results[0].type, TensorViewType):

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
-def device_of_backend() -> tuple[int, int]:
-    """`__dlpack_device__` of every cutile tensor: `(kDLCUDA, ordinal)` or `(kDLCPU, 0)`."""
-    s = driver.state()
-    return (codes.CUDA, s.device) if driver.backend() == "gpu" else (codes.CPU, 0)
+def device_of(t: Tensor) -> tuple[int, int]:
+    """`t.__dlpack_device__()`: `(kDLCUDA, its device)`, or `(kDLCPU, 0)` on the
+    interpreter (host memory, whichever device it models)."""
+    return (codes.CUDA, t.device) if driver.backend() == "gpu" else (codes.CPU, 0)
 
 
 class _Export:
@@ -58,7 +58,7 @@ class _Export:
         try:
             nbytes = self.tensor._alloc.nbytes
             for s in self.consumer_streams:
-                streams.runtime_waits_for(s, self.storage, nbytes)
+                streams.runtime_waits_for(s, self.storage, nbytes, self.tensor.device)
         except Exception:  # the consumer's stream is gone, or the context is
             pass
         try:
@@ -98,7 +98,7 @@ def _versioned(max_version: Any) -> bool:
 def dlpack(t: Tensor, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
     """`t.__dlpack__(stream=, max_version=, dl_device=, copy=)` as DLPack 1.x defines it."""
     _check_exportable(t, "export it through DLPack")
-    ours = device_of_backend()
+    ours = device_of(t)
     want = ours if dl_device is None else _parse_device(dl_device)
     versioned = _versioned(max_version)
     if copy is not None and not isinstance(copy, bool):
@@ -125,7 +125,7 @@ def dlpack(t: Tensor, stream: Any, max_version: Any, dl_device: Any, copy: Any) 
         t = api.from_numpy(t.to_numpy())  # a new contiguous tensor nothing else holds
     consumers = streams.consumer_streams(stream) if ours[0] == codes.CUDA else ()
     for s in consumers:
-        streams.stream_waits_for_runtime(s)
+        streams.stream_waits_for_runtime(s, t.device)
     shared, _ = registry().storage_sharing(t._storage)
     flags = (codes.READ_ONLY if shared and not copy else 0) | (codes.IS_COPIED if copy else 0)
     owner = _Export(t, consumers)
@@ -176,7 +176,7 @@ def cuda_array_interface(t: Tensor) -> dict[str, Any]:
         "strides": None if contiguous else tuple(s * item for s in t.strides),
         "descr": [("", typestr)],
         # Consumers wait for cutile's queued work on this stream before using the data.
-        "stream": streams.runtime_stream_id(),
+        "stream": streams.runtime_stream_id(t.device),
     }
 
 
@@ -189,8 +189,7 @@ def _pin_for_lifetime(t: Tensor) -> None:
     _pinned.add(t)
     weakref.finalize(t, _unpin, storage)
     lo, hi = t._span_bytes()
-    aliases.claim(device_of_backend(), t._alloc.address + lo, t._alloc.address + hi, "export",
-                  t)
+    aliases.claim(device_of(t), t._alloc.address + lo, t._alloc.address + hi, "export", t)
 
 
 def _unpin(storage: int) -> None:

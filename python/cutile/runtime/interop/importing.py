@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import InteropError
 from .. import driver
+from ..devices import activate
 from ..ownership import registry
 from ..tensor import Partition, Tensor
 from . import aliases, sources, streams
@@ -32,7 +33,7 @@ from .sources import Foreign
 def target() -> sources.Target:
     s = driver.state()
     gpu = driver.backend() == "gpu"
-    return sources.Target(gpu, s.device if gpu else 0)
+    return sources.Target(gpu, s.device, s.count if gpu else 1)
 
 
 def from_dlpack(obj: Any) -> Tensor:
@@ -122,18 +123,21 @@ def _layout(f: Foreign, exclusive: bool) -> tuple[tuple[int, ...], int]:
 
 def _make(f: Foreign, exclusive: bool) -> Tensor:
     strides, span = _layout(f, exclusive)
-    if target().gpu:
-        alloc: Any = ForeignDeviceAllocation(f.address, span, f.keepers)
+    where = target()
+    device = sources.device_ordinal(f.device, where)  # the producer's device
+    activate(device)
+    if where.gpu:
+        alloc: Any = ForeignDeviceAllocation(f.address, span, f.keepers, device)
     else:
-        alloc = ForeignHostAllocation(f.address, span, exclusive, f.keepers)
+        alloc = ForeignHostAllocation(f.address, span, exclusive, f.keepers, device)
     aliases.claim(f.device, f.address, f.address + span,
                   "exclusive" if exclusive else "shared", alloc)
     reg = registry()
     storage = reg.new_storage(span) if exclusive else reg.new_shared_storage(span)
     alloc.attach(storage)
-    if target().gpu:
+    if where.gpu:
         # The producer's pending work was ordered before the runtime's home stream (the
         # protocol's `stream=`): record that point in the ledger as a write of the bytes,
         # so a kernel on any stream reading them waits for it.
-        streams.note_foreign_write(storage, span)
+        streams.note_foreign_write(storage, span, device)
     return Tensor(alloc, storage, 0, f.shape, strides, f.dtype)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import driver
-from ..memory import Allocation, HostAllocation
+from ..memory import Allocation, HostAllocation, copy_device, read_device
 from ..streams import home_slot, runtime
 
 
@@ -25,9 +25,10 @@ class ForeignHostAllocation(HostAllocation):
     so a write through a shared import fails in numpy rather than reaching the producer."""
 
     def __init__(self, address: int, nbytes: int, writable: bool,
-                 keepers: tuple[Any, ...]) -> None:  # no super(): nothing to allocate
+                 keepers: tuple[Any, ...], device: int = 0) -> None:  # nothing to allocate
         self.nbytes = nbytes
         self.keepers = keepers
+        self.device = device
         if nbytes == 0 or address == 0:
             # An empty tensor's producer may give a null pointer; nothing is ever read.
             self.buffer = np.zeros(1, dtype=np.uint8)
@@ -43,33 +44,36 @@ class ForeignHostAllocation(HostAllocation):
     def attach(self, storage: int) -> None:
         """The registry storage this memory is (set once, right after it is made)."""
         self.storage = storage
-        self.slot = home_slot()
+        self.slot = home_slot(self.device)
 
     def fill_bytes(self, pattern: bytes) -> None:
         raise AssertionError("foreign memory is never filled")  # only api builders fill
 
 
 class ForeignDeviceAllocation(Allocation):
-    """Device memory of another library (the GPU backend's tensors), read and written with
-    the runtime's stream-ordered copies, never freed by cutile."""
+    """Device memory of another library (the GPU backend's tensors) on `device` (the
+    producer's), read and written with the runtime's stream-ordered copies, never freed
+    by cutile."""
 
     nbytes: int
     address: int
     storage: int
     slot: int
+    device: int
 
     def __init__(self, address: int, nbytes: int,
-                 keepers: tuple[Any, ...]) -> None:
+                 keepers: tuple[Any, ...], device: int = 0) -> None:
         self.nbytes = nbytes
         self.address = address
         self.keepers = keepers
+        self.device = device
         self._rt = runtime()
         self.storage = 0
 
     def attach(self, storage: int) -> None:
         """The registry storage this memory is (set once, right after it is made)."""
         self.storage = storage
-        self.slot = home_slot()
+        self.slot = home_slot(self.device)
 
     def __del__(self) -> None:
         # The producer may reuse the memory as soon as its deleter runs, which is when
@@ -78,31 +82,22 @@ class ForeignDeviceAllocation(Allocation):
         if not self.storage:
             return
         try:
-            driver.ensure_current()
-            self._rt.host_access(self.storage, 0, self.nbytes, True)
+            with driver.on_device(self.device):
+                self._rt.host_access(self.storage, 0, self.nbytes, True)
             self._rt.free_storage(self.storage, self.slot)
         except Exception:  # interpreter shutdown: the context is going away anyway
             pass
 
     def write(self, offset: int, data: np.ndarray) -> None:
         src = np.ascontiguousarray(data)
-        self._rt.copy_htod(home_slot(), self.storage, self.address, offset,
+        self._rt.copy_htod(home_slot(self.device), self.storage, self.address, offset,
                            src.ctypes.data, src.nbytes)
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
-        self._rt.host_access(self.storage, offset, offset + nbytes, False)
-        out = np.empty(nbytes, dtype=np.uint8)
-        if nbytes:
-            d = driver._driver()
-            driver.ensure_current()
-            driver.check(d.cuMemcpyDtoH(out.ctypes.data, self.address + offset, nbytes),
-                         "cuMemcpyDtoH")
-        return out
+        return read_device(self._rt, self.storage, self.address, self.device, offset, nbytes)
 
     def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
-        if nbytes:
-            self._rt.copy_dtod(home_slot(), (self.storage, self.address, offset),
-                               (src.storage, src.address, src_offset), nbytes)
+        copy_device(self, offset, src, src_offset, nbytes)
 
     def fill_bytes(self, pattern: bytes) -> None:
         raise AssertionError("foreign memory is never filled")  # only api builders fill

@@ -43,14 +43,16 @@ class Foreign:
 
 @dataclass(frozen=True)
 class Target:
-    """Where imported tensors must live: the GPU backend's device, or host memory."""
+    """Where imported tensors may live: a GPU of the process (`count` of them; `ordinal`
+    is the current device, where memory that names no device goes), or host memory."""
 
     gpu: bool
     ordinal: int
+    count: int = 1
 
     @property
     def name(self) -> str:
-        return f"the GPU backend (CUDA device {self.ordinal})" if self.gpu else \
+        return f"the GPU backend (CUDA devices 0 to {self.count - 1})" if self.gpu else \
             "the interpreter (host memory)"
 
 
@@ -66,12 +68,12 @@ def check_device(device: tuple[int, int], target: Target) -> None:
     """InteropError CT5043 unless `target` can use memory of `device`."""
     kind, index = device
     if target.gpu:
-        if (kind == codes.CUDA and index == target.ordinal) or kind == codes.CUDA_MANAGED:
+        if (kind == codes.CUDA and 0 <= index < target.count) or kind == codes.CUDA_MANAGED:
             return
         if kind == codes.CUDA:
-            hint = (f"run cutile on that GPU (`CUTILE_DEVICE={index}`, set before the first "
-                    f"cutile call), or move the tensor: `x.to('cuda:{target.ordinal}')` "
-                    "in torch")
+            hint = (f"this process sees {target.count} GPU(s) (`CUDA_VISIBLE_DEVICES` "
+                    f"decides which): move the tensor to one of them, e.g. "
+                    f"`x.to('cuda:{target.ordinal}')` in torch")
         elif kind in (codes.CPU, codes.CUDA_HOST):
             hint = ("copy it to the GPU first: `api.from_numpy(a)` copies a numpy array, "
                     "`x.cuda()` moves a torch tensor")
@@ -146,9 +148,17 @@ def _from_dlpack(obj: Any, target: Target) -> Foreign:
         check_device((int(device[0]), int(device[1])), target)  # before the producer works
     on_gpu = target.gpu and device is not None and device[0] in (codes.CUDA,
                                                                    codes.CUDA_MANAGED)
-    # For CUDA memory the producer makes cutile's runtime stream wait for its own pending
-    # work on the tensor (the protocol's `stream=`), so kernels queued later read it whole.
-    capsule = _dlpack_capsule(obj, streams.runtime_stream_id() if on_gpu else None)
+    # For CUDA memory the producer makes cutile's runtime stream (of the tensor's device)
+    # wait for its own pending work on the tensor (the protocol's `stream=`), so kernels
+    # queued later read it whole.
+    ordinal = device_ordinal(device, target) if device is not None else target.ordinal
+    if on_gpu:
+        # the tensor's device current while the producer exports: torch refuses a stream
+        # when its current device is another (a tensor of GPU 1 while GPU 0 is current)
+        with driver.on_device(ordinal):
+            capsule = _dlpack_capsule(obj, streams.runtime_stream_id(ordinal))
+    else:
+        capsule = _dlpack_capsule(obj, None)
     try:
         taken = _native.dlpack_take(capsule)
     except ValueError as exc:
@@ -238,12 +248,20 @@ def _from_cuda_array_interface(obj: Any, target: Target) -> Foreign:
     stream = iface.get("stream")
     if stream is not None:
         # The interface names the stream whose work the consumer must wait for.
-        streams.runtime_waits_for(int(stream))
+        streams.runtime_waits_for(int(stream), device=device[1])
     return Foreign(
         protocol=protocol, address=address, shape=shape,
         strides=_element_strides(iface.get("strides"), shape, dtype, protocol), dtype=dtype,
         device=device, read_only=bool(read_only), copied=False, keepers=(obj,),
     )
+
+
+def device_ordinal(device: tuple[int, int], target: Target) -> int:
+    """The cutile device an import of memory on `device` belongs to: the CUDA ordinal it
+    names (an import keeps the producer's device), else the current device (managed and
+    host memory)."""
+    kind, index = int(device[0]), int(device[1])
+    return index if target.gpu and kind == codes.CUDA else target.ordinal
 
 
 def _pointer_device(address: int, default: int) -> int:

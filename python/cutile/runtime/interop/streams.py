@@ -2,7 +2,8 @@
 
 cutile queues its device work on the runtime's non-blocking streams (`runtime/streams.py`),
 which do not wait for the legacy default stream by themselves. Across a hand-over the two
-libraries are ordered with an event on the runtime's home stream (the pool's first):
+libraries are ordered with an event on the runtime's home stream of the tensor's device
+(its pool's first):
 recorded on the stream whose work must come first, waited on (`cuStreamWaitEvent`) by the
 other; and the hand-over is recorded in the ledger as a write of the bytes on the home
 stream, so cutile work on any other stream touching them waits for it too. Streams are
@@ -20,59 +21,67 @@ LEGACY = 1
 PER_THREAD = 2
 
 
-def runtime_stream() -> Any:
-    """The runtime's home stream (the pool's first), where hand-overs are ordered."""
-    return driver.state().stream
+def runtime_stream(device: int | None = None) -> Any:
+    """The runtime's home stream of `device` (default: the current device; its pool's
+    first), where hand-overs are ordered."""
+    from .. import streams
+
+    dev = driver.state().device if device is None else device
+    return driver._driver().CUstream(streams.home_stream(dev))
 
 
-def runtime_stream_id() -> int:
+def runtime_stream_id(device: int | None = None) -> int:
     """The runtime stream as DLPack and `__cuda_array_interface__` name a stream."""
-    return int(runtime_stream())
+    return int(runtime_stream(device))
 
 
 def _handle(stream: int) -> Any:
     return driver._driver().CUstream(stream)
 
 
-def _order(waiter: Any, first: Any) -> None:
-    """Work queued on `waiter` from now on waits for the work queued on `first` so far."""
+def _order(waiter: Any, first: Any, device: int | None) -> None:
+    """Work queued on `waiter` from now on waits for the work queued on `first` so far
+    (the event is made in `device`'s context, that of `first`)."""
     d = driver._driver()
-    driver.ensure_current()
-    flags = d.CUevent_flags.CU_EVENT_DISABLE_TIMING
-    event = driver.check(d.cuEventCreate(flags), "cuEventCreate")
-    try:
-        driver.check(d.cuEventRecord(event, first), "cuEventRecord")
-        driver.check(d.cuStreamWaitEvent(waiter, event, 0), "cuStreamWaitEvent")
-    finally:
-        d.cuEventDestroy(event)  # released once the wait is satisfied
+    with driver.on_device(driver.state().device if device is None else device):
+        flags = d.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        event = driver.check(d.cuEventCreate(flags), "cuEventCreate")
+        try:
+            driver.check(d.cuEventRecord(event, first), "cuEventRecord")
+            driver.check(d.cuStreamWaitEvent(waiter, event, 0), "cuStreamWaitEvent")
+        finally:
+            d.cuEventDestroy(event)  # released once the wait is satisfied
 
 
-def runtime_waits_for(stream: int, storage: int = 0, nbytes: int = 0) -> None:
-    """cutile's next work waits for what is queued on another library's `stream` (an
-    import whose producer cannot order itself, or an export the consumer released): the
-    home stream waits, and, given the `storage` it is about, the ledger records that point
-    so work on every other stream touching it waits as well."""
-    if stream != runtime_stream_id():
-        _order(runtime_stream(), _handle(stream))
+def runtime_waits_for(stream: int, storage: int = 0, nbytes: int = 0,
+                      device: int | None = None) -> None:
+    """cutile's next work on `device` (default: the current one) waits for what is queued
+    on another library's `stream` (an import whose producer cannot order itself, or an
+    export the consumer released): the home stream waits, and, given the `storage` it is
+    about, the ledger records that point so work on every other stream touching it waits
+    as well."""
+    if stream != runtime_stream_id(device):
+        _order(runtime_stream(device), _handle(stream), device)
     if storage:
-        note_foreign_write(storage, nbytes)
+        note_foreign_write(storage, nbytes, device)
 
 
-def note_foreign_write(storage: int, nbytes: int) -> None:
-    """Record, at the home stream's current position, that another library may have
-    written `nbytes` of `storage` up to there: cutile work on any stream touching them is
-    ordered after it (and a host read waits for it)."""
+def note_foreign_write(storage: int, nbytes: int, device: int | None = None) -> None:
+    """Record, at the current position of `device`'s home stream, that another library
+    may have written `nbytes` of `storage` up to there: cutile work on any stream touching
+    them is ordered after it (and a host read waits for it)."""
     from ..streams import runtime
 
     rt = runtime()
-    rt.note(rt.pool[0], [(storage, 0, nbytes, True)])
+    rt.note(rt.pool_of(device)[0], [(storage, 0, nbytes, True)])
 
 
-def stream_waits_for_runtime(stream: int) -> None:
-    """Another library's next work on `stream` waits for what cutile queued so far (an
-    export: fills and kernels that wrote the tensor come first)."""
-    if stream != runtime_stream_id():
-        _order(_handle(stream), runtime_stream())
+def stream_waits_for_runtime(stream: int, device: int | None = None) -> None:
+    """Another library's next work on `stream` waits for what cutile queued so far on
+    `device`'s home stream (an export: fills and kernels that wrote the tensor come
+    first)."""
+    if stream != runtime_stream_id(device):
+        _order(_handle(stream), runtime_stream(device), device)
 
 
 def consumer_streams(stream: int | None) -> tuple[int, ...]:

@@ -152,6 +152,9 @@ pub struct View {
     /// `Some` for a partition.
     pub tile: Option<Vec<i64>>,
     pub num_blocks: Option<u64>,
+    /// The ordinal of the device whose memory this is (the interpreter models ordinals
+    /// too): a launch runs on the device of its tensors.
+    pub device: u32,
 }
 
 /// A [`View`] and what every launch reads from it, computed once.
@@ -227,15 +230,17 @@ impl TensorDesc {
 
     /// Whether a launch decides the same for `other` as for `self`: the two agree on
     /// everything binding, the grid and the launch predicates read from a view (element
-    /// type, shape, strides, tiling, block count, specialization facts, index width): all
-    /// but which memory it is (storage, handle, address, offset, span), which the moves,
-    /// the ledger ranges and the packed pointers read per call. ([`super::LaunchMemo`]
+    /// type, shape, strides, tiling, block count, specialization facts, index width) and
+    /// on the device (which runs the launch): all but where in that device's memory it is
+    /// (storage, handle, address, offset, span), which the moves, the ledger ranges and the
+    /// packed pointers read per call. ([`super::LaunchMemo`]
     /// reuses decisions on this; a test checks they agree.)
     pub fn same_launch_facts(&self, other: &TensorDesc) -> bool {
         // (The other facts — divisibility, unit last stride, index width — are functions
         // of the shape and strides compared here; alignment is the address's.)
         std::ptr::eq(self, other)
             || (self.dtype == other.dtype
+                && self.view.device == other.view.device
                 && self.facts.align16 == other.facts.align16
                 && self.view.itemsize == other.view.itemsize
                 && self.view.num_blocks == other.view.num_blocks

@@ -44,9 +44,22 @@ impl LaunchPlan {
         consts: &[Value],
         explicit: Option<[u64; 3]>,
     ) -> Result<[u64; 3], Refusal> {
+        self.grid_on(kernel, args, consts, explicit, self.sm_count)
+    }
+
+    /// [`LaunchPlan::grid_with`] on a device with `sm_count` multiprocessors (a persistent
+    /// launch without `num_blocks` runs one block per multiprocessor of its device).
+    pub fn grid_on(
+        &self,
+        kernel: &str,
+        args: &[Arg<'_>],
+        consts: &[Value],
+        explicit: Option<[u64; 3]>,
+        sm_count: u64,
+    ) -> Result<[u64; 3], Refusal> {
         let err = |e: HostError| Refusal::Refused(e);
         let show = |g: [u64; 3]| format!("[{}, {}, {}]", g[0], g[1], g[2]);
-        let grid = match (self.inferred(kernel, args, consts)?, explicit) {
+        let grid = match (self.inferred(kernel, args, consts, sm_count)?, explicit) {
             (Some(g), None) => g,
             (Some(g), Some(e)) if g == e => g,
             (Some(g), Some(e)) => {
@@ -137,6 +150,7 @@ impl LaunchPlan {
         kernel: &str,
         args: &[Arg<'_>],
         consts: &[Value],
+        sm_count: u64,
     ) -> Result<Option<[u64; 3]>, Refusal> {
         if let Some(grid) = self.plain_grid(args, consts) {
             return Ok(grid);
@@ -196,7 +210,7 @@ impl LaunchPlan {
             if fewest == 0 {
                 return Ok(Some([0, 0, 0]));
             }
-            let nb = asked.unwrap_or_else(|| fewest.min(self.sm_count).max(1));
+            let nb = asked.unwrap_or_else(|| fewest.min(sm_count).max(1));
             // The schedule counts flat tile ids in 32 bits: block b visits b, b + nb, ...
             // while below the tile count, so the count plus the stride must fit (no id
             // wraps past the end and revisits a tile another block owns).

@@ -1,7 +1,10 @@
 //! A kernel's memo of launch decisions. Binding, the grid and the launch predicates read
 //! only each argument's launch facts ([`TensorDesc::same_launch_facts`]) and scalar values,
-//! so a call whose arguments agree with an earlier accepted call's on those gets the same
-//! decisions and reuses them: a loop launching a kernel on tensors of one layout binds once.
+//! and the device the launch runs on (its multiprocessor count sizes a persistent grid; a
+//! compiled kernel belongs to one device), so a call on the same device whose arguments
+//! agree with an earlier accepted call's on those gets the same decisions and reuses them:
+//! a loop launching a kernel on tensors of one layout binds once. The caller finds the
+//! device first (a call with tensors of two devices has none, and is never looked up).
 //! What depends on which memory an argument is (the moves into the op, the ledger ranges,
 //! the packed pointers) is still made per call. Only accepted calls are remembered: a
 //! refused one is decided (and its error made) again.
@@ -31,6 +34,7 @@ impl Remembered {
 
 #[derive(Debug)]
 struct Entry<T> {
+    device: u32,
     args: Box<[Remembered]>,
     decided: Arc<T>,
 }
@@ -56,21 +60,25 @@ impl<T> LaunchMemo<T> {
     /// Calls remembered: a kernel launched on a few layouts in turn keeps hitting.
     pub const CAPACITY: usize = 4;
 
-    /// What was decided for a call with these arguments (in parameter order), if one was.
-    pub fn get(&self, args: &[Arg<'_>]) -> Option<&Arc<T>> {
+    /// What was decided for a call on `device` with these arguments (in parameter order),
+    /// if one was.
+    pub fn get(&self, device: u32, args: &[Arg<'_>]) -> Option<&Arc<T>> {
         self.entries
             .iter()
             .find(|e| {
-                e.args.len() == args.len() && e.args.iter().zip(args).all(|(r, a)| r.matches(a))
+                e.device == device
+                    && e.args.len() == args.len()
+                    && e.args.iter().zip(args).all(|(r, a)| r.matches(a))
             })
             .map(|e| &e.decided)
     }
 
-    /// Remember an accepted call: `args` in parameter order, `handles` the descriptors of
-    /// its handle arguments at the same positions. A call with an argument the launcher
-    /// cannot read (`Arg::Other`) is not remembered.
+    /// Remember an accepted call on `device`: `args` in parameter order, `handles` the
+    /// descriptors of its handle arguments at the same positions. A call with an argument
+    /// the launcher cannot read (`Arg::Other`) is not remembered.
     pub fn insert(
         &mut self,
+        device: u32,
         args: &[Arg<'_>],
         handles: &[Option<Arc<TensorDesc>>],
         decided: Arc<T>,
@@ -89,6 +97,7 @@ impl<T> LaunchMemo<T> {
             });
         }
         let entry = Entry {
+            device,
             args: kept.into_boxed_slice(),
             decided,
         };

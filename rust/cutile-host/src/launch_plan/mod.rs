@@ -12,6 +12,7 @@
 
 mod bind;
 mod desc;
+mod device;
 mod grid;
 mod memo;
 mod pack;
@@ -19,6 +20,7 @@ mod predicates;
 
 pub use bind::{ArgRef, Describe, Placed, Which};
 pub use desc::*;
+pub use device::mixed_devices;
 pub use grid::MAX_GRID;
 pub use memo::LaunchMemo;
 pub use pack::*;

@@ -2,8 +2,8 @@
 //! native call (`Tensor(alloc, storage, offset, shape, strides, dtype, handle=None,
 //! tile_shape=None, num_blocks=None)`): it registers the view with the process's host
 //! registry (or takes the handle given), keeps what Python reads (`shape`, `strides`,
-//! `dtype`, `_alloc`, ...) and what a launch reads (the [`TensorDesc`]), and releases the
-//! handle when the object dies. Nothing of it changes after construction.
+//! `dtype`, `_alloc`, `device`, ...) and what a launch reads (the [`TensorDesc`], the
+//! allocation's device included), and releases the handle when the object dies. Nothing of it changes after construction.
 
 use super::*;
 use crate::runtime::DeviceBuffer;
@@ -176,8 +176,8 @@ impl HandleMeta {
 
 #[pymethods]
 impl HandleMeta {
-    /// A view of `alloc` (an allocation: its `address` is element 0's at offset 0) of
-    /// registry storage `storage`: `offset` bytes in, `shape` and `strides` in elements
+    /// A view of `alloc` (an allocation: its `address` is element 0's at offset 0, its
+    /// `device` the view's) of registry storage `storage`: `offset` bytes in, `shape` and `strides` in elements
     /// (`None`: row-major), `dtype` a `cutile.dtypes.DType`; a partition when `tile_shape`
     /// is given. It gets a new registry handle, or owns `handle` when given (a consumed
     /// view's successor). With no arguments: an empty handle for `_init_meta` (tests).
@@ -201,11 +201,16 @@ impl HandleMeta {
         let (Some(alloc), Some(shape), Some(dtype)) = (alloc, shape, dtype) else {
             return Ok(me);
         };
-        let base = match alloc.cast::<DeviceBuffer>() {
-            Ok(b) => b.get().address(),
-            Err(_) => alloc
-                .getattr(pyo3::intern!(py, "address"))?
-                .extract::<u64>()?,
+        let (base, device) = match alloc.cast::<DeviceBuffer>() {
+            Ok(b) => (b.get().address(), b.get().device()),
+            Err(_) => (
+                alloc
+                    .getattr(pyo3::intern!(py, "address"))?
+                    .extract::<u64>()?,
+                alloc
+                    .getattr(pyo3::intern!(py, "device"))?
+                    .extract::<u32>()?,
+            ),
         };
         let (name, itemsize) = dtype_facts(&dtype)?;
         let (shape_t, shape_v) = int_tuple(&shape)?;
@@ -228,6 +233,7 @@ impl HandleMeta {
             itemsize,
             tile: tile.as_ref().map(|(_, v)| v.clone()),
             num_blocks,
+            device,
         };
         let fields = Fields {
             alloc: alloc.unbind(),
@@ -245,7 +251,7 @@ impl HandleMeta {
     /// view. Returns the handle.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
-                        tile_shape = None, num_blocks = None, registry = None))]
+                        tile_shape = None, num_blocks = None, registry = None, device = 0))]
     fn _init_meta(
         &self,
         py: Python<'_>,
@@ -260,6 +266,7 @@ impl HandleMeta {
         tile_shape: Option<Vec<i64>>,
         num_blocks: Option<u64>,
         registry: Option<Bound<'_, HostRegistry>>,
+        device: u32,
     ) -> PyResult<u64> {
         let view = View {
             storage,
@@ -272,6 +279,7 @@ impl HandleMeta {
             itemsize,
             tile: tile_shape,
             num_blocks,
+            device,
         };
         self.describe(py, view, registry.as_ref(), None)
     }
@@ -315,6 +323,13 @@ impl HandleMeta {
     #[getter]
     fn address(&self) -> PyResult<u64> {
         Ok(self.view()?.address)
+    }
+
+    /// The ordinal of the device whose memory this is (a launch runs on the device of
+    /// its tensors).
+    #[getter]
+    fn device(&self) -> PyResult<u32> {
+        Ok(self.view()?.device)
     }
 
     #[getter]

@@ -8,11 +8,12 @@ impl KernelLauncher {
     /// `params`: `(name, kind, dtype, dims)` per non-`Const` parameter (dims: ints, `-1`,
     /// `Const` names); `consts`: `(name, "int" | "float" | "bool")`; `checked`: the
     /// kernel's `CheckResult`, whose facts decide the launch kind and the launch
-    /// predicates; `runtime`: the streams, ledger and driver launches go through (a GPU
-    /// runtime launches with `cuLaunchKernel`; an interpreter runtime calls `interpret`).
+    /// predicates; `sm_counts`: multiprocessors per device ordinal; `runtime`: the
+    /// streams, ledger and driver launches go through (a GPU runtime launches with
+    /// `cuLaunchKernel`; an interpreter runtime calls `interpret`).
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_count, registry,
+    #[pyo3(signature = (kernel, params, consts, checked, unchecked, sm_counts, registry,
                         runtime, owner, compile, interpret, cuda_error))]
     fn new(
         py: Python<'_>,
@@ -21,7 +22,7 @@ impl KernelLauncher {
         consts: Vec<(String, String)>,
         checked: PyRef<'_, crate::CheckResult>,
         unchecked: bool,
-        sm_count: u64,
+        sm_counts: Vec<u64>,
         registry: Py<HostRegistry>,
         runtime: Py<Runtime>,
         owner: Py<PyAny>,
@@ -69,6 +70,7 @@ impl KernelLauncher {
                 "a launcher needs the facts of a kernel the checker accepted",
             ));
         }
+        let sm_count = sm_counts.first().copied().unwrap_or(132);
         let plan = LaunchPlan::new(&specs, &consts, &checked.facts, sm_count).map_err(|e| {
             crate::errors::internal(
                 py,
@@ -90,6 +92,7 @@ impl KernelLauncher {
             kernels: Mutex::new(WordMap::default()),
             passed: Mutex::new(PredicateCache::default()),
             memo: Mutex::new(LaunchMemo::default()),
+            sm_counts,
         })
     }
 
@@ -243,23 +246,29 @@ impl KernelLauncher {
             };
             o.map_or_else(|| "no value".to_string(), |o| describe_object(&o))
         };
-        // A plain positional call whose arguments have the launch facts of an earlier
-        // accepted call reuses its decisions (`LaunchMemo`); anything else binds.
+        // One device runs the launch: its tensors' (the current device without one). A
+        // call whose tensors are on two devices never reaches the memo: `decide` refuses
+        // it (CT6113), after binding's own refusals, as every call is refused.
+        let device = plan.device_of(&self.kernel, argv, current_device()).ok();
+        // A plain positional call on one device whose arguments have the launch facts of
+        // an earlier accepted call there reuses its decisions (`LaunchMemo`; the compiled
+        // kernel, and so its PDL launch, come with them); anything else binds.
         let memo_ok = placed.is_none() && explicit_grid.is_none();
-        let hit = if memo_ok {
-            self.memo.lock().map_err(poisoned)?.get(argv).cloned()
-        } else {
-            None
+        let hit = match device {
+            Some(d) if memo_ok => self.memo.lock().map_err(poisoned)?.get(d, argv).cloned(),
+            _ => None,
         };
         let decided = match hit {
             Some(d) => d,
             None => match self.decide(py, argv, given, last_word, explicit_grid, &describe)? {
                 Some(d) => {
                     if memo_ok {
-                        self.memo
-                            .lock()
-                            .map_err(poisoned)?
-                            .insert(argv, &handles, d.clone());
+                        self.memo.lock().map_err(poisoned)?.insert(
+                            d.device,
+                            argv,
+                            &handles,
+                            d.clone(),
+                        );
                     }
                     d
                 }
@@ -322,7 +331,17 @@ impl KernelLauncher {
                 Ok(b) => b,
                 Err(r) => return Ok(Err(r)),
             };
-            let grid = match plan.grid_with(&self.kernel, argv, &bound.consts, explicit_grid) {
+            // One device runs the launch: its tensors' (CT6113 for two).
+            let device = match plan.device_of(&self.kernel, argv, current_device()) {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(Refusal::Refused(e))),
+            };
+            let sms = self
+                .sm_counts
+                .get(device as usize)
+                .copied()
+                .unwrap_or(plan.sm_count);
+            let grid = match plan.grid_on(&self.kernel, argv, &bound.consts, explicit_grid, sms) {
                 Ok(g) => g,
                 Err(r) => return Ok(Err(r)),
             };
@@ -330,15 +349,21 @@ impl KernelLauncher {
             if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
                 return Ok(Err(r));
             }
-            Ok(Ok((bound, grid)))
+            Ok(Ok((bound, grid, device)))
         })?;
         match checked {
-            Ok((mut bound, grid)) => Ok(Some(Arc::new(Decided {
-                key: std::mem::take(&mut bound.key).into_boxed_slice(),
-                bound,
-                grid,
-                entry: OnceLock::new(),
-            }))),
+            Ok((mut bound, grid, device)) => {
+                // a CUfunction belongs to one device's context: one entry per device
+                let mut key = std::mem::take(&mut bound.key);
+                key.push(u64::from(device));
+                Ok(Some(Arc::new(Decided {
+                    key: key.into_boxed_slice(),
+                    bound,
+                    device,
+                    grid,
+                    entry: OnceLock::new(),
+                })))
+            }
             Err(Refusal::Slow(_)) if !last_word => Ok(None),
             Err(Refusal::Slow(why)) => Err(errors::internal(
                 py,
@@ -407,8 +432,8 @@ impl KernelLauncher {
                 self.kernel
             )));
         }
-        let out = method.call1((consts, facts, p.decided.bound.index_bits))?;
-        let (runnable, function, slots, size): Compiled = out.extract()?;
+        let out = method.call1((consts, facts, p.decided.bound.index_bits, p.decided.device))?;
+        let (runnable, function, slots, size, pdl): Compiled = out.extract()?;
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {
             let kind = match kind.as_str() {
@@ -438,6 +463,7 @@ impl KernelLauncher {
             function,
             slots: plan_slots,
             size,
+            pdl,
         });
         let mut kernels = self.kernels.lock().map_err(poisoned)?;
         Ok(kernels

@@ -19,7 +19,8 @@ pub struct PendingLaunch {
     pub(super) op: u64,
     pub(super) values: Py<PyTuple>,
     pub(super) handles: Handles,
-    /// Binding's decisions, shared with other calls of the same launch facts.
+    /// Binding's decisions (the device too), shared with other calls of the same launch
+    /// facts on that device.
     pub(super) decided: Arc<Decided>,
     /// Started once, released once (`cutile_host::OpState`).
     pub(super) state: OpState,
@@ -130,6 +131,12 @@ impl PendingLaunch {
     fn grid(&self) -> (u64, u64, u64) {
         let g = self.decided.grid;
         (g[0], g[1], g[2])
+    }
+
+    /// The ordinal of the device the launch runs on (that of its tensors).
+    #[getter]
+    fn device(&self) -> u32 {
+        self.decided.device
     }
 
     /// The arguments in parameter order (scalars normalized).
@@ -381,7 +388,7 @@ impl PendingLaunch {
             }
         };
         let rt = l.runtime.get();
-        let slot = rt.pick();
+        let slot = rt.pick_on(decided.device)?;
         let scalars = &decided.bound.scalars;
         // Small launches use stack buffers: starting allocates nothing.
         const INLINE: usize = 16;
@@ -425,28 +432,17 @@ impl PendingLaunch {
             let Some(d) = d else {
                 return Ok(()); // the interpreter runs it below
             };
-            // SAFETY: `launch` is the driver's cuLaunchKernel; `function` a CUfunction of a
-            // loaded module, `stream` a live stream of the runtime, `params` one pointer
-            // per kernel parameter into `buf`, valid during the call (the driver copies
-            // them).
-            let code = buf.with_params(&entry.slots, |params| unsafe {
-                (d.launch)(
-                    entry.function as *mut c_void,
-                    g[0],
-                    g[1],
-                    g[2],
-                    1,
-                    1,
-                    1,
-                    0,
-                    stream as *mut c_void,
-                    params,
-                    std::ptr::null_mut(),
-                )
+            // SAFETY: `function` is a CUfunction of a loaded module (compiled with the PDL
+            // prologue exactly when `entry.pdl`, as the compiled kernel said), `stream` a
+            // live stream of the runtime, `params` one pointer per kernel parameter into
+            // `buf`, valid during the call (the driver copies them). Under a graph capture
+            // the PDL attribute becomes a programmatic edge of the graph.
+            let (code, what) = buf.with_params(&entry.slots, |params| unsafe {
+                d.launch_tile_kernel(entry.function, g, stream, params, entry.pdl)
             });
             match code {
                 0 => Ok(()),
-                code => Err((code, "cuLaunchKernel")),
+                code => Err((code, what)),
             }
         });
         let (seq, capturing) = match enqueued {

@@ -1,6 +1,7 @@
 //! The CUDA driver entry points the runtime calls natively (their addresses come from
 //! `cuGetProcAddress`, in Python), and the stream handles it drives.
 
+use super::launch_ex::{launch_pdl, LaunchExFn};
 use super::*;
 
 /// `CUresult f(CUstream)`: cuStreamSynchronize, cuStreamQuery.
@@ -28,10 +29,18 @@ type HtoDFn = unsafe extern "C" fn(u64, *const c_void, usize, *mut c_void) -> c_
 type DtoDFn = unsafe extern "C" fn(u64, u64, usize, *mut c_void) -> c_int;
 /// `CUresult cuGraphLaunch(CUgraphExec, CUstream)`.
 type GraphLaunchFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+/// `CUresult cuCtxSetCurrent(CUcontext)`.
+type SetContextFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `CUresult cuCtxGetCurrent(CUcontext*)`.
+type GetContextFn = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
+/// `CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src,
+/// CUcontext srcCtx, size_t, CUstream)`.
+type PeerFn = unsafe extern "C" fn(u64, *mut c_void, u64, *mut c_void, usize, *mut c_void) -> c_int;
 
 /// Every symbol the runtime needs, by name: Python passes `{name: address}`.
-pub(crate) const SYMBOLS: [&str; 14] = [
+pub(crate) const SYMBOLS: [&str; 18] = [
     "cuLaunchKernel",
+    "cuLaunchKernelEx",
     "cuStreamSynchronize",
     "cuStreamQuery",
     "cuEventRecord",
@@ -45,10 +54,14 @@ pub(crate) const SYMBOLS: [&str; 14] = [
     "cuMemcpyHtoDAsync",
     "cuMemcpyDtoDAsync",
     "cuGraphLaunch",
+    "cuCtxSetCurrent",
+    "cuCtxGetCurrent",
+    "cuMemcpyPeerAsync",
 ];
 
 pub(crate) struct Driver {
     pub launch: LaunchFn,
+    launch_ex: LaunchExFn,
     sync: StreamFn,
     query: StreamFn,
     record: RecordFn,
@@ -62,8 +75,9 @@ pub(crate) struct Driver {
     htod: HtoDFn,
     dtod: DtoDFn,
     graph_launch: GraphLaunchFn,
-    /// The `CUmemoryPool` allocations come from.
-    pub pool: usize,
+    set_context: SetContextFn,
+    get_context: GetContextFn,
+    peer: PeerFn,
 }
 
 fn ptr(handle: usize) -> *mut c_void {
@@ -72,10 +86,7 @@ fn ptr(handle: usize) -> *mut c_void {
 
 impl Driver {
     /// From `{symbol: address}`; every symbol of [`SYMBOLS`] must be there and non-null.
-    pub(crate) fn from_addresses(
-        addresses: &HashMap<String, usize>,
-        pool: usize,
-    ) -> PyResult<Driver> {
+    pub(crate) fn from_addresses(addresses: &HashMap<String, usize>) -> PyResult<Driver> {
         let get = |name: &str| -> PyResult<usize> {
             match addresses.get(name) {
                 Some(&a) if a != 0 => Ok(a),
@@ -90,6 +101,7 @@ impl Driver {
             use std::mem::transmute as t;
             Ok(Driver {
                 launch: t::<usize, LaunchFn>(get("cuLaunchKernel")?),
+                launch_ex: t::<usize, LaunchExFn>(get("cuLaunchKernelEx")?),
                 sync: t::<usize, StreamFn>(get("cuStreamSynchronize")?),
                 query: t::<usize, StreamFn>(get("cuStreamQuery")?),
                 record: t::<usize, RecordFn>(get("cuEventRecord")?),
@@ -103,7 +115,9 @@ impl Driver {
                 htod: t::<usize, HtoDFn>(get("cuMemcpyHtoDAsync")?),
                 dtod: t::<usize, DtoDFn>(get("cuMemcpyDtoDAsync")?),
                 graph_launch: t::<usize, GraphLaunchFn>(get("cuGraphLaunch")?),
-                pool,
+                set_context: t::<usize, SetContextFn>(get("cuCtxSetCurrent")?),
+                get_context: t::<usize, GetContextFn>(get("cuCtxGetCurrent")?),
+                peer: t::<usize, PeerFn>(get("cuMemcpyPeerAsync")?),
             })
         }
     }
@@ -113,6 +127,47 @@ impl Driver {
     // created and keeps; device pointers are allocations of the runtime's pool whose
     // bounds the callers checked; no call touches Rust memory except where a host pointer
     // is passed, which the caller keeps alive for the call.
+
+    /// Launch a tile kernel (block (1, 1, 1), no dynamic shared memory): with `pdl`, by
+    /// `cuLaunchKernelEx` with the programmatic-stream-serialization attribute (only for a
+    /// kernel compiled with the PDL prologue, `launch_ex`), else by `cuLaunchKernel`.
+    /// Returns the `CUresult` and the entry point's name (for the error).
+    ///
+    /// # Safety
+    /// `function` is a CUfunction of a loaded module (compiled with the PDL prologue when
+    /// `pdl`), `stream` a live stream of the runtime, `params` one pointer per kernel
+    /// parameter, valid during the call.
+    pub(crate) unsafe fn launch_tile_kernel(
+        &self,
+        function: usize,
+        grid: [c_uint; 3],
+        stream: usize,
+        params: *mut *mut c_void,
+        pdl: bool,
+    ) -> (c_int, &'static str) {
+        let f = function as *mut c_void;
+        let s = ptr(stream);
+        if pdl {
+            let code = unsafe { launch_pdl(self.launch_ex, f, grid, s, params) };
+            return (code, "cuLaunchKernelEx");
+        }
+        let code = unsafe {
+            (self.launch)(
+                f,
+                grid[0],
+                grid[1],
+                grid[2],
+                1,
+                1,
+                1,
+                0,
+                s,
+                params,
+                std::ptr::null_mut(),
+            )
+        };
+        (code, "cuLaunchKernel")
+    }
 
     pub(crate) fn synchronize(&self, stream: usize) -> c_int {
         unsafe { (self.sync)(ptr(stream)) }
@@ -131,9 +186,10 @@ impl Driver {
         unsafe { (self.wait_event)(ptr(stream), ptr(event), 0) }
     }
 
-    pub(crate) fn alloc(&self, nbytes: usize, stream: usize) -> Result<u64, c_int> {
+    /// `nbytes` from the memory pool `pool` (the device's), ordered on `stream`.
+    pub(crate) fn alloc(&self, nbytes: usize, pool: usize, stream: usize) -> Result<u64, c_int> {
         let mut out = 0u64;
-        let code = unsafe { (self.alloc)(&mut out, nbytes, ptr(self.pool), ptr(stream)) };
+        let code = unsafe { (self.alloc)(&mut out, nbytes, ptr(pool), ptr(stream)) };
         if code == 0 {
             Ok(out)
         } else {
@@ -196,15 +252,57 @@ impl Driver {
     pub(crate) fn graph_launch(&self, exec: usize, stream: usize) -> c_int {
         unsafe { (self.graph_launch)(ptr(exec), ptr(stream)) }
     }
+
+    /// Make `context` current on this thread (a device's primary context).
+    pub(crate) fn set_context(&self, context: usize) -> c_int {
+        unsafe { (self.set_context)(ptr(context)) }
+    }
+
+    /// The context current on this thread (0: none).
+    pub(crate) fn context(&self) -> Result<usize, c_int> {
+        let mut out: *mut c_void = std::ptr::null_mut();
+        match unsafe { (self.get_context)(&mut out) } {
+            0 => Ok(out as usize),
+            code => Err(code),
+        }
+    }
+
+    /// Copy `nbytes` from `src` (memory of the device of `src_ctx`) to `dst` (of
+    /// `dst_ctx`)'s device on `stream`: directly where peer access is on, staged by the
+    /// driver otherwise.
+    pub(crate) fn peer_copy(
+        &self,
+        dst: (u64, usize),
+        src: (u64, usize),
+        nbytes: usize,
+        stream: usize,
+    ) -> c_int {
+        unsafe { (self.peer)(dst.0, ptr(dst.1), src.0, ptr(src.1), nbytes, ptr(stream)) }
+    }
 }
 
 /// `CUDA_ERROR_INVALID_VALUE`.
 pub(crate) const CUDA_ERROR_INVALID_VALUE: c_int = 1;
 
-/// Cross-stream ordering through the driver: one reusable event per stream.
+/// Cross-stream ordering through the driver: one reusable event per stream. Streams of
+/// different devices wait on each other's events too; with several devices in use
+/// (`contexts`, by ordinal), each call runs with its stream's device context current.
 pub(crate) struct GpuEvents<'a> {
     pub driver: &'a Driver,
     pub slots: &'a [Slot],
+    pub contexts: Option<&'a [usize]>,
+}
+
+impl GpuEvents<'_> {
+    fn bind(&self, slot: &Slot) -> Result<(), (c_int, &'static str)> {
+        let Some(ctx) = self.contexts.and_then(|c| c.get(slot.device as usize)) else {
+            return Ok(());
+        };
+        match self.driver.set_context(*ctx) {
+            0 => Ok(()),
+            code => Err((code, "cuCtxSetCurrent")),
+        }
+    }
 }
 
 impl EventOps for GpuEvents<'_> {
@@ -212,6 +310,7 @@ impl EventOps for GpuEvents<'_> {
 
     fn record(&mut self, producer: u32) -> Result<(), Self::Error> {
         let s = &self.slots[producer as usize];
+        self.bind(s)?;
         match self.driver.record(s.event, s.stream) {
             0 => Ok(()),
             code => Err((code, "cuEventRecord")),
@@ -223,6 +322,7 @@ impl EventOps for GpuEvents<'_> {
             &self.slots[consumer as usize],
             &self.slots[producer as usize],
         );
+        self.bind(c)?;
         match self.driver.wait_event(c.stream, p.event) {
             0 => Ok(()),
             code => Err((code, "cuStreamWaitEvent")),

@@ -12,48 +12,38 @@ impl Runtime {
         self.driver.is_some()
     }
 
-    /// The stream the next op runs on: the thread's current stream, else round-robin.
-    pub(crate) fn pick(&self) -> u32 {
-        let (id, slot) = CURRENT.with(|c| c.get());
-        if id == self.id {
-            return slot;
-        }
-        match self.pool.len() {
-            0 => 0,
-            1 => self.pool[0],
-            n => self.pool[self.rr.fetch_add(1, Ordering::Relaxed) % n],
-        }
-    }
-
-    /// The stream allocations and host copies go to: the thread's current stream, else
-    /// the pool's first.
-    pub(super) fn home(&self) -> u32 {
-        let (id, slot) = CURRENT.with(|c| c.get());
-        if id == self.id {
-            slot
-        } else {
-            self.pool.first().copied().unwrap_or(0)
-        }
-    }
-
-    /// Whether this thread's home stream is being captured into a graph.
-    pub(crate) fn home_capturing(&self) -> bool {
-        let slot = self.home();
-        self.state
-            .lock()
-            .is_ok_and(|st| st.flight.clocks.capturing(slot))
+    /// Whether this thread's current stream (whatever its device) is being captured into
+    /// a graph: what `memory._refuse_in_capture` asks, answered without Python.
+    pub(crate) fn capturing_here(&self) -> bool {
+        let (id, slot, _) = CURRENT.with(|c| c.get());
+        id == self.id
+            && self
+                .state
+                .lock()
+                .is_ok_and(|st| st.flight.clocks.capturing(slot))
     }
 
     pub(super) fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
         if waits.is_empty() {
             return Ok(());
         }
-        let State { flight, slots } = st;
+        let State {
+            flight,
+            slots,
+            contexts,
+        } = st;
         match &self.driver {
-            Some(d) => flight
-                .clocks
-                .order_after(slot, waits, &mut GpuEvents { driver: d, slots })
-                .map_err(|(code, what)| Failure::Cuda(code, what)),
+            Some(d) => {
+                let mut events = GpuEvents {
+                    driver: d,
+                    slots,
+                    contexts: self.event_contexts(contexts),
+                };
+                flight
+                    .clocks
+                    .order_after(slot, waits, &mut events)
+                    .map_err(|(code, what)| Failure::Cuda(code, what))
+            }
             None => match flight.clocks.order_after(slot, waits, &mut NoEvents) {
                 Ok(()) => Ok(()),
                 Err(never) => match never {},
@@ -80,9 +70,13 @@ impl Runtime {
             .flight
             .plan(token, slot, accesses)
             .map_err(Failure::Host)?;
-        self.order(st, slot, &waits)?;
-        let stream = st.slots[slot as usize].stream;
-        work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))?;
+        let previous = self.bind(st, slot)?;
+        let done = self.order(st, slot, &waits).and_then(|()| {
+            let stream = st.slots[slot as usize].stream;
+            work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))
+        });
+        self.restore(previous);
+        done?;
         let (seq, poll) = st.flight.enqueue(token, slot, accesses);
         if poll {
             self.poll(st, slot);
@@ -97,7 +91,14 @@ impl Runtime {
         }
         let target = st.flight.clocks.enqueued(slot);
         let done = match &self.driver {
-            Some(d) => d.query(st.slots[slot as usize].stream) == 0,
+            Some(d) => match self.bind(st, slot) {
+                Ok(previous) => {
+                    let done = d.query(st.slots[slot as usize].stream) == 0;
+                    self.restore(previous);
+                    done
+                }
+                Err(_) => false,
+            },
             None => true,
         };
         if done {
@@ -111,16 +112,18 @@ impl Runtime {
     /// Work being captured is never waited for: it has not run, and is ordered within the
     /// capture.
     pub(crate) fn wait_for(&self, py: Python<'_>, slot: u32, seq: u64) -> Result<(), Failure> {
-        let (stream, target) = {
+        let (stream, target, previous) = {
             let st = self.lock()?;
             let c = &st.flight.clocks;
             if c.done(slot, seq) || c.capturing(slot) {
                 return Ok(());
             }
-            (st.slots[slot as usize].stream, c.enqueued(slot))
+            let previous = self.bind(&st, slot)?;
+            (st.slots[slot as usize].stream, c.enqueued(slot), previous)
         };
         if let Some(d) = &self.driver {
             let code = py.detach(|| d.synchronize(stream));
+            self.restore(previous);
             if code != 0 {
                 return Err(Failure::Cuda(code, "cuStreamSynchronize"));
             }
@@ -149,8 +152,11 @@ impl Runtime {
     }
 
     /// Free device memory (`dptr` 0 on the interpreter; `nbytes` as allocated) ordered
-    /// after the work still pending on `storage`, and forget the storage. The block is
-    /// kept for its stream (`blocks.rs`) where the caps allow, else given to the pool.
+    /// after the work still pending on `storage`, and forget the storage. The free goes to
+    /// a stream of the memory's device (that of `home`, the slot it was allocated on), after
+    /// event waits for pending work on any other stream, of any device. The block is kept
+    /// for that stream (`blocks.rs`; so for its device only) where the caps allow, else
+    /// given to the pool.
     pub(crate) fn free_storage_memory(&self, dptr: u64, nbytes: u64, storage: u64, home: u32) {
         if let Ok(mut guard) = self.state.lock() {
             let st = &mut *guard;
@@ -159,16 +165,22 @@ impl Runtime {
             waits
                 .0
                 .retain(|(s, _)| !clocks.capturing(*s) && clocks.is_live(*s));
+            let device = st.slots.get(home as usize).map_or(0, |s| s.device);
+            let on_device = |s: u32| st.slots.get(s as usize).is_some_and(|x| x.device == device);
             let fallback = if clocks.is_live(home) && !clocks.capturing(home) {
                 home
             } else {
-                self.pool.first().copied().unwrap_or(0)
+                self.device_slots(device)
+                    .and_then(|d| d.pool.first().copied())
+                    .unwrap_or(0)
             };
-            // On a stream already ordered after all the pending work, if one is: no event.
+            // On a stream of the device already ordered after all the pending work, if one
+            // is (no event); else on one of its streams with pending work, else at home.
             let slot = clocks
-                .ordered_after_all(&waits)
-                .or(waits.0.first().map(|(s, _)| *s))
+                .ordered_after_all(&waits, on_device)
+                .or_else(|| waits.0.iter().map(|(s, _)| *s).find(|s| on_device(*s)))
                 .unwrap_or(fallback);
+            let previous = self.bind(st, slot).unwrap_or(None);
             if !waits.is_empty() {
                 st.flight.clocks.stats.ordered_frees += 1;
                 // A failed event call leaves a broken context (sticky error): nothing
@@ -177,16 +189,20 @@ impl Runtime {
             }
             if let Some(d) = &self.driver {
                 if dptr != 0 {
-                    let kept = self.pool.contains(&slot)
-                        && self
-                            .blocks
-                            .lock()
-                            .is_ok_and(|mut b| b.keep(slot, blocks::block_size(nbytes), dptr));
+                    // only a pool stream of the memory's own device keeps it
+                    let pool = self
+                        .device_slots(device)
+                        .is_some_and(|p| p.pool.contains(&slot));
+                    let kept = pool
+                        && self.blocks.lock().is_ok_and(|mut b| {
+                            b.keep(device, slot, blocks::block_size(nbytes), dptr)
+                        });
                     if !kept {
                         d.free(dptr, st.slots[slot as usize].stream);
                     }
                 }
             }
+            self.restore(previous);
             st.flight.forget_storage(storage);
         }
         if let Some(reg) = &self.registry {
@@ -206,13 +222,21 @@ impl Runtime {
         guard(|| Ok(f()))?.map_err(|e| e.into_py(py))
     }
 
-    /// Allocate `nbytes` from the pool on this thread's home stream: `(address, slot)`: a
-    /// block that stream freed when one of the size is kept, else the pool's. The
-    /// allocation is recorded as a write of `storage` there (a first use on another stream
-    /// is ordered after it). Raises `MemoryError` when the device is full (after giving
-    /// the kept blocks back and trying again).
-    pub(crate) fn alloc(&self, py: Python<'_>, storage: u64, nbytes: u64) -> PyResult<(u64, u32)> {
-        let slot = self.home();
+    /// Allocate `nbytes` from `device`'s memory pool on this thread's home stream there:
+    /// `(address, slot)`: a block that stream freed when one of the size is kept (a block
+    /// of that device: a stream belongs to one), else the pool's. The allocation is
+    /// recorded as a write of `storage` there (a first use on another stream is ordered
+    /// after it). Raises `MemoryError` when the device is full (after giving the device's
+    /// kept blocks back and trying again).
+    pub(crate) fn alloc(
+        &self,
+        py: Python<'_>,
+        storage: u64,
+        nbytes: u64,
+        device: u32,
+    ) -> PyResult<(u64, u32)> {
+        let slot = self.home_on(device)?;
+        let pool = self.device_pool(device)?.mem_pool;
         let access = [Access {
             storage,
             lo: 0,
@@ -225,8 +249,12 @@ impl Runtime {
         let attempt = |address: &mut u64| {
             self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
                 Some(d) => {
-                    let kept = self.blocks.lock().ok().and_then(|mut b| b.take(slot, size));
-                    match kept.map_or_else(|| d.alloc(size_t, stream), Ok) {
+                    let kept = self
+                        .blocks
+                        .lock()
+                        .ok()
+                        .and_then(|mut b| b.take(device, slot, size));
+                    match kept.map_or_else(|| d.alloc(size_t, pool, stream), Ok) {
                         Ok(p) => {
                             *address = p;
                             Ok(())
@@ -239,7 +267,7 @@ impl Runtime {
         };
         let mut r = attempt(&mut address);
         if matches!(r, Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)))
-            && self.release_blocks().unwrap_or(0) > 0
+            && self.release_blocks(Some(device)).unwrap_or(0) > 0
         {
             r = attempt(&mut address);
         }
@@ -252,14 +280,22 @@ impl Runtime {
         }
     }
 
-    /// Give every kept block back to the pool, each freed on the stream it was kept for
-    /// (its free stays ordered where it was). Returns how many.
-    pub(super) fn release_blocks(&self) -> Result<usize, Failure> {
+    /// Give every kept block of `device` (`None`: of every device) back to its pool, each
+    /// freed on the stream it was kept for (its free stays ordered where it was; in its
+    /// device's context). Returns how many.
+    pub(super) fn release_blocks(&self, device: Option<u32>) -> Result<usize, Failure> {
         let st = self.lock()?;
-        let all = self.blocks.lock().map_err(|_| Failure::Poisoned)?.drain();
+        let all = self
+            .blocks
+            .lock()
+            .map_err(|_| Failure::Poisoned)?
+            .drain(device);
         if let Some(d) = &self.driver {
             for (slot, block) in &all {
+                // (drained: each is freed whatever happened to the one before)
+                let previous = self.bind(&st, *slot).unwrap_or(None);
                 d.free(*block, st.slots[*slot as usize].stream);
+                self.restore(previous);
             }
         }
         Ok(all.len())

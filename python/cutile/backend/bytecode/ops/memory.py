@@ -183,3 +183,25 @@ def encode_atomic_cas_tko(w: OpWriter, op: Op) -> None:
 def encode_offset(w: OpWriter, op: Op) -> None:
     w.result(op)
     w.operands(op.operands)
+
+
+def _encode_gdc(w: OpWriter, op: Op) -> None:
+    """The two grid-dependency ops (13.4): the result token, a flags varint whose bit 0
+    says the optional token operand is there, then that operand."""
+    token = op.operands[0] if w.has(op, "has_token") else None
+    if len(op.operands) != (1 if token is not None else 0):
+        raise ValueError(f"{len(op.operands)} operands but has_token={token is not None}")
+    w.result(op)
+    w.flags(token is not None)
+    if token is not None:
+        w.operand(token)
+
+
+@encodes("gdc_wait_tko")
+def encode_gdc_wait_tko(w: OpWriter, op: Op) -> None:
+    _encode_gdc(w, op)
+
+
+@encodes("gdc_launch_dependents_tko")
+def encode_gdc_launch_dependents_tko(w: OpWriter, op: Op) -> None:
+    _encode_gdc(w, op)

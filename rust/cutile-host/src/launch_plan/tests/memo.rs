@@ -46,6 +46,7 @@ fn placed(
         itemsize: 4,
         tile: tile.map(|t| t.to_vec()),
         num_blocks: None,
+        device: 0,
     })
     .unwrap()
 }
@@ -99,9 +100,9 @@ proptest! {
         let mut memo = LaunchMemo::default();
         if let Ok(d) = &decided {
             let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
-            memo.insert(&first, &handles, Arc::new(d.clone()));
+            memo.insert(0, &first, &handles, Arc::new(d.clone()));
         }
-        let hit = memo.get(&second).map(|d| Ok((**d).clone()));
+        let hit = memo.get(0, &second).map(|d| Ok((**d).clone()));
         match hit {
             Some(h) => {
                 prop_assert!(same);
@@ -147,9 +148,9 @@ proptest! {
         let first = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(s)];
         let second = [Arg::Handle(&z2), Arg::Handle(&x2), Arg::Float(t)];
         let mut memo = LaunchMemo::default();
-        memo.insert(&first, &[Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None],
+        memo.insert(0, &first, &[Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None],
                     Arc::new(()));
-        if memo.get(&second).is_some() {
+        if memo.get(0, &second).is_some() {
             prop_assert_eq!(decide(&plan, &first), decide(&plan, &second));
         }
     }
@@ -164,8 +165,8 @@ fn the_memo_misses_on_any_other_fact_or_value() {
     let d = decide(&plan, &args).unwrap();
     let mut memo = LaunchMemo::default();
     let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
-    memo.insert(&args, &handles, Arc::new(d.clone()));
-    assert_eq!(memo.get(&args).map(|d| (**d).clone()), Some(d));
+    memo.insert(0, &args, &handles, Arc::new(d.clone()));
+    assert_eq!(memo.get(0, &args).map(|d| (**d).clone()), Some(d));
     // another shape, stride, tile, alignment, scalar value or scalar kind: decided anew
     let taller = placed(3, 4096, 0, [32, 8], [8, 1], Some([4, 8]));
     let strided = placed(4, 8192, 0, [16, 8], [16, 1], None);
@@ -180,17 +181,52 @@ fn the_memo_misses_on_any_other_fact_or_value() {
         [Arg::Handle(&z), Arg::Handle(&x), Arg::Int(8)],
         [Arg::Handle(&z), Arg::Handle(&x), Arg::Other],
     ] {
-        assert!(memo.get(&other).is_none(), "{other:?}");
+        assert!(memo.get(0, &other).is_none(), "{other:?}");
     }
     // a call with an argument the launcher cannot read is never remembered
     let mut empty: LaunchMemo<u8> = LaunchMemo::default();
-    empty.insert(&[Arg::Other], &[None], Arc::new(0));
+    empty.insert(0, &[Arg::Other], &[None], Arc::new(0));
     assert!(empty.is_empty());
     // a full memo replaces its oldest entry
     for v in 0..=LaunchMemo::<u8>::CAPACITY {
-        empty.insert(&[Arg::Int(v as i64)], &[None], Arc::new(v as u8));
+        empty.insert(0, &[Arg::Int(v as i64)], &[None], Arc::new(v as u8));
     }
     assert_eq!(empty.len(), LaunchMemo::<u8>::CAPACITY);
-    assert!(empty.get(&[Arg::Int(0)]).is_none());
-    assert_eq!(empty.get(&[Arg::Int(1)]).map(|v| **v), Some(1));
+    assert!(empty.get(0, &[Arg::Int(0)]).is_none());
+    assert_eq!(empty.get(0, &[Arg::Int(1)]).map(|v| **v), Some(1));
+}
+
+#[test]
+fn the_memo_misses_on_another_device() {
+    let plan = memo_plan();
+    let z = placed(1, 4096, 0, [16, 8], [8, 1], Some([4, 8]));
+    let x = placed(2, 8192, 0, [16, 8], [8, 1], None);
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(8.0)];
+    let d = decide(&plan, &args).unwrap();
+    let mut memo = LaunchMemo::default();
+    let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
+    memo.insert(0, &args, &handles, Arc::new(d));
+    // the same layouts on device 1: another device's multiprocessors and kernel
+    let on1 = |t: &TensorDesc| {
+        TensorDesc::new(View {
+            device: 1,
+            ..t.view.clone()
+        })
+        .unwrap()
+    };
+    let (z1, x1) = (on1(&z), on1(&x));
+    assert!(!z.same_launch_facts(&z1));
+    assert!(memo
+        .get(1, &[Arg::Handle(&z1), Arg::Handle(&x1), Arg::Float(8.0)])
+        .is_none());
+    // one tensor moved to device 1 (a call the launcher refuses, CT6113, before any
+    // look-up): no entry of device 0 matches it either
+    assert!(memo
+        .get(0, &[Arg::Handle(&z), Arg::Handle(&x1), Arg::Float(8.0)])
+        .is_none());
+    // a launch without tensors runs on the current device: remembered per device
+    let mut scalars: LaunchMemo<u8> = LaunchMemo::default();
+    scalars.insert(0, &[Arg::Int(3)], &[None], Arc::new(0));
+    assert_eq!(scalars.get(0, &[Arg::Int(3)]).map(|v| **v), Some(0));
+    assert!(scalars.get(1, &[Arg::Int(3)]).is_none());
 }

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod devices;
 mod grid;
 mod memo;
 mod pointers;
@@ -102,6 +103,7 @@ fn view(handle: u64, shape: &[i64], tile: Option<&[i64]>, dtype: &str) -> Tensor
         itemsize: 4,
         tile: tile.map(|t| t.to_vec()),
         num_blocks: None,
+        device: 0,
     })
     .unwrap()
 }

@@ -1,0 +1,134 @@
+"""The decode step's attention on the latency paths (`Plan.attn_path`), from the QKV
+projection to the combined attention output in `engine.attn` (the output projection's
+input):
+
+The step starts with `embed_row_rope` (the embedding row, and the position's cos and sin
+row for every layer's finish). Per layer:
+
+- "heads": the QKV GEMV (with h's sums of squares, `gemv_ss`), `qkv_heads` (a block per
+  query head: q, and the new key and value into the cache), `attn_decode_q`,
+  `attn_combine_heads`: four kernels, as the "split" path.
+- "fused": the QKV GEMV, `attn_decode_qkv` (q, k and v finished inside attention, the new
+  key and value used from registers), `attn_combine_cache` (the combine, and the new key
+  and value into the cache): three kernels.
+
+Query, attention output and cache buffers are the engine's; "heads" and "fused" partition
+views of them whose tile grid matches the kernel's grid (q as [KV, G, D], the attention
+output as [KV, G D / DC, DC], a cache as [KV, capacity, D] in R-row blocks).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from .kernels import decode_attention as da
+from .kernels.embed_rope import embed_row_rope
+from .kernels.gemv_ss import gemv_ss_kernels
+from .kernels.qkv_heads import qkv_heads
+from .plan import pow2_at_least
+
+
+@functools.cache
+def warps(kernel: Any, count: int | None) -> Any:
+    """`kernel` with tileiras' `num_worker_warps` hint (`Plan.small_warps`; None: as is)."""
+    return kernel if count is None else kernel.with_hints(num_worker_warps=count)
+
+
+def attention(eng: Any, i: int, lw: Any) -> None:
+    """Layer i's attention, from h to `eng.attn`."""
+    qkv_projection(eng, lw)
+    if eng.plan.attn_path == "heads":
+        heads(eng, i, lw)
+    else:
+        fused(eng, i, lw)
+
+
+def embed(eng: Any) -> None:
+    """The step's first kernel: h = embedding[tokens[pos]], and the cos/sin row of pos."""
+    from .model import out
+
+    p = eng.plan
+    eng._run(warps(embed_row_rope, p.small_warps), out(eng.h, p.embed_tile),
+             out(eng.rope_cs, 1, eng.cfg.head_dim), eng.w.embed, eng.tokens, eng.pos, eng.cos,
+             eng.sin, TMA=p.small_tma)
+
+
+def qkv_projection(eng: Any, lw: Any) -> None:
+    """The split QKV GEMV's partial sums, and the sums of squares of h per split."""
+    from .model import out
+
+    t = eng.plan.qkv
+    g = gemv_ss_kernels(t.occupancy, t.latency)
+    outs = (out(eng.qkv_part, 1, t.BO), out(eng.qkv_ss, 1, 1))
+    if t.loop:
+        eng._run(g.norm_partial_ss_loop, *outs, lw.wqkv, eng.h, lw.attn_norm, t.KPS, BK=t.BK)
+    else:
+        eng._run(g.norm_partial_ss, *outs, lw.wqkv, eng.h, lw.attn_norm, BK=t.BK, KPS=t.KPS)
+
+
+def _shape(eng: Any) -> dict[str, int]:
+    c, p = eng.cfg, eng.plan
+    return {"G": c.group, "D": c.head_dim, "KV": c.num_kv_heads,
+            "SB": pow2_at_least(p.qkv.splits(c.hidden_size)),
+            "per": c.group * c.head_dim // p.combine_chunk}
+
+
+def heads(eng: Any, i: int, lw: Any) -> None:
+    from .model import out
+
+    c, p = eng.cfg, eng.plan
+    s = _shape(eng)
+    g, d, kv, cap = s["G"], s["D"], s["KV"], eng.capacity
+    eng._run(warps(qkv_heads, p.small_warps), out(eng.q, 1, 1, d, view=(kv, g, d)),
+             out(eng.k_cache[i], 1, cap // g, d), out(eng.v_cache[i], 1, cap // g, d),
+             eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.pos,
+             c.rms_norm_eps, G=g, H=c.hidden_size, NH=c.num_heads, NKV=kv, SB=s["SB"],
+             TMA=p.small_tma)
+    eng._run(da.attn_decode_q, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
+             out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
+             1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
+             TMA=p.small_tma, KV_TMA=p.kv_tma)
+    dc = p.combine_chunk
+    eng._run(warps(da.attn_combine_heads, p.small_warps),
+             out(eng.attn, 1, 1, dc, view=(kv, s["per"], dc)), eng.attn_o, eng.attn_m,
+             eng.attn_l, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)
+
+
+def fused(eng: Any, i: int, lw: Any) -> None:
+    from .model import out
+
+    c, p = eng.cfg, eng.plan
+    s = _shape(eng)
+    g, d, kv, per = s["G"], s["D"], s["KV"], s["per"]
+    eng._run(da.attn_decode_qkv, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
+             out(eng.attn_l, 1, 1, g), out(eng.kv_new, 1, 1, 2 * d), eng.qkv_part,
+             eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.k_cache[i],
+             eng.v_cache[i], eng.pos, 1.0 / math.sqrt(d), c.rms_norm_eps, D=d,
+             BS=p.attn_bs, M=max(16, g), NS=p.attn_splits, H=c.hidden_size,
+             NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma)
+    dc, rows = p.combine_chunk, eng.capacity // per
+    eng._run(warps(da.attn_combine_cache, p.small_warps),
+             out(eng.attn, 1, 1, dc, view=(kv, per, dc)), out(eng.k_cache[i], 1, rows, d),
+             out(eng.v_cache[i], 1, rows, d), eng.attn_o, eng.attn_m, eng.attn_l, eng.kv_new,
+             eng.pos, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)
+
+
+def check(cfg: Any, plan: Any, capacity: int) -> None:
+    """What the latency paths need of the shapes (ValueError otherwise)."""
+    if plan.attn_path == "split":
+        return
+    if plan.attn_path not in ("heads", "fused"):
+        raise ValueError(f"unknown attention path {plan.attn_path!r}: split, heads or fused")
+    g = cfg.group
+    if g & (g - 1):
+        raise ValueError(f"the {plan.attn_path} path needs a power-of-two group, got {g}")
+    per = g * cfg.head_dim // plan.combine_chunk
+    parts = g if plan.attn_path == "heads" else per
+    if capacity % parts:
+        raise ValueError(f"a cache of {capacity} positions does not split into {parts} "
+                         f"row blocks")
+    if plan.attn_fused:
+        raise ValueError(f"the {plan.attn_path} path has its own combine: attn_fused must "
+                         "be off")

@@ -1,0 +1,212 @@
+"""Decode attention and its combine built for latency: the same flash-decoding arithmetic as
+`attention.py` (`attn_decode`, `attn_combine`), with fewer dependent memory round trips
+per block and, in one variant, one kernel less per layer.
+
+A decode step's small kernels move a few KB each, so their time is the launch plus the
+chain of dependent round trips to L2 inside a block, not bandwidth. Here every load a block
+needs is issued before the first arithmetic on any of them (only what waits on the
+position, the key and value tiles, comes one round trip later), and with `TMA` False
+the small loads and stores go straight between registers and memory (no staging in shared
+memory behind a copy-engine barrier). `KV_TMA` does the same for the key and value tiles.
+The step's cos and sin rows come from `embed_rope.embed_row_rope` (read once per step), so
+the finish waits on no load of the position.
+
+- `attn_decode_q`: `attn.attn_decode` with q from the buffer `qkv_heads` wrote.
+- `attn_decode_qkv`: `qkv_heads` and attention in one kernel. Block (j, s) adds the QKV
+  projection's partial sums of its kv head's G query heads, key and value itself (the
+  attention norm's factor from the GEMV's sums of squares, per-head RMSNorm, RoPE), runs
+  the online softmax over the cache's keys *below* pos (the cache is a read-only input
+  here: another block of this launch reads every row), and the block whose share holds
+  position pos adds the new key and value from registers, rounded to bf16 as the cache
+  holds them. Block (j, 0) also writes them to `kv_new` [KV, NS, 2 D] (its own tile):
+  `attn_combine_cache`, the next kernel, puts them in the cache.
+- `attn_combine_heads`: `attn.attn_combine` on a (KV heads, G D / DC) grid, with every
+  load first.
+- `attn_combine_cache`: the same, and the block whose rows of the caches ([1, R, D] per
+  block, R = capacity / (G D / DC)) hold position pos stores the new key and value row
+  (the sub-tile index clamped into the own tile: proved when compiled, no device check).
+
+Folding the combine into the attention kernel's last block is not done: a safe kernel may
+not read the other blocks' outputs of the same launch (they are `Mut` tiles of theirs), and
+an `Atomic` exchange of every partial output (read back by the last block with atomics,
+after a counter) would serialize 16 K atomic reads in one block, no faster than the ~1 us
+launch it saves; `gemv.gemv_attn_add` folds it into the output projection instead
+(`Plan.attn_fused`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import cutile
+from cutile.core import (
+    Const,
+    Mut,
+    Tensor,
+    arange,
+    bf16,
+    block_id,
+    broadcast_to,
+    cat,
+    cdiv,
+    exp2,
+    f32,
+    full,
+    i32,
+    maximum,
+    mma,
+    where,
+    zeros,
+)
+
+from .attention import DECODE_OCCUPANCY, LOG2E, split_bf16
+from .embed_rope import load_cs
+from .gemv_ss import load_ss, ss_scale
+from .qkv import head_norm, rope
+
+
+@cutile.device
+def repeat_rows(x, M, G, D):
+    """The G rows of x [G, D] repeated to the M rows of a tensor-core tile."""
+    return broadcast_to(x[None, :, :], (M // G, G, D)).reshape((M, D))
+
+
+@cutile.device
+def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
+    """The online softmax (base 2) of this block's share of the cache: key tiles s,
+    s + NS, ... of kv head kvh, keys below n; q as bf16 hi + lo halves (M, D). Returns
+    the running maximum, the sum of exponentials and the unnormalized output."""
+    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
+    m_i = full((M, 1), -math.inf, f32)
+    l_i = zeros((M, 1), f32)
+    acc = zeros((M, D), f32)
+    for i in range(cdiv(cap, NS)):
+        t = i * NS + s
+        if t * BS < n:
+            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
+            kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+            vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+            kt = kt.transpose()
+            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+            keys = t * BS + arange(BS, i32)
+            sc = where(keys[None, :] < n, sc, -math.inf)
+            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+            alpha = exp2(m_i - m_new)
+            p = exp2(sc - m_new)
+            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+            p_hi, p_lo = split_bf16(p)
+            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+            m_i = m_new
+    return m_i, l_i, acc
+
+
+@cutile.entry(occupancy=DECODE_OCCUPANCY)
+def attn_decode_q(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
+                  l_out: Mut[Tensor[f32, [1, 1, "G"]]], q: Tensor[f32, [-1, -1]],
+                  kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
+                  pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
+                  D: Const[int], BS: Const[int], M: Const[int], NS: Const[int],
+                  TMA: Const[bool], KV_TMA: Const[bool]):
+    kvh = block_id(0)
+    s = block_id(1)
+    n = pos.load_tile((1,), (0,), allow_tma=TMA).item() + 1       # keys 0..pos
+    qs = q.load_tile((G, D), (kvh, 0), allow_tma=TMA) * (scale * LOG2E)
+    q_hi, q_lo = split_bf16(repeat_rows(qs, M, G, D))
+    m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA)
+    o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
+    m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+    l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+
+
+@cutile.entry(occupancy=DECODE_OCCUPANCY)
+def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
+                    l_out: Mut[Tensor[f32, [1, 1, "G"]]],
+                    kv_new: Mut[Tensor[bf16, [1, 1, "D2"]]], part: Tensor[f32, [-1, -1]],
+                    ss: Tensor[f32, [-1, -1]], qnw: Tensor[bf16, [-1]],
+                    knw: Tensor[bf16, [-1]], cs: Tensor[f32, [-1, -1]],
+                    kc: Tensor[bf16, [-1, -1, -1]],
+                    vc: Tensor[bf16, [-1, -1, -1]], pos: Tensor[i32, [-1]], scale: f32,
+                    eps: f32, GD: Const[int], G: Const[int], D: Const[int], D2: Const[int],
+                    BS: Const[int], M: Const[int], NS: Const[int], H: Const[int],
+                    NH: Const[int], NKV: Const[int], SB: Const[int], TMA: Const[bool],
+                    KV_TMA: Const[bool]):
+    kvh = block_id(0)
+    s = block_id(1)
+    t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
+    # the projection's partial sums of this group's heads, all in flight together
+    qp = part.load_tile((SB, GD), (0, kvh), allow_tma=TMA)
+    kp = part.load_tile((SB, D), (0, NH + kvh), allow_tma=TMA)
+    vp = part.load_tile((SB, D), (0, NH + NKV + kvh), allow_tma=TMA)
+    qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
+    kw = knw.load_tile((D,), (0,), allow_tma=TMA)
+    sst = load_ss(ss, SB, TMA)
+    c, sn = load_cs(cs, D, TMA)
+    inv = ss_scale(sst, eps, H)
+    qh = head_norm(qp.sum(axis=0, keepdims=True).reshape((G, D)) * inv, qw, eps, D)
+    qs = repeat_rows(rope(qh, c, sn, D // 2) * (scale * LOG2E), M, G, D)
+    kb = rope(head_norm(kp.sum(axis=0, keepdims=True) * inv, kw, eps, D), c, sn,
+              D // 2).astype(bf16)
+    vb = (vp.sum(axis=0, keepdims=True) * inv).astype(bf16)
+    if s == 0:
+        kv_new.store(cat((kb, vb), axis=1).reshape((1, 1, D2)), allow_tma=TMA)
+    q_hi, q_lo = split_bf16(qs)
+    m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, t, BS, M, D, NS, KV_TMA)
+    if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
+        sc = (qs * kb.astype(f32)).sum(axis=1, keepdims=True)          # [M, 1]
+        m_new = maximum(m_i, sc)
+        alpha = exp2(m_i - m_new)
+        p = exp2(sc - m_new)
+        l_i = l_i * alpha + p
+        acc = acc * alpha + p * vb.astype(f32)
+        m_i = m_new
+    o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
+    m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+    l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+
+
+@cutile.device
+def combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA, O_TMA):
+    """Columns [c DC, (c + 1) DC) of kv head kvh's G D attention outputs: the NS shares
+    rescaled to their common maximum, added, divided by the total sum; bf16 (DC,). The
+    shares' outputs are needed only after the maxima's reduction, and loaded into registers
+    tileiras issues them there, a second round trip; `O_TMA` loads them through TMA, which
+    a producer warp issues at the start."""
+    os_ = o.load_tile((1, NS, DC), (kvh, 0, c), allow_tma=O_TMA).reshape((NS, DC))
+    ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf", allow_tma=TMA).reshape((NS, G))
+    sa = sums.load_tile((1, NS, G), (kvh, 0, 0), allow_tma=TMA).reshape((NS, G))
+    mine = arange(G, i32)[None, :] == c // (D // DC)              # this chunk's query head
+    mg = where(mine, ms, -math.inf).max(axis=1, keepdims=True)       # [NS, 1]
+    sg = where(mine, sa, 0.0)
+    w = exp2(mg - mg.max(axis=0, keepdims=True))                    # [NS, 1]
+    den = (w * sg.sum(axis=1, keepdims=True)).sum(axis=0)           # [1]
+    return ((w * os_).sum(axis=0) / den).astype(bf16)
+
+
+@cutile.entry
+def attn_combine_heads(out: Mut[Tensor[bf16, [1, 1, "DC"]]], o: Tensor[f32, [-1, -1, -1]],
+                       m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
+                       DC: Const[int], G: Const[int], D: Const[int], NS: Const[int],
+                       TMA: Const[bool], O_TMA: Const[bool]):
+    out.store(combine_columns(o, m, sums, block_id(0), block_id(1), DC, G, D, NS, TMA,
+                              O_TMA).reshape((1, 1, DC)), allow_tma=TMA)
+
+
+@cutile.entry
+def attn_combine_cache(out: Mut[Tensor[bf16, [1, 1, "DC"]]],
+                       kc: Mut[Tensor[bf16, [1, "R", "D"]]],
+                       vc: Mut[Tensor[bf16, [1, "R", "D"]]], o: Tensor[f32, [-1, -1, -1]],
+                       m: Tensor[f32, [-1, -1, -1]], sums: Tensor[f32, [-1, -1, -1]],
+                       kv_new: Tensor[bf16, [-1, -1, -1]], pos: Tensor[i32, [-1]],
+                       DC: Const[int], G: Const[int], D: Const[int], NS: Const[int],
+                       R: Const[int], TMA: Const[bool], O_TMA: Const[bool]):
+    kvh = block_id(0)
+    c = block_id(1)
+    t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
+    kn = kv_new.load_tile((1, 1, D), (kvh, 0, 0), allow_tma=TMA)     # issued with the rest
+    vn = kv_new.load_tile((1, 1, D), (kvh, 0, 1), allow_tma=TMA)
+    out.store(combine_columns(o, m, sums, kvh, c, DC, G, D, NS, TMA, O_TMA).reshape(
+        (1, 1, DC)), allow_tma=TMA)
+    if t // R == c:                      # this block's rows of the caches hold position t
+        r = max(min(t - c * R, R - 1), 0)              # == t - c R; the clamp is the proof
+        kc.partition_mut((1, 1, D)).store(kn, (0, r, 0), allow_tma=TMA)
+        vc.partition_mut((1, 1, D)).store(vn, (0, r, 0), allow_tma=TMA)

@@ -1,0 +1,164 @@
+"""Tiles, schedules and compiler hints of the prefill (the prompt through every layer at
+once: GEMMs on the tensor cores and causal flash attention), as named variants that one
+GPU run can compare (`benchmarks/llm_decode.py --parts prefill --prefill-plans old,new`).
+
+At Qwen3-4B and 2048 tokens the prefill is GEMMs (~15 TFLOP: QKV 2048x6144x2560, o_proj
+2048x2560x4096, gate/up 2048x19456x2560, down 2048x2560x9728 per layer) and causal
+attention (~1.2 TFLOP). The tuned standalone GEMMs reach cuBLAS with 128-row tiles shared
+by two consumer warpgroups (`num_worker_warps=8`: one warpgroup spills a 128x256
+accumulator, two do not) and a persistent grouped schedule (benchmarks/RESULTS.md). What
+tileiras made of each candidate at those shapes (sm_90, read from the SASS; registers per
+thread, local-memory spills) is in the comments of `VARIANTS`; tests/llm/test_prefill.py
+checks the chosen ones keep HGMMA and do not spill.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Any
+
+import cutile
+
+from .config import Qwen3Config
+from .kernels.attention import attn_prefill
+from .kernels.prefill_gemm import prefill_gemms
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    """One GEMM's tile (BM, BN, BK), schedule and hints. `persistent`: `sms * occupancy /
+    ctas` blocks walk the tiles (at most one per tile); else one block per tile."""
+
+    BM: int
+    BN: int
+    BK: int
+    persistent: bool = False
+    occupancy: int | None = None
+    warps: int | None = None             # tileiras' num_worker_warps (8: two consumer WGs)
+    ctas: int | None = None              # num_ctas: a block runs as a cluster of CTAs
+    latency: int | None = None           # the x and W loads' latency hint
+
+    def hints(self) -> dict[str, int]:
+        given = {"occupancy": self.occupancy, "num_worker_warps": self.warps,
+                 "num_ctas": self.ctas}
+        return {k: v for k, v in given.items() if v is not None}
+
+    def blocks(self, rows: int, cols: int, sms: int) -> int | None:
+        """Blocks of a persistent launch over a [rows, cols] output (None: tiled)."""
+        if not self.persistent:
+            return None
+        tiles = cdiv(rows, self.BM) * cdiv(cols, self.BN)
+        return max(1, min(tiles, sms * (self.occupancy or 1) // (self.ctas or 1)))
+
+    def describe(self) -> str:
+        kind = "persistent " if self.persistent else ""
+        extra = "".join(f" {k}={v}" for k, v in self.hints().items())
+        lat = f" lat{self.latency}" if self.latency else ""
+        return f"{kind}{self.BM}x{self.BN}x{self.BK}{extra}{lat}"
+
+
+@dataclass(frozen=True)
+class PrefillPlan:
+    qkv: GemmTiles               # BN = head_dim: one head per output tile (its epilogue)
+    o: GemmTiles                 # hs += attn Wo^T
+    gate_up: GemmTiles           # BN gate and BN up columns per tile (two accumulators)
+    down: GemmTiles              # hs += act Wd^T
+    attn_bm: int                 # query rows (= key rows) per tile of causal attention
+    attn_occupancy: int | None
+    attn_ctas: int | None
+    row_tile: int                # rows per block of the embedding and the cache fill
+    chained: bool                # ops chained on one stream, one wait at the end
+    kv_only_last: bool           # the last layer computes its keys and values only
+    sms: int                     # multiprocessors (persistent launches: blocks per SM)
+
+    def with_(self, **changes: Any) -> PrefillPlan:
+        return replace(self, **changes)
+
+
+def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
+    """The named prefill variants of a config. A small config (hidden < 1024, the CPU
+    interpreter's tests) takes small tiles in every variant but the same schedules."""
+    d = cfg.head_dim
+    if cfg.hidden_size < 1024:
+        def tiles(bm: int, bn: int, bk: int, **kw: Any) -> GemmTiles:
+            return GemmTiles(16, min(bn, 32), 32, **kw)
+        attn_bm, row_tile = 16, 16
+    else:
+        def tiles(bm: int, bn: int, bk: int, **kw: Any) -> GemmTiles:
+            return GemmTiles(bm, bn, bk, **kw)
+        attn_bm, row_tile = 128, 128
+    old = PrefillPlan(
+        # before this plan: 64-row QKV tiles (255 registers, no spill), 128x128 occupancy 2
+        # for the residual GEMMs (128 registers), 128x(2x64) gate/up, 64x64 attention
+        # without hints, every op waited for, every layer whole
+        qkv=tiles(64, d, 64), o=tiles(128, 128, 64, occupancy=2),
+        gate_up=tiles(128, 64, 64), down=tiles(128, 128, 64, occupancy=2),
+        attn_bm=16 if cfg.hidden_size < 1024 else 64, attn_occupancy=None, attn_ctas=None,
+        row_tile=row_tile, chained=False, kv_only_last=False, sms=sms)
+    new = old.with_(
+        # two consumer warpgroups: 128x128 QKV tiles (each warpgroup 64 rows) keep the
+        # norm + RoPE epilogue in 168 registers without a spill (256-row tiles spill ~400
+        # words: the epilogue's f32 tiles); gate/up 128x(2x128), 168 registers, no spill
+        qkv=tiles(128, d, 64, warps=8),
+        gate_up=tiles(128, 128, 64, warps=8),
+        # N = 2560 is 20 column tiles of 128: 320 tiles of 128x128 (2.4 waves on 132 SMs),
+        # 160 of 256x128 (1.2 waves); persistent 128x128 walks them with the epilogue of
+        # one tile overlapping the next tile's loads (255 registers, no spill; with
+        # occupancy 2 it spills)
+        o=tiles(128, 128, 64, persistent=True), down=tiles(128, 128, 64, persistent=True),
+        # examples/attention.py's fastest d = 128 causal configuration (RESULTS.md):
+        # 128x128 tiles, 2-CTA clusters, two per SM (128 registers, no spill; occupancy 2
+        # alone spills)
+        attn_bm=attn_bm, attn_occupancy=2, attn_ctas=2,
+        chained=True, kv_only_last=True)
+    return {
+        "old": old,
+        "new": new,
+        # `new` with a wait after every op: what chaining saves on the host
+        "sync": new.with_(chained=False),
+        # every GEMM persistent (QKV and gate/up as in `new`, walked by 132 blocks)
+        "persistent": new.with_(qkv=replace(new.qkv, persistent=True),
+                                gate_up=replace(new.gate_up, persistent=True)),
+        # residual GEMMs tiled as the old ones but 256x128 with two warpgroups
+        "wide": new.with_(o=tiles(256, 128, 64, warps=8), down=tiles(256, 128, 64, warps=8)),
+    }
+
+
+def prefill_plan(cfg: Qwen3Config, variant: str, sms: int) -> PrefillPlan:
+    found = variants(cfg, sms)
+    if variant not in found:
+        raise KeyError(f"no prefill variant {variant!r}; known: {', '.join(found)}")
+    return found[variant]
+
+
+@dataclass(frozen=True)
+class PrefillKernels:
+    """The kernels a prefill plan launches, with its hints."""
+
+    qkv: cutile.EntryKernel
+    o: cutile.EntryKernel
+    gate_up: cutile.EntryKernel
+    down: cutile.EntryKernel
+    attn: cutile.EntryKernel
+
+
+@functools.cache
+def gemm_kernel(which: str, t: GemmTiles) -> cutile.EntryKernel:
+    """`which` of "qkv", "residual", "swiglu" in `t`'s schedule, with its hints."""
+    kernel: cutile.EntryKernel = getattr(prefill_gemms(t.persistent, t.latency), which)
+    return kernel.with_hints(**t.hints()) if t.hints() else kernel
+
+
+@functools.cache
+def prefill_kernels(p: PrefillPlan) -> PrefillKernels:
+    attn = attn_prefill
+    if p.attn_occupancy or p.attn_ctas:
+        attn = attn.with_hints(occupancy=p.attn_occupancy, num_ctas=p.attn_ctas)
+    return PrefillKernels(gemm_kernel("qkv", p.qkv), gemm_kernel("residual", p.o),
+                          gemm_kernel("swiglu", p.gate_up), gemm_kernel("residual", p.down),
+                          attn)
