@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import attention as ex
-from timing import time_on_stream
+from timing import time_launch, time_on_stream
 
 # (BM, BN, hints, grid) per (causal, d). grid "q": the query tiles of one head on the grid's x
 # axis (the example's default, as cuTile Python's sample launches); "h": the heads on x (the
@@ -99,8 +99,6 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     torch.manual_seed(0)
     q, k, v = (torch.randn(bh, seq, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -155,13 +153,7 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
             raw = o.unpartition()  # the kernel's view; to_torch reads its storage's bytes
             err = float((to_torch(raw)[:1].float() - ref).abs().max())
             op = kernel(raw.partition(o.tile_shape), *x, 1.0 / math.sqrt(d), BN=bn)
-            bnd = op.binding
-            loaded = kernel._runnable(bnd.spec)
-            flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-            stream = driver.state().stream
-            launch, grid_dims = loaded.launch, bnd.grid
-            t = time_on_stream(lambda: launch(grid_dims, flat, stream), stream,  # noqa: B023
-                               reps=5, trials=5)
+            t = time_launch(kernel, op, reps=5, trials=5)
             o, *back = op.sync()
             x = back[:3]
             out["cutile"][label] = {"tflops": flops / t / 1e12, "err": err}

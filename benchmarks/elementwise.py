@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import host_time, time_on_stream
+from timing import host_time, time_launch, time_on_stream
 
 import cutile
 from cutile import api
@@ -36,8 +36,6 @@ def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], 
 
 
 def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     x, y = api.from_numpy(xs), api.from_numpy(ys)
     z = api.empty([n], f32).partition([tile])
@@ -46,11 +44,7 @@ def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> dict[str,
     ok = bool(np.array_equal(out, xs + ys))
     z = api.full([n], np.nan, f32).partition([tile])
     op = add(z, x, y)                                   # the safe path, for its binding
-    b = op.binding
-    loaded = add._runnable(b.spec)
-    flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
-    stream = driver.state().stream
-    t = time_on_stream(lambda: loaded.launch(b.grid, flat, stream), stream)
+    t = time_launch(add, op)
     op.sync()
     return {"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok}
 

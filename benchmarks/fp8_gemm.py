@@ -17,7 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import fp8_gemm as ex
-from timing import time_on_stream
+from timing import time_launch, time_on_stream
 
 # name -> (BM, BN, BK, hints, latency): the A and B loads' latency hint (None: tileiras's
 # own pipeline depth, 5 stages at 128x128x128 with 8 worker warps, 2 for 2-CTA tiles).
@@ -41,8 +41,6 @@ def bench(n: int) -> dict[str, Any]:
 
     from cutile import api
     from cutile.core import bf16, f8e4m3fn, f32
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     torch.manual_seed(0)
     e4m3 = torch.float8_e4m3fn
@@ -97,13 +95,7 @@ def bench(n: int) -> dict[str, Any]:
                 torch.bfloat16)
             err = err_of(c.cuda())
             op = kernel(raw.partition([bm, bn]).persistent(blocks), x, w, xs, ws, BK=bk, G=8)
-            bnd = op.binding
-            loaded = kernel._runnable(bnd.spec)
-            flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-            stream = driver.state().stream
-            launch, grid = loaded.launch, bnd.grid
-            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
-                               reps=10, trials=7)
+            t = time_launch(kernel, op, reps=10, trials=7)
             z, x, w, xs, ws = op.sync()
             out["cutile"][name] = {"tflops": flops / t / 1e12, "rel_err": err}
         except Exception as exc:  # a configuration tileiras rejects is reported, not fatal

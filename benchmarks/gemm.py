@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import time_on_stream
+from timing import time_launch, time_on_stream
 
 import cutile
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f16, f32, mma, num_tiles, zeros
@@ -66,8 +66,6 @@ def bench(n: int, dtype_name: str, tiles: tuple[int, int, int]) -> dict[str, Any
     import torch
 
     from cutile import api
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype_name]
     kernel = {"f16": gemm_f16, "bf16": gemm_bf16}[dtype_name]
@@ -105,11 +103,7 @@ def bench(n: int, dtype_name: str, tiles: tuple[int, int, int]) -> dict[str, Any
     cz = torch.from_numpy(host.view("int16").reshape(n, n).copy()).view(tdt).cuda()
     err = rel_err(cz, a, b)
     op = kernel(raw.partition([bm, bn]), x, y, BK=bk)
-    bnd = op.binding
-    loaded = kernel._runnable(bnd.spec)
-    flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-    stream = driver.state().stream
-    t = time_on_stream(lambda: loaded.launch(bnd.grid, flat, stream), stream, reps=10, trials=7)
+    t = time_launch(kernel, op, reps=10, trials=7)
     op.sync()
     out["cutile"] = {"s": t, "tflops": flops / t / 1e12, "rel_err": err}
 

@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_sweep import CONFIGS, DTYPES, ct, persistent, tiled
-from timing import time_on_stream
+from timing import raw_launch, time_on_stream
 
 SQUARES = [(n, n, n) for n in (1024, 2048, 4096, 8192, 16384)]
 SKINNY = [(1024, 8192, 8192), (8192, 1024, 8192), (8192, 8192, 1024), (16384, 16384, 1024),
@@ -101,8 +101,6 @@ def bench(shape: tuple[int, int, int], dtype_name: str, names: list[str], sms: i
     import torch
 
     from cutile import api
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     m, n, k = shape
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype_name]
@@ -162,19 +160,14 @@ def bench(shape: tuple[int, int, int], dtype_name: str, names: list[str], sms: i
             raw = z.unpartition()
             err = rel_err(to_torch(raw), a, b)
             op = kernel(part_of(raw), x, y, **consts)
-            bnd = op.binding
-            loaded = kernel._runnable(bnd.spec)
-            flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-            stream = driver.state().stream
-            launch, grid = loaded.launch, bnd.grid
-            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
-                               reps=5, trials=5)
-            timers[name] = (op, launch, grid, flat, stream)
+            run = raw_launch(kernel, op)
+            t = time_on_stream(run, run.stream, reps=5, trials=5)
+            timers[name] = (op, run)
             out["cutile"][name] = {"tflops": flops / t / 1e12, "rel_err": err}
         except Exception as exc:  # a configuration tileiras rejects is reported, not fatal
             out["cutile"][name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
     duel(out, timers, lambda: torch.matmul(a, b, out=c), s, flops)
-    for op, *_ in timers.values():
+    for op, _ in timers.values():
         op.sync()
     return out
 
@@ -189,12 +182,11 @@ def duel(out: dict[str, Any], timers: dict[str, Any], cublas: Any, s: Any, flops
     if not ok:
         return
     best = max(ok, key=lambda k: ok[k])
-    _, launch, grid, flat, stream = timers[best]
+    _, run = timers[best]
     ours, theirs = [], []
     for _ in range(rounds):
         theirs.append(time_on_stream(cublas, s, reps=5, trials=5))
-        ours.append(time_on_stream(lambda: launch(grid, flat, stream), stream,
-                                   reps=5, trials=5))
+        ours.append(time_on_stream(run, run.stream, reps=5, trials=5))
     out["duel"] = {"config": best, "cutile": flops / statistics.median(ours) / 1e12,
                    "cublas": flops / statistics.median(theirs) / 1e12}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import time_on_stream
+from timing import time_launch, time_on_stream
 
 import cutile
 from cutile.core import Const, Mut, Tensor, bf16, block_id, f16, f32, mma, num_tiles, zeros
@@ -99,8 +99,6 @@ def bench(n: int, dtype_name: str, names: list[str]) -> dict[str, Any]:
     import torch
 
     from cutile import api
-    from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype_name]
     a = torch.randn(n, n, device="cuda", dtype=tdt)
@@ -141,14 +139,7 @@ def bench(n: int, dtype_name: str, names: list[str]) -> dict[str, Any]:
             if kind == "persistent":
                 part = part.persistent(sms * hints.get("occupancy", 1))
             op = kernel(part, x, y, **consts)
-            bnd = op.binding
-            loaded = kernel._runnable(bnd.spec)
-            flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-            stream = driver.state().stream
-            launch = loaded.launch
-            grid = bnd.grid
-            t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
-                               reps=10, trials=7)
+            t = time_launch(kernel, op, reps=10, trials=7)
             z, x, y = op.sync()
             out["cutile"][name] = {"tflops": flops / t / 1e12, "rel_err": err}
         except Exception as exc:  # a configuration tileiras rejects is reported, not fatal

@@ -3,9 +3,12 @@ driver call through cuda.bindings, and cupy's RawKernel), on a tiny f32 add (102
 one block), all in one process on one GPU.
 
     python benchmarks/launch_overhead.py [--n 1024] [--launches 5000] [--json out.json]
-    python benchmarks/launch_overhead.py --no-gpu   # no GPU: the CPU interpreter with a
-                                                    # no-op kernel body, i.e. the Python +
-                                                    # Rust work of a launch alone
+    python benchmarks/launch_overhead.py --no-gpu   # no GPU: the host's work of a launch
+                                                    # alone, on the CPU interpreter with a
+                                                    # no-op kernel body, and on the GPU code
+                                                    # path with a null driver (`null_*` rows:
+                                                    # every driver call returns at once; one
+                                                    # device, and two in use: `null2_*`)
 
 Per peer:
 - launch + sync: wall time of one launch and a stream synchronize (a chain of dependent
@@ -17,6 +20,10 @@ Per peer:
   inside the timing; handing the tensors back (`_finish`) is timed separately;
 - zip of N: `cutile.zip(*[add(...) for each set]).sync()` divided by N (the public API for
   many launches and one wait).
+
+On a GPU two more rows tell the driver's share: cutile's launch with every op on one stream
+(by default ops take the pool's streams in turn), and cuda.bindings' `cuLaunchKernel` taking
+the pool's streams in turn as cutile does.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ import numpy as np
 if "--no-gpu" in sys.argv:
     os.environ["CUTILE_BACKEND"] = "interpreter"
     os.environ.setdefault("CUTILE_QUIET", "1")
+    # two modeled devices, for the null driver's two-device rows (the interpreter's rows
+    # use one)
+    os.environ.setdefault("CUTILE_INTERPRETER_DEVICES", "2")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -99,7 +109,7 @@ def launches_then_sync(enqueue: Callable[[int], Any], sync: Callable[[], Any], l
 
 
 def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
-    from cutile.runtime import driver
+    from cutile.runtime import driver, streams
 
     out: dict[str, Sampler] = {}
     ones = np.ones(n, np.float32)
@@ -142,6 +152,12 @@ def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
     out["cutile_launch"] = launches_then_sync(enqueue, wait, launches, after=finish)
     out["cutile_finish"] = lambda: finish_times[-1]  # measured by the cutile_launch sample
 
+    def on_one_stream() -> float:
+        with cutile.stream(streams.pool()[0]):
+            return launches_then_sync(enqueue, wait, launches, after=finish)()
+
+    out["cutile_launch_1stream"] = on_one_stream
+
     def create(i: int) -> None:
         z, x, y = sets[i]
         ops.append(add(z, x, y))
@@ -175,20 +191,54 @@ def cutile_samplers(n: int, launches: int, gpu: bool) -> dict[str, Sampler]:
     out["cutile_zip_per_op"] = lambda: zip_sample() / launches
 
     if gpu:  # the same kernel through cuda.bindings' cuLaunchKernel, no checks at all
-        from cutile.runtime.launch import flatten_args
+        from timing import raw_launch
 
         z, x, y = sets[0]
         op = add(z, x, y)
-        b = op.binding
-        loaded = add._runnable(b.spec)
-        flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
+        run = raw_launch(add, op)
         op._give_back()
-        stream = driver.state().stream
         d = driver._driver()
         out["raw_cuLaunchKernel"] = launches_then_sync(
-            lambda i: loaded.launch(b.grid, flat, stream),
-            lambda: driver.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize"),
+            lambda i: run(),
+            lambda: driver.check(d.cuStreamSynchronize(run.stream), "cuStreamSynchronize"),
             launches)
+        # ... taking the pool's streams in turn, as cutile's ops do
+        rt = streams.runtime()
+        handles = [d.CUstream(rt.stream_info(s)[0]) for s in rt.pool]
+        k = len(handles)
+
+        def sync_all() -> None:  # (the runtime does not know of these launches)
+            for h in handles:
+                driver.check(d.cuStreamSynchronize(h), "cuStreamSynchronize")
+
+        out["raw_cuLaunchKernel_rr"] = launches_then_sync(
+            lambda i: run.launch(run.grid, run.flat, handles[i % k]), sync_all, launches)
+    return out
+
+
+def null_driver_samples(n: int, launches: int, rounds: int) -> dict[str, list[float]]:
+    """The cutile rows on the GPU code path with a null driver (`cutile.runtime.null_gpu`):
+    the host's whole part of a GPU launch, every driver call returning at once. Measured
+    on their own, inside one null runtime (the interpreter's rows run outside it)."""
+    from cutile.runtime.null_gpu import null_gpu
+
+    with null_gpu():
+        made = cutile_samplers(n, launches, gpu=False)
+        made.pop("cutile_finish")
+        samples = measure(made, rounds)
+    out = {f"null_{k}": v for k, v in samples.items()}
+    if cutile.device_count() < 2:
+        return out
+    # Two devices in use: driver calls may switch contexts. Ops on device 0 (the thread's
+    # context: one cuCtxGetCurrent per driver call more) and on tensors of device 1 (each
+    # driver call switches context and back).
+    with null_gpu(devices=2):
+        two: dict[str, Sampler] = {}
+        for dev in (0, 1):
+            with cutile.device(dev):  # (where the op's tensors are made)
+                two[f"null2_d{dev}_cutile_launch"] = cutile_samplers(
+                    n, launches, gpu=False)["cutile_launch"]
+        out.update(measure(two, rounds))
     return out
 
 
@@ -283,13 +333,25 @@ ROWS = [
     ("ct_launch_sync", "cuTile Python `ct.launch` + synchronize", "ct_launch_sync"),
     ("torch_launch_sync", "torch add + synchronize", "ct_launch_sync"),
     ("cutile_launch", "cutile launch only (`add(...)` + `_start()`)", "ct_launch"),
+    ("cutile_launch_1stream", "  the same, every op on one stream", "ct_launch"),
     ("cutile_create", "  `add(...)` alone (bind, check, move in)", "ct_launch"),
     ("cutile_start", "  `_start()` alone (ledger, pack, launch)", "ct_launch"),
     ("cutile_zip_per_op", "cutile `cutile.zip(*ops).sync()` per op", "ct_launch"),
     ("ct_launch", "cuTile Python `ct.launch` only", "ct_launch"),
     ("torch_launch", "torch add only", "ct_launch"),
     ("raw_cuLaunchKernel", "cuda.bindings `cuLaunchKernel` only", "ct_launch"),
+    ("raw_cuLaunchKernel_rr", "  the same, the pool's streams in turn", "ct_launch"),
     ("cupy_launch", "cupy `RawKernel` only", "ct_launch"),
+    ("null_cutile_launch_sync", "null driver: `add(z, x, y).sync()`", "ct_launch_sync"),
+    ("null_cutile_launch", "null driver: launch only", "ct_launch"),
+    ("null_cutile_launch_1stream", "  the same, every op on one stream", "ct_launch"),
+    ("null_cutile_create", "  `add(...)` alone", "ct_launch"),
+    ("null_cutile_start", "  `_start()` alone", "ct_launch"),
+    ("null_cutile_zip_per_op", "null driver: `cutile.zip(*ops).sync()` per op", "ct_launch"),
+    ("null2_d0_cutile_launch", "null driver, 2 devices in use: launch only, device 0",
+     "ct_launch"),
+    ("null2_d1_cutile_launch", "  tensors of device 1 (context switched per call)",
+     "ct_launch"),
 ]
 
 
@@ -318,6 +380,8 @@ def main() -> None:
             peer_error = f"{peer_error}; {cupy_error}" if peer_error else cupy_error
     finish = samplers.pop("cutile_finish")
     samples = measure(samplers, args.rounds)
+    if not gpu:
+        samples.update(null_driver_samples(args.n, args.launches, args.rounds))
     results: dict[str, Any] = {
         "n": args.n, "launches": args.launches, "rounds": args.rounds,
         "backend": "gpu" if gpu else "interpreter (no-op kernel)", "peer_error": peer_error,

@@ -22,11 +22,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
-from timing import time_on_stream
+from timing import raw_launch, time_on_stream
 
 from cutile import api
 from cutile.runtime import driver
-from cutile.runtime.launch import flatten_args
 
 
 def _cu() -> Any:
@@ -85,16 +84,8 @@ class Launch:
 
 def bind(kernel: Any, op: Any, nbytes: int = 0) -> Launch:
     """The raw launch of a bound op (before it runs: its arguments' addresses are fixed)."""
-    b = op.binding
-    loaded = kernel._runnable(b.spec)
-    flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
-    grid = tuple(b.grid)
-    s = stream()
-
-    def run() -> None:
-        loaded.launch(grid, flat, s)
-
-    return Launch(kernel.name, grid, run, nbytes)  # type: ignore[arg-type]
+    run = raw_launch(kernel, op, stream())
+    return Launch(kernel.name, tuple(run.grid), run, nbytes)  # type: ignore[arg-type]
 
 
 def weight_bytes(kernel: Any, op: Any, context: int, cfg: Any) -> int:

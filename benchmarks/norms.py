@@ -41,7 +41,7 @@ import layernorm as layernorm_ex
 import rmsnorm as rmsnorm_ex
 import softmax as softmax_ex
 from row_kernels.plans import hinted, next_pow2
-from timing import time_on_stream
+from timing import time_launch, time_on_stream
 
 import cutile
 from cutile.core import bf16, f32
@@ -268,7 +268,6 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
 
     from cutile import api
     from cutile.runtime import driver
-    from cutile.runtime.launch import flatten_args
 
     tdt = {"bf16": torch.bfloat16, "f32": torch.float32}[dtype]
     torch.manual_seed(0)
@@ -344,12 +343,7 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
             err = error(to_torch(result))
             timed = kernel(result.partition(part), *ins, *scalars, **consts)
             try:
-                bnd = timed.binding
-                loaded = kernel._runnable(bnd.spec)
-                flat = flatten_args(loaded.abi, [p.name for p in bnd.params], bnd.values)
-                launch, grid = loaded.launch, bnd.grid
-                t = time_on_stream(lambda: launch(grid, flat, stream), stream,  # noqa: B023
-                                   prelude=ct_prelude)
+                t = time_launch(kernel, timed, prelude=ct_prelude)
             finally:
                 back = timed.sync()   # the op runs once more and hands the tensors back
                 result, ins = back[0].unpartition(), list(back[1:1 + len(ins)])

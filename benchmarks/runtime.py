@@ -5,7 +5,9 @@
    programmatic dependent launch (`pdl=True`, docs/pdl.md: each kernel's blocks start while
    the previous one finishes) as a `then` chain and in a graph; torch eager (sync each,
    one sync) and a torch CUDA graph. Per op, median of rounds.
-2. allocate + free 1 MiB x 10,000: `api.empty` + drop vs `torch.empty` + drop.
+2. allocate + free 1 MiB x 10,000: `api.empty` + drop vs `torch.empty` + drop; how many
+   allocations reused a freed block the runtime kept (no driver call). Without a GPU also
+   on the GPU code path with a null driver, with the driver calls per allocate + free.
 3. the host thread during a 100 ms kernel under `await`: event-loop ticks (1 ms sleeps).
 4. device memory after 10,000 launches and frees: the pool's used bytes before and after.
 5. ledger host memory with 1,000 live tensors, and after 10,000 more ops (O(live), not
@@ -215,7 +217,10 @@ def torch_chain(ops: int, rounds: int) -> tuple[dict[str, float], str | None]:
 # -- 2. allocate + free ------------------------------------------------------------------------
 
 
-def alloc_free(count: int, rounds: int, gpu: bool) -> dict[str, float]:
+def alloc_free(count: int, rounds: int, gpu: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """Seconds per allocate + free, and per allocate + free: the blocks reused, and (null
+    driver) the driver calls made."""
+
     def cutile_loop() -> float:
         t0 = time.perf_counter()
         for _ in range(count):
@@ -223,22 +228,37 @@ def alloc_free(count: int, rounds: int, gpu: bool) -> dict[str, float]:
             del t
         return (time.perf_counter() - t0) / count
 
+    def reused() -> float:
+        before = streams.stats()["blocks_reused"]
+        cutile_loop()
+        return (streams.stats()["blocks_reused"] - before) / count
+
     out = {"cutile_alloc_free": median_of(rounds, cutile_loop)}
-    if gpu:
-        try:
-            import torch
-        except ImportError:
-            return out
+    per = {"blocks_reused": reused()}
+    if not gpu:
+        from cutile.runtime.null_gpu import calls, null_gpu
 
-        def torch_loop() -> float:
-            t0 = time.perf_counter()
-            for _ in range(count):
-                t = torch.empty(1 << 18, device="cuda")
-                del t
-            return (time.perf_counter() - t0) / count
+        with null_gpu():
+            out["null_cutile_alloc_free"] = median_of(rounds, cutile_loop)
+            before = calls()
+            per["null_blocks_reused"] = reused()
+            after = calls()
+            per["null_driver_calls"] = sum(after.values()) / count - sum(before.values()) / count
+        return out, per
+    try:
+        import torch
+    except ImportError:
+        return out, per
 
-        out["torch_alloc_free"] = median_of(rounds, torch_loop)
-    return out
+    def torch_loop() -> float:
+        t0 = time.perf_counter()
+        for _ in range(count):
+            t = torch.empty(1 << 18, device="cuda")
+            del t
+        return (time.perf_counter() - t0) / count
+
+    out["torch_alloc_free"] = median_of(rounds, torch_loop)
+    return out, per
 
 
 # -- 3. the host during a long kernel ----------------------------------------------------------
@@ -327,7 +347,9 @@ def main() -> None:
         peers, peer_error = torch_chain(ops, args.rounds)
         chain.update(peers)
     res["dependent_us_per_op"] = {k: v * 1e6 for k, v in chain.items()}
-    res["alloc_free_us"] = {k: v * 1e6 for k, v in alloc_free(allocs, args.rounds, gpu).items()}
+    times, per_alloc = alloc_free(allocs, args.rounds, gpu)
+    res["alloc_free_us"] = {k: v * 1e6 for k, v in times.items()}
+    res["per_alloc_free"] = per_alloc
     res["await_100ms"] = host_during_await(0.1, gpu)
     res["memory_after_launches"] = memory_after(launches)
     more = 10_000 if gpu else 300
@@ -349,7 +371,13 @@ def main() -> None:
     if "torch_alloc_free" in af:
         line += (f", torch {af['torch_alloc_free']:.2f} us "
                  f"({af['cutile_alloc_free'] / af['torch_alloc_free']:.2f}x)")
+    pa = res["per_alloc_free"]
+    line += f"; {pa['blocks_reused']:.3f} kept blocks reused per allocation"
     print(line)
+    if "null_cutile_alloc_free" in af:
+        print(f"  GPU path, null driver: {af['null_cutile_alloc_free']:.2f} us, "
+              f"{pa['null_driver_calls']:.3f} driver calls and {pa['null_blocks_reused']:.3f} "
+              "kept blocks reused per allocate + free")
     aw = res["await_100ms"]
     print(f"await of a {aw['kernel_s'] * 1e3:.0f} ms kernel: event loop ticked "
           f"{aw['loop_ticks']} times of {aw['ticks_possible']:.0f} 1-ms sleeps")

@@ -1,14 +1,18 @@
-"""Timing helpers shared by the benchmarks: CUDA events on a given stream, warm-up, medians.
+"""Timing helpers shared by the benchmarks: CUDA events on a given stream, warm-up, medians,
+and a cutile op's launch as a bare enqueue.
 
 Every peer is timed the same way: `reps` launches enqueued back to back between two events
 on the peer's stream, repeated `trials` times after a warm-up; the median per-launch time
-is reported (METHOD.md: events, warm-up, medians)."""
+is reported (METHOD.md: events, warm-up, medians). A cutile kernel is timed through
+`raw_launch`: the launch its op was bound to, with none of the launcher's checks, so that
+the device time, not the host's, is measured (`launch_overhead.py` measures the host's)."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cuda.bindings import driver as cu
@@ -67,3 +71,39 @@ def host_time(call: Callable[[], Any], reps: int = 200, trials: int = 7) -> floa
             call()
         samples.append((time.perf_counter() - t0) / reps)
     return statistics.median(samples)
+
+
+@dataclass(frozen=True)
+class RawLaunch:
+    """A cutile op's launch as a call that only enqueues it: `cuLaunchKernel` with the
+    arguments the op was bound to, on `stream`. Valid while the op holds its tensors (their
+    addresses are fixed until it runs or is given back)."""
+
+    launch: Callable[..., None]
+    grid: tuple[int, int, int]
+    flat: list[Any]
+    stream: Any
+
+    def __call__(self) -> None:
+        self.launch(self.grid, self.flat, self.stream)
+
+
+def raw_launch(kernel: Any, op: Any, stream: Any = None) -> RawLaunch:
+    """The launch `op` (a call of `kernel`, not yet run) would make, on `stream` (cutile's
+    first stream by default)."""
+    from cutile.runtime import driver
+    from cutile.runtime.launch import flatten_args
+
+    b = op.binding
+    loaded = kernel._runnable(b.spec)
+    flat = flatten_args(loaded.abi, [p.name for p in b.params], b.values)
+    return RawLaunch(loaded.launch, b.grid, flat,
+                     driver.state().stream if stream is None else stream)
+
+
+def time_launch(kernel: Any, op: Any, reps: int = 20, trials: int = 11, warmup: int = 5,
+                prelude: Callable[[], Any] | None = None) -> float:
+    """Median seconds per launch of `op`'s kernel (`time_on_stream` of its `raw_launch`)."""
+    run = raw_launch(kernel, op)
+    return time_on_stream(run, run.stream, reps=reps, trials=trials, warmup=warmup,
+                          prelude=prelude)

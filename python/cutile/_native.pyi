@@ -41,6 +41,7 @@ __all__ = [
     "list_error_codes",
     "mapped_schedule",
     "next_op_id",
+    "null_driver",
     "render_diagnostics",
     "set_default_device",
     "set_thread_device",
@@ -252,6 +253,12 @@ class Runtime:
     def synchronize(self, slot: int | None = None) -> None: ...
     def wait_for(self, slot: int, seq: int) -> None: ...
     def query(self, slot: int, seq: int) -> bool: ...
+    def release_cached(self, device: int | None = None) -> int:
+        """Give every freed block of `device` (None: of every device) kept for reuse back
+        to its pool; returns how many."""
+    def cached_bytes(self, device: int | None = None) -> int:
+        """Bytes of freed blocks of `device` (None: of every device) kept for reuse on
+        their streams."""
     def host_access(self, storage: int, lo: int, hi: int, exclusive: bool) -> None:
         """Wait until the host may read (or write) the bytes; BorrowError CT5060 for bytes
         a capture records, CT5008 for an external holder's."""
@@ -304,8 +311,12 @@ class DeviceBuffer:
     """Device memory from the runtime's pool, freed (stream-ordered, after pending work on
     it) with its last reference."""
 
-    def __new__(cls, runtime: Runtime, registry: HostRegistry, nbytes: int,
-                device: int | None = None, *args: Any, **kwargs: Any) -> Self: ...
+    def __new__(cls, runtime: Runtime, registry: HostRegistry | None, nbytes: int,
+                device: int | None = None, *args: Any, **kwargs: Any) -> Self:
+        """Allocate `nbytes` (a new storage of `registry`, the process's when None) of
+        `device` (None: the current device, found natively; it must be set up) on this
+        thread's home stream there. MemoryError when the device is full; BorrowError
+        CT5063 while this thread captures a graph."""
     @property
     def address(self) -> int: ...
     @property
@@ -316,6 +327,14 @@ class DeviceBuffer:
     def slot(self) -> int: ...
     @property
     def device(self) -> int: ...
+
+def null_driver(context: int | None = None) -> tuple[dict[str, int], dict[str, int]]:
+    """`({symbol: address}, {symbol: calls so far})` of a CUDA driver that does nothing:
+    every entry point succeeds at once and counts its call, allocations hand out addresses
+    nothing touches, the current context is kept per thread (`context`: make it this
+    thread's first, uncounted) and `cuLaunchKernelEx` checks its PDL attribute. A
+    `Runtime` made with it runs the GPU code path without a GPU, for tests and benchmarks
+    of the host's part (`cutile.runtime.null_gpu`)."""
 
 def mapped_schedule(
     tile_grid: Sequence[int], num_blocks: int, group: int = 1
@@ -377,10 +396,28 @@ def next_op_id() -> int:
 
 @disjoint_base
 class HandleMeta:
-    """Native base class of `Tensor` and `Partition`: what the launcher reads of a handle,
-    given once by `_init_meta` when the Python object is made."""
+    """Native base class of `Tensor` and `Partition`, made in one call: it registers the
+    view with the process's host registry (or owns the `handle` given), keeps what Python
+    and the launcher read, and releases the handle when the object dies. With no
+    arguments, an empty handle that `_init_meta` describes (tests)."""
 
-    def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
+    def __new__(
+        cls,
+        alloc: Any = None,
+        storage: int = 0,
+        offset: int = 0,
+        shape: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        dtype: Any = None,
+        handle: int | None = None,
+        tile_shape: Sequence[int] | None = None,
+        num_blocks: int | None = None,
+    ) -> Self:
+        """A view of `alloc` (whose `address` is its byte 0, `device` its device) of
+        registry storage `storage`: `offset` bytes in, `shape` and `strides` in elements
+        (strides None: row-major), `dtype` a `cutile.dtypes.DType`; a partition when
+        `tile_shape` is given. Raises BorrowError for a view outside its storage,
+        ValueError for an inconsistent layout."""
     def _init_meta(
         self,
         storage: int,
@@ -406,6 +443,33 @@ class HandleMeta:
     @property
     def _meta(self) -> tuple[int, int, int, int, int, int] | None:
         """(storage, handle, address, span_lo, span_hi, index_bits), None before init."""
+    @property
+    def _alloc(self) -> Any: ...
+    @property
+    def _storage(self) -> int: ...
+    @property
+    def _handle(self) -> int: ...
+    @property
+    def _offset(self) -> int: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def device(self) -> int:
+        """The ordinal of the device whose memory this is."""
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        """A partition's tile shape (AttributeError for a tensor)."""
+    @property
+    def num_blocks(self) -> int | None:
+        """A partition's block count, None when not given (AttributeError for a tensor)."""
+    def _span_bytes(self) -> tuple[int, int]:
+        """Lowest and one-past-highest byte the view touches, relative to the allocation."""
 
 class SlowPath(Exception):
     """`KernelOp(...)` did not take the call: the Python binder decides (it raises the
@@ -483,8 +547,9 @@ class KernelOp(DeviceOp):
     def _start(self) -> Callable[[], None]:
         """Compile on a miss, order after conflicting work on other streams (events;
         BorrowError CT5008 / CT5060 where that cannot be), launch on the runtime's stream
-        (GPU) or run now (interpreter), record the ledger ranges; returns `_wait`. On
-        failure everything is given back."""
+        (GPU) or run now (interpreter), record the ledger ranges; returns the waiter (called,
+        it waits for the launch; it does not keep the op alive). On failure everything is
+        given back."""
     def _wait(self) -> None:
         """Block (without the GIL) until the launch completed."""
     def _done(self) -> bool:

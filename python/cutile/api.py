@@ -13,7 +13,7 @@ from . import dtypes as dt
 from .dtypes import DType
 from .errors import TensorError
 from .runtime.memory import allocate
-from .runtime.tensor import Partition, Tensor, contiguous_strides
+from .runtime.tensor import Partition, Tensor
 from .runtime.tensor_args import dtype_of, fill_pattern, nbytes_of, shape_of
 
 ShapeLike = int | Sequence[int]
@@ -24,7 +24,8 @@ def empty(shape: ShapeLike, dtype: DType | str = dt.f32, *, device: int | None =
     """A tensor with undefined contents on `device`. Raises `TensorError` for a shape that
     is not a sequence of non-negative ints (CT5030), an unknown element type (CT5031), a
     size no memory holds (CT5033) or a device there is not (CT5036)."""
-    s, d = shape_of(shape), dtype_of(dtype)
+    s = shape_of(shape)
+    d = dtype if type(dtype) is DType else dtype_of(dtype)
     nbytes = nbytes_of(s, d)
     try:
         alloc = allocate(nbytes, device)
@@ -32,7 +33,7 @@ def empty(shape: ShapeLike, dtype: DType | str = dt.f32, *, device: int | None =
         raise TensorError(f"cannot allocate {nbytes} bytes for a `{d.name}` tensor of "
                           f"shape {list(s)}", code="CT5033",
                           hint="free other tensors, or use a smaller one") from None
-    return Tensor(alloc, alloc.storage, 0, s, contiguous_strides(s), d)
+    return Tensor(alloc, alloc.storage, 0, s, None, d)  # (None: row-major strides)
 
 
 def full(shape: ShapeLike, value: float | int | bool, dtype: DType | str = dt.f32, *,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -25,7 +26,7 @@ class DType:
         """The element type's name in Tile IR (`i32` for `u32`, `f8E4M3FN`)."""
         return self.ir or self.name
 
-    @property
+    @cached_property  # read on every allocation and view: computed once per dtype
     def itemsize(self) -> int:
         return max(1, self.bits // 8)
 

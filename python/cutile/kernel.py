@@ -299,7 +299,9 @@ class EntryKernel(_native.KernelBase):
         attribute)."""
         runnable = self._runnable(specialization(consts, facts, index_bits), device)
         if driver.backend() != "gpu":
-            return runnable, 0, [], 0, False
+            # (the interpreter runs it; the null driver's runtime launches it as the GPU
+            # would, through `cuLaunchKernelEx` when lowered with the PDL prologue)
+            return runnable, 0, [], 0, bool(runnable.pdl)
         abi = runnable.abi
         index = {p.name: i for i, p in enumerate(self.runtime_params)}
         slots = [(s.kind, index[s.param], s.axis, s.fmt, off)

@@ -1,9 +1,10 @@
 """Several GPUs in one process: tensors on each, launches on the device of their tensors
 (each device loads its own copy of a kernel), copies between devices (peer access where
 the hardware has it) ordered after a long writer on the other device (a missing event
-wait shows as wrong values), frees ordered after a pending copy, each device's memory
-pool back to its level, and a torch tensor of GPU 1 imported on device 1. The tests of two
-devices skip with fewer than two GPUs visible."""
+wait shows as wrong values), frees ordered after a pending copy, freed blocks the runtime
+keeps going back out on their own GPU only, each device's memory pool back to its level,
+and a torch tensor of GPU 1 imported on device 1. The tests of two devices skip with fewer
+than two GPUs visible."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, i32, load_tile_like
-from cutile.runtime import devices, memory, streams
+from cutile.runtime import devices, driver, memory, streams
 
 pytestmark = pytest.mark.gpu
 
@@ -124,6 +125,35 @@ def test_a_source_freed_under_a_pending_copy_is_freed_after_it() -> None:
         del fresh
     for c in copies:
         np.testing.assert_array_equal(c.to_numpy(), xs)
+
+
+def _ordinal(t: api.Tensor) -> int:
+    """The device the driver says `t`'s memory is on."""
+    d = driver._driver()
+    attr = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    return int(driver.check(d.cuPointerGetAttribute(attr, t.address), "cuPointerGetAttribute"))
+
+
+def test_a_kept_block_goes_back_out_on_its_own_gpu_only() -> None:
+    """A block of GPU 0 freed while a copy to GPU 1 still reads it is kept for a stream of
+    GPU 0 (after an event on the copy's stream), never for GPU 1's: allocations of its
+    size on GPU 1 get GPU 1 memory, the next one on GPU 0 gets the block back, and the
+    copy read the old values."""
+    two_gpus()
+    xs = _rand(seed=8)
+    x = api.from_numpy(xs, device=0)
+    held = x.address
+    cutile.synchronize()
+    kept = streams.stats()["blocks_kept"]
+    y = x.to(1)
+    del x  # the copy may still read it
+    assert streams.stats()["blocks_kept"] == kept + 1
+    others = [api.full([N], 2.0, f32, device=1) for _ in range(3)]
+    assert all(t.address != held and _ordinal(t) == 1 for t in others)
+    mine = api.full([N], 5.0, f32, device=0)
+    assert mine.address == held and _ordinal(mine) == 0
+    np.testing.assert_array_equal(y.to_numpy(), xs)
+    assert (mine.to_numpy() == 5.0).all() and all((t.to_numpy() == 2.0).all() for t in others)
 
 
 def test_each_gpus_pool_returns_to_its_level() -> None:

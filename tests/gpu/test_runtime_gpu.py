@@ -105,6 +105,32 @@ def test_memory_freed_under_a_running_kernel_is_not_reused_early() -> None:
         assert (t.to_numpy() == 7.0).all()
 
 
+def test_a_kept_block_is_reused_only_after_the_work_that_used_it() -> None:
+    """A freed block the runtime keeps goes back out on its stream only, after the work
+    pending on it there: a long kernel reads `x` on s1, `x` is dropped, and an allocation
+    of the same size on s1 (the same block) is filled right away; one on s0 gets another
+    block. The reader saw x, the filled tensor holds its value."""
+    s0, s1 = streams.pool()[:2]
+    xs = _rand(seed=6)
+    steps = steps_for(0.05)
+    with cutile.stream(s0):
+        x = api.from_numpy(xs)
+    cutile.synchronize()
+    kept = streams.stats()["blocks_kept"]
+    address = x.address
+    z = api.empty([N], f32).partition([TILE])
+    h = smooth(z, x, steps).submit(s1)
+    del h, x  # the op dropped unwaited hands z back; x, freed under it: kept for s1
+    assert streams.stats()["blocks_kept"] == kept + 1
+    with cutile.stream(s0):
+        elsewhere = api.full([N], -1.0, f32)
+    with cutile.stream(s1):
+        fresh = api.full([N], 7.0, f32)
+    assert fresh.address == address and elsewhere.address != address
+    _halves(z.unpartition().to_numpy(), xs)  # (the host read waits for the writer)
+    assert (fresh.to_numpy() == 7.0).all() and (elsewhere.to_numpy() == -1.0).all()
+
+
 FILLS = [
     (dt.f32, -2.5), (dt.f64, 1.0 / 3.0), (dt.f16, 0.1), (dt.bf16, -7.25), (dt.i8, -3),
     (dt.i16, 12345), (dt.i32, -(2**31)), (dt.i64, 2**40 + 7), (dt.u64, 2**63 - 1),

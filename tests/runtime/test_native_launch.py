@@ -383,10 +383,13 @@ OTHER_VALUES = [np.float32(1.5), np.int64(7), np.int8(3), 2**70, None, "s", True
 
 
 @st.composite
-def call(draw: st.DrawFn) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any], list[Any]]:
-    """A valid call, then up to two mutations: each makes it invalid, or valid only after the
-    Python binder normalizes it."""
-    kernel = draw(st.sampled_from(KERNELS))
+def call(draw: st.DrawFn, kernel: EntryKernel | None = None, dead: bool = True,
+         ) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any], list[Any]]:
+    """A valid call (of `kernel`, else of any), then up to two mutations: each makes it
+    invalid, or valid only after the Python binder normalizes it. (`dead=False`: no
+    mutation passes a tensor an unrun op holds; such an op, made while drawing an example
+    Hypothesis then drops, would warn that it never ran.)"""
+    kernel = kernel or draw(st.sampled_from(KERNELS))
     kernel._launcher or kernel._make_launcher()
     args, kwargs = draw(valid_call(kernel))
     runtime = [p for p in kernel.entry.params if p.kind != "const"]
@@ -418,7 +421,7 @@ def call(draw: st.DrawFn) -> tuple[EntryKernel, tuple[Any, ...], dict[str, Any],
         elif m == "alias" and len(args) >= 2:
             j = draw(st.integers(0, len(args) - 1))
             args[j] = args[i]
-        elif m == "dead" and isinstance(a, _Handle):
+        elif m == "dead" and dead and isinstance(a, _Handle):
             t = api.zeros([8], f32)
             held.append(add(api.zeros([8], f32).partition([8]), t, t))
             args[i] = t
@@ -452,6 +455,60 @@ def test_random_calls_launch_or_raise_a_typed_error(
     finally:
         for op in held:
             op._give_back()
+
+
+def decisions(kernel: EntryKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What the launcher decides for a call: its grid, Consts, specialization and the types
+    of its values, or its typed error. Hands the arguments back."""
+    got = _outcome(lambda: kernel(*args, **kwargs))
+    if got[0] != "ok":
+        return got
+    op = got[1]
+    try:
+        return (op.grid, tuple(op.consts), op.specialization,
+                tuple(type(v).__name__ for v in op.values))
+    finally:
+        op._give_back()
+
+
+def test_layouts_that_share_their_facts_launch_their_own_grids() -> None:
+    """Extents 256, 384 and 512 all divide by 16: their specialization is the same, their
+    grids are not. Launched in turn, each call runs its own grid over its own data."""
+    rng = np.random.default_rng(7)
+    for n in [256, 384, 256, 512, 384] * 2:
+        a = rng.standard_normal(n).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        z = api.full([n], np.nan, f32).partition([128])
+        op = add(z, api.from_numpy(a), api.from_numpy(b))
+        assert op.grid == (n // 128, 1, 1)
+        z, _, _ = op.sync()
+        np.testing.assert_array_equal(z.unpartition().to_numpy(), a + b)
+    # the same layout at another alignment is another specialization
+    base = api.from_numpy(np.arange(257, dtype=np.float32))
+    for x, aligned in ((base[:256], True), (base[1:], False), (base[:256], True)):
+        op = add(api.zeros([256], f32).partition([128]), x, api.ones([256], f32))
+        assert dict(op.binding.spec.tensors)["x"].base_align16 is aligned
+        z, _, _ = op.sync()
+        np.testing.assert_array_equal(z.unpartition().to_numpy(), x.to_numpy() + 1)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(KERNELS).flatmap(
+    lambda k: st.tuples(*(call(k, dead=False) for _ in range(3)))))
+def test_remembered_decisions_are_the_ones_binding_makes(calls: Any) -> None:
+    """A launcher reuses the decisions of an earlier call whose arguments have the same
+    launch facts (`LaunchMemo`): after any calls, a call decides what it decides on a fresh
+    launcher (grid, Consts, specialization, values), or raises the same error."""
+    kernel = calls[0][0]
+    kernel._launcher = None
+    after = [decisions(k, a, kw) for k, a, kw, _ in calls]
+    for i, (k, a, kw, _) in enumerate(calls):
+        kernel._launcher = None
+        assert decisions(k, a, kw) == after[i]
+    for k, a, kw, _ in calls:  # the same calls again, on a launcher that saw them
+        event(f"{kernel.name}: {'error' if decisions(k, a, kw)[0] == 'error' else 'ok'}")
+    kernel._launcher = None
+    assert [decisions(k, a, kw) for k, a, kw, _ in calls + calls] == after + after
 
 
 # -- specializations are the arguments' facts ---------------------------------------------------

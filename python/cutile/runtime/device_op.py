@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
+from .. import _native
 from ..errors import BorrowError
 from . import driver, streams
 from .unrun_ops import Site, call_site, warn_composite
@@ -26,6 +27,9 @@ from .unrun_ops import Site, call_site, warn_composite
 # How long `await` polls for completion before it waits in a worker thread: a short
 # kernel is done by then, and a thread hop costs more than the poll.
 AWAIT_SPIN_S = 20e-6
+
+# A kernel call's op (native; registered as a DeviceOp in `cutile.kernel`).
+_KernelOp = _native.KernelOp
 
 
 class DeviceOp(abc.ABC):  # noqa: B024 - an ABC for `register` (KernelOp is native)
@@ -245,24 +249,25 @@ def last_slot(op: Any) -> int | None:
     return getter() if getter is not None else None
 
 
-def _apply(fn: Callable[..., Any], res: Any) -> Any:
-    return fn(*res) if isinstance(res, tuple) else fn(res)
-
-
 class ThenOp(DeviceOp):
     """`first.then(f).then(g)...`: one op that runs `first`, then each function on the
     previous results, without waiting for the device in between (a chain of any length
     runs without recursion)."""
 
+    # Set when the chain starts (a chain built step by step makes one op per step: each
+    # is made with the least work).
+    _result: Any = None
+    _started: list[DeviceOp] | tuple[()] = ()
+    _waits: list[Callable[[], None]] | tuple[()] = ()
+
     def __init__(self, first: DeviceOp, fns: list[Callable[..., Any]],
                  site: Site | None = None) -> None:
         self.first = first
         self.fns = fns
-        self._result: Any = None
-        self._started: list[DeviceOp] = []
-        self._waits: list[Callable[[], None]] = []
-        self._site = call_site() if site is None else site
-        first._adopt()
+        if site is None:  # a new chain (its continuations share the site and the adoption)
+            site = call_site()
+            first._adopt()
+        self._site = site
 
     @property
     def name(self) -> str:
@@ -280,19 +285,29 @@ class ThenOp(DeviceOp):
         return ThenOp(self.first, self.fns, self._site)
 
     def _start(self) -> Callable[[], None]:
+        waits: list[Callable[[], None]] = []
+        started: list[DeviceOp] = []
+        self._waits, self._started = waits, started
         res = self._start_early(self.first)
         # What the chain starts next runs on the stream the work before it took (ordered
         # there without events), unless the thread chose a stream.
         with streams.on_slot(last_slot(self.first)):
-            for fn in self.fns:
-                out = _apply(fn, res)
-                res = self._start_early(out) if isinstance(out, DeviceOp) else out
+            for fn in self.fns:  # (`_start_early`, inline: this loop is the chain's cost)
+                out = fn(*res) if type(res) is tuple else fn(res)
+                # a kernel's op first: a check against the ABC costs more than the launch
+                if type(out) is _KernelOp or isinstance(out, DeviceOp):
+                    out._claim()
+                    waits.append(out._start())
+                    started.append(out)
+                    res = out._hand_back()
+                else:
+                    res = out
         self._result = res
         # Last first: one stream synchronize covers everything before it on that stream.
-        waits = tuple(reversed(self._waits))
+        last_first = tuple(reversed(waits))
 
         def done() -> None:
-            for w in waits:
+            for w in last_first:
                 w()
 
         return done
@@ -300,6 +315,7 @@ class ThenOp(DeviceOp):
     def _start_early(self, op: DeviceOp) -> Any:
         """Claim and start `op`, and take its results back at once."""
         op._claim()
+        assert isinstance(self._waits, list) and isinstance(self._started, list)
         self._waits.append(op._start())
         self._started.append(op)
         return op._hand_back()

@@ -118,8 +118,8 @@ class HostAllocation(Allocation):
 
 class DeviceAllocation(_native.DeviceBuffer, Allocation):
     """Device memory from cutile's pool of its device: `DeviceAllocation(runtime, registry,
-    nbytes, device)` allocates (native); the memory is freed, stream-ordered, with the last
-    reference."""
+    nbytes, device)` allocates (native; `registry` None: the process's, `device` None: the
+    current device); the memory is freed, stream-ordered, with the last reference."""
 
     def write(self, offset: int, data: np.ndarray) -> None:
         _refuse_in_capture(runtime(), "write a tensor from the host")
@@ -171,7 +171,7 @@ def copy_device(dst: Allocation, offset: int, src: Allocation, src_offset: int,
 def _refuse_in_capture(rt: Any, what: str) -> None:
     """BorrowError CT5063 when this thread is capturing a graph: a graph records work on
     the tensors it was given; it allocates none, and bytes written from the host now would
-    not be written at replay."""
+    not be written at replay. (The native allocator asks this to word its refusal.)"""
     cur = rt.current()
     if cur is not None and rt.capturing(cur):
         from ..errors import BorrowError
@@ -192,14 +192,17 @@ def allocate(nbytes: int, device: int | None = None) -> Allocation:
     when the device has no room, TensorError CT5036 for a device there is not, and
     BorrowError CT5063 inside a graph capture."""
     rt = runtime()
+    if device is None and rt.gpu:
+        # The common call, in one native call: the current device is found natively (it
+        # was set up when it became current), and so is a capture in progress (refused).
+        return DeviceAllocation(rt, None, nbytes)
     _refuse_in_capture(rt, f"allocate {nbytes} bytes")
     if device is not None:
         device = devices.check(device)
         if not rt.has_device(device):
             devices.activate(device)
-    # (None: the current device, found natively; it was set up when it became current)
     if rt.gpu:
-        return DeviceAllocation(rt, registry(), nbytes, device)
+        return DeviceAllocation(rt, None, nbytes, device)
     return HostAllocation(nbytes, device)
 
 
@@ -231,29 +234,37 @@ def device_pool(device: int | None = None) -> int:
 
 
 def pool_usage(device: int | None = None) -> dict[str, int]:
-    """`used` (bytes allocated now) and `reserved` (bytes the pool holds) of cutile's pool
-    on `device` (default: the current one); the interpreter reports the storages it knows
-    (`storages`) and zeros."""
-    out = {"used": 0, "reserved": 0, "storages": int(registry().storage_count())}
+    """`used` (bytes of live allocations), `reserved` (bytes the pool holds) and `cached`
+    (freed blocks the runtime keeps for reuse on their stream: reserved, not used) of
+    cutile's pool on `device` (default: the current one); the interpreter reports the
+    storages it knows (`storages`) and zeros."""
+    out = {"used": 0, "reserved": 0, "cached": 0,
+           "storages": int(registry().storage_count())}
     if driver.backend() != "gpu":
         return out
+    dev = driver.state().device if device is None else device
     d = driver._driver()
-    pool = d.CUmemoryPool(device_pool(device))
+    pool = d.CUmemoryPool(device_pool(dev))
     a = d.CUmemPool_attribute
     for key, attr in (("used", a.CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
                       ("reserved", a.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)):
         value: Any = driver.check(d.cuMemPoolGetAttribute(pool, attr), "cuMemPoolGetAttribute")
         out[key] = int(value)
+    out["cached"] = int(runtime().cached_bytes(dev))
+    out["used"] -= out["cached"]  # the pool counts kept blocks as allocated
     return out
 
 
 def trim(keep: int = 0, device: int | None = None) -> None:
     """Give the unused memory of `device`'s pool (default: the current device's) back to
     the device, keeping `keep` bytes reserved (after synchronizing: memory freed by
-    pending work is released when it completes)."""
+    pending work is released when it completes). The freed blocks of that device the
+    runtime keeps go back to the pool first."""
     if driver.backend() != "gpu":
         return
+    dev = driver.state().device if device is None else device
+    runtime().release_cached(dev)
     runtime().synchronize()
     d = driver._driver()
-    driver.check(d.cuMemPoolTrimTo(d.CUmemoryPool(device_pool(device)), keep),
+    driver.check(d.cuMemPoolTrimTo(d.CUmemoryPool(device_pool(dev)), keep),
                  "cuMemPoolTrimTo")

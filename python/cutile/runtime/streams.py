@@ -275,5 +275,7 @@ def synchronize() -> None:
 def stats() -> dict[str, int]:
     """What the ordering logic did so far: work `enqueued`, `events_recorded` and
     `stream_waits` for cross-stream dependencies, `host_waits`, `ordered_frees` (frees
-    put after pending work), `polls`, and `pending_accesses` in the ledger."""
+    put after pending work), `polls`, and `pending_accesses` in the ledger; and of the
+    freed device blocks kept for their stream, `blocks_kept`, `blocks_reused` and
+    `cached_bytes` (the GPU; zeros on the interpreter)."""
     return dict(runtime().stats())

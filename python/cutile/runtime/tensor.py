@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,49 +37,48 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 class _Handle(_native.HandleMeta):
     """Shared state of Tensor and Partition: where the bytes are and how they are laid out.
 
-    The native base class holds the same facts (storage, handle, address, layout, dtype,
-    tiling), given once here, so the launcher reads them without attribute lookups."""
+    Made in one native call, `Tensor(alloc, storage, offset, shape, strides, dtype,
+    handle=None, tile_shape=None, num_blocks=None)`: the native base registers the view
+    (a new registry handle, or the one given), keeps `shape`, `strides`, `dtype`, `_alloc`,
+    `_storage`, `_offset`, `_handle`, `address`, `device` (the allocation's) and, for a
+    partition, `tile_shape` and `num_blocks`, and releases the handle when the object dies.
+    The launcher reads the same facts natively."""
 
-    __slots__ = ("__weakref__", "_alloc", "_handle", "_offset", "_span", "_storage", "dtype",
-                 "shape", "strides")
+    __slots__ = ("__weakref__",)
 
-    def __init__(
-        self,
-        alloc: Allocation,
-        storage: int,
-        offset: int,
-        shape: tuple[int, ...],
-        strides: tuple[int, ...],
-        dtype: DType,
-        handle: int | None = None,
-        tile_shape: tuple[int, ...] | None = None,
-        num_blocks: int | None = None,
-    ) -> None:
-        self._alloc = alloc
-        self._storage = storage
-        self._offset = offset
-        self.shape = shape
-        self.strides = strides
-        self.dtype = dtype
-        self._span: tuple[int, int] | None = None
-        # A new registry handle for this view (or the one given), owned by the native base:
-        # released when this object dies.
-        self._handle = self._init_meta(storage, handle or 0, alloc.address + offset, offset,
-                                       shape, strides, dtype.name, dtype.itemsize, tile_shape,
-                                       num_blocks, registry(), alloc.device)
+    if TYPE_CHECKING:  # the native base's attributes, as Python code reads them
+
+        def __init__(self, alloc: Allocation, storage: int, offset: int,
+                     shape: tuple[int, ...], strides: tuple[int, ...] | None,
+                     dtype: DType, handle: int | None = None,
+                     tile_shape: tuple[int, ...] | None = None,
+                     num_blocks: int | None = None) -> None: ...
+        @property
+        def _alloc(self) -> Allocation: ...
+        @property
+        def _storage(self) -> int: ...
+        @property
+        def _offset(self) -> int: ...
+        @property
+        def _handle(self) -> int: ...
+        @property
+        def address(self) -> int:
+            """Address of element [0, ..., 0] (device pointer on the GPU)."""
+        @property
+        def device(self) -> int:
+            """The ordinal of the device whose memory this is (a launch runs on the
+            device of its tensors)."""
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def strides(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> DType: ...
+        def _span_bytes(self) -> tuple[int, int]:
+            """Lowest and one-past-highest byte this view touches, relative to the
+            allocation."""
 
     # -- facts the launcher needs ----------------------------------------------------------
-
-    @property
-    def address(self) -> int:
-        """Address of element [0, ..., 0] (device pointer on the GPU)."""
-        return self._alloc.address + self._offset
-
-    @property
-    def device(self) -> int:
-        """The ordinal of the device whose memory this is (a launch runs on the device of
-        its tensors)."""
-        return self._alloc.device
 
     @property
     def ndim(self) -> int:
@@ -107,21 +106,6 @@ class _Handle(_native.HandleMeta):
         (CT5060, nothing of it ran) or an external holder has (CT5008)."""
         storage, lo, hi = self._ledger_range()
         ledger().host_access(storage, lo, hi, False)
-
-    def _span_bytes(self) -> tuple[int, int]:
-        """Lowest and one-past-highest byte this view touches, relative to the allocation."""
-        if self._span is None:
-            self._span = self._compute_span()
-        return self._span
-
-    def _compute_span(self) -> tuple[int, int]:
-        if self.size == 0:
-            return self._offset, self._offset
-        pairs = list(zip(self.strides, self.shape, strict=True))
-        item = self.dtype.itemsize
-        lo = self._offset + sum(min(0, s * (d - 1)) for s, d in pairs) * item
-        hi = self._offset + (sum(max(0, s * (d - 1)) for s, d in pairs) + 1) * item
-        return lo, hi
 
     def _to_numpy(self) -> np.ndarray:
         lo, hi = self._span_bytes()
@@ -191,7 +175,7 @@ class Tensor(_Handle):
             )
         new = registry().consume(self._handle, "partition", True)
         return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,
-                         self.dtype, shape, handle=new)
+                         self.dtype, handle=new, tile_shape=shape)
 
     def __getitem__(self, key: Any) -> Tensor:
         """A view (shares storage): ints and slices with positive steps."""
@@ -289,26 +273,17 @@ class Tensor(_Handle):
 
 class Partition(_Handle):
     """A tensor cut into tiles; a kernel's `Mut` parameter takes one. Block (i, j, k) of the
-    launch owns tile (i, j, k)."""
+    launch owns tile (i, j, k). Made as `Partition(alloc, storage, offset, shape, strides,
+    dtype, handle=..., tile_shape=..., num_blocks=...)`."""
 
-    __slots__ = ("num_blocks", "tile_shape")
+    __slots__ = ()
 
-    def __init__(
-        self,
-        alloc: Allocation,
-        storage: int,
-        offset: int,
-        shape: tuple[int, ...],
-        strides: tuple[int, ...],
-        dtype: DType,
-        tile_shape: tuple[int, ...],
-        handle: int | None = None,
-        num_blocks: int | None = None,
-    ) -> None:
-        super().__init__(alloc, storage, offset, shape, strides, dtype, handle, tile_shape,
-                         num_blocks)
-        self.tile_shape = tile_shape
-        self.num_blocks = num_blocks
+    if TYPE_CHECKING:
+
+        @property
+        def tile_shape(self) -> tuple[int, ...]: ...
+        @property
+        def num_blocks(self) -> int | None: ...
 
     def __repr__(self) -> str:
         return (f"cutile.Partition(shape={list(self.shape)}, tile={list(self.tile_shape)}, "
@@ -337,7 +312,8 @@ class Partition(_Handle):
             raise BorrowError(f"num_blocks must be >= 1, got {num_blocks}", code="CT5012")
         new = registry().consume(self._handle, "persistent", False)
         return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,
-                         self.dtype, self.tile_shape, handle=new, num_blocks=num_blocks)
+                         self.dtype, handle=new, tile_shape=self.tile_shape,
+                         num_blocks=num_blocks)
 
     def unpartition(self) -> Tensor:
         """Give the whole tensor back (consumes the partition)."""

@@ -27,8 +27,12 @@ def shape_of(shape: Any) -> tuple[int, ...]:
     kind = type(shape)  # the common spellings first: this runs for every allocation
     if kind is int and shape >= 0:
         return (shape,)
-    if (kind is list or kind is tuple) and all(type(s) is int and s >= 0 for s in shape):
-        return tuple(shape)
+    if kind is list or kind is tuple:
+        for s in shape:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            return tuple(shape)
     if _is_int(shape):
         shape = (shape,)
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):

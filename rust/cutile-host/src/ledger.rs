@@ -8,7 +8,7 @@
 use crate::streams::NO_STREAM;
 use crate::{HostError, IdMap};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Access {
     pub storage: u64,
     /// Byte range `[lo, hi)`.
@@ -27,19 +27,35 @@ pub(crate) struct Entry {
     pub access: Access,
 }
 
-/// Pending accesses indexed by storage (a conflict needs the same storage), and the
-/// storages of each token (for `release`): both stay cheap with many operations in flight.
-#[derive(Debug, Default)]
-pub struct Ledger {
-    by_storage: IdMap<Vec<Entry>>,
-    by_token: IdMap<Vec<u64>>,
-    len: usize,
-    /// Emptied lists, reused (a launch should not allocate).
-    spare_entries: Vec<Vec<Entry>>,
-    spare_storages: Vec<Vec<u64>>,
+/// No slot (the end of a list).
+const NIL: u32 = u32::MAX;
+
+/// An entry and its links: in its storage's list (in record order) and its token's.
+#[derive(Debug, Clone)]
+struct Slot {
+    entry: Entry,
+    s_prev: u32,
+    s_next: u32,
+    t_prev: u32,
+    t_next: u32,
 }
 
-const SPARE: usize = 64;
+/// Pending accesses indexed by storage (a conflict needs the same storage) and by token
+/// (for `release`): both stay cheap with many operations in flight. Entries live in one
+/// slab, linked into a list per storage and per token, and freed slots are reused: once
+/// the slab has grown to the most entries ever pending at once, recording and releasing
+/// allocate nothing.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    slots: Vec<Slot>,
+    /// Free slots, chained through `s_next`.
+    free: Option<u32>,
+    /// `(first, last)` slot of each storage's list.
+    by_storage: IdMap<(u32, u32)>,
+    /// First slot of each token's list.
+    by_token: IdMap<u32>,
+    len: usize,
+}
 
 pub(crate) fn clash(a: &Access, b: &Access) -> bool {
     a.storage == b.storage
@@ -50,9 +66,30 @@ pub(crate) fn clash(a: &Access, b: &Access) -> bool {
         && (a.exclusive || b.exclusive)
 }
 
+/// The entries of one storage, in record order.
+struct OnStorage<'a> {
+    slots: &'a [Slot],
+    at: u32,
+}
+
+impl<'a> Iterator for OnStorage<'a> {
+    type Item = &'a Entry;
+    fn next(&mut self) -> Option<&'a Entry> {
+        let s = self.slots.get(self.at as usize)?;
+        self.at = s.s_next;
+        Some(&s.entry)
+    }
+}
+
 impl Ledger {
     pub fn new() -> Self {
         Ledger::default()
+    }
+
+    fn storage_head(&self, storage: u64) -> u32 {
+        self.by_storage
+            .get(&storage)
+            .map_or(NIL, |(first, _)| *first)
     }
 
     /// Entries of other tokens that clash with `access`.
@@ -61,31 +98,21 @@ impl Ledger {
         access: &'a Access,
         except: Option<u64>,
     ) -> impl Iterator<Item = &'a Entry> + 'a {
-        self.by_storage
-            .get(&access.storage)
-            .into_iter()
-            .flatten()
+        self.on_storage(access.storage)
             .filter(move |e| Some(e.token) != except && clash(&e.access, access))
     }
 
     /// Every entry on `storage`.
     pub(crate) fn on_storage(&self, storage: u64) -> impl Iterator<Item = &Entry> + '_ {
-        self.by_storage.get(&storage).into_iter().flatten()
-    }
-
-    fn pending(&self, access: &Access, except: Option<u64>) -> impl Iterator<Item = u64> + '_ {
-        let access = access.clone();
-        self.by_storage
-            .get(&access.storage)
-            .into_iter()
-            .flatten()
-            .filter(move |e| Some(e.token) != except && clash(&e.access, &access))
-            .map(|e| e.token)
+        OnStorage {
+            slots: &self.slots,
+            at: self.storage_head(storage),
+        }
     }
 
     /// Tokens of pending operations that conflict with `access` (sorted, unique).
     pub fn conflicts(&self, access: &Access, except: Option<u64>) -> Vec<u64> {
-        let mut out: Vec<u64> = self.pending(access, except).collect();
+        let mut out: Vec<u64> = self.clashing(access, except).map(|e| e.token).collect();
         out.sort_unstable();
         out.dedup();
         out
@@ -95,7 +122,7 @@ impl Ledger {
     /// nothing: any conflict with a pending access is refused (CT5008).
     pub fn acquire(&mut self, token: u64, accesses: &[Access]) -> Result<(), HostError> {
         for a in accesses {
-            if let Some(first) = self.pending(a, Some(token)).min() {
+            if let Some(first) = self.clashing(a, Some(token)).map(|e| e.token).min() {
                 return Err(HostError::borrow(
                     "CT5008",
                     format!(
@@ -120,6 +147,92 @@ impl Ledger {
         Ok(())
     }
 
+    /// Link a new entry at the end of its storage's list and before `token_head` in its
+    /// token's; returns its slot (the token's new head, which the caller records).
+    fn insert(&mut self, entry: Entry, token_head: u32) -> u32 {
+        let storage = entry.access.storage;
+        let slot = Slot {
+            entry,
+            s_prev: NIL,
+            s_next: NIL,
+            t_prev: NIL,
+            t_next: token_head,
+        };
+        let i = match self.free {
+            Some(i) => {
+                let next = self.slots[i as usize].s_next;
+                self.free = (next != NIL).then_some(next);
+                self.slots[i as usize] = slot;
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        if token_head != NIL {
+            self.slots[token_head as usize].t_prev = i;
+        }
+        match self.by_storage.get_mut(&storage) {
+            Some((_, last)) => {
+                let prev = std::mem::replace(last, i);
+                self.slots[i as usize].s_prev = prev;
+                self.slots[prev as usize].s_next = i;
+            }
+            None => {
+                self.by_storage.insert(storage, (i, i));
+            }
+        }
+        self.len += 1;
+        i
+    }
+
+    /// Unlink slot `i` from both of its lists and free it.
+    fn remove(&mut self, i: u32) {
+        let Slot {
+            ref entry,
+            s_prev,
+            s_next,
+            t_prev,
+            t_next,
+        } = self.slots[i as usize];
+        let (storage, token) = (entry.access.storage, entry.token);
+        if s_prev != NIL {
+            self.slots[s_prev as usize].s_next = s_next;
+        }
+        if s_next != NIL {
+            self.slots[s_next as usize].s_prev = s_prev;
+        }
+        match (s_prev, s_next) {
+            (NIL, NIL) => {
+                self.by_storage.remove(&storage);
+            }
+            _ => {
+                if let Some((first, last)) = self.by_storage.get_mut(&storage) {
+                    if *first == i {
+                        *first = s_next;
+                    }
+                    if *last == i {
+                        *last = s_prev;
+                    }
+                }
+            }
+        }
+        if t_prev != NIL {
+            self.slots[t_prev as usize].t_next = t_next;
+        } else if t_next != NIL {
+            self.by_token.insert(token, t_next);
+        } else {
+            self.by_token.remove(&token);
+        }
+        if t_next != NIL {
+            self.slots[t_next as usize].t_prev = t_prev;
+        }
+        self.slots[i as usize].s_next = self.free.unwrap_or(NIL);
+        self.free = Some(i);
+        self.len -= 1;
+    }
+
     /// Record every access of `token`, at position `seq` of stream `stream`, without
     /// checking (the caller planned the order: [`crate::InFlight`]).
     ///
@@ -132,59 +245,46 @@ impl Ledger {
         if accesses.is_empty() {
             return;
         }
-        if stream != NO_STREAM {
-            for a in accesses {
-                if let Some(entries) = self.by_storage.get_mut(&a.storage) {
-                    let before = entries.len();
-                    entries.retain(|e| {
-                        !(e.stream == stream
-                            && e.token != token
-                            && a.lo <= e.access.lo
-                            && e.access.hi <= a.hi
-                            && (a.exclusive || !e.access.exclusive))
-                    });
-                    self.len -= before - entries.len();
+        let mut head = self.by_token.get(&token).copied().unwrap_or(NIL);
+        for a in accesses {
+            if stream != NO_STREAM {
+                let mut at = self.storage_head(a.storage);
+                while at != NIL {
+                    let s = &self.slots[at as usize];
+                    let next = s.s_next;
+                    let e = &s.entry;
+                    if e.stream == stream
+                        && e.token != token
+                        && a.lo <= e.access.lo
+                        && e.access.hi <= a.hi
+                        && (a.exclusive || !e.access.exclusive)
+                    {
+                        self.remove(at);
+                    }
+                    at = next;
                 }
             }
-        }
-        let spare = &mut self.spare_storages;
-        let storages = self
-            .by_token
-            .entry(token)
-            .or_insert_with(|| spare.pop().unwrap_or_default());
-        for a in accesses {
-            storages.push(a.storage);
-            let spare = &mut self.spare_entries;
-            self.by_storage
-                .entry(a.storage)
-                .or_insert_with(|| spare.pop().unwrap_or_default())
-                .push(Entry {
+            head = self.insert(
+                Entry {
                     token,
                     stream,
                     seq,
-                    access: a.clone(),
-                });
+                    access: *a,
+                },
+                head,
+            );
         }
-        self.len += accesses.len();
+        self.by_token.insert(token, head);
     }
 
     /// The accesses of `token` (a capture collects them).
     pub fn accesses_of(&self, token: u64) -> Vec<Access> {
         let mut out = Vec::new();
-        let Some(storages) = self.by_token.get(&token) else {
-            return out;
-        };
-        let mut seen: Vec<u64> = Vec::with_capacity(storages.len());
-        for s in storages {
-            if seen.contains(s) {
-                continue;
-            }
-            seen.push(*s);
-            out.extend(
-                self.on_storage(*s)
-                    .filter(|e| e.token == token)
-                    .map(|e| e.access.clone()),
-            );
+        let mut at = self.by_token.get(&token).copied().unwrap_or(NIL);
+        while at != NIL {
+            let s = &self.slots[at as usize];
+            out.push(s.entry.access);
+            at = s.t_next;
         }
         out
     }
@@ -192,65 +292,35 @@ impl Ledger {
     /// Drop every entry on `storage` (its memory was freed, ordered after them). Returns
     /// how many.
     pub fn forget_storage(&mut self, storage: u64) -> usize {
-        let Some(mut entries) = self.by_storage.remove(&storage) else {
-            return 0;
-        };
-        let n = entries.len();
-        self.len -= n;
-        // The tokens' storage lists keep `storage`; `release` skips what is gone.
-        entries.clear();
-        if self.spare_entries.len() < SPARE {
-            self.spare_entries.push(entries);
+        let mut n = 0;
+        let mut at = self.storage_head(storage);
+        while at != NIL {
+            let next = self.slots[at as usize].s_next;
+            self.remove(at);
+            n += 1;
+            at = next;
         }
         n
     }
 
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<Entry>();
-        let map = |cap: usize| cap * (std::mem::size_of::<u64>() + 3 * 8 + 1);
-        map(self.by_storage.capacity())
-            + map(self.by_token.capacity())
-            + self
-                .by_storage
-                .values()
-                .chain(self.spare_entries.iter())
-                .map(|v| v.capacity() * entry)
-                .sum::<usize>()
-            + self
-                .by_token
-                .values()
-                .chain(self.spare_storages.iter())
-                .map(|v| v.capacity() * 8)
-                .sum::<usize>()
+        let map = |cap: usize, v: usize| cap * (std::mem::size_of::<u64>() + v + 1);
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + map(self.by_storage.capacity(), 8)
+            + map(self.by_token.capacity(), 4)
     }
 
     /// The operation `token` completed: drop its accesses; returns how many.
     pub fn release(&mut self, token: u64) -> usize {
-        let Some(mut storages) = self.by_token.remove(&token) else {
-            return 0;
-        };
-        storages.sort_unstable();
-        storages.dedup();
         let mut n = 0;
-        for s in storages.drain(..) {
-            if let Some(entries) = self.by_storage.get_mut(&s) {
-                let before = entries.len();
-                entries.retain(|e| e.token != token);
-                n += before - entries.len();
-                if entries.is_empty() {
-                    if let Some(v) = self.by_storage.remove(&s) {
-                        if self.spare_entries.len() < SPARE {
-                            self.spare_entries.push(v);
-                        }
-                    }
-                }
-            }
+        let mut at = self.by_token.get(&token).copied().unwrap_or(NIL);
+        while at != NIL {
+            let next = self.slots[at as usize].t_next;
+            self.remove(at);
+            n += 1;
+            at = next;
         }
-        if self.spare_storages.len() < SPARE {
-            self.spare_storages.push(storages);
-        }
-        self.len -= n;
         n
     }
 
@@ -347,5 +417,115 @@ mod tests {
         assert!(l.is_empty());
         assert_eq!(l.release(3), 0);
         l.acquire(500, &[acc(1000, 4, 8, true)]).unwrap();
+    }
+
+    /// The ledger as a plain list: what every operation must agree with.
+    #[derive(Default)]
+    struct Model(Vec<Entry>);
+
+    impl Model {
+        fn record(&mut self, token: u64, stream: u32, seq: u64, accesses: &[Access]) {
+            for a in accesses {
+                if stream != NO_STREAM {
+                    self.0.retain(|e| {
+                        !(e.access.storage == a.storage
+                            && e.stream == stream
+                            && e.token != token
+                            && a.lo <= e.access.lo
+                            && e.access.hi <= a.hi
+                            && (a.exclusive || !e.access.exclusive))
+                    });
+                }
+                self.0.push(Entry {
+                    token,
+                    stream,
+                    seq,
+                    access: *a,
+                });
+            }
+        }
+        fn conflicts(&self, a: &Access) -> Vec<u64> {
+            let mut v: Vec<u64> = self
+                .0
+                .iter()
+                .filter(|e| clash(&e.access, a))
+                .map(|e| e.token)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Record(u64, u32, Vec<(u64, u64, u64, bool)>),
+        Release(u64),
+        Forget(u64),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let access = (0u64..4, 0u64..16, 1u64..16, any::<bool>());
+        prop_oneof![
+            4 => (1u64..12, 0u32..3, proptest::collection::vec(access, 0..4))
+                .prop_map(|(t, s, a)| Op::Record(t, s, a)),
+            2 => (1u64..12).prop_map(Op::Release),
+            1 => (0u64..4).prop_map(Op::Forget),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any sequence of records, releases and frees leaves the slab ledger holding what
+        /// a plain list holds: the same conflicts, counts and accesses per token.
+        #[test]
+        fn the_slab_agrees_with_a_plain_list(ops in proptest::collection::vec(op(), 1..60)) {
+            let (mut l, mut m) = (Ledger::new(), Model::default());
+            let mut seq = 0;
+            for o in ops {
+                match o {
+                    Op::Record(t, s, a) => {
+                        seq += 1;
+                        let a: Vec<Access> = a
+                            .into_iter()
+                            .map(|(st, lo, n, x)| acc(st, lo, lo + n, x))
+                            .collect();
+                        l.record(t, s, seq, &a);
+                        m.record(t, s, seq, &a);
+                    }
+                    Op::Release(t) => {
+                        let before = m.0.len();
+                        m.0.retain(|e| e.token != t);
+                        proptest::prop_assert_eq!(l.release(t), before - m.0.len());
+                    }
+                    Op::Forget(st) => {
+                        let before = m.0.len();
+                        m.0.retain(|e| e.access.storage != st);
+                        proptest::prop_assert_eq!(l.forget_storage(st), before - m.0.len());
+                    }
+                }
+                proptest::prop_assert_eq!(l.len(), m.0.len());
+                for st in 0..4 {
+                    for (lo, hi, x) in [(0, 32, true), (4, 9, false), (15, 16, true)] {
+                        let a = acc(st, lo, hi, x);
+                        proptest::prop_assert_eq!(l.conflicts(&a, None), m.conflicts(&a));
+                    }
+                    let mut on: Vec<u64> = l.on_storage(st).map(|e| e.seq).collect();
+                    let want: Vec<u64> =
+                        m.0.iter().filter(|e| e.access.storage == st).map(|e| e.seq).collect();
+                    proptest::prop_assert_eq!(&on, &want); // record order, per storage
+                    on.clear();
+                }
+                for t in 1..12 {
+                    let mut got = l.accesses_of(t);
+                    let mut want: Vec<Access> =
+                        m.0.iter().filter(|e| e.token == t).map(|e| e.access).collect();
+                    let key = |a: &Access| (a.storage, a.lo, a.hi, a.exclusive);
+                    got.sort_by_key(key);
+                    want.sort_by_key(key);
+                    proptest::prop_assert_eq!(got, want);
+                }
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@ mod in_flight;
 mod launch;
 pub mod launch_plan;
 mod ledger;
+mod loans;
 mod op_state;
 mod region;
 pub mod streams;
@@ -184,7 +185,7 @@ pub fn launch_op_name(kernel: &str, op: u64) -> String {
 #[derive(Debug)]
 struct Op {
     name: OpName,
-    handles: Vec<u64>,
+    handles: loans::Held,
 }
 
 #[derive(Debug, Clone)]
@@ -208,8 +209,6 @@ pub struct HostRegistry {
     ops: IdMap<Op>,
     /// Interned op names (one allocation per distinct kernel name, not per launch).
     names: HashMap<Box<str>, Arc<str>>,
-    /// Recycled handle lists of completed ops.
-    pool: Vec<Vec<u64>>,
     /// Handles released while a pending op held them: they keep their storage alive
     /// until the op gives them back (the GPU may still be using the memory).
     zombies: IdMap<()>,
@@ -274,12 +273,21 @@ impl HostRegistry {
             .ok_or_else(|| unknown_storage(storage))
     }
 
-    /// Refuse a write of `storage` (`what` names it) that another library may see:
-    /// memory imported shared (CT5040), or exported and not yet released (CT5041).
-    fn refuse_foreign_write(&self, storage: u64, what: &str) -> Result<(), HostError> {
+    /// Refuse a write of `storage` (`what()` names it: made only for the error) that
+    /// another library may see: memory imported shared (CT5040), or exported and not yet
+    /// released (CT5041).
+    fn refuse_foreign_write(
+        &self,
+        storage: u64,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), HostError> {
         let Some(st) = self.storages.get(&storage) else {
             return Ok(());
         };
+        if !st.shared && st.exports == 0 {
+            return Ok(());
+        }
+        let what = what();
         if st.shared {
             return Err(HostError::borrow(
                 "CT5040",
@@ -335,7 +343,8 @@ impl HostRegistry {
                 None,
             ));
         }
-        if let Some((lo, hi)) = region.extent() {
+        let extent = region.extent();
+        if let Some((lo, hi)) = extent {
             if lo < 0 || hi > i128::from(st.nbytes) {
                 return Err(HostError::borrow(
                     "CT5007",
@@ -349,7 +358,6 @@ impl HostRegistry {
         }
         st.handles += 1;
         self.next_handle += 1;
-        let extent = region.extent();
         self.handles.insert(
             self.next_handle,
             Handle {
@@ -546,7 +554,7 @@ impl HostRegistry {
             (h.storage, h.region.clone())
         };
         if require_unique {
-            self.refuse_foreign_write(storage, &format!("`{by}`"))?;
+            self.refuse_foreign_write(storage, || format!("`{by}`"))?;
             let others = self.storage_live_handles(storage)?.saturating_sub(1);
             if others > 0 {
                 return Err(HostError::borrow(
@@ -569,208 +577,6 @@ impl HostRegistry {
             st.handles = st.handles.saturating_sub(1);
         }
         self.new_handle(storage, region)
-    }
-
-    /// Move handles into pending operation `op` (host rule 3), all or nothing. `args` are
-    /// `(handle, mutable)`.
-    pub fn move_in(
-        &mut self,
-        op: u64,
-        op_name: &str,
-        args: &[(u64, bool)],
-    ) -> Result<(), HostError> {
-        self.check_moves(args, op, op_name)?;
-        let name = match self.names.get(op_name) {
-            Some(n) => n.clone(),
-            None => {
-                let n: Arc<str> = Arc::from(op_name);
-                self.names.insert(op_name.into(), n.clone());
-                n
-            }
-        };
-        self.record_moves(op, OpName::Given(name), args);
-        Ok(())
-    }
-
-    /// [`HostRegistry::move_in`] for a kernel launch: the operation is named
-    /// "`kernel` (op #op)" (see [`launch_op_name`]), formatted only when shown.
-    pub fn move_in_launch(
-        &mut self,
-        op: u64,
-        kernel: &Arc<str>,
-        args: &[(u64, bool)],
-    ) -> Result<(), HostError> {
-        self.check_moves(args, op, kernel)?;
-        self.record_moves(op, OpName::Launch(kernel.clone()), args);
-        Ok(())
-    }
-
-    /// Move every live handle of `handles` into long-lived holder `op` (a CUDA Graph that
-    /// owns the tensors it touches): until [`HostRegistry::give_back`], every use of them is
-    /// refused (CT5001, naming the holder). Handles that are not live (consumed, released)
-    /// are skipped: the holder keeps their memory by other means. Returns how many moved.
-    pub fn hold(&mut self, op: u64, name: &str, handles: &[u64]) -> usize {
-        let live: Vec<(u64, bool)> = handles
-            .iter()
-            .filter(|h| self.state(**h) == Some(&HandleState::Live))
-            .map(|h| (*h, false))
-            .collect();
-        self.record_moves(op, OpName::Holder(Arc::from(name)), &live);
-        self.ops.get(&op).map_or(0, |o| o.handles.len())
-    }
-
-    /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
-    fn check_moves(&self, args: &[(u64, bool)], op: u64, kernel: &str) -> Result<(), HostError> {
-        let op_name = || launch_op_name(kernel, op);
-        const INLINE: usize = 16;
-        let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
-        let mut spill: Vec<&Handle> = Vec::new();
-        for (i, &(id, _)) in args.iter().enumerate() {
-            let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
-            if h.state != HandleState::Live {
-                return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
-            }
-            if args[i].1 {
-                self.refuse_foreign_write(
-                    h.storage,
-                    &format!("pass it to {} as argument {i}, which writes it", op_name()),
-                )
-                .map_err(|e| e.with_op(op).with_kernel(kernel))?;
-            }
-            if i < INLINE {
-                inline[i] = Some(h);
-            } else {
-                spill.push(h);
-            }
-        }
-        let get = |i: usize| {
-            if i < INLINE {
-                inline[i]
-            } else {
-                spill.get(i - INLINE).copied()
-            }
-        };
-        for i in 0..args.len() {
-            for j in i + 1..args.len() {
-                let ((a, ma), (b, mb)) = (args[i], args[j]);
-                if !(ma || mb) {
-                    continue;
-                }
-                if a == b {
-                    return Err(HostError::borrow(
-                        "CT5005",
-                        format!("the same tensor is passed to {} as arguments {i} and {j}, and one of them is mutable", op_name()),
-                        Some("pass distinct tensors, or copy one of them".into()),
-                    )
-                    .with_op(op)
-                    .with_kernel(kernel));
-                }
-                let (Some(x), Some(y)) = (get(i), get(j)) else {
-                    continue;
-                };
-                if x.storage != y.storage {
-                    continue;
-                }
-                let apart = match (x.extent, y.extent) {
-                    (Some((alo, ahi)), Some((blo, bhi))) => ahi <= blo || bhi <= alo,
-                    _ => true,
-                };
-                if !apart && may_overlap(&x.region, &y.region) {
-                    return Err(HostError::borrow(
-                        "CT5006",
-                        format!("arguments {i} and {j} of {} may overlap in memory, and one of them is mutable", op_name()),
-                        Some("pass views that do not share elements, or copy one of them".into()),
-                    )
-                    .with_op(op)
-                    .with_kernel(kernel));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn record_moves(&mut self, op: u64, name: OpName, args: &[(u64, bool)]) {
-        let entry = match self.ops.entry(op) {
-            std::collections::hash_map::Entry::Occupied(o) => {
-                let e = o.into_mut();
-                e.name = name;
-                e
-            }
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(Op {
-                name,
-                handles: self.pool.pop().unwrap_or_default(),
-            }),
-        };
-        for &(id, _) in args {
-            if let Some(h) = self.handles.get_mut(&id) {
-                if h.state == HandleState::Live {
-                    h.state = HandleState::Moved { op };
-                    entry.handles.push(id);
-                }
-            }
-        }
-    }
-
-    /// Operation `op` completed (or failed before launch): its handles are live again.
-    /// Returns how many were handed back.
-    pub fn give_back(&mut self, op: u64) -> usize {
-        self.end_loan(op, |_| HandleState::Live)
-    }
-
-    /// Operation `op` was dropped without running: its handles stay unusable for good
-    /// ([`HandleState::Dropped`]), each named by its parameter from `params` (`(handle,
-    /// parameter)`; the first entry for a handle wins). Returns how many were marked.
-    pub fn abandon(&mut self, op: u64, params: &[(u64, &str)]) -> usize {
-        let kernel: Arc<str> = match self.ops.get(&op).map(|o| &o.name) {
-            Some(OpName::Given(n) | OpName::Launch(n) | OpName::Holder(n)) => n.clone(),
-            None => return 0,
-        };
-        self.end_loan(op, |id| HandleState::Dropped {
-            op,
-            kernel: kernel.clone(),
-            param: params
-                .iter()
-                .find(|(handle, _)| *handle == id)
-                .map(|(_, p)| Arc::from(*p)),
-        })
-    }
-
-    /// End `op`'s loan: each handle it still holds takes the state `next(handle)`, and
-    /// those whose Python object died meanwhile are released. Returns how many changed.
-    fn end_loan(&mut self, op: u64, mut next: impl FnMut(u64) -> HandleState) -> usize {
-        let Some(mut entry) = self.ops.remove(&op) else {
-            return 0;
-        };
-        let mut n = 0;
-        for id in entry.handles.drain(..) {
-            if !self.zombies.is_empty() && self.zombies.remove(&id).is_some() {
-                // Released while in flight: now the storage may really lose it.
-                if let Some(h) = self.handles.remove(&id) {
-                    if let Some(st) = self.storages.get_mut(&h.storage) {
-                        st.handles = st.handles.saturating_sub(1);
-                    }
-                }
-                continue;
-            }
-            if let Some(h) = self.handles.get_mut(&id) {
-                if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
-                    h.state = next(id);
-                    n += 1;
-                }
-            }
-        }
-        if self.pool.len() < 64 {
-            self.pool.push(entry.handles);
-        }
-        n
-    }
-
-    /// The name of the operation holding a moved handle.
-    pub fn holder(&self, handle: u64) -> Option<String> {
-        match self.handles.get(&handle).map(|h| &h.state) {
-            Some(HandleState::Moved { op }) => Some(self.op_name(*op)),
-            _ => None,
-        }
     }
 
     /// The state of a handle (`None` if released or unknown).

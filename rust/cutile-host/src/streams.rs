@@ -208,6 +208,30 @@ impl Clocks {
             .unwrap_or_default()
     }
 
+    /// Whether work enqueued on `consumer` now runs after position `seq` of `producer`
+    /// without a new event: the same stream, work known complete, or a wait already in
+    /// place.
+    pub fn covers(&self, consumer: u32, producer: u32, seq: u64) -> bool {
+        producer == consumer
+            || self.done(producer, seq)
+            || self
+                .get(consumer)
+                .and_then(|c| c.waited.get(producer as usize))
+                .is_some_and(|w| *w >= seq)
+    }
+
+    /// Of the streams in `waits` that `eligible` allows (a free goes to a stream of its
+    /// memory's device), one already ordered after all of them (work enqueued there needs
+    /// no event), if any.
+    pub fn ordered_after_all(&self, waits: &Waits, eligible: impl Fn(u32) -> bool) -> Option<u32> {
+        waits
+            .0
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| eligible(*s))
+            .find(|s| waits.0.iter().all(|(p, q)| self.covers(*s, *p, *q)))
+    }
+
     /// Order `consumer` after every position in `waits`, through `ops`: record a
     /// producer's event only if its last record does not cover the position, and wait
     /// only if `consumer` has not already waited that far. State changes only after each
@@ -307,6 +331,26 @@ mod tests {
         assert_eq!(log.0[3..], ["record 0", "1 waits 0"]);
         assert_eq!(c.stats.events_recorded, 2);
         assert_eq!(c.stats.stream_waits, 3);
+    }
+
+    #[test]
+    fn a_stream_that_already_waited_covers_the_others() {
+        let mut c = Clocks::new();
+        let (a, b) = (c.add_slot(), c.add_slot());
+        let s1 = c.enqueue(a);
+        let t1 = c.enqueue(b);
+        let w = Waits(vec![(a, s1), (b, t1)]);
+        assert_eq!(c.ordered_after_all(&w, |_| true), None);
+        c.order_after(b, &Waits(vec![(a, s1)]), &mut NoEvents)
+            .unwrap();
+        assert!(c.covers(b, a, s1) && !c.covers(a, b, t1));
+        assert_eq!(c.ordered_after_all(&w, |_| true), Some(b));
+        assert_eq!(c.ordered_after_all(&w, |s| s != b), None); // b not eligible: none
+        let s2 = c.enqueue(a); // later work on `a` is not covered by the old wait
+        assert_eq!(
+            c.ordered_after_all(&Waits(vec![(a, s2), (b, t1)]), |_| true),
+            None
+        );
     }
 
     #[test]

@@ -11,9 +11,12 @@
 //! function pointer (or, on the interpreter, leaves the run to `wait`); `finish` gives
 //! everything back. The rules themselves live in `cutile_host::launch_plan`.
 
+mod handle;
 mod launcher;
 mod pending;
 
+pub(crate) use handle::process_registry;
+pub use handle::HandleMeta;
 use pending::CallSite;
 pub use pending::PendingLaunch;
 
@@ -21,8 +24,9 @@ use crate::errors::{self, guard, host_err};
 use crate::runtime::{current_device, Runtime};
 use crate::HostRegistry;
 use cutile_host::launch_plan::{
-    fmt_size, Arg, ArgRef, ConstType, DimSpec, LaunchPlan, ParamBuffer, ParamKind, ParamSpec,
-    PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc, Value, View, Which, WordMap, DTYPES,
+    fmt_size, Arg, ArgRef, Bound as BoundCall, ConstType, DimSpec, LaunchMemo, LaunchPlan,
+    ParamBuffer, ParamKind, ParamSpec, PredicateCache, Refusal, SlotKind, SlotPlan, TensorDesc,
+    Value, View, Which, WordMap, DTYPES,
 };
 use cutile_host::{Access, DropAction, OpState};
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
@@ -39,126 +43,6 @@ static NEXT_OP: AtomicU64 = AtomicU64::new(0);
 #[pyfunction]
 pub fn next_op_id() -> u64 {
     NEXT_OP.fetch_add(1, Ordering::Relaxed) + 1
-}
-
-/// The native half of a `Tensor` / `Partition` (their base class): storage, handle,
-/// address, layout, dtype and tiling, fixed by `_init_meta` when the object is made; and
-/// the registry handle it owns, released when the object dies.
-#[pyclass(module = "cutile._native", frozen, subclass)]
-pub struct HandleMeta {
-    desc: OnceLock<Arc<TensorDesc>>,
-    owner: OnceLock<(Py<HostRegistry>, u64)>,
-}
-
-#[pymethods]
-impl HandleMeta {
-    #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        HandleMeta {
-            desc: OnceLock::new(),
-            owner: OnceLock::new(),
-        }
-    }
-
-    /// Set the facts once. With `registry`, the object owns `handle` there (released when
-    /// it dies), and `handle == 0` makes a new one for this view. Returns the handle.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (storage, handle, address, offset, shape, strides, dtype, itemsize,
-                        tile_shape = None, num_blocks = None, registry = None, device = 0))]
-    fn _init_meta(
-        &self,
-        py: Python<'_>,
-        storage: u64,
-        handle: u64,
-        address: u64,
-        offset: i64,
-        shape: Vec<i64>,
-        strides: Vec<i64>,
-        dtype: &str,
-        itemsize: u64,
-        tile_shape: Option<Vec<i64>>,
-        num_blocks: Option<u64>,
-        registry: Option<Bound<'_, HostRegistry>>,
-        device: u32,
-    ) -> PyResult<u64> {
-        let handle = match (&registry, handle) {
-            (Some(reg), 0) => {
-                let dims = shape
-                    .iter()
-                    .map(|d| {
-                        u64::try_from(*d).map_err(|_| {
-                            PyValueError::new_err(format!("shape must be non-negative, got {d}"))
-                        })
-                    })
-                    .collect::<PyResult<Vec<u64>>>()?;
-                let region = cutile_host::Region::new(offset, dims, strides.clone(), itemsize);
-                let made = reg.try_borrow_mut()?.inner.new_handle(storage, region);
-                made.map_err(|e| host_err(py, e))?
-            }
-            _ => handle,
-        };
-        let release = |reg: &Option<Bound<'_, HostRegistry>>| {
-            if let Some(r) = reg {
-                if let Ok(mut r) = r.try_borrow_mut() {
-                    let _ = r.inner.release_handle(handle);
-                }
-            }
-        };
-        let desc = TensorDesc::new(View {
-            storage,
-            handle,
-            address,
-            offset,
-            shape,
-            strides,
-            dtype: dtype.to_string(),
-            itemsize,
-            tile: tile_shape,
-            num_blocks,
-            device,
-        });
-        let desc = match desc {
-            Ok(d) => d,
-            Err(e) => {
-                release(&registry);
-                return Err(PyValueError::new_err(e));
-            }
-        };
-        if self.desc.set(Arc::new(desc)).is_err() {
-            release(&registry);
-            return Err(PyRuntimeError::new_err("handle metadata is set once"));
-        }
-        if let Some(reg) = registry {
-            let _ = self.owner.set((reg.unbind(), handle));
-        }
-        Ok(handle)
-    }
-
-    /// `(storage, handle, address, span_lo, span_hi, index_bits)`, or `None` before
-    /// `_init_meta` (for tests).
-    #[getter]
-    fn _meta(&self) -> Option<(u64, u64, u64, u64, u64, u32)> {
-        self.desc.get().map(|d| {
-            let v = &d.view;
-            let bits = if d.wide { 64 } else { 32 };
-            (v.storage, v.handle, v.address, d.span.0, d.span.1, bits)
-        })
-    }
-}
-
-impl Drop for HandleMeta {
-    /// The Python object died: its handle goes (a handle a pending op holds keeps its
-    /// storage until the op gives it back; see `HostRegistry::release_handle`).
-    fn drop(&mut self) {
-        if let Some((reg, handle)) = self.owner.get() {
-            let _ = Python::try_attach(|py| {
-                if let Ok(mut r) = reg.bind(py).try_borrow_mut() {
-                    let _ = r.inner.release_handle(*handle);
-                }
-            });
-        }
-    }
 }
 
 /// `CUresult cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)`.
@@ -246,6 +130,23 @@ impl KernelBase {
     }
 }
 
+/// What binding decided for a call (its `Const`s, scalars, index width, compiled-kernel
+/// key), the device it runs on and its grid: shared by every call on that device with the
+/// same launch facts (`LaunchMemo`).
+struct Decided {
+    /// (Its `key` moved to `key`.)
+    bound: BoundCall,
+    /// The specialization's key and the device (a CUfunction belongs to one device's
+    /// context: one compiled entry per device).
+    key: Box<[u64]>,
+    /// The device the launch runs on: its tensors' (the current device without one).
+    device: u32,
+    /// Of the device's multiprocessor count where the launch is persistent.
+    grid: [u64; 3],
+    /// The compiled kernel of `key`, once a launch found it (later ones skip the lookup).
+    entry: OnceLock<Arc<KernelEntry>>,
+}
+
 /// A compiled kernel, loaded in one device's context, ready to launch there.
 struct KernelEntry {
     /// `LoadedKernel` (GPU) or the lowered module (interpreter).
@@ -277,7 +178,8 @@ pub struct KernelLauncher {
     runtime: Py<Runtime>,
     /// A `weakref.ref` to the Python kernel object.
     owner: Py<PyAny>,
-    /// `WeakMethod`: `(consts, facts, index_bits) -> (runnable, function, slots, size)`.
+    /// `WeakMethod`: `(consts, facts, index_bits, device) -> (runnable, function, slots,
+    /// size, pdl)`.
     compile: Py<PyAny>,
     /// `(runnable, grid, names, values) -> None`: runs the interpreter.
     interpret: Py<PyAny>,
@@ -285,6 +187,8 @@ pub struct KernelLauncher {
     cuda_error: Py<PyAny>,
     kernels: Mutex<WordMap<Box<[u64]>, Arc<KernelEntry>>>,
     passed: Mutex<PredicateCache>,
+    /// Decisions of recent calls, by their device and their arguments' launch facts.
+    memo: Mutex<LaunchMemo<Decided>>,
     /// Multiprocessors of each device, by ordinal (a persistent launch's default blocks).
     sm_counts: Vec<u64>,
 }

@@ -491,6 +491,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Ledger", m.py().get_type::<runtime::Runtime>())?;
     m.add_class::<runtime::DeviceBuffer>()?;
     m.add("DRIVER_SYMBOLS", runtime::SYMBOLS.to_vec())?;
+    m.add_function(wrap_pyfunction!(runtime::null_driver, m)?)?;
     m.add_class::<launch::HandleMeta>()?;
     m.add_class::<launch::KernelLauncher>()?;
     m.add_class::<launch::PendingLaunch>()?;

@@ -15,11 +15,13 @@
 //! streams, memory pool and primary context, set up on first use (`add_device`); with
 //! more than one device in use, each driver call runs with its device's context current.
 
+mod blocks;
 mod buffer;
 mod copies;
 mod devices;
 mod driver;
 mod launch_ex;
+mod null;
 mod ordering;
 
 pub use buffer::DeviceBuffer;
@@ -108,6 +110,20 @@ fn closed(slot: u32) -> HostError {
     )
 }
 
+/// `({symbol: address}, {symbol: calls})`: the entry points of a driver that does nothing
+/// and counts its calls (`runtime/null.rs`), for a `Runtime` that runs the GPU code
+/// path without a GPU (tests and benchmarks of the host's part), and the counts so far.
+/// `context`: make it this thread's current context first (not counted), as a program's
+/// thread has its device's context current on a GPU.
+#[pyfunction]
+#[pyo3(signature = (context = None))]
+pub fn null_driver(context: Option<usize>) -> (HashMap<String, usize>, HashMap<String, u64>) {
+    if let Some(c) = context {
+        null::make_current(c);
+    }
+    (null::addresses(), null::calls())
+}
+
 /// Streams, work in flight, and the driver (see the module docs).
 #[pyclass(module = "cutile._native", frozen)]
 pub struct Runtime {
@@ -123,6 +139,8 @@ pub struct Runtime {
     registry: Option<Py<HostRegistry>>,
     /// The launch records of graph captures in progress: `(slot, list)`.
     recordings: Mutex<Vec<(u32, Py<PyList>)>>,
+    /// Freed blocks kept for their stream (`runtime/blocks.rs`); locked after `state`.
+    blocks: Mutex<blocks::BlockCache>,
 }
 
 type AccessTuple = (u64, u64, u64, bool);
@@ -136,6 +154,14 @@ fn accesses_of(v: &[AccessTuple]) -> Vec<Access> {
             exclusive,
         })
         .collect()
+}
+
+impl Drop for Runtime {
+    /// A runtime forgotten (the backend changed; tests): its kept blocks go back to the
+    /// pool, which outlives it.
+    fn drop(&mut self) {
+        let _ = self.release_blocks(None);
+    }
 }
 
 #[pymethods]
@@ -175,6 +201,7 @@ impl Runtime {
             multi: AtomicBool::new(false),
             registry,
             recordings: Mutex::new(Vec::new()),
+            blocks: Mutex::new(blocks::BlockCache::default()),
         };
         rt.set_up_device(device, handles, mem_pool, context)?;
         Ok(rt)
@@ -608,7 +635,29 @@ impl Runtime {
     /// what is pending on it.
     #[pyo3(signature = (storage, home = 0))]
     fn free_storage(&self, storage: u64, home: u32) {
-        self.free_storage_memory(0, storage, home);
+        self.free_storage_memory(0, 0, storage, home);
+    }
+
+    /// Give every kept freed block of `device` (`None`: of every device) back to its
+    /// pool (`cuMemFreeAsync` on its stream); returns how many. `memory.trim(device=...)`
+    /// does this first, and so does an allocation that finds its device full.
+    #[pyo3(signature = (device = None))]
+    fn release_cached(&self, py: Python<'_>, device: Option<u32>) -> PyResult<usize> {
+        self.run(py, || self.release_blocks(device))
+    }
+
+    /// Bytes of freed blocks of `device` (`None`: of every device) kept for reuse (its
+    /// pool counts them as used).
+    #[pyo3(signature = (device = None))]
+    fn cached_bytes(&self, py: Python<'_>, device: Option<u32>) -> PyResult<u64> {
+        self.run(py, || {
+            let _st = self.lock()?;
+            Ok(self
+                .blocks
+                .lock()
+                .map_err(|_| Failure::Poisoned)?
+                .bytes(device))
+        })
     }
 
     /// Start recording `slot` into a graph: its work does not run, launches append
@@ -705,9 +754,14 @@ impl Runtime {
 
     /// What the ordering logic did so far (counters), and the ledger's size.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (s, len) = self.run(py, || {
+        let (s, len, (hits, kept, cached)) = self.run(py, || {
             let st = self.lock()?;
-            Ok((st.flight.clocks.stats, st.flight.ledger.len()))
+            let b = self.blocks.lock().map_err(|_| Failure::Poisoned)?;
+            Ok((
+                st.flight.clocks.stats,
+                st.flight.ledger.len(),
+                (b.hits, b.kept, b.bytes(None)),
+            ))
         })?;
         let d = PyDict::new(py);
         d.set_item("enqueued", s.enqueued)?;
@@ -717,6 +771,9 @@ impl Runtime {
         d.set_item("ordered_frees", s.ordered_frees)?;
         d.set_item("polls", s.polls)?;
         d.set_item("pending_accesses", len)?;
+        d.set_item("blocks_reused", hits)?;
+        d.set_item("blocks_kept", kept)?;
+        d.set_item("cached_bytes", cached)?;
         Ok(d)
     }
 }

@@ -227,4 +227,26 @@ impl TensorDesc {
     pub fn is_partition(&self) -> bool {
         self.view.tile.is_some()
     }
+
+    /// Whether a launch decides the same for `other` as for `self`: the two agree on
+    /// everything binding, the grid and the launch predicates read from a view (element
+    /// type, shape, strides, tiling, block count, specialization facts, index width) and
+    /// on the device (which runs the launch): all but where in that device's memory it is
+    /// (storage, handle, address, offset, span), which the moves, the ledger ranges and the
+    /// packed pointers read per call. ([`super::LaunchMemo`]
+    /// reuses decisions on this; a test checks they agree.)
+    pub fn same_launch_facts(&self, other: &TensorDesc) -> bool {
+        // (The other facts — divisibility, unit last stride, index width — are functions
+        // of the shape and strides compared here; alignment is the address's.)
+        std::ptr::eq(self, other)
+            || (self.dtype == other.dtype
+                && self.view.device == other.view.device
+                && self.facts.align16 == other.facts.align16
+                && self.view.itemsize == other.view.itemsize
+                && self.view.num_blocks == other.view.num_blocks
+                && self.view.shape == other.view.shape
+                && self.view.strides == other.view.strides
+                && self.view.tile == other.view.tile
+                && (self.dtype.is_some() || self.view.dtype == other.view.dtype))
+    }
 }

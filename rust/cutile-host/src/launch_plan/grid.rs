@@ -103,6 +103,47 @@ impl LaunchPlan {
         Ok(grid)
     }
 
+    /// The common launch's grid without allocating: regular (not persistent) partitions
+    /// whose tiles are the declared ones and whose tile grids agree. `None`: anything else,
+    /// which [`LaunchPlan::inferred`] decides (and words the error of).
+    fn plain_grid(&self, args: &[Arg<'_>], consts: &[Value]) -> Option<Option<[u64; 3]>> {
+        let mut grid: Option<[u64; 3]> = None;
+        for (p, a) in self.params.iter().zip(args) {
+            let (ParamKind::Partition, Arg::Handle(d)) = (p.kind, a) else {
+                continue;
+            };
+            let tile = d.view.tile.as_ref()?;
+            let shape = &d.view.shape;
+            let rank = tile.len();
+            if p.persistent || rank == 0 || rank > 3 || shape.len() != rank || p.dims.len() != rank
+            {
+                return None;
+            }
+            let mut g = [1u64; 3];
+            for k in 0..rank {
+                let declared = match p.dims[k] {
+                    Dim::Fixed(n) => n,
+                    Dim::Const(c) => match consts.get(c) {
+                        Some(Value::Int(v)) => *v,
+                        _ => return None,
+                    },
+                    Dim::Any | Dim::Unknown => return None,
+                };
+                let (t, n) = (tile[k], shape[k]);
+                if t != declared || t < 1 || n < 0 {
+                    return None;
+                }
+                g[k] = (n as u64).div_ceil(t as u64);
+            }
+            match grid {
+                None => grid = Some(g),
+                Some(g0) if g0 != g => return None,
+                Some(_) => {}
+            }
+        }
+        Some(grid)
+    }
+
     /// The grid the `Mut` outputs give (`None`: the kernel has none).
     fn inferred(
         &self,
@@ -111,6 +152,9 @@ impl LaunchPlan {
         consts: &[Value],
         sm_count: u64,
     ) -> Result<Option<[u64; 3]>, Refusal> {
+        if let Some(grid) = self.plain_grid(args, consts) {
+            return Ok(grid);
+        }
         let mut regular: Vec<PartitionArg> = Vec::new();
         let mut persistent: Vec<(PartitionArg, Option<u64>)> = Vec::new();
         for (p, a) in self.params.iter().zip(args) {

@@ -14,6 +14,7 @@ mod bind;
 mod desc;
 mod device;
 mod grid;
+mod memo;
 mod pack;
 mod predicates;
 
@@ -21,6 +22,7 @@ pub use bind::{ArgRef, Describe, Placed, Which};
 pub use desc::*;
 pub use device::mixed_devices;
 pub use grid::MAX_GRID;
+pub use memo::LaunchMemo;
 pub use pack::*;
 pub use predicates::{Atom, PredicateCache, PredicatePlan, WordHasher, WordMap};
 
@@ -305,6 +307,23 @@ impl LaunchPlan {
                 _ => None,
             })
             .collect()
+    }
+
+    /// [`LaunchPlan::accesses`] into `out` (room for one per parameter); returns how many.
+    pub fn accesses_into(&self, args: &[Arg<'_>], out: &mut [Access]) -> usize {
+        let mut n = 0;
+        for (p, a) in self.params.iter().zip(args) {
+            if let Arg::Handle(d) = a {
+                out[n] = Access {
+                    storage: d.view.storage,
+                    lo: d.span.0,
+                    hi: d.span.1,
+                    exclusive: p.kind.exclusive(),
+                };
+                n += 1;
+            }
+        }
+        n
     }
 
     /// The byte ranges the launch reads (shared) and writes (exclusive), for the ledger.

@@ -162,20 +162,24 @@ pub fn pack(
 }
 
 /// A launch's parameter buffer and the pointer array `cuLaunchKernel` takes, on the stack
-/// for kernels of up to 64 words and 64 slots (the launch path allocates nothing then).
+/// for kernels of up to [`ParamBuffer::INLINE`] words and slots (the launch path allocates
+/// nothing then).
 pub struct ParamBuffer {
-    small: [u64; 64],
+    small: [u64; ParamBuffer::INLINE],
     big: Vec<u64>,
     words: usize,
 }
 
 impl ParamBuffer {
+    /// Words (and slots) kept on the stack: a kernel of five 3-D tensors and a few scalars.
+    pub const INLINE: usize = 40;
+
     /// A zeroed buffer of `size` bytes.
     pub fn new(size: usize) -> Self {
         let words = size.div_ceil(8).max(1);
         ParamBuffer {
-            small: [0; 64],
-            big: if words > 64 {
+            small: [0; Self::INLINE],
+            big: if words > Self::INLINE {
                 vec![0; words]
             } else {
                 Vec::new()
@@ -185,7 +189,7 @@ impl ParamBuffer {
     }
 
     fn words_mut(&mut self) -> &mut [u64] {
-        if self.words > 64 {
+        if self.words > Self::INLINE {
             &mut self.big
         } else {
             &mut self.small[..self.words]
@@ -221,7 +225,7 @@ impl ParamBuffer {
         let bytes = self.bytes_mut();
         let len = bytes.len();
         let base = bytes.as_mut_ptr();
-        let mut small = [std::ptr::null_mut::<std::ffi::c_void>(); 64];
+        let mut small = [std::ptr::null_mut::<std::ffi::c_void>(); Self::INLINE];
         let mut big = Vec::new();
         let ptrs: &mut [*mut std::ffi::c_void] = if slots.len() <= small.len() {
             &mut small[..slots.len()]

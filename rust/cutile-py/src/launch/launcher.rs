@@ -91,6 +91,7 @@ impl KernelLauncher {
             cuda_error,
             kernels: Mutex::new(WordMap::default()),
             passed: Mutex::new(PredicateCache::default()),
+            memo: Mutex::new(LaunchMemo::default()),
             sm_counts,
         })
     }
@@ -207,7 +208,7 @@ impl KernelLauncher {
         };
         for (o, r) in objs.iter().zip(raw.iter_mut()) {
             match o.cast::<HandleMeta>() {
-                Ok(m) => handles.push(m.get().desc.get().cloned()),
+                Ok(m) => handles.push(m.get().desc().cloned()),
                 Err(_) => {
                     *r = value_arg(o);
                     handles.push(None);
@@ -245,8 +246,88 @@ impl KernelLauncher {
             };
             o.map_or_else(|| "no value".to_string(), |o| describe_object(&o))
         };
+        // One device runs the launch: its tensors' (the current device without one). A
+        // call whose tensors are on two devices never reaches the memo: `decide` refuses
+        // it (CT6113), after binding's own refusals, as every call is refused.
+        let device = plan.device_of(&self.kernel, argv, current_device()).ok();
+        // A plain positional call on one device whose arguments have the launch facts of
+        // an earlier accepted call there reuses its decisions (`LaunchMemo`; the compiled
+        // kernel, and so its PDL launch, come with them); anything else binds.
+        let memo_ok = placed.is_none() && explicit_grid.is_none();
+        let hit = match device {
+            Some(d) if memo_ok => self.memo.lock().map_err(poisoned)?.get(d, argv).cloned(),
+            _ => None,
+        };
+        let decided = match hit {
+            Some(d) => d,
+            None => match self.decide(py, argv, given, last_word, explicit_grid, &describe)? {
+                Some(d) => {
+                    if memo_ok {
+                        self.memo.lock().map_err(poisoned)?.insert(
+                            d.device,
+                            argv,
+                            &handles,
+                            d.clone(),
+                        );
+                    }
+                    d
+                }
+                None => return Ok(None),
+            },
+        };
+        let moved = plan.moves_into(argv, moves);
+        let moves = &moves[..moved];
+        // Values come back in parameter order, scalars normalized (an int given for a
+        // float parameter is a float).
+        let scalars = &decided.bound.scalars;
+        let converted = argv
+            .iter()
+            .zip(scalars)
+            .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
+        let values = if converted || placed.is_some() {
+            let mut out = Vec::with_capacity(n);
+            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(scalars)) {
+                out.push(match (a, s) {
+                    (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
+                    _ => o.clone(),
+                });
+            }
+            PyTuple::new(py, out)?.unbind()
+        } else {
+            args.clone().unbind()
+        };
+        let op = next_op_id();
+        let moved = {
+            let mut reg = self.registry.bind(py).try_borrow_mut()?;
+            reg.inner.move_in_launch(op, &self.kernel, moves)
+        };
+        moved.map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?;
+        Ok(Some(PendingLaunch {
+            launcher: slf.clone().unbind(),
+            op,
+            values,
+            handles,
+            decided,
+            state: OpState::new(),
+            call_site: CallSite::here(py),
+        }))
+    }
+
+    /// Bind a call, infer its grid and check its launch predicates: what a launch with
+    /// these arguments is, or `None` (only without `last_word`) where an argument needs
+    /// normalizing first; a refusal raises the launch's typed error.
+    fn decide(
+        &self,
+        py: Python<'_>,
+        argv: &[Arg<'_>],
+        given: &[Option<Arg<'_>>],
+        last_word: bool,
+        explicit_grid: Option<[u64; 3]>,
+        describe: &cutile_host::launch_plan::Describe<'_>,
+    ) -> PyResult<Option<Arc<Decided>>> {
+        let plan = &self.plan;
         let checked = guard(|| {
-            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, &describe) {
+            let bound = match plan.bind_ordered(&self.kernel, argv, given, last_word, describe) {
                 Ok(b) => b,
                 Err(r) => return Ok(Err(r)),
             };
@@ -268,68 +349,31 @@ impl KernelLauncher {
             if let Err(r) = plan.check_predicates(&self.kernel, argv, &bound, grid, &mut cache) {
                 return Ok(Err(r));
             }
-            Ok(Ok((bound, grid, plan.accesses(argv), device)))
+            Ok(Ok((bound, grid, device)))
         })?;
-        let (mut bound, grid, accesses, device) = match checked {
-            Ok(x) => x,
-            Err(Refusal::Slow(_)) if !last_word => return Ok(None),
-            Err(Refusal::Slow(why)) => {
-                return Err(errors::internal(
-                    py,
-                    &format!(
-                        "`{}`: the launcher could not read normalized arguments ({why})",
-                        self.kernel
-                    ),
-                ))
-            }
-            Err(Refusal::Refused(e)) => return Err(host_err(py, e.with_kernel(&self.kernel))),
-        };
-        let moved = plan.moves_into(argv, moves);
-        let moves = &moves[..moved];
-        // Values come back in parameter order, scalars normalized (an int given for a
-        // float parameter is a float).
-        let converted = argv
-            .iter()
-            .zip(&bound.scalars)
-            .any(|(a, s)| matches!((a, s), (Arg::Int(_), Some(Value::Float(_)))));
-        let values = if converted || placed.is_some() {
-            let mut out = Vec::with_capacity(n);
-            for (o, (a, s)) in objs.iter().zip(argv.iter().zip(&bound.scalars)) {
-                out.push(match (a, s) {
-                    (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
-                    _ => o.clone(),
-                });
-            }
-            PyTuple::new(py, out)?.unbind()
-        } else {
-            args.clone().unbind()
-        };
-        let op = next_op_id();
-        let moved = {
-            let mut reg = self.registry.bind(py).try_borrow_mut()?;
-            reg.inner.move_in_launch(op, &self.kernel, moves)
-        };
-        moved.map_err(|e| host_err(py, e.with_kernel(&self.kernel)))?;
-        Ok(Some(PendingLaunch {
-            launcher: slf.clone().unbind(),
-            op,
-            values,
-            handles,
-            scalars: bound.scalars,
-            consts: bound.consts,
-            index_bits: bound.index_bits,
-            key: {
+        match checked {
+            Ok((mut bound, grid, device)) => {
                 // a CUfunction belongs to one device's context: one entry per device
-                bound.key.push(u64::from(device));
-                bound.key.into_boxed_slice()
-            },
-            grid,
-            device,
-            accesses,
-            state: OpState::new(),
-            entry: OnceLock::new(),
-            call_site: CallSite::here(py),
-        }))
+                let mut key = std::mem::take(&mut bound.key);
+                key.push(u64::from(device));
+                Ok(Some(Arc::new(Decided {
+                    key: key.into_boxed_slice(),
+                    bound,
+                    device,
+                    grid,
+                    entry: OnceLock::new(),
+                })))
+            }
+            Err(Refusal::Slow(_)) if !last_word => Ok(None),
+            Err(Refusal::Slow(why)) => Err(errors::internal(
+                py,
+                &format!(
+                    "`{}`: the launcher could not read normalized arguments ({why})",
+                    self.kernel
+                ),
+            )),
+            Err(Refusal::Refused(e)) => Err(host_err(py, e.with_kernel(&self.kernel))),
+        }
     }
 
     /// `p`'s specialization as the compile callback takes it: `(name, value)` per `Const`
@@ -341,7 +385,7 @@ impl KernelLauncher {
         p: &PendingLaunch,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
         let consts = PyList::empty(py);
-        for (c, v) in self.plan.consts.iter().zip(&p.consts) {
+        for (c, v) in self.plan.consts.iter().zip(&p.decided.bound.consts) {
             consts.append((c.name.as_str(), value_py(py, *v)?))?;
         }
         let facts = PyList::empty(py);
@@ -372,7 +416,12 @@ impl KernelLauncher {
         py: Python<'_>,
         p: &PendingLaunch,
     ) -> PyResult<Arc<KernelEntry>> {
-        if let Some(e) = self.kernels.lock().map_err(poisoned)?.get(&p.key[..]) {
+        if let Some(e) = self
+            .kernels
+            .lock()
+            .map_err(poisoned)?
+            .get(&p.decided.key[..])
+        {
             return Ok(e.clone());
         }
         let (consts, facts) = self.specialization(py, p)?;
@@ -383,7 +432,7 @@ impl KernelLauncher {
                 self.kernel
             )));
         }
-        let out = method.call1((consts, facts, p.index_bits, p.device))?;
+        let out = method.call1((consts, facts, p.decided.bound.index_bits, p.decided.device))?;
         let (runnable, function, slots, size, pdl): Compiled = out.extract()?;
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {
@@ -417,7 +466,10 @@ impl KernelLauncher {
             pdl,
         });
         let mut kernels = self.kernels.lock().map_err(poisoned)?;
-        Ok(kernels.entry(p.key.clone()).or_insert(entry).clone())
+        Ok(kernels
+            .entry(p.decided.key.clone())
+            .or_insert(entry)
+            .clone())
     }
 
     pub(super) fn cuda_error(&self, py: Python<'_>, code: c_int, what: &str) -> PyErr {

@@ -19,17 +19,11 @@ pub struct PendingLaunch {
     pub(super) op: u64,
     pub(super) values: Py<PyTuple>,
     pub(super) handles: Handles,
-    pub(super) scalars: Vec<Option<Value>>,
-    pub(super) consts: Vec<Value>,
-    pub(super) index_bits: u32,
-    pub(super) key: Box<[u64]>,
-    pub(super) grid: [u64; 3],
-    /// The device the launch runs on (its tensors').
-    pub(super) device: u32,
-    pub(super) accesses: Vec<Access>,
+    /// Binding's decisions (the device too), shared with other calls of the same launch
+    /// facts on that device.
+    pub(super) decided: Arc<Decided>,
     /// Started once, released once (`cutile_host::OpState`).
     pub(super) state: OpState,
-    pub(super) entry: OnceLock<Arc<KernelEntry>>,
     /// Where the program made the op (the warning of a drop without running names it).
     pub(super) call_site: CallSite,
 }
@@ -37,10 +31,19 @@ pub struct PendingLaunch {
 /// The line of the program that made an op.
 pub(super) enum CallSite {
     Unknown,
-    /// The calling frame's code object and line: its file name is read only when shown.
+    /// The calling frame's code object and instruction offset: the line is worked out
+    /// only when shown (the line table is a scan that would cost every launch).
     Frame(Py<PyAny>, i32),
     /// `(file, line)` from Python (the slow path, which knows the user's frame).
     Given(Py<PyAny>),
+}
+
+// Full (non-limited) C API entry points, exported by every CPython from 3.11 on (this
+// module's floor): the instruction offset of a frame, and the line of an offset.
+extern "C" {
+    fn PyFrame_GetLasti(frame: *mut pyo3::ffi::PyFrameObject) -> std::ffi::c_int;
+    fn PyCode_Addr2Line(code: *mut pyo3::ffi::PyObject, offset: std::ffi::c_int)
+        -> std::ffi::c_int;
 }
 
 impl CallSite {
@@ -53,12 +56,12 @@ impl CallSite {
             if frame.is_null() {
                 return CallSite::Unknown;
             }
-            let line = pyo3::ffi::PyFrame_GetLineNumber(frame);
+            let lasti = PyFrame_GetLasti(frame);
             let code = pyo3::ffi::PyFrame_GetCode(frame);
             if code.is_null() {
                 return CallSite::Unknown;
             }
-            CallSite::Frame(Bound::from_owned_ptr(py, code.cast()).unbind(), line)
+            CallSite::Frame(Bound::from_owned_ptr(py, code.cast()).unbind(), lasti)
         }
     }
 
@@ -66,9 +69,13 @@ impl CallSite {
     fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match self {
             CallSite::Unknown => Ok(py.None().into_bound(py)),
-            CallSite::Frame(code, line) => {
-                let file = code.bind(py).getattr(pyo3::intern!(py, "co_filename"))?;
-                Ok((file, *line).into_pyobject(py)?.into_any())
+            CallSite::Frame(code, lasti) => {
+                let code = code.bind(py);
+                let file = code.getattr(pyo3::intern!(py, "co_filename"))?;
+                // SAFETY: we hold the GIL and `code` is a live code object (from
+                // `PyFrame_GetCode`).
+                let line = unsafe { PyCode_Addr2Line(code.as_ptr(), *lasti) };
+                Ok((file, line).into_pyobject(py)?.into_any())
             }
             CallSite::Given(site) => Ok(site.bind(py).clone()),
         }
@@ -122,13 +129,14 @@ impl PendingLaunch {
 
     #[getter]
     fn grid(&self) -> (u64, u64, u64) {
-        (self.grid[0], self.grid[1], self.grid[2])
+        let g = self.decided.grid;
+        (g[0], g[1], g[2])
     }
 
     /// The ordinal of the device the launch runs on (that of its tensors).
     #[getter]
     fn device(&self) -> u32 {
-        self.device
+        self.decided.device
     }
 
     /// The arguments in parameter order (scalars normalized).
@@ -144,7 +152,7 @@ impl PendingLaunch {
         l.plan
             .consts
             .iter()
-            .zip(&self.consts)
+            .zip(&self.decided.bound.consts)
             .map(|(c, v)| Ok((c.name.clone(), value_py(py, *v)?)))
             .collect()
     }
@@ -181,9 +189,13 @@ impl PendingLaunch {
     /// Compile if needed, order after conflicting work, launch on the stream the runtime
     /// picks (the GPU), or run now (the interpreter), and record the ledger ranges;
     /// returns the waiter. On failure everything is given back.
-    fn _start<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.get().start(slf.py())?;
-        slf.getattr(pyo3::intern!(slf.py(), "_wait"))
+    fn _start(&self, py: Python<'_>) -> PyResult<LaunchWaiter> {
+        self.start(py)?;
+        Ok(LaunchWaiter {
+            launcher: self.launcher.clone_ref(py),
+            slot: self.state.slot(),
+            seq: self.state.launched(),
+        })
     }
 
     /// Wait for the launch to complete (the host learns it: its ledger ranges go).
@@ -290,7 +302,7 @@ impl PendingLaunch {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, u32)> {
         let (c, f) = self.launcher.get().specialization(py, self)?;
-        Ok((c, f, self.index_bits))
+        Ok((c, f, self.decided.bound.index_bits))
     }
 
     /// The launch's parameters, values, `Const`s, specialization and grid
@@ -307,6 +319,38 @@ impl PendingLaunch {
     fn _run(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
         self.run(py)
     }
+}
+
+/// What `KernelOp._start()` returns: called, it waits for the launch to complete (the
+/// host learns it). It holds the launcher and the launch's stream position, not the op (no
+/// reference cycle keeps an op alive).
+#[pyclass(module = "cutile._native", frozen)]
+pub struct LaunchWaiter {
+    launcher: Py<KernelLauncher>,
+    slot: u32,
+    /// 0: nothing was launched (an empty grid).
+    seq: u64,
+}
+
+#[pymethods]
+impl LaunchWaiter {
+    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
+        wait_launch(py, self.launcher.get(), self.slot, self.seq)
+    }
+}
+
+/// Block until position `seq` of `slot` completed; a device fault is named for the kernel.
+fn wait_launch(py: Python<'_>, l: &KernelLauncher, slot: u32, seq: u64) -> PyResult<()> {
+    if seq == 0 {
+        return Ok(()); // nothing was launched (an empty grid)
+    }
+    l.runtime
+        .get()
+        .wait_for(py, slot, seq)
+        .map_err(|f| match f {
+            Failure::Cuda(code, what) => l.cuda_error(py, code, what),
+            f => f.into_py(py),
+        })
 }
 
 impl PendingLaunch {
@@ -328,42 +372,55 @@ impl PendingLaunch {
     }
 
     fn start_inner(&self, py: Python<'_>) -> PyResult<()> {
-        if self.grid.contains(&0) {
+        let decided = &*self.decided;
+        if decided.grid.contains(&0) {
             // An output with no tile: no block runs (the checker's facts assume every
             // output of a running launch has at least one tile).
             return Ok(());
         }
         let l = self.launcher.get();
-        let entry = match self.entry.get() {
+        let entry = match decided.entry.get() {
             Some(e) => e.clone(),
-            None => l.kernel_for(py, self)?,
+            None => {
+                let e = l.kernel_for(py, self)?;
+                let _ = decided.entry.set(e.clone());
+                e
+            }
         };
-        let _ = self.entry.set(entry.clone());
         let rt = l.runtime.get();
-        let slot = rt.pick_on(self.device)?;
-        let mut buf = None;
+        let slot = rt.pick_on(decided.device)?;
+        let scalars = &decided.bound.scalars;
+        // Small launches use stack buffers: starting allocates nothing.
+        const INLINE: usize = 16;
+        let n = self.handles.len();
+        let mut argv_buf = [Arg::Other; INLINE];
+        let argv_vec: Vec<Arg<'_>>;
+        let argv: &[Arg<'_>] = if n <= INLINE {
+            for (a, v) in argv_buf.iter_mut().zip(args_view(&self.handles, scalars)) {
+                *a = v;
+            }
+            &argv_buf[..n]
+        } else {
+            argv_vec = args_view(&self.handles, scalars).collect();
+            &argv_vec
+        };
+        let mut access_buf = [Access::default(); INLINE];
+        let access_vec: Vec<Access>;
+        let accesses: &[Access] = if n <= INLINE {
+            let k = l.plan.accesses_into(argv, &mut access_buf);
+            &access_buf[..k]
+        } else {
+            access_vec = l.plan.accesses(argv);
+            &access_vec
+        };
+        let gpu = rt.has_gpu();
+        let mut buf = ParamBuffer::new(if gpu { entry.size } else { 0 });
         let mut g = [0 as c_uint; 3];
-        if rt.has_gpu() {
-            let mut argv_buf = [Arg::Other; 16];
-            let argv_vec;
-            let argv: &[Arg<'_>] = if self.handles.len() <= argv_buf.len() {
-                for (a, v) in argv_buf
-                    .iter_mut()
-                    .zip(args_view(&self.handles, &self.scalars))
-                {
-                    *a = v;
-                }
-                &argv_buf[..self.handles.len()]
-            } else {
-                argv_vec = args_view(&self.handles, &self.scalars).collect::<Vec<_>>();
-                &argv_vec
-            };
-            let mut b = ParamBuffer::new(entry.size);
-            if let Err(e) = b.pack(&entry.slots, argv, &self.scalars) {
+        if gpu {
+            if let Err(e) = buf.pack(&entry.slots, argv, scalars) {
                 return Err(struct_error(py, e.fmt, e.value));
             }
-            buf = Some(b);
-            for (k, x) in self.grid.iter().enumerate() {
+            for (k, x) in decided.grid.iter().enumerate() {
                 g[k] = c_uint::try_from(*x).map_err(|_| {
                     PyOverflowError::new_err(format!("grid extent {x} does not fit in 32 bits"))
                 })?;
@@ -371,8 +428,8 @@ impl PendingLaunch {
         }
         // Ordered after conflicting work (ledger), launched, and recorded at its position
         // on the stream, under the runtime's lock.
-        let enqueued = rt.enqueue_work(self.op, slot, &self.accesses, |d, stream| {
-            let (Some(d), Some(buf)) = (d, buf.as_mut()) else {
+        let enqueued = rt.enqueue_work(self.op, slot, accesses, |d, stream| {
+            let Some(d) = d else {
                 return Ok(()); // the interpreter runs it below
             };
             // SAFETY: `function` is a CUfunction of a loaded module (compiled with the PDL
@@ -399,10 +456,10 @@ impl PendingLaunch {
             // A graph capture records the launch (it keeps the kernel and the tensors);
             // the interpreter replays it from the record, the GPU from the graph.
             if let Some(rec) = rt.recording(py, slot) {
-                let grid = (self.grid[0], self.grid[1], self.grid[2]);
+                let g = decided.grid;
                 let item = (
                     entry.runnable.bind(py),
-                    grid,
+                    (g[0], g[1], g[2]),
                     l.names.bind(py),
                     self.values.bind(py),
                 );
@@ -413,7 +470,7 @@ impl PendingLaunch {
         if !rt.has_gpu() {
             // The interpreter runs the work when it is enqueued: in enqueue order, which
             // every stream and event order allows.
-            let g = self.grid;
+            let g = decided.grid;
             l.interpret.bind(py).call1((
                 entry.runnable.bind(py),
                 (g[0], g[1], g[2]),
@@ -428,18 +485,12 @@ impl PendingLaunch {
         if !self.state.started() {
             return Err(PyRuntimeError::new_err("this launch has not started"));
         }
-        let seq = self.state.launched();
-        if seq == 0 {
-            return Ok(()); // nothing was launched (an empty grid)
-        }
-        let l = self.launcher.get();
-        l.runtime
-            .get()
-            .wait_for(py, self.state.slot(), seq)
-            .map_err(|f| match f {
-                Failure::Cuda(code, what) => l.cuda_error(py, code, what),
-                f => f.into_py(py),
-            })
+        wait_launch(
+            py,
+            self.launcher.get(),
+            self.state.slot(),
+            self.state.launched(),
+        )
     }
 
     /// Whether the launch completed (never blocks; an op that did not launch is done).

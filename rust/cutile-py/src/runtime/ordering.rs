@@ -12,6 +12,17 @@ impl Runtime {
         self.driver.is_some()
     }
 
+    /// Whether this thread's current stream (whatever its device) is being captured into
+    /// a graph: what `memory._refuse_in_capture` asks, answered without Python.
+    pub(crate) fn capturing_here(&self) -> bool {
+        let (id, slot, _) = CURRENT.with(|c| c.get());
+        id == self.id
+            && self
+                .state
+                .lock()
+                .is_ok_and(|st| st.flight.clocks.capturing(slot))
+    }
+
     pub(super) fn order(&self, st: &mut State, slot: u32, waits: &Waits) -> Result<(), Failure> {
         if waits.is_empty() {
             return Ok(());
@@ -140,11 +151,13 @@ impl Runtime {
             .map(|(_, l)| l.clone_ref(py))
     }
 
-    /// Free device memory (`dptr` 0 on the interpreter) ordered after the work still
-    /// pending on `storage`, and forget the storage. The free goes to a stream of the
-    /// memory's device (that of `home`, the slot it was allocated on), after event waits
-    /// for pending work on any other stream, of any device.
-    pub(crate) fn free_storage_memory(&self, dptr: u64, storage: u64, home: u32) {
+    /// Free device memory (`dptr` 0 on the interpreter; `nbytes` as allocated) ordered
+    /// after the work still pending on `storage`, and forget the storage. The free goes to
+    /// a stream of the memory's device (that of `home`, the slot it was allocated on), after
+    /// event waits for pending work on any other stream, of any device. The block is kept
+    /// for that stream (`blocks.rs`; so for its device only) where the caps allow, else
+    /// given to the pool.
+    pub(crate) fn free_storage_memory(&self, dptr: u64, nbytes: u64, storage: u64, home: u32) {
         if let Ok(mut guard) = self.state.lock() {
             let st = &mut *guard;
             let clocks = &st.flight.clocks;
@@ -161,11 +174,11 @@ impl Runtime {
                     .and_then(|d| d.pool.first().copied())
                     .unwrap_or(0)
             };
-            let slot = waits
-                .0
-                .iter()
-                .map(|(s, _)| *s)
-                .find(|s| on_device(*s))
+            // On a stream of the device already ordered after all the pending work, if one
+            // is (no event); else on one of its streams with pending work, else at home.
+            let slot = clocks
+                .ordered_after_all(&waits, on_device)
+                .or_else(|| waits.0.iter().map(|(s, _)| *s).find(|s| on_device(*s)))
                 .unwrap_or(fallback);
             let previous = self.bind(st, slot).unwrap_or(None);
             if !waits.is_empty() {
@@ -176,7 +189,17 @@ impl Runtime {
             }
             if let Some(d) = &self.driver {
                 if dptr != 0 {
-                    d.free(dptr, st.slots[slot as usize].stream);
+                    // only a pool stream of the memory's own device keeps it
+                    let pool = self
+                        .device_slots(device)
+                        .is_some_and(|p| p.pool.contains(&slot));
+                    let kept = pool
+                        && self.blocks.lock().is_ok_and(|mut b| {
+                            b.keep(device, slot, blocks::block_size(nbytes), dptr)
+                        });
+                    if !kept {
+                        d.free(dptr, st.slots[slot as usize].stream);
+                    }
                 }
             }
             self.restore(previous);
@@ -200,9 +223,11 @@ impl Runtime {
     }
 
     /// Allocate `nbytes` from `device`'s memory pool on this thread's home stream there:
-    /// `(address, slot)`. The allocation is recorded as a write of `storage` there (a
-    /// first use on another stream is ordered after it). Raises `MemoryError` when the
-    /// device is full.
+    /// `(address, slot)`: a block that stream freed when one of the size is kept (a block
+    /// of that device: a stream belongs to one), else the pool's. The allocation is
+    /// recorded as a write of `storage` there (a first use on another stream is ordered
+    /// after it). Raises `MemoryError` when the device is full (after giving the device's
+    /// kept blocks back and trying again).
     pub(crate) fn alloc(
         &self,
         py: Python<'_>,
@@ -212,24 +237,40 @@ impl Runtime {
     ) -> PyResult<(u64, u32)> {
         let slot = self.home_on(device)?;
         let pool = self.device_pool(device)?.mem_pool;
-        let mut address = 0u64;
         let access = [Access {
             storage,
             lo: 0,
             hi: nbytes,
             exclusive: true,
         }];
-        let size = usize::try_from(nbytes.max(1)).map_err(|_| PyMemoryError::new_err(nbytes))?;
-        let r = self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
-            Some(d) => match d.alloc(size, pool, stream) {
-                Ok(p) => {
-                    address = p;
-                    Ok(())
+        let size = blocks::block_size(nbytes);
+        let size_t = usize::try_from(size).map_err(|_| PyMemoryError::new_err(nbytes))?;
+        let mut address = 0u64;
+        let attempt = |address: &mut u64| {
+            self.enqueue_work(next_op_id(), slot, &access, |d, stream| match d {
+                Some(d) => {
+                    let kept = self
+                        .blocks
+                        .lock()
+                        .ok()
+                        .and_then(|mut b| b.take(device, slot, size));
+                    match kept.map_or_else(|| d.alloc(size_t, pool, stream), Ok) {
+                        Ok(p) => {
+                            *address = p;
+                            Ok(())
+                        }
+                        Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
+                    }
                 }
-                Err(code) => Err((code, "cuMemAllocFromPoolAsync")),
-            },
-            None => Ok(()),
-        });
+                None => Ok(()),
+            })
+        };
+        let mut r = attempt(&mut address);
+        if matches!(r, Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)))
+            && self.release_blocks(Some(device)).unwrap_or(0) > 0
+        {
+            r = attempt(&mut address);
+        }
         match r {
             Ok(_) => Ok((address, slot)),
             Err(Failure::Cuda(CUDA_ERROR_OUT_OF_MEMORY, _)) => Err(PyMemoryError::new_err(
@@ -237,5 +278,26 @@ impl Runtime {
             )),
             Err(e) => Err(e.into_py(py)),
         }
+    }
+
+    /// Give every kept block of `device` (`None`: of every device) back to its pool, each
+    /// freed on the stream it was kept for (its free stays ordered where it was; in its
+    /// device's context). Returns how many.
+    pub(super) fn release_blocks(&self, device: Option<u32>) -> Result<usize, Failure> {
+        let st = self.lock()?;
+        let all = self
+            .blocks
+            .lock()
+            .map_err(|_| Failure::Poisoned)?
+            .drain(device);
+        if let Some(d) = &self.driver {
+            for (slot, block) in &all {
+                // (drained: each is freed whatever happened to the one before)
+                let previous = self.bind(&st, *slot).unwrap_or(None);
+                d.free(*block, st.slots[*slot as usize].stream);
+                self.restore(previous);
+            }
+        }
+        Ok(all.len())
     }
 }

@@ -3,9 +3,11 @@ use crate::{validate_launch, PartitionArg};
 use cutile_facts::{Atom as F, BinOp, CmpOp, Expr, KernelFacts, OutputFact, Pred};
 use proptest::prelude::*;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 mod devices;
 mod grid;
+mod memo;
 mod pointers;
 
 /// Facts for these parameters: every `mut_tensor` an output (persistent if named in
