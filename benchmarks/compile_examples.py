@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OURS = r'''
 import importlib.util, json, sys, time
 sys.path.insert(0, {examples!r})
+sys.path.insert(0, {kernels_dir!r})  # the AOT table's own imports (kernel_source)
 spec = importlib.util.spec_from_file_location("aot", {aot_file!r})
 aot = importlib.util.module_from_spec(spec); spec.loader.exec_module(aot)
 mod = aot.load({name!r})
@@ -119,6 +120,7 @@ def main() -> None:
             env = dict(os.environ, CUTILE_CACHE_DIR=cache)
             try:
                 ours[name] = run(OURS.format(examples=str(ROOT / "examples"), name=name,
+                                             kernels_dir=str(ROOT / "tests" / "kernels"),
                                              aot_file=aot_file, target=args.target), env)
             except RuntimeError as exc:
                 ours[name] = {"error": str(exc).splitlines()[-1:]}
