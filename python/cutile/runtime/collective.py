@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BorrowError
-from . import devices, driver, streams
-from .device_op import DeviceOp
+from . import devices, streams
 from .ownership import next_op_id, registry
+from .stream_op import StreamOp
 from .tensor import _Handle
-from .unrun_ops import Site, warn_kernel_op
+from .unrun_ops import Site
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,8 @@ class Arg:
 Enqueue = Callable[["CollectiveOp", Any, int], tuple[int, Any]]
 
 
-class CollectiveOp(DeviceOp):
+class CollectiveOp(StreamOp):
     """One collective (see the module docstring)."""
-
-    _holding = False  # (also for `__del__` of an op whose construction failed)
 
     def __init__(self, kind: str, args: Sequence[Arg], enqueue: Enqueue,
                  site: Site | None) -> None:
@@ -66,9 +64,7 @@ class CollectiveOp(DeviceOp):
         self._name = f"`{kind}` (op #{self.op_id})"
         self._site = site
         self._enqueue = enqueue
-        self._position: tuple[int, int] | None = None
         self._keep: Any = None
-        self._started = False
         self.device = devices.one_device(f"`{kind}`", [(a.name, a.value) for a in args])
         registry().move_in(self.op_id, kind, [(a.value._handle, a.written) for a in self.args])
         self._holding = True
@@ -79,11 +75,6 @@ class CollectiveOp(DeviceOp):
     @property
     def values(self) -> tuple[Any, ...]:
         return tuple(a.value for a in self.args)
-
-    @property
-    def holding(self) -> bool:
-        """Whether the tensors are still moved in."""
-        return self._holding
 
     def accesses(self) -> list[tuple[int, int, int, bool]]:
         """`(storage, lo, hi, exclusive)` of every tensor, for the ledger."""
@@ -105,61 +96,12 @@ class CollectiveOp(DeviceOp):
             raise
         return self._wait
 
-    def _wait(self) -> None:
-        if self._position is None:
-            return
-        try:
-            with driver.on_device(self.device):
-                streams.runtime().wait_for(*self._position)
-            self._keep = None  # the collective completed: torch's work object may go
-        except BaseException:
-            self._release()
-            raise
+    def _wait_on_stream(self, rt: Any, position: tuple[int, int]) -> None:
+        rt.wait_for(*position)
+        self._keep = None  # the collective completed: torch's work object may go
 
-    def _done(self) -> bool:
-        return self._position is None or bool(streams.runtime().query(*self._position))
-
-    def _last_slot(self) -> int | None:
-        return None if self._position is None else self._position[0]
-
-    def _hand_back(self) -> tuple[Any, ...]:
-        """After `_start`: the tensors back now; the ledger orders what touches them next
-        after the collective."""
-        self._release()
-        return self.values
-
-    def _finish(self) -> tuple[Any, ...]:
-        self._release()
-        return self.values
-
-    def _give_back(self) -> None:
-        self._released = True
-        self._release()
-
-    def _release(self) -> None:
-        """Hand the tensors back (idempotent). A started collective's ledger ranges stay
-        until its stream is known past it."""
-        if self._holding:
-            self._holding = False
-            registry().give_back(self.op_id)
-
-    def __del__(self) -> None:
-        if not self._holding:
-            return
-        if self._started:
-            try:
-                self._release()
-            except Exception:  # interpreter shutdown: the registry is gone
-                pass
-            return
-        self._holding = False
-        names = [(a.value._handle, a.name) for a in self.args]
-        try:
-            registry().abandon(self.op_id, names)
-        except Exception:  # interpreter shutdown
-            return
-        if not (self._adopted or self._released):
-            warn_kernel_op(self._name, self._site, list(dict.fromkeys(n for _, n in names)))
+    def _moved_names(self) -> list[tuple[Any, str]]:
+        return [(a.value._handle, a.name) for a in self.args]
 
 
 def refuse_in_capture(rt: Any, slot: int, op: CollectiveOp) -> None:

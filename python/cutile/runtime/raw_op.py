@@ -24,9 +24,9 @@ import numpy as np
 from ..errors import BorrowError, DeviceError, LaunchError
 from . import devices, driver, raw_args, streams
 from .device_faults import KERNEL_FAULTS
-from .device_op import DeviceOp
 from .ownership import next_op_id, registry
-from .unrun_ops import Site, warn_kernel_op
+from .stream_op import StreamOp
+from .unrun_ops import Site
 
 if TYPE_CHECKING:
     from ..raw_kernel import RawKernel
@@ -83,23 +83,18 @@ def launch_dims(kernel: str, grid: Any, block: Any, shared_mem: Any) -> LaunchDi
     return LaunchDims(g, b, int(shared_mem))
 
 
-class RawOp(DeviceOp):
+class RawOp(StreamOp):
     """One launch of a `cutile.unsafe.raw_kernel` (see the module docstring)."""
-
-    _holding = False  # (also for `__del__` of an op whose construction failed)
 
     def __init__(self, kernel: RawKernel, values: tuple[Any, ...], dims: LaunchDims,
                  site: Site | None) -> None:
         self.kernel = kernel
-        self.values = values
+        self._values = values
         self.dims = dims
         self.op_id = next_op_id()
         self._name = f"`{kernel.name}` (op #{self.op_id})"
         self._site = site
-        self._holding = False
-        self._started = False
         self._launched = False
-        self._position: tuple[int, int] | None = None
         params = kernel.params
         raw_args.check_aliasing(kernel.name, self.op_id, params, values)
         # one device runs it: its tensors' (LaunchError CT6113 for two)
@@ -118,9 +113,8 @@ class RawOp(DeviceOp):
         return f"<cutile.unsafe.RawOp {self._name}>"
 
     @property
-    def holding(self) -> bool:
-        """Whether the arguments are still moved in."""
-        return self._holding
+    def values(self) -> tuple[Any, ...]:
+        return self._values
 
     def _start(self) -> Callable[[], None]:
         self._started = True
@@ -149,29 +143,10 @@ class RawOp(DeviceOp):
         self._position = (slot, seq)
         self._launched = True
 
-    def _wait(self) -> None:
-        if self._position is None:
-            return
-        try:
-            with driver.on_device(self.device):
-                code = streams.runtime().wait_code(*self._position)
-            if code:
-                self._fault(int(code))
-        except BaseException:
-            self._release()
-            raise
-
-    def _done(self) -> bool:
-        return self._position is None or bool(streams.runtime().query(*self._position))
-
-    def _last_slot(self) -> int | None:
-        return None if self._position is None else self._position[0]
-
-    def _hand_back(self) -> tuple[Any, ...]:
-        """After `_start`: the arguments back now; the ledger orders what touches them next
-        after the launch."""
-        self._release()
-        return self.values
+    def _wait_on_stream(self, rt: Any, position: tuple[int, int]) -> None:
+        code = rt.wait_code(*position)
+        if code:
+            self._fault(int(code))
 
     def _fault(self, code: int) -> None:
         try:
@@ -186,43 +161,9 @@ class RawOp(DeviceOp):
                 "parameter declared with the wrong type; the CUDA context cannot be used "
                 "after a kernel fault, so restart the process") from None
 
-    def _finish(self) -> tuple[Any, ...]:
-        self._release()
-        return self.values
-
-    def _give_back(self) -> None:
-        self._released = True
-        self._release()
-
-    def _release(self) -> None:
-        """Hand the tensors back (idempotent). A launched op's ledger ranges stay until its
-        stream is known to have completed it: what touches the tensors next, a free
-        included, is ordered after it."""
-        if self._holding:
-            self._holding = False
-            registry().give_back(self.op_id)
-
-    def __del__(self) -> None:
-        if not self._holding:
-            return
-        if self._started:
-            # Ran but not finished: hand back without waiting (the ledger orders what
-            # touches the tensors next after the launch).
-            try:
-                self._release()
-            except Exception:  # interpreter shutdown: the registry is gone
-                pass
-            return
-        self._holding = False
-        names = [(v._handle, p.name) for p, v in zip(self.kernel.params, self.values,
-                                                      strict=True) if p.is_pointer]
-        try:
-            registry().abandon(self.op_id, names)
-        except Exception:  # interpreter shutdown
-            return
-        if not (self._adopted or self._released):
-            # (under `-W error` this raises, and Python reports it as unraisable)
-            warn_kernel_op(self._name, self._site, list(dict.fromkeys(n for _, n in names)))
+    def _moved_names(self) -> list[tuple[Any, str]]:
+        return [(v._handle, p.name) for p, v in zip(self.kernel.params, self.values,
+                                                    strict=True) if p.is_pointer]
 
 
 def interpreter_error(kernel: str) -> LaunchError:
