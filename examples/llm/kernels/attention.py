@@ -57,6 +57,46 @@ def split_bf16(x):
     return hi, (x - hi.astype(f32)).astype(bf16)
 
 
+@cutile.device
+def repeat_rows(x, M, G, D):
+    """The G rows of x [G, D] repeated to the M rows of a tensor-core tile."""
+    return broadcast_to(x[None, :, :], (M // G, G, D)).reshape((M, D))
+
+
+@cutile.device
+def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
+    """The online softmax (base 2) of this block's share of the cache: key tiles s,
+    s + NS, ... of kv head kvh, keys below n; q as bf16 hi + lo halves (M, D). Returns
+    the running maximum, the sum of exponentials and the unnormalized output."""
+    # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
+    # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
+    # skips the tiles past the length: every load is proved in bounds when compiled or at
+    # launch, and the loop carries no device check (shares bounded by a length read on the
+    # device could only be checked there, on every load).
+    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
+    m_i = full((M, 1), -math.inf, f32)
+    l_i = zeros((M, 1), f32)
+    acc = zeros((M, D), f32)
+    for i in range(cdiv(cap, NS)):
+        t = i * NS + s
+        if t * BS < n:
+            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
+            kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+            vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+            kt = kt.transpose()
+            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+            keys = t * BS + arange(BS, i32)
+            sc = where(keys[None, :] < n, sc, -math.inf)
+            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+            alpha = exp2(m_i - m_new)
+            p = exp2(sc - m_new)
+            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
+            p_hi, p_lo = split_bf16(p)
+            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+            m_i = m_new
+    return m_i, l_i, acc
+
+
 # Two CTAs per SM: tileiras then fits a block in 128 registers without spilling (43 KB of
 # shared memory each), and `plan.attn_splits` sizes the grid to two blocks per SM.
 DECODE_OCCUPANCY = 2
@@ -71,36 +111,12 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,)).item() + 1          # keys 0..pos
-    # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
-    # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
-    # skips the tiles past the length: every load is proved in bounds when compiled or at
-    # launch, and the loop carries no device check (shares bounded by a length read on the
-    # device could only be checked there, on every load).
-    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
     # The G query heads repeated to the M = 16 rows of a tensor-core tile (rows past G are
     # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
     # halves, so the scores and the weighted sum keep f32 accuracy.
     qs = q.load_tile((G, D), (kvh, 0)) * (scale * LOG2E)
-    q_hi, q_lo = split_bf16(broadcast_to(qs[None, :, :], (M // G, G, D)).reshape((M, D)))
-    m_i = full((M, 1), -math.inf, f32)
-    l_i = zeros((M, 1), f32)
-    acc = zeros((M, D), f32)
-    for i in range(cdiv(cap, NS)):
-        t = i * NS + s
-        if t * BS < n:
-            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
-            kt = kc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D)).transpose()
-            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
-            keys = t * BS + arange(BS, i32)
-            sc = where(keys[None, :] < n, sc, -math.inf)
-            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-            alpha = exp2(m_i - m_new)
-            p = exp2(sc - m_new)
-            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-            p_hi, p_lo = split_bf16(p)
-            vs = vc.load_tile((1, BS, D), (kvh, j, 0)).reshape((BS, D))
-            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
-            m_i = m_new
+    q_hi, q_lo = split_bf16(repeat_rows(qs, M, G, D))
+    m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, True)
     o.store(acc[:G].reshape((1, 1, GD)))
     m_out.store(m_i[:G].reshape((1, 1, G)))
     l_out.store(l_i[:G].reshape((1, 1, G)))

@@ -46,58 +46,18 @@ from cutile.core import (
     arange,
     bf16,
     block_id,
-    broadcast_to,
     cat,
-    cdiv,
     exp2,
     f32,
-    full,
     i32,
     maximum,
-    mma,
     where,
-    zeros,
 )
 
-from .attention import DECODE_OCCUPANCY, LOG2E, split_bf16
+from .attention import DECODE_OCCUPANCY, LOG2E, attend_cache, repeat_rows, split_bf16
 from .embed_rope import load_cs
 from .gemv_ss import load_ss, ss_scale
 from .qkv import head_norm, rope
-
-
-@cutile.device
-def repeat_rows(x, M, G, D):
-    """The G rows of x [G, D] repeated to the M rows of a tensor-core tile."""
-    return broadcast_to(x[None, :, :], (M // G, G, D)).reshape((M, D))
-
-
-@cutile.device
-def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
-    """The online softmax (base 2) of this block's share of the cache: key tiles s,
-    s + NS, ... of kv head kvh, keys below n; q as bf16 hi + lo halves (M, D). Returns
-    the running maximum, the sum of exponentials and the unnormalized output."""
-    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
-    m_i = full((M, 1), -math.inf, f32)
-    l_i = zeros((M, 1), f32)
-    acc = zeros((M, D), f32)
-    for i in range(cdiv(cap, NS)):
-        t = i * NS + s
-        if t * BS < n:
-            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
-            kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
-            vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
-            kt = kt.transpose()
-            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
-            keys = t * BS + arange(BS, i32)
-            sc = where(keys[None, :] < n, sc, -math.inf)
-            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-            alpha = exp2(m_i - m_new)
-            p = exp2(sc - m_new)
-            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-            p_hi, p_lo = split_bf16(p)
-            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
-            m_i = m_new
-    return m_i, l_i, acc
 
 
 @cutile.entry(occupancy=DECODE_OCCUPANCY)
