@@ -12,10 +12,11 @@ import time
 
 import numpy as np
 import pytest
+from gpu_kernels import axpb, rand, smooth
 
 import cutile
 from cutile import api
-from cutile.core import Const, Mut, Tensor, f32, i32, load_tile_like
+from cutile.core import f32
 from cutile.runtime import devices, driver, memory, streams
 
 pytestmark = pytest.mark.gpu
@@ -29,22 +30,8 @@ def two_gpus() -> None:
         pytest.skip("needs two GPUs visible to the process")
 
 
-@cutile.entry
-def smooth(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], steps: i32, B: Const[int]):
-    v = load_tile_like(x, z)
-    acc = v
-    for _ in range(steps):
-        acc = acc * 0.5 + v * 0.25  # converges to v / 2
-    z.store(acc)
-
-
-@cutile.entry
-def axpb(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
-    z.store(load_tile_like(x, z) * a + 1.0)
-
-
 def _rand(n: int = N, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+    return rand(n, seed)
 
 
 def _steps(seconds: float, device: int) -> int:

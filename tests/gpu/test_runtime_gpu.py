@@ -10,11 +10,12 @@ import time
 
 import numpy as np
 import pytest
+from gpu_kernels import axpb, rand, smooth
 
 import cutile
 from cutile import api
 from cutile import dtypes as dt
-from cutile.core import Const, Mut, Tensor, f32, i32, load_tile_like
+from cutile.core import Const, Mut, Tensor, f32, load_tile_like
 from cutile.runtime import memory, streams
 
 pytestmark = pytest.mark.gpu
@@ -23,22 +24,8 @@ N = 1 << 20
 TILE = 1024
 
 
-@cutile.entry
-def smooth(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], steps: i32, B: Const[int]):
-    v = load_tile_like(x, z)
-    acc = v
-    for _ in range(steps):
-        acc = acc * 0.5 + v * 0.25  # converges to v / 2
-    z.store(acc)
-
-
-@cutile.entry
-def axpb(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
-    z.store(load_tile_like(x, z) * a + 1.0)
-
-
 def _rand(n: int = N, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+    return rand(n, seed)
 
 
 _STEPS: dict[float, int] = {}
