@@ -69,7 +69,24 @@ def prefill_gemms(persistent: bool = False, latency: int | None = None,
     return _persistent(latency, group) if persistent else _tiled(latency)
 
 
+def _x_wt(latency: int | None) -> cutile.DeviceFunction:
+    """acc + x[m rows] @ w[j rows]^T over all of K, in (BM, BK) and (BN, BK) tiles: the
+    K loop every prefill GEMM but gate/up's shares (`latency`: the loads' hint)."""
+
+    @cutile.device
+    def x_wt(x, w, m, j, acc, BM, BN, BK):
+        for k in range(num_tiles(x, 1, (BM, BK))):
+            a = x.load_tile((BM, BK), (m, k), latency=latency)
+            b = w.load_tile((BN, BK), (j, k), latency=latency)
+            acc = mma(a, b.transpose(), acc)
+        return acc
+
+    return x_wt
+
+
 def _tiled(latency: int | None) -> PrefillGemms:
+    x_wt = _x_wt(latency)
+
     @cutile.entry
     def gemm_qkv(out: Mut[Tensor[bf16, ["BM", "D"]]], x: Tensor[bf16, [-1, -1]],
                  w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]], qnw: Tensor[bf16, [-1]],
@@ -78,11 +95,7 @@ def _tiled(latency: int | None) -> PrefillGemms:
                  BK: Const[int], NH: Const[int], NKV: Const[int]):
         m = block_id(0)
         j = block_id(1)
-        acc = zeros((BM, D), f32)
-        for k in range(num_tiles(x, 1, (BM, BK))):
-            a = x.load_tile((BM, BK), (m, k), latency=latency)
-            b = w.load_tile((D, BK), (j, k), latency=latency)
-            acc = mma(a, b.transpose(), acc)
+        acc = x_wt(x, w, m, j, zeros((BM, D), f32), BM, D, BK)
         out.store(qkv_epilogue(acc, inv, qnw, knw, cos, sin, eps, m, j, BM, D, NH, NKV))
 
     @cutile.entry
@@ -91,11 +104,7 @@ def _tiled(latency: int | None) -> PrefillGemms:
                       BN: Const[int], BK: Const[int]):
         m = block_id(0)
         j = block_id(1)
-        acc = zeros((BM, BN), f32)
-        for k in range(num_tiles(x, 1, (BM, BK))):
-            a = x.load_tile((BM, BK), (m, k), latency=latency)
-            b = w.load_tile((BN, BK), (j, k), latency=latency)
-            acc = mma(a, b.transpose(), acc)
+        acc = x_wt(x, w, m, j, zeros((BM, BN), f32), BM, BN, BK)
         out.store(acc + hs.load_tile((BM, BN), (m, j)))
 
     @cutile.entry
@@ -116,6 +125,8 @@ def _tiled(latency: int | None) -> PrefillGemms:
 
 
 def _persistent(latency: int | None, group: int) -> PrefillGemms:
+    x_wt = _x_wt(latency)
+
     @cutile.entry
     def gemm_qkv_persistent(out: Mut[Tensor[bf16, ["BM", "D"]]], x: Tensor[bf16, [-1, -1]],
                             w: Tensor[bf16, [-1, -1]], inv: Tensor[f32, [-1]],
@@ -125,10 +136,7 @@ def _persistent(latency: int | None, group: int) -> PrefillGemms:
                             NKV: Const[int]):
         for idx in out.iter_indices(group=group):
             acc = zeros((BM, D), f32)
-            for k in range(num_tiles(x, 1, (BM, BK))):
-                a = x.load_tile((BM, BK), (idx[0], k), latency=latency)
-                b = w.load_tile((D, BK), (idx[1], k), latency=latency)
-                acc = mma(a, b.transpose(), acc)
+            acc = x_wt(x, w, idx[0], idx[1], acc, BM, D, BK)
             out.store(qkv_epilogue(acc, inv, qnw, knw, cos, sin, eps, idx[0], idx[1], BM, D,
                                    NH, NKV), index=idx)
 
@@ -139,10 +147,7 @@ def _persistent(latency: int | None, group: int) -> PrefillGemms:
                                  BK: Const[int]):
         for idx in out.iter_indices(group=group):
             acc = zeros((BM, BN), f32)
-            for k in range(num_tiles(x, 1, (BM, BK))):
-                a = x.load_tile((BM, BK), (idx[0], k), latency=latency)
-                b = w.load_tile((BN, BK), (idx[1], k), latency=latency)
-                acc = mma(a, b.transpose(), acc)
+            acc = x_wt(x, w, idx[0], idx[1], acc, BM, BN, BK)
             out.store(acc + hs.load_tile((BM, BN), (idx[0], idx[1])), index=idx)
 
     @cutile.entry
