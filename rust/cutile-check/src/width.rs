@@ -360,16 +360,21 @@ mod tests {
         assert_eq!(signed_range(8), (-128, 127));
     }
 
-    #[test]
-    fn recombined_digits_stay_within_the_block_id() {
-        let mut r = Ranges {
+    /// Ranges of a launch on a two-axis grid of any size.
+    fn two_axis_grid() -> Ranges {
+        Ranges {
             grid: [
                 Poly::atom(Atom::Grid(0)),
                 Poly::atom(Atom::Grid(1)),
                 Poly::c(1),
             ],
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn recombined_digits_stay_within_the_block_id() {
+        let mut r = two_axis_grid();
         r.shape_consts.insert("H".into());
         let b0 = Poly::atom(Atom::BlockId(0));
         let h = Poly::atom(Atom::Const("H".into()));
@@ -397,17 +402,11 @@ mod tests {
         });
         assert_eq!(back, b);
     }
+
     #[test]
     fn a_block_id_times_its_own_tile_fits_on_regular_launches() {
         // `block_id(1) * BM` with BM the output's tile on axis 1: at most dim - 1
-        let mut r = Ranges {
-            grid: [
-                Poly::atom(Atom::Grid(0)),
-                Poly::atom(Atom::Grid(1)),
-                Poly::c(1),
-            ],
-            ..Default::default()
-        };
+        let mut r = two_axis_grid();
         r.shape_consts.insert("BM".into());
         let bm = Poly::atom(Atom::Const("BM".into()));
         let b1 = Poly::atom(Atom::BlockId(1));
