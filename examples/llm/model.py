@@ -389,6 +389,15 @@ class Engine:
         act = buf("act", [t, c.intermediate_size], bf16)
         rows = max(1, min(pp.row_tile, 4096 // hb))        # norm_prep rows per block
 
+        def norm(h: Slot, weight: Tensor) -> None:
+            """xw = bf16(h * weight) and inv = rsqrt(mean(h^2) + eps), per row."""
+            if pp.norm_bk:
+                self._run(prefill.norm_prep_looped, out(xw, pp.norm_rows, hb),
+                          out(inv, pp.norm_rows), h, weight, eps, BK=pp.norm_bk)
+            else:
+                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), h, weight,
+                          eps)
+
         def gemm_out(slot: Slot, g: Any, n: int) -> Out:
             return out(slot, g.BM, g.BN, blocks=g.blocks(t, n, pp.sms))
 
@@ -402,8 +411,7 @@ class Engine:
                       toks)
             cur = 0
             for i, lw in enumerate(w.layers):
-                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs[cur],
-                          lw.attn_norm, eps)
+                norm(hs[cur], lw.attn_norm)
                 self._run(k.qkv, gemm_out(qkv, pp.qkv, c.qkv_size), xw, lw.wqkv, inv,
                           lw.q_norm, lw.k_norm, self.cos, self.sin, eps, BK=pp.qkv.BK,
                           NH=c.num_heads, NKV=c.num_kv_heads)
@@ -415,8 +423,7 @@ class Engine:
                 self._run(k.attn, out(o, pp.attn_bm, d), qkv, 1.0 / math.sqrt(d),
                           G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
                 cur = residual(k.o, pp.o, cur, o, lw.wo)
-                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), hs[cur],
-                          lw.mlp_norm, eps)
+                norm(hs[cur], lw.mlp_norm)
                 g = pp.gate_up
                 self._run(k.gate_up, gemm_out(act, g, c.intermediate_size), xw, lw.wgu, inv,
                           BK=g.BK, UP=c.intermediate_size // g.BN)

@@ -75,6 +75,10 @@ class PrefillPlan:
     chained: bool                # ops chained on one stream, one wait at the end
     kv_only_last: bool           # the last layer computes its keys and values only
     sms: int                     # multiprocessors (persistent launches: blocks per SM)
+    # the norms' rows per block and column tile (`norm_prep_looped`); norm_bk 0: whole
+    # rows in one tile (`norm_prep`, as many rows as fit a 4096-element tile)
+    norm_rows: int = 0
+    norm_bk: int = 0
 
     def with_(self, **changes: Any) -> PrefillPlan:
         return replace(self, **changes)
@@ -116,6 +120,10 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         # alone spills)
         attn_bm=attn_bm, attn_occupancy=2, attn_ctas=2,
         chained=True, kv_only_last=True)
+    wide = new.with_(o=tiles(256, 128, 64, warps=8), down=tiles(256, 128, 64, warps=8))
+    # (rows, columns) tiles of the looped norms; a small config's hidden size is a few
+    # tiles of 32
+    norm_tiles = [(4, 32)] if cfg.hidden_size < 1024 else [(8, 512), (16, 256), (4, 1024)]
     return {
         "old": old,
         "new": new,
@@ -125,7 +133,9 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         "persistent": new.with_(qkv=replace(new.qkv, persistent=True),
                                 gate_up=replace(new.gate_up, persistent=True)),
         # residual GEMMs tiled as the old ones but 256x128 with two warpgroups
-        "wide": new.with_(o=tiles(256, 128, 64, warps=8), down=tiles(256, 128, 64, warps=8)),
+        "wide": wide,
+        # `wide` with the norms walking (rows, columns) tiles of fuller blocks
+        **{f"wide_n{r}x{c}": wide.with_(norm_rows=r, norm_bk=c) for r, c in norm_tiles},
     }
 
 

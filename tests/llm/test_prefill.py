@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from llm.config import preset
+from llm.kernels import prefill
 from llm.kernels.attention import attn_prefill
 from llm.kernels.prefill_gemm import prefill_gemms
 from llm.model import Engine, check_config
@@ -120,6 +121,25 @@ def test_gemm_qkv_norms_and_rotates_heads(rng: np.random.Generator, persistent: 
                                atol=2e-2)
 
 
+@pytest.mark.parametrize(("rows", "bk"), [(4, 32), (8, 64)])
+def test_looped_norm_prep_matches_the_one_pass_norm(rng: np.random.Generator, rows: int,
+                                                    bk: int) -> None:
+    """37 rows (ragged against the row tile) of 160 columns (ragged against the column
+    tile and its 256-wide block tile): rsqrt(mean(h^2) + eps) and bf16(h * w) per row."""
+    t, h, hb, eps = 37, 160, 256, 1e-6
+    hs = rng.standard_normal((t, h)).astype(np.float32) * 3
+    nw = rng.uniform(0.5, 1.5, h).astype(BF16)
+    xw = api.full([t, h], np.nan, bf16).partition([rows, hb])
+    inv = api.full([t], np.nan, f32).partition([rows])
+    xw, inv, *_ = prefill.norm_prep_looped(xw, inv, api.from_numpy(hs), api.from_numpy(nw), eps,
+                                           BK=bk).sync()
+    h64 = hs.astype(np.float64)
+    want_inv = 1 / np.sqrt((h64 * h64).mean(axis=1) + eps)
+    np.testing.assert_allclose(f32_of(inv.unpartition().numpy()), want_inv, rtol=1e-5)
+    np.testing.assert_array_equal(f32_of(xw.unpartition().numpy()),
+                                  bf16_of(hs * f32_of(nw)))
+
+
 @pytest.mark.parametrize("hinted", [False, True])
 @pytest.mark.parametrize("t", [37, 48])
 def test_causal_attention_matches_the_flash_reference(rng: np.random.Generator, t: int,
@@ -172,7 +192,7 @@ def want(tiny: Any, tiny_hf: dict[str, Any], prompt: list[int]) -> list[np.ndarr
     return ref.k + ref.v
 
 
-@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide"])
+@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide", "wide_n4x32"])
 def test_prefill_variants_fill_the_reference_caches(tiny_weights: Any, prompt: list[int],
                                                     want: list[np.ndarray],
                                                     variant: str) -> None:
