@@ -296,6 +296,8 @@ def main() -> None:
     ap.add_argument("--prefill-plans", default="old,wide",
                     help="prefill variants to time (llm/prefill_plan.py), e.g. "
                          "old,new,sync,persistent,wide")
+    ap.add_argument("--gemvs", help="the GEMV shapes of --parts gemv (llm_gemv.GEMVS; default "
+                    "Qwen3-4B's five), e.g. qkv_8b,o_proj_8b,gate_up_8b,down_8b")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -305,7 +307,7 @@ def main() -> None:
         print("launch floor (us per launch): " + ", ".join(
             f"{k} {v:.2f}" for k, v in results["gemv_floor"].items()), flush=True)
         results["gemv"] = {}
-        for name in llm_gemv.GEMVS:
+        for name in args.gemvs.split(",") if args.gemvs else llm_gemv.GEMVS_4B:
             results["gemv"][name] = r = llm_gemv.bench_gemv(name, args.sweep)
             print(llm_gemv.show(name, r), flush=True)
     bw = None

@@ -42,7 +42,11 @@ from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32, zeros
 ATTN = {"KV": 8, "G": 4, "D": 128, "NS": 32}
 GEMVS = {"qkv": (6144, 2560, "partial"), "o_proj": (2560, 4096, "add"),
          "gate_up": (19456, 2560, "partial"), "down": (2560, 9728, "add"),
-         "lm_head": (151936, 2560, "lm")}
+         "lm_head": (151936, 2560, "lm"),
+         # Qwen3-8B (hidden 4096, intermediate 12288, 32 query and 8 kv heads of 128)
+         "qkv_8b": (6144, 4096, "partial"), "o_proj_8b": (4096, 4096, "add"),
+         "gate_up_8b": (24576, 4096, "partial"), "down_8b": (4096, 12288, "add")}
+GEMVS_4B = ("qkv", "o_proj", "gate_up", "down", "lm_head")
 L2 = 50 * 2**20
 EPS = 1e-6
 
@@ -90,6 +94,25 @@ QUICK["qkv"] += [("partial", t) for t in (T(64, 64, 10, 4), T(64, 128, 5, 3),
                                           T(128, 64, 10, 2))]
 QUICK["o_proj"] += [("add", t) for t in (T(64, 64, 4, 5), T(32, 128, 4, 5),
                                          T(128, 64, 4, 3), T(32, 64, 8, 5))]
+
+# Qwen3-8B: what `plan.gemv_tiles`' rule picks (the controls: QKV 64x128 kps8 occ2 is 384
+# blocks on 264 slots, down 768), and grids that fit one wave at their occupancy (blocks <=
+# occupancy x 132) with several MB in flight, as the 4B winners do. QKV: 192-384 blocks;
+# o_proj: 256-512; gate/up (SwiGLU, whole rows): 192 or 384; down: 256-384.
+QUICK["qkv_8b"] = [("partial", t) for t in (
+    T(64, 128, 8, 2), T(128, 64, 16, 2), T(64, 64, 16, 4), T(64, 128, 8, 3), T(128, 128, 8, 2),
+    T(32, 128, 32, 3, True), T(128, 64, 16, 2, True, 10), T(64, 64, 16, 4, True))]
+QUICK["o_proj_8b"] = [("add", t) for t in (
+    T(64, 128, 8, 2), T(64, 64, 8, 4), T(32, 128, 16, 3), T(128, 64, 8, 2), T(32, 128, 8, 4),
+    T(64, 64, 16, 2, True, 10), T(32, 128, 16, 3, True))]
+QUICK["gate_up_8b"] = [("swiglu", t) for t in (
+    T(64, 64, 64, 2, True, 10), T(64, 64, 64, 2, True), T(32, 64, 64, 3, True),
+    T(32, 128, 32, 3, True), T(32, 64, 64, 3, True, 10), T(128, 64, 64, None, True))]
+QUICK["down_8b"] = [("add", t) for t in (
+    T(64, 128, 8, 2), T(32, 128, 32, 3, True), T(64, 128, 24, 2, True, 10),
+    T(64, 64, 48, 2, True, 10), T(32, 128, 48, 2, True, 10), T(16, 256, 48, 2, True, 10),
+    T(64, 64, 48, 4, True), T(32, 128, 24, 3, True))]
+
 
 def candidates(n: int, k: int, kind: str, sweep: str) -> list[Candidate]:
     """Tile candidates of one GEMV shape: the curated quick set, or (`full`) a grid."""

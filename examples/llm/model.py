@@ -54,7 +54,7 @@ from .kernels.gemv import gemv_kernels
 from .kernels.pdl import with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
-from .prefill_plan import prefill_kernels
+from .prefill_plan import norm_kernel, prefill_kernels
 from .reference import Sampling, rope_tables
 from .weights import Weights
 
@@ -391,12 +391,9 @@ class Engine:
 
         def norm(h: Slot, weight: Tensor) -> None:
             """xw = bf16(h * weight) and inv = rsqrt(mean(h^2) + eps), per row."""
-            if pp.norm_bk:
-                self._run(prefill.norm_prep_looped, out(xw, pp.norm_rows, hb),
-                          out(inv, pp.norm_rows), h, weight, eps, BK=pp.norm_bk)
-            else:
-                self._run(prefill.norm_prep, out(xw, rows, hb), out(inv, rows), h, weight,
-                          eps)
+            r = pp.norm_rows or rows
+            self._run(norm_kernel(bool(pp.norm_bk), pp.norm_occupancy), out(xw, r, hb),
+                      out(inv, r), h, weight, eps, **({"BK": pp.norm_bk} if pp.norm_bk else {}))
 
         def gemm_out(slot: Slot, g: Any, n: int) -> Out:
             return out(slot, g.BM, g.BN, blocks=g.blocks(t, n, pp.sms))

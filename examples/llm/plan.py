@@ -62,6 +62,13 @@ TUNED: dict[tuple[str, int, int], GemvTiles] = {
     ("add", 2560, 4096): GemvTiles(64, 64, 8, 4),                     # o_proj 2.37
     ("partial", 19456, 2560): GemvTiles(64, 64, 8, 4),                # gate/up 3.49
     ("add", 2560, 9728): GemvTiles(32, 128, 19, 3, loop=True),        # down 3.14
+    # Qwen3-8B (--gemvs qkv_8b,...; results/2026-12-01-llm-gemv-8b.json), TB/s on a stream
+    # and in a CUDA graph; the rule below gave 2.71 (QKV: 384 blocks on 264 slots), 2.93,
+    # 3.51 and 3.51 (down: 768 blocks)
+    ("partial", 6144, 4096): GemvTiles(64, 128, 8, 3),                # QKV 3.12 / 3.40
+    ("add", 4096, 4096): GemvTiles(128, 64, 8, 2),                    # o_proj 2.94 / 3.24
+    ("swiglu", 24576, 4096): GemvTiles(32, 128, 32, 3, loop=True),    # gate/up 3.86 / 3.96
+    ("add", 4096, 12288): GemvTiles(64, 128, 24, 2, loop=True, latency=10),  # down 3.69 / 3.89
 }
 
 

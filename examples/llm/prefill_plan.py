@@ -21,6 +21,7 @@ from typing import Any
 import cutile
 
 from .config import Qwen3Config
+from .kernels import prefill
 from .kernels.attention import attn_prefill
 from .kernels.prefill_gemm import prefill_gemms
 
@@ -76,9 +77,11 @@ class PrefillPlan:
     kv_only_last: bool           # the last layer computes its keys and values only
     sms: int                     # multiprocessors (persistent launches: blocks per SM)
     # the norms' rows per block and column tile (`norm_prep_looped`); norm_bk 0: whole
-    # rows in one tile (`norm_prep`, as many rows as fit a 4096-element tile)
+    # rows in one tile (`norm_prep`; norm_rows 0: as many as fit a 4096-element tile);
+    # norm_occupancy: tileiras' hint (None: its choice, 255 registers and one CTA per SM)
     norm_rows: int = 0
     norm_bk: int = 0
+    norm_occupancy: int | None = None
 
     def with_(self, **changes: Any) -> PrefillPlan:
         return replace(self, **changes)
@@ -123,7 +126,10 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
     wide = new.with_(o=tiles(256, 128, 64, warps=8), down=tiles(256, 128, 64, warps=8))
     # (rows, columns) tiles of the looped norms; a small config's hidden size is a few
     # tiles of 32
-    norm_tiles = [(4, 32)] if cfg.hidden_size < 1024 else [(8, 512), (16, 256), (4, 1024)]
+    # tiles of 32; (rows, 0): whole rows in one tile; with an occupancy hint, "o<n>"
+    norm_tiles = ([(4, 32, None), (2, 0, 4)] if cfg.hidden_size < 1024 else
+                  [(8, 512, None), (16, 256, None), (16, 256, 2), (8, 256, 2), (1, 0, 4),
+                   (2, 0, 4), (2, 0, 2)])
     return {
         "old": old,
         "new": new,
@@ -135,7 +141,8 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         # residual GEMMs tiled as the old ones but 256x128 with two warpgroups
         "wide": wide,
         # `wide` with the norms walking (rows, columns) tiles of fuller blocks
-        **{f"wide_n{r}x{c}": wide.with_(norm_rows=r, norm_bk=c) for r, c in norm_tiles},
+        **{f"wide_n{r}x{c}" + (f"o{o}" if o else ""): wide.with_(
+            norm_rows=r, norm_bk=c, norm_occupancy=o) for r, c, o in norm_tiles},
     }
 
 
@@ -162,6 +169,13 @@ def gemm_kernel(which: str, t: GemmTiles) -> cutile.EntryKernel:
     """`which` of "qkv", "residual", "swiglu" in `t`'s schedule, with its hints."""
     kernel: cutile.EntryKernel = getattr(prefill_gemms(t.persistent, t.latency), which)
     return kernel.with_hints(**t.hints()) if t.hints() else kernel
+
+
+@functools.cache
+def norm_kernel(looped: bool, occupancy: int | None) -> cutile.EntryKernel:
+    """The prefill's norm (`norm_prep`, or `norm_prep_looped`) with its occupancy hint."""
+    kernel = prefill.norm_prep_looped if looped else prefill.norm_prep
+    return kernel.with_hints(occupancy=occupancy) if occupancy else kernel
 
 
 @functools.cache

@@ -192,7 +192,8 @@ def want(tiny: Any, tiny_hf: dict[str, Any], prompt: list[int]) -> list[np.ndarr
     return ref.k + ref.v
 
 
-@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide", "wide_n4x32"])
+@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide", "wide_n4x32",
+                                     "wide_n2x0o4"])
 def test_prefill_variants_fill_the_reference_caches(tiny_weights: Any, prompt: list[int],
                                                     want: list[np.ndarray],
                                                     variant: str) -> None:
