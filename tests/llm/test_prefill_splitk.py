@@ -201,3 +201,29 @@ def test_4b_atomic_residuals_use_hgmma_and_vector_reductions(variant: str) -> No
             assert calls > 0
         else:
             assert calls == 0 and not any(o.startswith("STL") for o in ops)
+
+
+def test_the_benchmark_counts_each_hybrid_launch_its_columns(tiny_weights: Any,
+                                                             prompt: list[int]) -> None:
+    """benchmarks/llm_prefill.py's FLOPs of a residual GEMM launch: the hybrid's two
+    launches (whole column tiles, then the split rest) add up to the whole GEMM's."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    pytest.importorskip("cuda.bindings")
+    from llm_prefill import gemm_flops
+
+    pp = variants(tiny_weights.cfg, 4)["hybrid"]
+    eng = Engine(tiny_weights, MAX_SEQ, plan_for(tiny_weights.cfg).with_(prefill=pp))
+    seen: list[tuple[Any, int]] = []
+    eng.observer = lambda kernel, op: seen.append((op.binding, gemm_flops(op.binding))) \
+        if kernel.name == "gemm_residual_splitk" else None
+    eng.load_prompt(prompt)
+    c, t = tiny_weights.cfg, len(prompt) - 1
+    whole = {c.q_size: 2 * t * c.hidden_size * c.q_size,
+             c.intermediate_size: 2 * t * c.hidden_size * c.intermediate_size}
+    assert len(seen) == 4 * (c.num_layers - 1)           # two per residual GEMM
+    for (b1, f1), (b2, f2) in zip(seen[::2], seen[1::2], strict=True):
+        assert b1.grid[1] == 2 and b2.grid[1] == 1
+        assert f1 + f2 == whole[b1.values[1].shape[1]]
