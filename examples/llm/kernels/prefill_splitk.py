@@ -92,9 +92,9 @@ def atomic_residual(latency: int | None = None) -> AtomicResidual:
 
     @cutile.device
     def tile_add(hs, x, w, t, k0, k1, tm, tn, BM, BN, BK):
-        """Tile t (m fastest) over the k-steps [k0, k1) added into hs. The clamp of the
-        column tile is for the checker (t < tm tn by construction): every load index is
-        then proved in bounds, and the K loop carries no device check."""
+        """Tile t (m fastest) over the k-steps [k0, k1) added into hs (t < tm tn and
+        0 <= k0 <= k1 <= kt by construction; the checker cannot prove `t % tm`, the
+        clamped column tile and k in bounds, so the loads are checked on the device)."""
         m = t % tm
         j = minimum(t // tm, tn - 1)
         if k0 < k1:
