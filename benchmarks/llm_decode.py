@@ -8,6 +8,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts prefill,ttft
     python benchmarks/llm_decode.py --parts prefill_gemms,prefill \
         --prefill-plans old,new,sync,persistent,wide      # prefill variants, GEMMs alone
+    python benchmarks/llm_decode.py --parts prefill_gemms,prefill \
+        --prefill-plans wide,splitk,splitk2,hybrid,streamk  # atomic residual GEMMs
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,attn_fused,split                  # decode-step variants
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
@@ -295,7 +297,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=2048, help="prefill tokens")
     ap.add_argument("--prefill-plans", default="old,wide",
                     help="prefill variants to time (llm/prefill_plan.py), e.g. "
-                         "old,new,sync,persistent,wide")
+                         "old,new,sync,persistent,wide,splitk,splitk2,hybrid,streamk")
     ap.add_argument("--gemvs", help="the GEMV shapes of --parts gemv (llm_gemv.GEMVS; default "
                     "Qwen3-4B's five), e.g. qkv_8b,o_proj_8b,gate_up_8b,down_8b")
     ap.add_argument("--json", help="write every result here")

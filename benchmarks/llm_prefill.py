@@ -37,10 +37,17 @@ from cutile.core import bf16, f32
 # -- the engine's prefill -------------------------------------------------------------------
 
 
-def gemm_flops(vals: dict[str, Any]) -> int:
-    """2 M N K of a prefill GEMM launch: x [M, K], W [N, K]."""
+def gemm_flops(binding: Any) -> int:
+    """2 M N K of a prefill GEMM launch (its op's binding): x [M, K], W [N, K]; a split-K
+    launch from column tile J0 (the hybrid's two launches) covers grid[1] column tiles of
+    BN only."""
+    vals = dict(zip([p.name for p in binding.params], binding.values, strict=True))
     m, k = vals["x"].shape
-    return 2 * m * vals["w"].shape[0] * k
+    n = vals["w"].shape[0]
+    if "J0" in vals:
+        bn = binding.consts["BN"]
+        n = min(n - vals["J0"] * bn, binding.grid[1] * bn)
+    return 2 * m * n * k
 
 
 def causal_flops(t: int, heads: int, d: int) -> int:
@@ -65,7 +72,7 @@ def record_prefill(engine: Engine, prompt: list[int]) -> tuple[list[lt.Launch],
         held.append(b.values)
         name, flops = kernel.name, 0
         if name.startswith("gemm_"):
-            flops = gemm_flops(vals)
+            flops = gemm_flops(b)
             name = f"{name} K={vals['x'].shape[1]}"
         elif name == "attn_prefill":
             flops = causal_flops(vals["qkv"].shape[0], c.num_heads, c.head_dim)
@@ -211,7 +218,15 @@ def gemm_candidates(cfg: Any) -> dict[str, list[GemmTiles]]:
     residual = [GemmTiles(128, 128, 64, persistent=True), GemmTiles(128, 128, 64, occupancy=2),
                 GemmTiles(256, 128, 64, **w8), GemmTiles(256, 128, 64, persistent=True, **w8),
                 GemmTiles(128, 128, 64, persistent=True, **w8),
-                GemmTiles(128, 64, 64, occupancy=2)]
+                GemmTiles(128, 64, 64, occupancy=2),
+                # atomic adds into hs, K split (llm/kernels/prefill_splitk.py): S by the
+                # rule (4 at 2048 tokens), 2 and 3; whole waves + split rest; stream-K
+                GemmTiles(256, 128, 64, atomic="splitk", **w8),
+                GemmTiles(256, 128, 64, atomic="splitk", splits=2, **w8),
+                GemmTiles(256, 128, 64, atomic="splitk", splits=3, **w8),
+                GemmTiles(256, 128, 64, atomic="hybrid", **w8),
+                GemmTiles(256, 128, 64, atomic="streamk", **w8),
+                GemmTiles(128, 128, 64, atomic="splitk", **w8)]
     return {
         "qkv": candidates(old.qkv, new.qkv, [
             GemmTiles(128, cfg.head_dim, 64, persistent=True, **w8),
@@ -248,6 +263,26 @@ def time_op(kernel: Any, make: Callable[[], Any]) -> tuple[float, np.ndarray]:
     launch = lt.bind(kernel, op)
     sec = lt.timed(launch.run, lt.stream(), 10, trials=5, warmup=2)
     op.sync()
+    return sec, first
+
+
+def time_atomic(kernel: Any, tiles: GemmTiles, x: Any, w: Any) -> tuple[float, np.ndarray]:
+    """An atomic residual GEMM's launches (one, or two for the hybrid) into a zeroed hs:
+    run once (compile; hs read back: x W^T), then the launches replayed back to back, the
+    median of 5 x 10 (hs keeps growing: the time does not depend on its values)."""
+    (t, k), n = x.shape, w.shape[0]
+    hs = api.zeros([t, n], f32)
+    launches, held = [], []
+    for la in tiles.launches(t, n, k, lt_sms()):
+        extra = () if tiles.atomic == "streamk" else (la.J0, la.KPS)
+        op = kernel(hs, x, w, *extra, BM=tiles.BM, BN=tiles.BN, BK=tiles.BK, grid=la.grid)
+        launches.append(lt.bind(kernel, op))
+        hs, *rest = op.sync()
+        held.append(rest)
+    first = hs.to_numpy().astype(np.float32)
+    sec = lt.timed(lambda: lt.replay(launches), lt.stream(), 10, trials=5, warmup=2)
+    lt.sync()
+    del held
     return sec, first
 
 
@@ -301,7 +336,10 @@ def bench_gemm(cfg: Any, role: str, tiles: GemmTiles, t: int, x: Any, w: Any,
         return kernel(o, common["hs"], x, w, BK=tiles.BK)
 
     try:
-        sec, got = time_op(kernel, make)
+        if tiles.atomic:
+            sec, got = time_atomic(kernel, tiles, x, w)
+        else:
+            sec, got = time_op(kernel, make)
     except Exception as exc:  # a configuration that fails is reported, not fatal
         return {"config": tiles.describe(), "error": f"{type(exc).__name__}: {str(exc)[:160]}"}
     return {"config": tiles.describe(), "us": sec * 1e6,

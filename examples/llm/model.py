@@ -372,7 +372,8 @@ class Engine:
         """Every layer over the prompt's tokens, filling the KV caches. The residual
         stream ping-pongs between two f32 buffers (a residual GEMM reads one and writes
         the other: read-modify-write of one output tile spills the persistent kernels'
-        accumulators). Only the caches are kept: the hidden states are not (the first
+        accumulators), or stays in one where both residual GEMMs add into it with
+        atomics (the split-K plans). Only the caches are kept: the hidden states are not (the first
         decode step computes the last token's), so with `kv_only_last` the last layer
         stops after its keys and values."""
         c, pp, w, k = self.cfg, self.plan.prefill, self.w, self.prefill_k
@@ -383,7 +384,9 @@ class Engine:
         def buf(name: str, shape: Sequence[int], dtype: Any) -> Slot:
             return Slot(api.empty(list(shape), dtype), name)
 
-        hs = [buf("hs0", [t, hsz], f32), buf("hs1", [t, hsz], f32)]
+        hs = [buf("hs0", [t, hsz], f32)]
+        if not (pp.o.atomic and pp.down.atomic):
+            hs.append(buf("hs1", [t, hsz], f32))
         xw, inv = buf("xw", [t, hsz], bf16), buf("inv", [t], f32)
         qkv, o = buf("qkv", [t, c.qkv_size], bf16), buf("o", [t, c.q_size], bf16)
         act = buf("act", [t, c.intermediate_size], bf16)
@@ -399,9 +402,17 @@ class Engine:
             return out(slot, g.BM, g.BN, blocks=g.blocks(t, n, pp.sms))
 
         def residual(kernel: Any, g: Any, cur: int, x: Slot, wt: Tensor) -> int:
-            """hs[1 - cur] = hs[cur] + x W^T; the stream is in hs[1 - cur] after it."""
-            self._run(kernel, gemm_out(hs[1 - cur], g, hsz), hs[cur], x, wt, BK=g.BK)
-            return 1 - cur
+            """hs[1 - cur] = hs[cur] + x W^T; the stream is in hs[1 - cur] after it. An
+            atomic kernel (`g.atomic`) adds into hs[cur] in place instead, in the plan's
+            launches (split K ranges of one tile add into it from different blocks)."""
+            if not g.atomic:
+                self._run(kernel, gemm_out(hs[1 - cur], g, hsz), hs[cur], x, wt, BK=g.BK)
+                return 1 - cur
+            for launch in g.launches(t, hsz, wt.shape[1], pp.sms):
+                extra = () if g.atomic == "streamk" else (launch.J0, launch.KPS)
+                self._run(kernel, hs[cur], x, wt, *extra, BM=g.BM, BN=g.BN, BK=g.BK,
+                          grid=launch.grid)
+            return cur
 
         with self._chained() if pp.chained else nullcontext():
             self._run(prefill.embed_rows, out(hs[0], pp.row_tile, min(256, hb)), w.embed,

@@ -24,6 +24,7 @@ from .config import Qwen3Config
 from .kernels import prefill
 from .kernels.attention import attn_prefill
 from .kernels.prefill_gemm import prefill_gemms
+from .kernels.prefill_splitk import atomic_residual
 
 
 def cdiv(a: int, b: int) -> int:
@@ -43,6 +44,12 @@ class GemmTiles:
     warps: int | None = None             # tileiras' num_worker_warps (8: two consumer WGs)
     ctas: int | None = None              # num_ctas: a block runs as a cluster of CTAs
     latency: int | None = None           # the x and W loads' latency hint
+    # residual GEMMs only: hs += x W^T with atomics into hs (kernels/prefill_splitk.py):
+    # "splitk" (every tile split in `splits` K ranges), "hybrid" (the column tiles that
+    # fill whole waves unsplit, the rest split), "streamk" (persistent data-parallel +
+    # stream-K); None: the stored, ping-ponged residual of `prefill_gemms`
+    atomic: str | None = None
+    splits: int = 0                      # K splits of "splitk"/"hybrid"; 0: `best_splits`
 
     def hints(self) -> dict[str, int]:
         given = {"occupancy": self.occupancy, "num_worker_warps": self.warps,
@@ -56,11 +63,68 @@ class GemmTiles:
         tiles = cdiv(rows, self.BM) * cdiv(cols, self.BN)
         return max(1, min(tiles, sms * (self.occupancy or 1) // (self.ctas or 1)))
 
+    def slots(self, sms: int) -> int:
+        """Blocks that run at once: `occupancy` per multiprocessor."""
+        return max(1, sms * (self.occupancy or 1) // (self.ctas or 1))
+
+    def launches(self, rows: int, cols: int, k: int, sms: int) -> list[AtomicLaunch]:
+        """The atomic residual GEMM's launches over a [rows, cols] output and a K-long
+        reduction: (grid, first column tile J0, k-steps per split KPS) each."""
+        tm, tn, kt = cdiv(rows, self.BM), cdiv(cols, self.BN), cdiv(k, self.BK)
+        slots = self.slots(sms)
+        if self.atomic == "streamk":
+            return [AtomicLaunch((min(slots, tm * tn * kt),), 0, kt)]
+        whole = 0                        # column tiles of whole (unsplit) tiles
+        if self.atomic == "hybrid":
+            whole = min(tn, (tm * tn) // slots * slots // tm)
+        out = []
+        if whole:
+            out.append(AtomicLaunch((tm, whole, 1), 0, kt))
+        if whole < tn:
+            s = self.splits or best_splits(tm * (tn - whole), kt, slots)
+            kps = cdiv(kt, s)
+            out.append(AtomicLaunch((tm, tn - whole, cdiv(kt, kps)), whole, kps))
+        return out
+
     def describe(self) -> str:
-        kind = "persistent " if self.persistent else ""
+        if self.atomic:
+            n = f"{self.splits}" if self.splits else "auto"
+            kind = f"{self.atomic}({n}) " if self.atomic != "streamk" else "streamk "
+            return kind + self._tiles()
+        return ("persistent " if self.persistent else "") + self._tiles()
+
+    def _tiles(self) -> str:
         extra = "".join(f" {k}={v}" for k, v in self.hints().items())
         lat = f" lat{self.latency}" if self.latency else ""
-        return f"{kind}{self.BM}x{self.BN}x{self.BK}{extra}{lat}"
+        return f"{self.BM}x{self.BN}x{self.BK}{extra}{lat}"
+
+
+@dataclass(frozen=True)
+class AtomicLaunch:
+    grid: tuple[int, ...]
+    J0: int                      # first column tile (split-K launches)
+    KPS: int                     # k-steps per split
+
+
+# What ending a work unit costs, in k-steps of its own loop: the atomic epilogue (the
+# (BM, BN) f32 tile through shared memory, then 16-byte reductions into L2) and the next
+# unit's pipeline fill. An estimate (a 256x128x64 k-step is ~0.6 us of one H200 SM, the
+# epilogue and fill a few us); `best_splits` only needs it to prefer fewer, longer units
+# when two split counts fill the waves alike.
+UNIT_OVERHEAD = 6
+MAX_SPLITS = 16
+
+
+def best_splits(tiles: int, kt: int, slots: int) -> int:
+    """The split count S of `tiles` output tiles of `kt` k-steps on `slots` blocks at once
+    that minimizes the modelled time, waves x (k-steps per unit + UNIT_OVERHEAD): tiles x S
+    units run in ceil(tiles S / slots) waves of ceil(kt / S) k-steps each. The smallest S
+    wins ties (fewer atomics). At Qwen3-4B, 2048 tokens, 256x128 tiles on 132 SMs: S = 4
+    for o_proj (KT 64: 5 waves of 16 k-steps against 2 of 64) and down (KT 152)."""
+    def cost(s: int) -> int:
+        return cdiv(tiles * s, slots) * (cdiv(kt, s) + UNIT_OVERHEAD)
+
+    return min(range(1, max(1, min(MAX_SPLITS, kt)) + 1), key=lambda s: (cost(s), s))
 
 
 @dataclass(frozen=True)
@@ -124,12 +188,15 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         attn_bm=attn_bm, attn_occupancy=2, attn_ctas=2,
         chained=True, kv_only_last=True)
     wide = new.with_(o=tiles(256, 128, 64, warps=8), down=tiles(256, 128, 64, warps=8))
-    # (rows, columns) tiles of the looped norms; a small config's hidden size is a few
-    # tiles of 32
-    # tiles of 32; (rows, 0): whole rows in one tile; with an occupancy hint, "o<n>"
+    # (rows, columns) tiles of the looped norms (a small config's hidden size is a few
+    # tiles of 32); (rows, 0): whole rows in one tile; with an occupancy hint, "o<n>"
     norm_tiles = ([(4, 32, None), (2, 0, 4)] if cfg.hidden_size < 1024 else
                   [(8, 512, None), (16, 256, None), (16, 256, 2), (8, 256, 2), (1, 0, 4),
                    (2, 0, 4), (2, 0, 2)])
+    # the norm measured fastest at 2048 tokens of Qwen3-4B (16 rows of 256 columns: 16.3
+    # us per call against 30.5 for one row per block; 8 x 256 at occupancy 2: 15.4)
+    norms = {"norm_rows": 4, "norm_bk": 32} if cfg.hidden_size < 1024 else {
+        "norm_rows": 8, "norm_bk": 256, "norm_occupancy": 2}
     return {
         "old": old,
         "new": new,
@@ -143,7 +210,23 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         # `wide` with the norms walking (rows, columns) tiles of fuller blocks
         **{f"wide_n{r}x{c}" + (f"o{o}" if o else ""): wide.with_(
             norm_rows=r, norm_bk=c, norm_occupancy=o) for r, c, o in norm_tiles},
+        # `wide` with the residual GEMMs split over K, adding into hs with atomics
+        # (kernels/prefill_splitk.py): 160 tiles of 256x128 are 1.2 waves on 132 SMs
+        "splitk": atomic_residuals(wide, "splitk"),            # S by `best_splits`
+        "splitk2": atomic_residuals(wide, "splitk", 2),        # half the atomics of S=4
+        "hybrid": atomic_residuals(wide, "hybrid"),            # split the last wave only
+        "streamk": atomic_residuals(wide, "streamk"),
+        # the same with the fastest norm
+        "splitk_norm": atomic_residuals(wide, "splitk").with_(**norms),
+        "splitk2_norm": atomic_residuals(wide, "splitk", 2).with_(**norms),
+        "hybrid_norm": atomic_residuals(wide, "hybrid").with_(**norms),
     }
+
+
+def atomic_residuals(p: PrefillPlan, kind: str, splits: int = 0) -> PrefillPlan:
+    """`p` with the output and down projections on the atomic residual GEMMs."""
+    return p.with_(o=replace(p.o, atomic=kind, splits=splits),
+                   down=replace(p.down, atomic=kind, splits=splits))
 
 
 def prefill_plan(cfg: Qwen3Config, variant: str, sms: int) -> PrefillPlan:
@@ -166,8 +249,14 @@ class PrefillKernels:
 
 @functools.cache
 def gemm_kernel(which: str, t: GemmTiles) -> cutile.EntryKernel:
-    """`which` of "qkv", "residual", "swiglu" in `t`'s schedule, with its hints."""
-    kernel: cutile.EntryKernel = getattr(prefill_gemms(t.persistent, t.latency), which)
+    """`which` of "qkv", "residual", "swiglu" in `t`'s schedule, with its hints (a
+    residual with `t.atomic`: the atomic kernel of that schedule)."""
+    kernel: cutile.EntryKernel
+    if which == "residual" and t.atomic:
+        kernel = getattr(atomic_residual(t.latency),
+                         "streamk" if t.atomic == "streamk" else "splitk")
+    else:
+        kernel = getattr(prefill_gemms(t.persistent, t.latency), which)
     return kernel.with_hints(**t.hints()) if t.hints() else kernel
 
 

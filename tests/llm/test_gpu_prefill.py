@@ -1,7 +1,8 @@
 """On the GPU: the prefill variants at Qwen3-4B's shapes (two layers, random weights), a
 300-token prompt (ragged against every 128-row tile), each filling the KV caches the numpy
 reference computes: the hinted configurations (two consumer warpgroups, 2-CTA clusters,
-persistent schedules) only differ from the interpreter's runs on the device."""
+persistent schedules, split-K atomic adds into the residual
+stream) only differ from the interpreter's runs on the device."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def four_b() -> tuple[Any, Any, list[int], list[np.ndarray]]:
     return cfg, w, prompt, ref.k + ref.v
 
 
-@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide"])
+@pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide", "splitk",
+                                     "splitk2", "hybrid", "streamk"])
 def test_prefill_variant_fills_the_reference_caches(
         four_b: tuple[Any, Any, list[int], list[np.ndarray]], variant: str) -> None:
     from llm.model import Engine
