@@ -148,21 +148,28 @@ pub enum HandleState {
     /// Moved into operation `op`, which was dropped without running: the tensor never got
     /// the contents the program asked for, so no use of it is allowed again (the Python
     /// object can only be released). `kernel` and `op` name the op in errors ("`add` (op
-    /// #7)"); `param` is the parameter it was passed as, where known.
-    Dropped {
-        op: u64,
-        kernel: Arc<str>,
-        param: Option<Arc<str>>,
-    },
+    /// #7)"); `param` is the parameter it was passed as, where known. (Boxed: the state of
+    /// a handle no launch uses again keeps every live handle's record small.)
+    Dropped(Box<DroppedInto>),
 }
 
+/// What a [`HandleState::Dropped`] handle was moved into, named in its errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedInto {
+    pub op: u64,
+    pub kernel: Arc<str>,
+    pub param: Option<Arc<str>>,
+}
+
+/// One handle's record. Small (the region, read only to test two views of one storage
+/// for overlap, is boxed): a launch looks up a record per tensor, and with thousands of
+/// tensors alive each lookup is a cache miss; a record that fits in one cache line with
+/// its key costs one miss, not three.
 #[derive(Debug, Clone)]
 struct Handle {
     storage: u64,
-    region: Region,
-    /// Bytes `[lo, hi)` spanned, computed once (the overlap test's quick reject).
-    extent: Option<(i128, i128)>,
     state: HandleState,
+    region: Box<Region>,
 }
 
 #[derive(Debug)]
@@ -343,8 +350,7 @@ impl HostRegistry {
                 None,
             ));
         }
-        let extent = region.extent();
-        if let Some((lo, hi)) = extent {
+        if let Some((lo, hi)) = region.extent() {
             if lo < 0 || hi > i128::from(st.nbytes) {
                 return Err(HostError::borrow(
                     "CT5007",
@@ -362,9 +368,8 @@ impl HostRegistry {
             self.next_handle,
             Handle {
                 storage,
-                region,
-                extent,
                 state: HandleState::Live,
+                region: Box::new(region),
             },
         );
         Ok(self.next_handle)
@@ -497,7 +502,8 @@ impl HostRegistry {
                 format!("cannot {what}: the tensor (handle {handle}) was consumed by `{by}`"),
                 Some(format!("use the value returned by `{by}` instead")),
             ),
-            HandleState::Dropped { op, kernel, param } => {
+            HandleState::Dropped(d) => {
+                let DroppedInto { op, kernel, param } = &**d;
                 let tensor = param
                     .as_deref()
                     .map_or_else(|| "the tensor".to_string(), |p| format!("`{p}`"));
@@ -551,7 +557,7 @@ impl HostRegistry {
                 .handles
                 .get(&handle)
                 .ok_or_else(|| self.missing(handle))?;
-            (h.storage, h.region.clone())
+            (h.storage, (*h.region).clone())
         };
         if require_unique {
             self.refuse_foreign_write(storage, || format!("`{by}`"))?;
@@ -586,7 +592,7 @@ impl HostRegistry {
 
     /// The storage and region of a handle.
     pub fn region(&self, handle: u64) -> Option<(u64, &Region)> {
-        self.handles.get(&handle).map(|h| (h.storage, &h.region))
+        self.handles.get(&handle).map(|h| (h.storage, &*h.region))
     }
 }
 

@@ -140,11 +140,8 @@ impl HostRegistry {
                 if x.storage != y.storage {
                     continue;
                 }
-                let apart = match (x.extent, y.extent) {
-                    (Some((alo, ahi)), Some((blo, bhi))) => ahi <= blo || bhi <= alo,
-                    _ => true,
-                };
-                if !apart && may_overlap(&x.region, &y.region) {
+                // (`may_overlap` rejects disjoint byte spans first)
+                if may_overlap(&x.region, &y.region) {
                     return Err(HostError::borrow(
                         "CT5006",
                         format!("arguments {i} and {j} of {} may overlap in memory, and one of them is mutable", op_name()),
@@ -194,13 +191,15 @@ impl HostRegistry {
             Some(OpName::Given(n) | OpName::Launch(n) | OpName::Holder(n)) => n.clone(),
             None => return 0,
         };
-        self.end_loan(op, |id| HandleState::Dropped {
-            op,
-            kernel: kernel.clone(),
-            param: params
-                .iter()
-                .find(|(handle, _)| *handle == id)
-                .map(|(_, p)| Arc::from(*p)),
+        self.end_loan(op, |id| {
+            HandleState::Dropped(Box::new(DroppedInto {
+                op,
+                kernel: kernel.clone(),
+                param: params
+                    .iter()
+                    .find(|(handle, _)| *handle == id)
+                    .map(|(_, p)| Arc::from(*p)),
+            }))
         })
     }
 

@@ -242,7 +242,7 @@ fn an_abandoned_op_leaves_its_tensors_unusable() {
     assert_eq!(r.abandon(1, &[(z, "z"), (x, "x")]), 2);
     assert!(matches!(
         r.state(z),
-        Some(HandleState::Dropped { op: 1, param: Some(p), .. }) if &**p == "z"
+        Some(HandleState::Dropped(d)) if d.op == 1 && d.param.as_deref() == Some("z")
     ));
     // Every later use is refused, naming the tensor, the op, and what happened to it.
     let e = r.check_live(z, "read").unwrap_err();

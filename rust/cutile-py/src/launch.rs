@@ -259,11 +259,48 @@ fn poisoned<T>(_: T) -> PyErr {
     PyRuntimeError::new_err("a launcher lock was poisoned by a panic")
 }
 
-/// The handle descriptors of a call (one per argument; `None` for a non-handle).
-type Handles = Vec<Option<Arc<TensorDesc>>>;
+/// The handle descriptors of a call (one per argument; `None` for a non-handle): inline
+/// in the op for a few arguments (a launch allocates only the op itself), else on the heap.
+enum Handles {
+    Inline(usize, [Option<Arc<TensorDesc>>; INLINE_HANDLES]),
+    Heap(Vec<Option<Arc<TensorDesc>>>),
+}
+
+/// Arguments whose descriptors an op keeps inline.
+const INLINE_HANDLES: usize = 4;
+
+impl Handles {
+    /// `n` empty entries.
+    fn new(n: usize) -> Self {
+        if n <= INLINE_HANDLES {
+            Handles::Inline(n, Default::default())
+        } else {
+            Handles::Heap(vec![None; n])
+        }
+    }
+}
+
+impl std::ops::Deref for Handles {
+    type Target = [Option<Arc<TensorDesc>>];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Handles::Inline(n, a) => &a[..*n],
+            Handles::Heap(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Handles {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Handles::Inline(n, a) => &mut a[..*n],
+            Handles::Heap(v) => v,
+        }
+    }
+}
 
 fn args_view<'a>(
-    handles: &'a Handles,
+    handles: &'a [Option<Arc<TensorDesc>>],
     scalars: &'a [Option<Value>],
 ) -> impl Iterator<Item = Arg<'a>> + 'a {
     handles.iter().zip(scalars).map(|(h, s)| match (h, s) {

@@ -197,7 +197,7 @@ impl KernelLauncher {
                 }
             }
         }
-        let mut handles: Handles = Vec::with_capacity(n);
+        let mut handles = Handles::new(n);
         let mut raw_buf = [Arg::Other; INLINE];
         let mut raw_vec = Vec::new();
         let raw: &mut [Arg<'static>] = if n <= INLINE {
@@ -206,13 +206,10 @@ impl KernelLauncher {
             raw_vec.resize(n, Arg::Other);
             &mut raw_vec
         };
-        for (o, r) in objs.iter().zip(raw.iter_mut()) {
+        for ((o, r), h) in objs.iter().zip(raw.iter_mut()).zip(handles.iter_mut()) {
             match o.cast::<HandleMeta>() {
-                Ok(m) => handles.push(m.get().desc().cloned()),
-                Err(_) => {
-                    *r = value_arg(o);
-                    handles.push(None);
-                }
+                Ok(m) => *h = m.get().desc().cloned(),
+                Err(_) => *r = value_arg(o),
             }
         }
         let mut argv_buf = [Arg::Other; INLINE];
@@ -223,7 +220,7 @@ impl KernelLauncher {
             argv_vec.resize(n, Arg::Other);
             &mut argv_vec
         };
-        for ((a, h), r) in argv.iter_mut().zip(&handles).zip(raw.iter()) {
+        for ((a, h), r) in argv.iter_mut().zip(handles.iter()).zip(raw.iter()) {
             *a = match h {
                 Some(d) => Arg::Handle(d),
                 None => *r,
@@ -389,7 +386,7 @@ impl KernelLauncher {
             consts.append((c.name.as_str(), value_py(py, *v)?))?;
         }
         let facts = PyList::empty(py);
-        for (param, h) in self.plan.params.iter().zip(&p.handles) {
+        for (param, h) in self.plan.params.iter().zip(p.handles.iter()) {
             if param.kind == ParamKind::Ptr {
                 continue; // a pointer specializes nothing (`LaunchPlan::bind_ordered`)
             }

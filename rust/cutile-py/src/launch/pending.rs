@@ -516,7 +516,7 @@ impl PendingLaunch {
             .plan
             .params
             .iter()
-            .zip(&self.handles)
+            .zip(self.handles.iter())
             .filter_map(|(p, h)| h.as_ref().map(|d| (d.view.handle, p.name.as_str())))
             .collect();
         if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
