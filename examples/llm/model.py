@@ -292,9 +292,15 @@ class Engine:
 
     # -- the decode step ----------------------------------------------------------------------
 
-    def decode_step(self) -> None:
+    def decode_step(self, chained: bool = False) -> None:
         """One token: reads tokens[pos], writes tokens[pos + 1], advances pos. Issues ops
-        on the persistent buffers only (no allocation, no host input)."""
+        on the persistent buffers only (no allocation, no host input). `chained`: the
+        step's ops run as one chain with one wait at the end (`_chained`), rather than
+        each waited for (the first token after a prompt, before a graph is captured)."""
+        with self._chained() if chained else nullcontext():
+            self._decode_ops()
+
+    def _decode_ops(self) -> None:
         c, p, w = self.cfg, self.plan, self.w
         eps = c.rms_norm_eps
         hb = pow2_at_least(c.hidden_size)

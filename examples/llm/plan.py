@@ -198,12 +198,13 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
              attn_fused: bool = False, pdl: bool = False,
-             pdl_kernels: tuple[str, ...] = (), prefill: str = "wide") -> Plan:
+             pdl_kernels: tuple[str, ...] = (), prefill: str = "hybrid_norm") -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`. `prefill`
-    names the prefill's variant (`prefill_plan.variants`; "wide" was the fastest on the H200:
-    34.5 ms for 2047 tokens of Qwen3-4B against 38.3 for "new" and 43.9 for "old")."""
+    names the prefill's variant (`prefill_plan.variants`; "hybrid_norm" was the fastest on
+    the H200: 27.1 ms of device time for 2047 tokens of Qwen3-4B against 31.3 for "wide",
+    28.2 for "splitk_norm" and 34.3 for "old")."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)

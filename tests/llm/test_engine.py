@@ -125,6 +125,21 @@ def test_pipelined_gemvs_decode_the_same_tokens(tiny: Any, tiny_weights: Any,
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
 
 
+def test_chained_steps_decode_the_same_tokens(tiny_weights: Any,
+                                              greedy: tuple[list[int], list[np.ndarray]]
+                                              ) -> None:
+    """`decode_step(chained=True)`: the step's ops enqueued as one chain with one wait
+    compute what the ops waited for one by one compute."""
+    eng = Engine(tiny_weights, MAX_SEQ)
+    ops = eng.ops
+    eng.load_prompt(PROMPT)
+    for step in range(3):
+        eng.decode_step(chained=True)
+        np.testing.assert_array_equal(eng.read_logits(), greedy[1][step])
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    assert eng.ops > ops
+
+
 def test_unfused_mlp_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
                                              greedy: tuple[list[int], list[np.ndarray]]
                                              ) -> None:
