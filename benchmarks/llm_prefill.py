@@ -2,8 +2,10 @@
 
 - prefill: for each prefill variant (`--prefill-plans`, `llm/prefill_plan.py`), the wall
   time of `load_prompt` (what a user waits for), of `load_prompt` + the first decode step
-  (the prompt's last token through every layer and the LM head: what Hugging Face's
-  forward pass computes), the device time of the recorded launches of one prefill replayed
+  (the prompt's last token through every layer and the LM head), of `load_prompt(...,
+  first_token=True)` (every prompt token through the prefill, then the LM head on the last
+  one: what Hugging Face's forward pass computes, less its logits of the other rows), the
+  device time of the recorded launches of one prefill replayed
   back to back, and a per-kernel breakdown from events between the launches (µs per kernel
   group, TFLOP/s for the GEMMs and attention); against Hugging Face's forward pass of the
   same tokens (`hf`, eager and with `--hf-compile`).
@@ -114,8 +116,14 @@ def bench_plan(cfg: Any, weights: Any, prompt: list[int], variant: str) -> dict[
         engine.decode_step(chained=True)                # the last token, one wait
         engine.position()
 
+    def to_first_token() -> None:                       # every token, then the LM head
+        engine.load_prompt(prompt, first_token=True)
+        engine.position()
+
     with_first_token()
     row["with_first_token_s"] = lt.wall(with_first_token, 3)
+    to_first_token()
+    row["to_first_token_s"] = lt.wall(to_first_token, 5)
     launches, labels, held = record_prefill(engine, prompt)
     lt.sync()
     row["kernels"] = len(launches)
@@ -137,7 +145,8 @@ def bench_plan(cfg: Any, weights: Any, prompt: list[int], variant: str) -> dict[
 def show_plan(r: dict[str, Any]) -> str:
     cfg = r["config"]
     lines = [f"  plan {r['plan']}: load_prompt {r['load_prompt_s'] * 1e3:.1f} ms wall, "
-             f"+ first decode step {r['with_first_token_s'] * 1e3:.1f} ms; device "
+             f"+ first decode step {r['with_first_token_s'] * 1e3:.1f} ms; every token "
+             f"to the first token's logits {r['to_first_token_s'] * 1e3:.1f} ms; device "
              f"{r['device_s'] * 1e3:.1f} ms back to back ({r['kernels']} kernels, "
              f"{r['tflops']:.0f} TFLOP/s), kernels alone {r['sum_of_kernels_s'] * 1e3:.1f} ms",
              "    " + "; ".join(f"{k} {v}" for k, v in cfg.items())]

@@ -85,6 +85,15 @@ def out(slot: Slot, *tile: int, view: Sequence[int] | None = None,
     return Out(slot, tuple(tile), None if view is None else tuple(view), blocks)
 
 
+@dataclass(frozen=True)
+class Row:
+    """Row `index` of a slot's tensor (a view), taken when the op is bound: inside a chain
+    an earlier op may still have to partition the whole tensor, which a live view of it
+    would refuse (CT5004)."""
+    slot: Slot
+    index: int
+
+
 def take(a: Out) -> Any:
     """The slot's tensor partitioned for a launch, through its view if any (persistent
     when asked). A view is partitioned only as its storage's one live handle: the slot
@@ -198,8 +207,8 @@ class Engine:
     def _op(self, kernel: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
         """The op of a launch, its `Out` slots partitioned (through views, persistent when
         asked), with programmatic dependent launch when the plan says so."""
-        bound = [take(a) if isinstance(a, Out) else a.t if isinstance(a, Slot) else a
-                 for a in args]
+        bound = [take(a) if isinstance(a, Out) else a.t if isinstance(a, Slot)
+                 else a.slot.t[a.index] if isinstance(a, Row) else a for a in args]
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
             kernel = with_pdl(kernel)
@@ -359,9 +368,13 @@ class Engine:
 
     # -- prompt and prefill -------------------------------------------------------------------
 
-    def load_prompt(self, ids: Sequence[int]) -> None:
+    def load_prompt(self, ids: Sequence[int], first_token: bool = False) -> None:
         """Put the prompt in the token buffer (pos = its last token) and run the prefill
-        of all but its last token, which the first decode step processes."""
+        of all but its last token, which the first decode step processes. `first_token`:
+        the prefill takes every prompt token and ends with the LM head on the last one,
+        so the first generated token is in the token buffer (pos = its index) and the
+        next decode step generates the second: the prompt to the first token's logits in
+        one chain of batched kernels, as a Hugging Face forward pass computes them."""
         c = self.cfg
         if not 1 <= len(ids) < self.capacity:
             raise ValueError(f"a prompt of {len(ids)} tokens does not fit {self.capacity} "
@@ -371,17 +384,20 @@ class Engine:
         prompt = api.from_numpy(np.asarray(ids, np.int32))
         self._run(prefill.set_prompt, out(self.tokens, self.capacity), out(self.pos, 1),
                   prompt)
-        if len(ids) > 1:
+        if first_token:
+            self._prefill(prompt, logits=True)
+        elif len(ids) > 1:
             self._prefill(api.from_numpy(np.asarray(ids[:-1], np.int32)))
 
-    def _prefill(self, toks: Tensor) -> None:
+    def _prefill(self, toks: Tensor, logits: bool = False) -> None:
         """Every layer over the prompt's tokens, filling the KV caches. The residual
         stream ping-pongs between two f32 buffers (a residual GEMM reads one and writes
         the other: read-modify-write of one output tile spills the persistent kernels'
         accumulators), or stays in one where both residual GEMMs add into it with
         atomics (the split-K plans). Only the caches are kept: the hidden states are not (the first
         decode step computes the last token's), so with `kv_only_last` the last layer
-        stops after its keys and values."""
+        stops after its keys and values; with `logits` every layer runs whole and the LM
+        head takes the last row."""
         c, pp, w, k = self.cfg, self.plan.prefill, self.w, self.prefill_k
         t, hsz, d = toks.shape[0], c.hidden_size, c.head_dim
         hb = pow2_at_least(hsz)
@@ -432,7 +448,7 @@ class Engine:
                 self._run(prefill.cache_fill, out(self.k_cache[i], 1, pp.row_tile, d),
                           out(self.v_cache[i], 1, pp.row_tile, d), qkv, NH=c.num_heads,
                           NKV=c.num_kv_heads)
-                if pp.kv_only_last and i == len(w.layers) - 1:
+                if pp.kv_only_last and not logits and i == len(w.layers) - 1:
                     break
                 self._run(k.attn, out(o, pp.attn_bm, d), qkv, 1.0 / math.sqrt(d),
                           G=c.group, NH=c.num_heads, NKV=c.num_kv_heads)
@@ -442,6 +458,12 @@ class Engine:
                 self._run(k.gate_up, gemm_out(act, g, c.intermediate_size), xw, lw.wgu, inv,
                           BK=g.BK, UP=c.intermediate_size // g.BN)
                 cur = residual(k.down, pp.down, cur, act, lw.wd)
+            if logits:                         # the last token's logits and the next token
+                p = self.plan
+                self._run(self.lm.lm_head_argmax, out(self.logits, p.lm_bo), out(self.bmax, 1),
+                          out(self.barg, 1), w.lm_head, Row(hs[cur], t - 1), w.final_norm, eps,
+                          BK=p.lm_bk, HB=hb)
+                self._select()
 
     # -- reading results ----------------------------------------------------------------------
 

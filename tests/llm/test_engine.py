@@ -140,6 +140,24 @@ def test_chained_steps_decode_the_same_tokens(tiny_weights: Any,
     assert eng.ops > ops
 
 
+@pytest.mark.parametrize("prefill", ["hybrid_norm", "old"])   # chained; op by op
+def test_a_prefill_to_the_first_token_continues_as_the_decode_steps(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
+        prefill: str) -> None:
+    """`load_prompt(first_token=True)`: the whole prompt through the prefill and the LM
+    head on its last row give the first decode step's logits and token (batched GEMMs
+    sum in another order than the GEMVs: within bf16 tolerance), and the next steps
+    continue the same sequence."""
+    eng = Engine(tiny_weights, MAX_SEQ, plan_for(tiny, prefill=prefill))
+    eng.load_prompt(PROMPT, first_token=True)
+    assert eng.position() == len(PROMPT)
+    assert_same_logits(eng.read_logits(), greedy[1][0], 2e-2)
+    for step in range(1, 3):
+        eng.decode_step()
+        assert_same_logits(eng.read_logits(), greedy[1][step], 2e-2)
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+
+
 def test_unfused_mlp_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
                                              greedy: tuple[list[int], list[np.ndarray]]
                                              ) -> None:
