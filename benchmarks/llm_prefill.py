@@ -116,8 +116,8 @@ def bench_plan(cfg: Any, weights: Any, prompt: list[int], variant: str) -> dict[
         engine.decode_step(chained=True)                # the last token, one wait
         engine.position()
 
-    def to_first_token() -> None:                       # every token, then the LM head
-        engine.load_prompt(prompt, first_token=True)
+    def to_first_token() -> None:   # the tokens HF's forward takes, then the LM head
+        engine.load_prompt(prompt[:-1], first_token=True)
         engine.position()
 
     with_first_token()

@@ -135,7 +135,8 @@ def test_chained_steps_decode_the_same_tokens(tiny_weights: Any,
     eng.load_prompt(PROMPT)
     for step in range(3):
         eng.decode_step(chained=True)
-        np.testing.assert_array_equal(eng.read_logits(), greedy[1][step])
+        # (on the GPU the atomic adds into the residual land in any order)
+        assert_same_logits(eng.read_logits(), greedy[1][step], 1e-5)
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
     assert eng.ops > ops
 
