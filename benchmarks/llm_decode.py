@@ -95,6 +95,7 @@ PLANS: dict[str, dict[str, Any]] = {
     "default": {}, "attn_fused": {"attn_fused": True},
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
     "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
+    "nopdl": {"pdl": False},              # what `launch_bound` configs take PDL off with
     # PDL on the small latency-bound kernels only, and on the GEMVs only
     "pdl_small": {"pdl": True, "pdl_kernels": (
         "attn_decode", "qkv_finish", "attn_combine", "embed_row", "select_greedy",

@@ -196,17 +196,29 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
     return min(cfg.head_dim, max(16, pow2_at_least(cdiv(cfg.q_size, sms))))
 
 
+def launch_bound(cfg: Qwen3Config) -> bool:
+    """Whether the decode step takes programmatic dependent launch on every kernel by
+    default: for a config whose step is bound by its kernel count rather than its bytes.
+    Qwen3-0.6B (hidden 1024: ~200 kernels of 6.6 MB on average) went from 836 to 899
+    tok/s through cutile.graph on the H200 (982 back to back;
+    results/2026-12-01-llm-decode-06b-pdl.json); Qwen3-4B lost 6% in a graph with it, and
+    the interpreter's small test configs (hidden < 1024) keep the plain kernels."""
+    return cfg.hidden_size == 1024
+
+
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
-             attn_fused: bool = False, pdl: bool = False,
+             attn_fused: bool = False, pdl: bool | None = None,
              pdl_kernels: tuple[str, ...] = (), prefill: str = "hybrid_norm") -> Plan:
     """The plan of a config. `attn_fused` (when the output projection's column tiles fit
     in a head: BK divides head_dim) folds attention's combine into the output projection:
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`. `prefill`
     names the prefill's variant (`prefill_plan.variants`; "hybrid_norm" was the fastest on
     the H200: 27.1 ms of device time for 2047 tokens of Qwen3-4B against 31.3 for "wide",
-    28.2 for "splitk_norm" and 34.3 for "old")."""
+    28.2 for "splitk_norm" and 34.3 for "old"). `pdl` None: `launch_bound(cfg)`."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
+    if pdl is None:
+        pdl = launch_bound(cfg)
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
     # grid within one wave at `attn_decode`'s two CTAs per SM (128 registers, no spill).
     # The first build took 255 registers (one CTA per SM), so its 8 x 32 blocks on the

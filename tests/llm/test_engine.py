@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from llm.config import preset
 from llm.model import Engine, check_config
 from llm.plan import plan_for
 from llm.reference import Reference, Sampling
@@ -232,3 +233,13 @@ def test_plan_checks(tiny: Any) -> None:
         check_config(tiny, plan.with_(swiglu_tile=64))
     with pytest.raises(ValueError, match="power of two"):
         check_config(tiny, plan.with_(attn_splits=3))
+
+
+def test_launch_bound_configs_take_pdl_by_default() -> None:
+    """Qwen3-0.6B's step is bound by its ~200 kernels: PDL on every kernel unless asked
+    otherwise; the larger configs and the interpreter's small ones keep plain launches."""
+    assert plan_for(preset("qwen3-0.6b")).pdl
+    assert not plan_for(preset("qwen3-0.6b"), pdl=False).pdl
+    for name in ("qwen3-4b", "qwen3-8b"):
+        assert not plan_for(preset(name)).pdl
+    assert plan_for(preset("qwen3-4b"), pdl=True).pdl
