@@ -21,7 +21,7 @@ from llm.kernels.prefill_gemm import prefill_gemms
 from llm.model import Engine, check_config
 from llm.plan import plan_for
 from llm.prefill_plan import GemmTiles, gemm_kernel, prefill_kernels, variants
-from llm.reference import Reference, flash_attention
+from llm.reference import flash_attention
 
 from cutile import api
 from cutile.core import bf16, f32
@@ -178,18 +178,6 @@ def prefill_caches(weights: Any, prompt: list[int], prefill: Any
     eng = Engine(weights, MAX_SEQ, plan_for(weights.cfg).with_(prefill=prefill))
     eng.load_prompt(prompt)
     return eng, caches(eng)
-
-
-@pytest.fixture(scope="module")
-def prompt() -> list[int]:
-    return [int(t) for t in np.random.default_rng(5).integers(0, 320, 38)]  # 37 prefilled
-
-
-@pytest.fixture(scope="module")
-def want(tiny: Any, tiny_hf: dict[str, Any], prompt: list[int]) -> list[np.ndarray]:
-    ref = Reference(tiny, tiny_hf, MAX_SEQ, prefill_block=plan_for(tiny).prefill.attn_bm)
-    ref.forward(np.array(prompt[:-1]), 0, prefill=True)
-    return ref.k + ref.v
 
 
 @pytest.mark.parametrize("variant", ["old", "new", "persistent", "wide", "wide_n4x32",

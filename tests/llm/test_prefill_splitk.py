@@ -19,7 +19,6 @@ from llm.kernels.prefill_splitk import atomic_residual
 from llm.model import Engine
 from llm.plan import plan_for
 from llm.prefill_plan import GemmTiles, best_splits, gemm_kernel, variants
-from llm.reference import Reference
 
 from cutile import api
 
@@ -128,18 +127,6 @@ def test_split_rule_at_the_4b_shapes() -> None:
 # -- the engine -----------------------------------------------------------------------------
 
 MAX_SEQ = 64
-
-
-@pytest.fixture(scope="module")
-def prompt() -> list[int]:
-    return [int(t) for t in np.random.default_rng(5).integers(0, 320, 38)]  # 37 prefilled
-
-
-@pytest.fixture(scope="module")
-def want(tiny: Any, tiny_hf: dict[str, Any], prompt: list[int]) -> list[np.ndarray]:
-    ref = Reference(tiny, tiny_hf, MAX_SEQ, prefill_block=plan_for(tiny).prefill.attn_bm)
-    ref.forward(np.array(prompt[:-1]), 0, prefill=True)
-    return ref.k + ref.v
 
 
 @pytest.mark.parametrize(("variant", "sms", "splits"), [
