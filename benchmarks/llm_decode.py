@@ -14,6 +14,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
         --plans default,attn_fused,split                  # decode-step variants
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
         --plans default,pdl                               # with and without PDL
+    python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
+        --plans default,gate_up=32x128x20o3L              # a decode GEMV's tiles, in the step
     python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
 
 Parts:
@@ -49,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,7 +67,7 @@ import llm_tools as lt
 from llm.config import preset
 from llm.kernels.fill import copy_tiles
 from llm.model import Engine
-from llm.plan import SMALL_VARIANTS, plan_for
+from llm.plan import SMALL_VARIANTS, GemvTiles, plan_for
 from llm.weights import random_weights
 
 from cutile import api
@@ -107,13 +110,33 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
+GEMV_ROLES = ("qkv", "o", "gate_up", "down")
+TILE_SPEC = re.compile(r"(\d+)x(\d+)x(\d+)(?:o(\d+))?(?:l(\d+))?(L?)$")
+
+
+def gemv_tiles_of(spec: str) -> GemvTiles:
+    """`BOxBKxKPS[o<occupancy>][l<latency>][L]` (L: the looped kernel), e.g. 32x128x20o3L
+    for gate/up + SwiGLU in 32-row blocks of whole rows at occupancy 3."""
+    m = TILE_SPEC.match(spec)
+    if m is None:
+        raise SystemExit(f"bad GEMV tiles {spec!r}: BOxBKxKPS[o<occ>][l<latency>][L]")
+    bo, bk, kps, occ, lat, loop = m.groups()
+    return GemvTiles(int(bo), int(bk), int(kps), int(occ) if occ else None, loop == "L",
+                     int(lat) if lat else None)
+
+
 def plan_named(cfg: Any, name: str) -> Any:
-    """The plan a `--plans` name stands for: `PLANS` (plan_for keywords) and
-    `llm.plan.SMALL_VARIANTS` (field changes), joined by "+" (e.g. `fused+mlp_split`)."""
+    """The plan a `--plans` name stands for: `PLANS` (plan_for keywords),
+    `llm.plan.SMALL_VARIANTS` (field changes) and `role=tiles` (a decode GEMV's tiles,
+    `gemv_tiles_of`; roles qkv, o, gate_up, down), joined by "+" (e.g. `fused+mlp_split`,
+    `gate_up=32x128x20o3L+down=16x128x19o5L`)."""
     kw: dict[str, Any] = {}
     changes: dict[str, object] = {}
     for part in name.split("+"):
-        if part in PLANS:
+        role, _, spec = part.partition("=")
+        if spec and role in GEMV_ROLES:
+            changes[role] = gemv_tiles_of(spec)
+        elif part in PLANS:
             kw.update(PLANS[part])
         elif part in SMALL_VARIANTS:
             changes.update(SMALL_VARIANTS[part])
