@@ -104,6 +104,20 @@ def test_seeded_sampling_matches_the_reference_and_repeats(
     assert other != first, "a different seed drew the same tokens"
 
 
+def test_seeded_sampling_from_the_prefill_draws_the_same_tokens(
+        tiny_weights: Any) -> None:
+    """The first token sampled by `load_prompt(first_token=True)` and the later ones:
+    the draws depend on the seed and the position only, so the sequence is the one the
+    first decode step starts."""
+    s = Sampling(temperature=0.9, top_k=12, top_p=0.8, seed=5)
+    want, _ = run_engine(tiny_weights, s)
+    eng = Engine(tiny_weights, MAX_SEQ, sampling_=s)
+    eng.load_prompt(PROMPT, first_token=True)
+    for _ in range(NEW - 1):
+        eng.decode_step()
+    assert [int(t) for t in eng.token_ids()] == want
+
+
 def test_a_tiny_nucleus_is_greedy(tiny_weights: Any,
                                   greedy: tuple[list[int], list[np.ndarray]]) -> None:
     """top_p below the largest probability keeps one candidate: the argmax."""
