@@ -7,21 +7,15 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 from llm.kernels import attention, qkv, sampling
 from llm.kernels.gemv import gemv_kernels
 from llm.reference import Sampling, sample
+from llm_numerics import BF16, f32_of
 
 from cutile import api
 from cutile.core import bf16, f32, i32
-
-BF16 = ml_dtypes.bfloat16
-
-
-def f32_of(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a).astype(np.float32)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import re
 from dataclasses import replace
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from llm.config import preset
@@ -22,21 +21,15 @@ from llm.model import Engine, check_config
 from llm.plan import plan_for
 from llm.prefill_plan import GemmTiles, gemm_kernel, prefill_kernels, variants
 from llm.reference import flash_attention
+from llm_numerics import BF16, bf16_round, f32_of
 
 from cutile import api
 from cutile.core import bf16, f32
 from cutile.runtime import streams
 
-BF16 = ml_dtypes.bfloat16
 SCHEDULES = [pytest.param(False, None, id="tiled"), pytest.param(True, 3, id="persistent")]
 
 
-def f32_of(a: Any) -> np.ndarray:
-    return np.asarray(a).astype(np.float32)
-
-
-def bf16_of(a: np.ndarray) -> np.ndarray:
-    return f32_of(np.asarray(a, np.float32).astype(BF16))
 
 
 @pytest.fixture
@@ -137,7 +130,7 @@ def test_looped_norm_prep_matches_the_one_pass_norm(rng: np.random.Generator, ro
     want_inv = 1 / np.sqrt((h64 * h64).mean(axis=1) + eps)
     np.testing.assert_allclose(f32_of(inv.unpartition().numpy()), want_inv, rtol=1e-5)
     np.testing.assert_array_equal(f32_of(xw.unpartition().numpy()),
-                                  bf16_of(hs * f32_of(nw)))
+                                  bf16_round(hs * f32_of(nw)))
 
 
 @pytest.mark.parametrize("hinted", [False, True])

@@ -9,27 +9,20 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 from llm.kernels import decode_attention as da
 from llm.kernels.embed_rope import embed_row_rope
 from llm.kernels.gemv_ss import gemv_ss_kernels
 from llm.kernels.qkv_heads import qkv_heads
+from llm_numerics import BF16, bf16_round, f32_of
 
 from cutile import api
 from cutile.core import bf16, f32
 
-BF16 = ml_dtypes.bfloat16
 EPS = 1e-6
 
 
-def f32_of(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a).astype(np.float32)
-
-
-def bf16_round(a: np.ndarray) -> np.ndarray:
-    return f32_of(np.asarray(a, np.float32).astype(BF16))
 
 
 @pytest.fixture
