@@ -51,7 +51,8 @@ fn placed(
     .unwrap()
 }
 
-type Decisions = Result<(Bound, [u64; 3]), Refusal>;
+type Decided = (Bound, [u64; 3]);
+type Decisions = Result<Decided, Refusal>;
 
 fn decide(plan: &LaunchPlan, args: &[Arg<'_>]) -> Decisions {
     let bound = plan.bind(args, &[None, None])?;
@@ -156,16 +157,23 @@ proptest! {
     }
 }
 
-#[test]
-fn the_memo_misses_on_any_other_fact_or_value() {
-    let plan = memo_plan();
+/// A partitioned `z` and a shared `x` on device 0, and a memo holding the decision of
+/// the launch (z, x, 8.0) on device 0 (returned too).
+fn one_remembered_launch() -> (TensorDesc, TensorDesc, LaunchMemo<Decided>, Decided) {
     let z = placed(1, 4096, 0, [16, 8], [8, 1], Some([4, 8]));
     let x = placed(2, 8192, 0, [16, 8], [8, 1], None);
     let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(8.0)];
-    let d = decide(&plan, &args).unwrap();
+    let d = decide(&memo_plan(), &args).unwrap();
     let mut memo = LaunchMemo::default();
     let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
     memo.insert(0, &args, &handles, Arc::new(d.clone()));
+    (z, x, memo, d)
+}
+
+#[test]
+fn the_memo_misses_on_any_other_fact_or_value() {
+    let (z, x, memo, d) = one_remembered_launch();
+    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(8.0)];
     assert_eq!(memo.get(0, &args).map(|d| (**d).clone()), Some(d));
     // another shape, stride, tile, alignment, scalar value or scalar kind: decided anew
     let taller = placed(3, 4096, 0, [32, 8], [8, 1], Some([4, 8]));
@@ -198,14 +206,7 @@ fn the_memo_misses_on_any_other_fact_or_value() {
 
 #[test]
 fn the_memo_misses_on_another_device() {
-    let plan = memo_plan();
-    let z = placed(1, 4096, 0, [16, 8], [8, 1], Some([4, 8]));
-    let x = placed(2, 8192, 0, [16, 8], [8, 1], None);
-    let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(8.0)];
-    let d = decide(&plan, &args).unwrap();
-    let mut memo = LaunchMemo::default();
-    let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
-    memo.insert(0, &args, &handles, Arc::new(d));
+    let (z, x, memo, _) = one_remembered_launch();
     // the same layouts on device 1: another device's multiprocessors and kernel
     let on1 = |t: &TensorDesc| {
         TensorDesc::new(View {
