@@ -97,11 +97,8 @@ impl Runtime {
         slot: u32,
         accesses: &[Access],
     ) -> Result<(), Failure> {
-        let mut guard = self.lock()?;
+        let mut guard = self.lock_live(slot)?;
         let st = &mut *guard;
-        if !st.flight.clocks.is_live(slot) {
-            return Err(Failure::Host(closed(slot)));
-        }
         let waits = st
             .flight
             .begin_external(token, slot, accesses)

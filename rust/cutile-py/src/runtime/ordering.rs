@@ -8,6 +8,15 @@ impl Runtime {
         self.state.lock().map_err(|_| Failure::Poisoned)
     }
 
+    /// The state, locked for work on `slot`, which must be a live stream of the pool.
+    pub(super) fn lock_live(&self, slot: u32) -> Result<MutexGuard<'_, State>, Failure> {
+        let guard = self.lock()?;
+        if !guard.flight.clocks.is_live(slot) {
+            return Err(Failure::Host(closed(slot)));
+        }
+        Ok(guard)
+    }
+
     pub(crate) fn has_gpu(&self) -> bool {
         self.driver.is_some()
     }
@@ -61,11 +70,8 @@ impl Runtime {
         accesses: &[Access],
         work: impl FnOnce(Option<&Driver>, usize) -> Result<(), (c_int, &'static str)>,
     ) -> Result<(u64, bool), Failure> {
-        let mut guard = self.lock()?;
+        let mut guard = self.lock_live(slot)?;
         let st = &mut *guard;
-        if !st.flight.clocks.is_live(slot) {
-            return Err(Failure::Host(closed(slot)));
-        }
         let waits = st
             .flight
             .plan(token, slot, accesses)
