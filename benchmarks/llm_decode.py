@@ -98,12 +98,17 @@ PLANS: dict[str, dict[str, Any]] = {
     "default": {}, "attn_fused": {"attn_fused": True},
     "mlp_split": {"mlp_fused": False}, "split": {"mlp_fused": False, "attn_fused": False},
     "pdl": {"pdl": True}, "attn_fused_pdl": {"attn_fused": True, "pdl": True},
-    "nopdl": {"pdl": False},              # what `launch_bound` configs take PDL off with
+    "nopdl": {"pdl": False},              # PDL off (`plan.pdl_by_default` turns it on)
     # PDL on the small latency-bound kernels only, and on the GEMVs only
     "pdl_small": {"pdl": True, "pdl_kernels": (
         "attn_decode", "qkv_finish", "attn_combine", "embed_row", "select_greedy",
         "qkv_heads", "attn_decode_q", "attn_combine_heads", "attn_decode_qkv",
         "attn_combine_cache", "embed_row_rope")},
+    # the small kernels and the output projection (its blocks fit beside attention's
+    # combine, so starting early cannot unbalance them)
+    "pdl_small_o": {"pdl": True, "pdl_kernels": (
+        "qkv_heads", "attn_decode_q", "attn_combine_heads", "attn_decode_qkv",
+        "attn_combine_cache", "embed_row_rope", "select_greedy", "gemv_add")},
     "pdl_gemv": {"pdl": True, "pdl_kernels": ("gemv_swiglu", "gemv_add_loop",
                                               "gemv_norm_partial", "gemv_add",
                                               "lm_head_argmax")},

@@ -61,6 +61,11 @@ TUNED: dict[tuple[str, int, int], GemvTiles] = {
     ("partial", 6144, 2560): GemvTiles(128, 64, 8, 2),               # QKV 2.70 TB/s
     ("add", 2560, 4096): GemvTiles(64, 64, 8, 4),                     # o_proj 2.37
     ("partial", 19456, 2560): GemvTiles(64, 64, 8, 4),                # gate/up 3.49
+    # gate/up + SwiGLU in the decode step (`--plans gate_up=...`, results/2026-12-01-llm-
+    # decode-4b-tiles.json): the rule's 64x64 whole rows (152 blocks on 264 slots: 20 SMs
+    # hold two) gave 337.7 tok/s through cutile.graph; 16-row blocks at occupancy 5 (608
+    # blocks on 660 slots: every SM holds four or five) 345.7 (occupancy 4: 310.5)
+    ("swiglu", 19456, 2560): GemvTiles(16, 128, 20, 5, loop=True),
     ("add", 2560, 9728): GemvTiles(32, 128, 19, 3, loop=True),        # down 3.14
     # Qwen3-8B (--gemvs qkv_8b,...; results/2026-12-01-llm-gemv-8b.json), TB/s on a stream
     # and in a CUDA graph; the rule below gave 2.71 (QKV: 384 blocks on 264 slots), 2.93,
@@ -196,14 +201,14 @@ def combine_chunk(cfg: Qwen3Config, sms: int = SMS) -> int:
     return min(cfg.head_dim, max(16, pow2_at_least(cdiv(cfg.q_size, sms))))
 
 
-def launch_bound(cfg: Qwen3Config) -> bool:
+def pdl_by_default(cfg: Qwen3Config) -> bool:
     """Whether the decode step takes programmatic dependent launch on every kernel by
-    default: for a config whose step is bound by its kernel count rather than its bytes.
-    Qwen3-0.6B (hidden 1024: ~200 kernels of 6.6 MB on average) went from 836 to 899
-    tok/s through cutile.graph on the H200 (982 back to back;
-    results/2026-12-01-llm-decode-06b-pdl.json); Qwen3-4B lost 6% in a graph with it, and
-    the interpreter's small test configs (hidden < 1024) keep the plain kernels."""
-    return cfg.hidden_size == 1024
+    default: every real config (hidden >= 1024). Through cutile.graph on the H200
+    (results/2026-12-01-llm-decode-pdl-4b-8b.json): Qwen3-0.6B 836 -> 899 tok/s, Qwen3-4B
+    344.6 -> 365.3 at context 1k and 315.3 -> 323.8 at 8k, Qwen3-8B 226.4 -> 228.1. (With
+    the earlier 4B gate/up tiles, 152 blocks on 132 SMs, PDL cost 4B 6%.) The
+    interpreter's small test configs keep the plain kernels."""
+    return cfg.hidden_size >= 1024
 
 
 def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
@@ -214,11 +219,11 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
     measured against the two kernels by `benchmarks/llm_decode.py --parts gemv`. `prefill`
     names the prefill's variant (`prefill_plan.variants`; "hybrid_norm" was the fastest on
     the H200: 27.1 ms of device time for 2047 tokens of Qwen3-4B against 31.3 for "wide",
-    28.2 for "splitk_norm" and 34.3 for "old"). `pdl` None: `launch_bound(cfg)`."""
+    28.2 for "splitk_norm" and 34.3 for "old"). `pdl` None: `pdl_by_default(cfg)`."""
     h, i = cfg.hidden_size, cfg.intermediate_size
     small = h < 1024
     if pdl is None:
-        pdl = launch_bound(cfg)
+        pdl = pdl_by_default(cfg)
     # Decode attention's shares: the most (a power of two) that keep the (KV heads, NS)
     # grid within one wave at `attn_decode`'s two CTAs per SM (128 registers, no spill).
     # The first build took 255 registers (one CTA per SM), so its 8 x 32 blocks on the

@@ -249,11 +249,11 @@ def test_plan_checks(tiny: Any) -> None:
         check_config(tiny, plan.with_(attn_splits=3))
 
 
-def test_launch_bound_configs_take_pdl_by_default() -> None:
-    """Qwen3-0.6B's step is bound by its ~200 kernels: PDL on every kernel unless asked
-    otherwise; the larger configs and the interpreter's small ones keep plain launches."""
-    assert plan_for(preset("qwen3-0.6b")).pdl
-    assert not plan_for(preset("qwen3-0.6b"), pdl=False).pdl
-    for name in ("qwen3-4b", "qwen3-8b"):
-        assert not plan_for(preset(name)).pdl
-    assert plan_for(preset("qwen3-4b"), pdl=True).pdl
+def test_real_configs_take_pdl_by_default() -> None:
+    """Every real config's decode step takes PDL on every kernel unless asked otherwise
+    (measured faster on the H200 at 0.6B, 4B and 8B); the interpreter's small test configs
+    keep plain launches."""
+    for name in ("qwen3-0.6b", "qwen3-4b", "qwen3-8b"):
+        assert plan_for(preset(name)).pdl
+        assert not plan_for(preset(name), pdl=False).pdl
+    assert not plan_for(preset("tiny")).pdl
