@@ -172,6 +172,9 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
                             warmup=1, cycles=40_000_000)
         graph = lt.RawGraph(launches)
         graphed = lt.timed(graph.launch, lt.stream(), 4, trials=5, warmup=1)
+        # the raw graph launched and waited for per token: what a replay's launch and wait
+        # cost without cutile's ownership (compare `cutile_graph_tok_s`)
+        raw_waited = lt.wall(lambda: (graph.launch(), lt.sync()), steps)  # noqa: B023
         breakdown = kernel_breakdown(launches, bw)
         graph.close()
         lt.sync()
@@ -182,6 +185,7 @@ def bench_decode(name: str, contexts: list[int], steps: int, bw: float, hf: bool
                "kernels_per_step": len(launches),
                "safe_tok_s": 1 / safe, "replay_tok_s": 1 / replayed,
                "graph_tok_s": 1 / graphed, "graph_of_roofline": 1 / graphed / roof,
+               "raw_graph_waited_tok_s": 1 / raw_waited,
                **cutile_graph,
                "cutile_graph_of_roofline": cutile_graph["cutile_graph_tok_s"] / roof,
                "breakdown": breakdown}
@@ -204,6 +208,12 @@ def cutile_graph_decode(engine: Engine, steps: int) -> dict[str, Any]:
     capture = time.perf_counter() - t0
     g.step().wait()                                                  # first replay, warm
     waited = lt.wall(lambda: g.step().wait(), steps)
+    host = []                 # the host's part of a replay: `step()` until it returns
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        r = g.step()
+        host.append(time.perf_counter() - t0)
+        r.wait()
     t0 = time.perf_counter()
     for _ in range(steps):
         g.step()
@@ -212,6 +222,7 @@ def cutile_graph_decode(engine: Engine, steps: int) -> dict[str, Any]:
     launches = g.launches
     g.close()
     return {"cutile_graph_tok_s": 1 / waited, "cutile_graph_b2b_tok_s": 1 / back_to_back,
+            "cutile_graph_replay_host_us": float(np.median(host)) * 1e6,
             "cutile_graph_capture_s": capture, "cutile_graph_launches": launches}
 
 
@@ -299,7 +310,9 @@ def show_decode(r: dict[str, Any]) -> str:
              f"{r['cutile_graph_tok_s']:.1f} tok/s waited per token = "
              f"{100 * r['cutile_graph_of_roofline']:.1f}% ({r['cutile_graph_b2b_tok_s']:.1f} "
              f"back to back; captured in {r['cutile_graph_capture_s'] * 1e3:.0f} ms, "
-             f"{r['cutile_graph_launches']} launches); {r['kernels_per_step']} kernels"]
+             f"{r['cutile_graph_launches']} launches, replay() on the host "
+             f"{r['cutile_graph_replay_host_us']:.1f} us); raw graph waited per token "
+             f"{r['raw_graph_waited_tok_s']:.1f} tok/s; {r['kernels_per_step']} kernels"]
     if "hf" in r:
         lines.append(f"  HF: {json.dumps(r['hf'])}")
     for g in r["breakdown"][:14]:

@@ -59,7 +59,10 @@ class GemvTiles:
 # results/2026-11-30-llm-gemv.json: Qwen3-4B).
 TUNED: dict[tuple[str, int, int], GemvTiles] = {
     ("partial", 6144, 2560): GemvTiles(128, 64, 8, 2),               # QKV 2.70 TB/s
-    ("add", 2560, 4096): GemvTiles(64, 64, 8, 4),                     # o_proj 2.37
+    # o_proj: 16-row blocks at occupancy 5 (160 x 4 = 640 blocks on 660 slots) in the step
+    # (results/2026-12-01-llm-decode-4b-tiles.json): 356.3 / 357.7 -> 361.3 tok/s; was
+    # 64x64 kps8 occupancy 4 (2.37 TB/s alone)
+    ("add", 2560, 4096): GemvTiles(16, 128, 8, 5),
     ("partial", 19456, 2560): GemvTiles(64, 64, 8, 4),                # gate/up 3.49
     # gate/up + SwiGLU in the decode step (`--plans gate_up=...`, results/2026-12-01-llm-
     # decode-4b-tiles.json): the rule's 64x64 whole rows (152 blocks on 264 slots: 20 SMs
