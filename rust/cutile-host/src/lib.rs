@@ -208,6 +208,13 @@ struct Storage {
     exports: u32,
 }
 
+impl Storage {
+    /// Another library may see it: imported shared, or exported and not yet released.
+    fn foreign(&self) -> bool {
+        self.shared || self.exports > 0
+    }
+}
+
 /// Host-side ownership of device memory.
 #[derive(Debug, Default)]
 pub struct HostRegistry {
@@ -219,6 +226,10 @@ pub struct HostRegistry {
     /// Handles released while a pending op held them: they keep their storage alive
     /// until the op gives them back (the GPU may still be using the memory).
     zombies: IdMap<()>,
+    /// Storages another library may see ([`Storage::foreign`]): while there are none, a
+    /// launch's writes need no storage lookup (a launch otherwise takes a cache miss per
+    /// written tensor on the storage's record).
+    foreign: usize,
     next_storage: u64,
     next_handle: u64,
 }
@@ -246,6 +257,7 @@ impl HostRegistry {
             shared,
             exports: 0,
         };
+        self.foreign += usize::from(st.foreign());
         self.storages.insert(self.next_storage, st);
         self.next_storage
     }
@@ -254,16 +266,29 @@ impl HostRegistry {
     /// [`HostRegistry::unpin_export`], cutile does not write it (CT5041). Returns the
     /// live export count.
     pub fn pin_export(&mut self, storage: u64) -> Result<u32, HostError> {
-        let st = self.storage_mut(storage)?;
-        st.exports = st.exports.saturating_add(1);
-        Ok(st.exports)
+        self.change_exports(storage, |n| n.saturating_add(1))
     }
 
     /// The other library released an export of `storage`. Returns the live export count.
     pub fn unpin_export(&mut self, storage: u64) -> Result<u32, HostError> {
-        let st = self.storage_mut(storage)?;
-        st.exports = st.exports.saturating_sub(1);
-        Ok(st.exports)
+        self.change_exports(storage, |n| n.saturating_sub(1))
+    }
+
+    /// Set `storage`'s export count to `f(count)`, keeping the foreign count; returns it.
+    fn change_exports(
+        &mut self,
+        storage: u64,
+        f: impl FnOnce(u32) -> u32,
+    ) -> Result<u32, HostError> {
+        let st = self
+            .storages
+            .get_mut(&storage)
+            .ok_or_else(|| unknown_storage(storage))?;
+        let was = st.foreign();
+        st.exports = f(st.exports);
+        let (now, exports) = (st.foreign(), st.exports);
+        self.foreign = self.foreign + usize::from(now) - usize::from(was);
+        Ok(exports)
     }
 
     /// `(shared, live exports)` of `storage`.
@@ -271,12 +296,6 @@ impl HostRegistry {
         self.storages
             .get(&storage)
             .map(|s| (s.shared, s.exports))
-            .ok_or_else(|| unknown_storage(storage))
-    }
-
-    fn storage_mut(&mut self, storage: u64) -> Result<&mut Storage, HostError> {
-        self.storages
-            .get_mut(&storage)
             .ok_or_else(|| unknown_storage(storage))
     }
 
@@ -288,10 +307,13 @@ impl HostRegistry {
         storage: u64,
         what: impl FnOnce() -> String,
     ) -> Result<(), HostError> {
+        if self.foreign == 0 {
+            return Ok(()); // no storage another library may see: none to look up
+        }
         let Some(st) = self.storages.get(&storage) else {
             return Ok(());
         };
-        if !st.shared && st.exports == 0 {
+        if !st.foreign() {
             return Ok(());
         }
         let what = what();
@@ -406,7 +428,13 @@ impl HostRegistry {
     /// The storage's memory was freed (its last Python reference died, so no handle of it
     /// is live): forget it, so the registry holds what is alive, not the history.
     pub fn drop_storage(&mut self, storage: u64) -> bool {
-        self.storages.remove(&storage).is_some()
+        match self.storages.remove(&storage) {
+            Some(st) => {
+                self.foreign -= usize::from(st.foreign());
+                true
+            }
+            None => false,
+        }
     }
 
     /// Storages known (live allocations).

@@ -372,3 +372,37 @@ fn exported_storage_is_not_written_until_every_export_ends() {
     r.move_in(3, "k", &[(p, true)]).unwrap();
     assert_eq!(r.pin_export(999).unwrap_err().code, "CT5007");
 }
+
+#[test]
+fn writes_are_refused_for_every_foreign_storage_however_many_come_and_go() {
+    // Launches skip the storage lookup while no storage is foreign: the count that decides
+    // it must follow every import, export, unpin and drop.
+    let mut r = HostRegistry::new();
+    let own = r.new_storage(4096);
+    let other = r.new_storage(4096);
+    let t = r.new_handle(own, contiguous(1024, 4)).unwrap();
+    let u = r.new_handle(other, contiguous(1024, 4)).unwrap();
+    let shared = r.new_shared_storage(4096);
+    let x = r.new_handle(shared, contiguous(1024, 4)).unwrap();
+    r.pin_export(other).unwrap();
+    // an unpin that goes below zero, and a pin of a storage that is shared already, change
+    // nothing about which storages are foreign
+    assert_eq!(r.unpin_export(own).unwrap(), 0);
+    r.pin_export(shared).unwrap();
+    r.unpin_export(shared).unwrap();
+    assert_eq!(r.move_in(1, "k", &[(u, true)]).unwrap_err().code, "CT5041");
+    assert_eq!(r.move_in(2, "k", &[(x, true)]).unwrap_err().code, "CT5040");
+    r.move_in(3, "k", &[(t, true)]).unwrap();
+    r.give_back(3);
+    // the shared storage goes: the export still refuses
+    r.release_handle(x).unwrap();
+    assert!(r.drop_storage(shared));
+    assert_eq!(r.move_in(4, "k", &[(u, true)]).unwrap_err().code, "CT5041");
+    // the export ends: nothing is foreign, writes go through; a new export refuses again
+    r.unpin_export(other).unwrap();
+    r.move_in(5, "k", &[(u, true)]).unwrap();
+    r.give_back(5);
+    r.pin_export(other).unwrap();
+    assert_eq!(r.move_in(6, "k", &[(u, true)]).unwrap_err().code, "CT5041");
+    assert_eq!(r.state(u), Some(&HandleState::Live));
+}

@@ -259,21 +259,47 @@ fn poisoned<T>(_: T) -> PyErr {
     PyRuntimeError::new_err("a launcher lock was poisoned by a panic")
 }
 
+/// A tensor argument's descriptor, borrowed from its Python object (a [`HandleMeta`]) for
+/// as long as the op holds that object: a launch touches no reference count per tensor
+/// (taking one and giving it back later is a write, and a cache miss, per tensor and op).
+#[derive(Clone, Copy)]
+struct DescRef(std::ptr::NonNull<TensorDesc>);
+
+// SAFETY: a `TensorDesc` is immutable once made (`Sync`), and `DescRef::new`'s caller keeps
+// the object owning it alive for as long as the reference is used, from any thread.
+unsafe impl Send for DescRef {}
+unsafe impl Sync for DescRef {}
+
+impl DescRef {
+    /// # Safety
+    /// `desc` must be the descriptor of a `HandleMeta` (set once, never replaced) that
+    /// the holder of the `DescRef` keeps alive while it uses it: a `PendingLaunch` holds its
+    /// arguments' objects in `values`.
+    unsafe fn new(desc: &TensorDesc) -> Self {
+        DescRef(std::ptr::NonNull::from(desc))
+    }
+
+    fn get(&self) -> &TensorDesc {
+        // SAFETY: see `DescRef::new`: the object owning the descriptor outlives `self`.
+        unsafe { self.0.as_ref() }
+    }
+}
+
 /// The handle descriptors of a call (one per argument; `None` for a non-handle): inline
 /// in the op for a few arguments (a launch allocates only the op itself), else on the heap.
 enum Handles {
-    Inline(usize, [Option<Arc<TensorDesc>>; INLINE_HANDLES]),
-    Heap(Vec<Option<Arc<TensorDesc>>>),
+    Inline(usize, [Option<DescRef>; INLINE_HANDLES]),
+    Heap(Vec<Option<DescRef>>),
 }
 
 /// Arguments whose descriptors an op keeps inline.
-const INLINE_HANDLES: usize = 4;
+const INLINE_HANDLES: usize = 8;
 
 impl Handles {
     /// `n` empty entries.
     fn new(n: usize) -> Self {
         if n <= INLINE_HANDLES {
-            Handles::Inline(n, Default::default())
+            Handles::Inline(n, [None; INLINE_HANDLES])
         } else {
             Handles::Heap(vec![None; n])
         }
@@ -281,7 +307,7 @@ impl Handles {
 }
 
 impl std::ops::Deref for Handles {
-    type Target = [Option<Arc<TensorDesc>>];
+    type Target = [Option<DescRef>];
     fn deref(&self) -> &Self::Target {
         match self {
             Handles::Inline(n, a) => &a[..*n],
@@ -300,11 +326,11 @@ impl std::ops::DerefMut for Handles {
 }
 
 fn args_view<'a>(
-    handles: &'a [Option<Arc<TensorDesc>>],
+    handles: &'a [Option<DescRef>],
     scalars: &'a [Option<Value>],
 ) -> impl Iterator<Item = Arg<'a>> + 'a {
     handles.iter().zip(scalars).map(|(h, s)| match (h, s) {
-        (Some(d), _) => Arg::Handle(d),
+        (Some(d), _) => Arg::Handle(d.get()),
         (None, Some(Value::Int(v))) => Arg::Int(*v),
         (None, Some(Value::Float(v))) => Arg::Float(*v),
         (None, Some(Value::Bool(v))) => Arg::Bool(*v),

@@ -37,13 +37,13 @@ impl LaunchPlan {
         for (i, a) in args.iter().enumerate() {
             let Arg::Handle(d) = a else { continue };
             match first {
-                None => first = Some((i, d.view.device)),
-                Some((j, dev)) if dev != d.view.device => {
+                None => first = Some((i, d.device)),
+                Some((j, dev)) if dev != d.device => {
                     let name = |k: usize| self.params.get(k).map_or("?", |p| p.name.as_str());
                     return Err(mixed_devices(
                         &format!("`{kernel}`"),
                         (name(j), dev),
-                        (name(i), d.view.device),
+                        (name(i), d.device),
                     )
                     .with_kernel(kernel));
                 }

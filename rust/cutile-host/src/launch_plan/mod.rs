@@ -290,7 +290,7 @@ impl LaunchPlan {
         let mut n = 0;
         for (p, a) in self.params.iter().zip(args) {
             if let Arg::Handle(d) = a {
-                out[n] = (d.view.handle, p.kind.exclusive());
+                out[n] = (d.handle, p.kind.exclusive());
                 n += 1;
             }
         }
@@ -303,7 +303,7 @@ impl LaunchPlan {
             .iter()
             .zip(args)
             .filter_map(|(p, a)| match a {
-                Arg::Handle(d) => Some((d.view.handle, p.kind.exclusive())),
+                Arg::Handle(d) => Some((d.handle, p.kind.exclusive())),
                 _ => None,
             })
             .collect()
@@ -315,7 +315,7 @@ impl LaunchPlan {
         for (p, a) in self.params.iter().zip(args) {
             if let Arg::Handle(d) = a {
                 out[n] = Access {
-                    storage: d.view.storage,
+                    storage: d.storage,
                     lo: d.span.0,
                     hi: d.span.1,
                     exclusive: p.kind.exclusive(),
@@ -333,7 +333,7 @@ impl LaunchPlan {
             .zip(args)
             .filter_map(|(p, a)| match a {
                 Arg::Handle(d) => Some(Access {
-                    storage: d.view.storage,
+                    storage: d.storage,
                     lo: d.span.0,
                     hi: d.span.1,
                     exclusive: p.kind.exclusive(),

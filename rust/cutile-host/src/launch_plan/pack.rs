@@ -95,11 +95,11 @@ pub fn pack(
                         value: Value::Int(0),
                     });
                 }
-                put(buf, s.offset, &d.view.address.to_ne_bytes());
+                put(buf, s.offset, &d.address.to_ne_bytes());
                 continue;
             }
-            (SlotKind::Shape, Some(d)) => d.view.shape.get(s.axis).copied().map(Value::Int),
-            (SlotKind::Stride, Some(d)) => d.view.strides.get(s.axis).copied().map(Value::Int),
+            (SlotKind::Shape, Some(d)) => d.layout.shape.get(s.axis).copied().map(Value::Int),
+            (SlotKind::Stride, Some(d)) => d.layout.strides.get(s.axis).copied().map(Value::Int),
             (SlotKind::Scalar, None) => scalars.get(s.param).copied().flatten(),
             _ => None,
         };

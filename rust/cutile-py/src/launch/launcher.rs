@@ -208,7 +208,9 @@ impl KernelLauncher {
         };
         for ((o, r), h) in objs.iter().zip(raw.iter_mut()).zip(handles.iter_mut()) {
             match o.cast::<HandleMeta>() {
-                Ok(m) => *h = m.get().desc().cloned(),
+                // SAFETY: the op keeps `o` in `values` (the call's own objects, in
+                // parameter order) for as long as it holds `handles`.
+                Ok(m) => *h = m.get().desc().map(|d| unsafe { DescRef::new(d) }),
                 Err(_) => *r = value_arg(o),
             }
         }
@@ -222,7 +224,7 @@ impl KernelLauncher {
         };
         for ((a, h), r) in argv.iter_mut().zip(handles.iter()).zip(raw.iter()) {
             *a = match h {
-                Some(d) => Arg::Handle(d),
+                Some(d) => Arg::Handle(d.get()),
                 None => *r,
             };
         }
@@ -260,10 +262,15 @@ impl KernelLauncher {
             None => match self.decide(py, argv, given, last_word, explicit_grid, &describe)? {
                 Some(d) => {
                     if memo_ok {
+                        // (the memo keeps its own references to the descriptors)
+                        let kept: Vec<Option<Arc<TensorDesc>>> = objs
+                            .iter()
+                            .map(|o| o.cast::<HandleMeta>().ok()?.get().desc().cloned())
+                            .collect();
                         self.memo.lock().map_err(poisoned)?.insert(
                             d.device,
                             argv,
-                            &handles,
+                            &kept,
                             d.clone(),
                         );
                     }
@@ -390,7 +397,7 @@ impl KernelLauncher {
             if param.kind == ParamKind::Ptr {
                 continue; // a pointer specializes nothing (`LaunchPlan::bind_ordered`)
             }
-            if let Some(d) = h {
+            if let Some(d) = h.as_ref().map(DescRef::get) {
                 let f = &d.facts;
                 let dtype = d.dtype.map_or("?", |c| DTYPES[c as usize].name);
                 facts.append((

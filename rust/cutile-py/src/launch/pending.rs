@@ -17,6 +17,8 @@ use crate::runtime::Failure;
 pub struct PendingLaunch {
     pub(super) launcher: Py<KernelLauncher>,
     pub(super) op: u64,
+    /// The arguments in parameter order: it keeps the tensor objects whose descriptors
+    /// `handles` borrows alive (never replaced: the op is frozen).
     pub(super) values: Py<PyTuple>,
     pub(super) handles: Handles,
     /// Binding's decisions (the device too), shared with other calls of the same launch
@@ -517,7 +519,7 @@ impl PendingLaunch {
             .params
             .iter()
             .zip(self.handles.iter())
-            .filter_map(|(p, h)| h.as_ref().map(|d| (d.view.handle, p.name.as_str())))
+            .filter_map(|(p, h)| h.map(|d| (d.get().view.handle, p.name.as_str())))
             .collect();
         if let Ok(mut reg) = l.registry.bind(py).try_borrow_mut() {
             reg.inner.abandon(self.op, &params);

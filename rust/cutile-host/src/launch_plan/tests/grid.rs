@@ -25,9 +25,13 @@ fn persistent_grids() {
         4,
     );
     let mk = |h: u64, nb: Option<u64>| {
-        let mut d = view(h, &[150, 300], Some(&[32, 64]), "f32");
-        d.view.num_blocks = nb;
-        d
+        let d = view(h, &[150, 300], Some(&[32, 64]), "f32");
+        // (a descriptor is made from its view, never changed after)
+        TensorDesc::new(View {
+            num_blocks: nb,
+            ..d.view
+        })
+        .unwrap()
     };
     let (a, b) = (mk(1, None), mk(2, None));
     assert_eq!(
@@ -101,9 +105,13 @@ fn persistent_tile_ids_fit_32_bits() {
         132,
     );
     let mk = |rows: i64, nb: Option<u64>| {
-        let mut d = view(1, &[rows, 65_536], Some(&[1, 1]), "f32");
-        d.view.num_blocks = nb;
-        d
+        let d = view(1, &[rows, 65_536], Some(&[1, 1]), "f32");
+        // (a descriptor is made from its view, never changed after)
+        TensorDesc::new(View {
+            num_blocks: nb,
+            ..d.view
+        })
+        .unwrap()
     };
     let fits = mk(32_767, None);
     assert_eq!(

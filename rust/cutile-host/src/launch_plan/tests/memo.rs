@@ -231,3 +231,39 @@ fn the_memo_misses_on_another_device() {
     assert_eq!(scalars.get(0, &[Arg::Int(3)]).map(|v| **v), Some(0));
     assert!(scalars.get(1, &[Arg::Int(3)]).is_none());
 }
+
+#[test]
+fn views_of_one_layout_share_it_and_compare_by_content_when_they_do_not() {
+    let a = placed(1, 4096, 0, [64, 32], [32, 1], Some([16, 32]));
+    // one layout, wherever the views are: shared, and the same launch facts (other tests
+    // describe views meanwhile, which may push it out of the table between two views:
+    // a few tries)
+    let b = (0..50)
+        .map(|_| placed(2, 8192, 64, [64, 32], [32, 1], Some([16, 32])))
+        .find(|b| std::sync::Arc::ptr_eq(&a.layout, &b.layout))
+        .expect("views of one layout share it");
+    assert!(a.same_launch_facts(&b));
+    // many other layouts described meanwhile push it out of the interning table: a new
+    // view of it gets its own copy, and still has the same launch facts
+    for k in 1..=1000 {
+        placed(3, 4096, 0, [k, 32], [32, 1], None);
+    }
+    let c = placed(4, 4096, 0, [64, 32], [32, 1], Some([16, 32]));
+    assert!(a.same_launch_facts(&c) && c.same_launch_facts(&a));
+    // anything else of the layout, the alignment or the device differs, shared or not
+    assert!(!a.same_launch_facts(&placed(5, 4096, 0, [64, 32], [32, 1], Some([32, 32]))));
+    assert!(!a.same_launch_facts(&placed(5, 4096, 0, [64, 32], [32, 1], None)));
+    assert!(!a.same_launch_facts(&placed(5, 4096, 0, [64, 32], [64, 1], Some([16, 32]))));
+    assert!(!a.same_launch_facts(&placed(5, 4100, 0, [64, 32], [32, 1], Some([16, 32]))));
+    let elsewhere = TensorDesc::new(View {
+        device: 1,
+        ..a.view.clone()
+    })
+    .unwrap();
+    assert!(!a.same_launch_facts(&elsewhere));
+    // the descriptor's own copies are its view's
+    assert_eq!(
+        (b.storage, b.handle, b.address, b.device, b.align16),
+        (2, 2, 8192, 0, true)
+    );
+}
