@@ -170,7 +170,7 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
 # barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
 # small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
 # attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
-# "_bs32" / "_ns16": 32-key tiles / 16 shares per kv head.
+# "_bs32" / "_ns16" / "_ns8": 32-key tiles / 16 or 8 shares per kv head.
 # each variant names every field it depends on (the defaults are "heads" with _FAST)
 _FAST: dict[str, object] = {"small_tma": False, "small_warps": 1, "combine_o_tma": True}
 _TMA: dict[str, object] = {"small_tma": True, "small_warps": None, "combine_o_tma": True}
@@ -180,6 +180,9 @@ SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads": {"attn_path": "heads", **_FAST},
     "heads_w4": {"attn_path": "heads", **_W4},
     "heads_tma": {"attn_path": "heads", **_TMA},
+    "heads_ns16": {"attn_path": "heads", **_FAST, "attn_splits": 16},
+    "heads_ns8": {"attn_path": "heads", **_FAST, "attn_splits": 8},
+    "heads_bs32": {"attn_path": "heads", **_FAST, "attn_bs": 32},
     "fused": {"attn_path": "fused", **_FAST},
     "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
     "fused_w4": {"attn_path": "fused", **_W4},
