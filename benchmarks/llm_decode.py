@@ -115,6 +115,9 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
+# plan fields changed by name (`--plans noearly`: PDL without the GEMVs' early weight loads)
+FIELD_PLANS: dict[str, dict[str, object]] = {"noearly": {"pdl_early": False}}
+
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")
 TILE_SPEC = re.compile(r"(\d+)x(\d+)x(\d+)(?:o(\d+))?(?:l(\d+))?(L?)$")
 
@@ -145,8 +148,11 @@ def plan_named(cfg: Any, name: str) -> Any:
             kw.update(PLANS[part])
         elif part in SMALL_VARIANTS:
             changes.update(SMALL_VARIANTS[part])
+        elif part in FIELD_PLANS:
+            changes.update(FIELD_PLANS[part])
         else:
-            raise SystemExit(f"unknown plan {part!r}: one of {', '.join([*PLANS, *SMALL_VARIANTS])}"
+            raise SystemExit(f"unknown plan {part!r}: one of "
+                             f"{', '.join([*PLANS, *SMALL_VARIANTS, *FIELD_PLANS])}"
                              " (or several joined by +)")
     return plan_for(cfg, **kw).with_(**changes)
 

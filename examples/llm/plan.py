@@ -138,6 +138,8 @@ class Plan:
                                  # blocks start while the previous kernel finishes
                                  # (`llm.kernels.pdl`, docs/pdl.md)
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
+    pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
+                                 # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
     # The decode step's small kernels between the QKV GEMV and the output projection
     # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
     # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per

@@ -62,7 +62,8 @@ class EntryKernel(_native.KernelBase):
     def __init__(self, fn: Callable[..., Any], *, unsafe: bool = False,
                  deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
-                 opt_level: int = 3, pdl: bool = False) -> None:
+                 opt_level: int = 3, pdl: bool = False,
+                 pdl_early: tuple[str, ...] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -80,6 +81,9 @@ class EntryKernel(_native.KernelBase):
         # turn it off). Like a hint it is part of the kernel's identity; unlike one, the
         # launch depends on it too: the launcher reads it from the compiled kernel.
         self.pdl = check_pdl(pdl)
+        # Read-only tensor parameters whose leading loads may run ahead of the PDL wait
+        # (`lowering/pdl.py`; checked against the parameters at the first lowering).
+        self.pdl_early = check_pdl_early(pdl_early)
         self._doc: K.Document | None = None
         self._kast_hash: str | None = None
         self._check: Any = None
@@ -94,10 +98,12 @@ class EntryKernel(_native.KernelBase):
 
     def with_hints(self, *, num_ctas: HintValue = None, occupancy: HintValue = None,
                    num_worker_warps: HintValue = None, opt_level: int | None = None,
-                   pdl: bool | None = None) -> EntryKernel:
+                   pdl: bool | None = None, pdl_early: tuple[str, ...] | None = None
+                   ) -> EntryKernel:
         """The same kernel compiled with other hints or with(out) programmatic dependent
         launch (the ones given replace this kernel's; the body, its proof and what its
-        launches compute are the same)."""
+        launches compute are the same). `pdl_early`: read-only tensor parameters whose
+        loads that come first may run ahead of the PDL wait (docs/pdl.md)."""
         args = dict(self.hint_args)
         for name, value in (("num_ctas", num_ctas), ("occupancy", occupancy),
                             ("num_worker_warps", num_worker_warps)):
@@ -106,7 +112,9 @@ class EntryKernel(_native.KernelBase):
         return EntryKernel(self.fn, unsafe=self.unsafe,
                            deny_in_kernel_checks=self.options["deny_in_kernel_checks"],
                            opt_level=self.opt_level if opt_level is None else opt_level,
-                           pdl=self.pdl if pdl is None else pdl, **args)
+                           pdl=self.pdl if pdl is None else pdl,
+                           pdl_early=self.pdl_early if pdl_early is None else pdl_early,
+                           **args)
 
     # -- static stages ---------------------------------------------------------------------
 
@@ -163,7 +171,7 @@ class EntryKernel(_native.KernelBase):
             from .lowering.facts import LoweringFacts
 
             facts = None if self._unchecked else LoweringFacts.of(self.check())
-            got = pipeline.lower(self.document(), spec, facts, pdl)
+            got = pipeline.lower(self.document(), spec, facts, pdl, self._early_params())
             got.module.functions[0].hints = self.hints
             dump.after_lowering(self._identity(spec, pdl), self.kast_json(), self.check(),
                                 got)
@@ -187,7 +195,22 @@ class EntryKernel(_native.KernelBase):
         if self._kast_hash is None:
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
-                                        self.opt_level, pdl)
+                                        self.opt_level, pdl, self.pdl_early)
+
+    def _early_params(self) -> tuple[str, ...]:
+        """`pdl_early`, each name checked to be a read-only tensor parameter (ConfigError
+        CT8020): only bytes the kernel never writes may be read ahead of the wait."""
+        kinds = {p.name: p.kind for p in self.entry.params}
+        for name in self.pdl_early:
+            if kinds.get(name) != "tensor":
+                what = (f"a `{kinds[name]}` parameter" if name in kinds
+                        else "not a parameter")
+                raise ConfigError(
+                    f"`pdl_early` names `{name}` of `{self.name}`, {what}", code="CT8020",
+                    hint="`pdl_early` takes read-only tensor parameters (`Tensor[...]`, not "
+                         "`Mut`, `Atomic`, scalars or pointers): loads of them may run "
+                         "before the previous kernel completed")
+        return self.pdl_early
 
     def _runnable(self, spec: Specialization, device: int | None = None) -> Any:
         """The kernel of `spec`, loaded in `device`'s context (default: the current
@@ -226,19 +249,21 @@ class EntryKernel(_native.KernelBase):
         if shortcut:
             hit = launch_cache.load(identity, arch)
             if hit is not None:
-                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl, device)
+                return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl, device,
+                                    hit.pdl_early)
         lowered = self.lowered(spec)
         compiled = pipeline.assemble(lowered, arch, self.opt_level, identity=identity)
         if shortcut:
             try:
                 launch_cache.store(identity, arch, self.opt_level, launch_cache.LaunchEntry(
-                    compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl))
+                    compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl,
+                    lowered.pdl_early))
             except Exception as exc:  # the launch cache is an optimization: never fatal
                 log.get("cache").debug("launch cache not written: %s", exc)
         # The launch attribute follows the compiled kernel, never a second reading of the
         # option: only a kernel with the PDL prologue is launched with it.
         return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl,
-                            device)
+                            device, lowered.pdl_early)
 
     # -- launching -------------------------------------------------------------------------
 
@@ -292,22 +317,35 @@ class EntryKernel(_native.KernelBase):
 
     def _native_kernel(self, consts: list[tuple[str, Any]], facts: list[tuple[Any, ...]],
                        index_bits: int, device: int = 0
-                       ) -> tuple[Any, int, list[tuple[Any, ...]], int, bool]:
+                       ) -> tuple[Any, int, list[tuple[Any, ...]], int, bool, list[int]]:
         """Compile (or find) the kernel for a specialization the native launcher has not
         seen on `device`: `(runnable, CUfunction address, ABI slots with offsets, buffer
-        size, pdl)`, `pdl` read from the compiled kernel (its launches carry the PDL
-        attribute)."""
+        size, pdl, early)`, `pdl` read from the compiled kernel (its launches carry the PDL
+        attribute) and `early` the runtime parameters it loads ahead of the PDL wait (by
+        index: the launcher gives the attribute only while nothing in flight may write
+        them), read from the compiled kernel too."""
         runnable = self._runnable(specialization(consts, facts, index_bits), device)
+        index = {p.name: i for i, p in enumerate(self.runtime_params)}
+        early = [index[n] for n in runnable.pdl_early]
         if driver.backend() != "gpu":
             # (the interpreter runs it; the null driver's runtime launches it as the GPU
             # would, through `cuLaunchKernelEx` when lowered with the PDL prologue)
-            return runnable, 0, [], 0, bool(runnable.pdl)
+            return runnable, 0, [], 0, bool(runnable.pdl), early
         abi = runnable.abi
-        index = {p.name: i for i, p in enumerate(self.runtime_params)}
         slots = [(s.kind, index[s.param], s.axis, s.fmt, off)
                  for s, off in zip(abi.slots, abi.offsets(), strict=True)]
         return (runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format),
-                bool(runnable.pdl))
+                bool(runnable.pdl), early)
+
+
+def check_pdl_early(names: Any) -> tuple[str, ...]:
+    if (not isinstance(names, tuple | list)
+            or not all(isinstance(n, str) and n.isidentifier() for n in names)):
+        raise ConfigError(f"`pdl_early={names!r}` is not a tuple of parameter names",
+                          code="CT8020",
+                          hint="e.g. `pdl_early=(\"w\",)`: the read-only tensor parameters "
+                               "whose first loads may run ahead of the PDL wait")
+    return tuple(names)
 
 
 def check_pdl(pdl: Any) -> bool:
@@ -357,7 +395,7 @@ def entry(fn: Callable[..., Any], /) -> EntryKernel: ...
 def entry(
     *, unsafe: bool = False, deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
-    pdl: bool = False,
+    pdl: bool = False, pdl_early: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], EntryKernel]: ...
 
 
@@ -365,7 +403,7 @@ def entry(
     fn: Callable[..., Any] | None = None, /, *, unsafe: bool = False,
     deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
-    pdl: bool = False,
+    pdl: bool = False, pdl_early: tuple[str, ...] = (),
 ) -> Any:
     """Mark a kernel: `@cutile.entry`, `@cutile.entry(unsafe=True)`, or with compiler hints
     (`num_ctas`, `occupancy`, `num_worker_warps`: an int or `cutile.ByTarget(...)`;
@@ -374,17 +412,22 @@ def entry(
     `pdl=True`: programmatic dependent launch (Hopper and newer, Tile IR bytecode 13.4):
     the kernel is launched so that its blocks may start while the kernel before it on the
     stream finishes, and waits for that kernel's completion before its first memory access
-    (docs/pdl.md). What it computes is unchanged; CUTILE_PDL=0 turns it off everywhere."""
+    (docs/pdl.md). What it computes is unchanged; CUTILE_PDL=0 turns it off everywhere.
+    `pdl_early=("w", ...)`: loads of these read-only tensor parameters that come before
+    any other memory access run ahead of that wait (a GEMV's first weight tiles stream in
+    while the previous kernel finishes); such a launch gets the PDL attribute only while
+    no work in flight may write them."""
     if fn is not None:
         return EntryKernel(fn)
     hints = {"num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
     entry_hints(**hints)  # a bad hint is an error at the decorator, not at the first launch
     check_opt_level(opt_level)
     check_pdl(pdl)
+    check_pdl_early(pdl_early)
 
     def wrap(f: Callable[..., Any]) -> EntryKernel:
         return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks,
-                           opt_level=opt_level, pdl=pdl, **hints)
+                           opt_level=opt_level, pdl=pdl, pdl_early=pdl_early, **hints)
 
     return wrap
 

@@ -67,13 +67,14 @@ def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
 
 
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None,
-          pdl: bool = False) -> LoweredKernel:
+          pdl: bool = False, pdl_early: tuple[str, ...] = ()) -> LoweredKernel:
     """Lower with the checker's `facts` (None only where a test compiles without the
-    checker); `pdl`: with the programmatic-dependent-launch prologue (`lowering/pdl.py`)."""
+    checker); `pdl`: with the programmatic-dependent-launch prologue (`lowering/pdl.py`),
+    and loads of the `pdl_early` parameters ahead of its wait where they come first."""
     from .lowering.lower import lower_kernel
 
     try:
-        lowered = lower_kernel(doc, spec, facts, pdl)
+        lowered = lower_kernel(doc, spec, facts, pdl, pdl_early)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
     _verify(lowered)
@@ -123,7 +124,7 @@ def kast_sha256(doc: K.Document) -> str:
 
 def kernel_identity(name: str, kast_hash: str, spec: Specialization,
                     hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3,
-                    pdl: bool = False) -> dict[str, Any]:
+                    pdl: bool = False, pdl_early: tuple[str, ...] = ()) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
     entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
     return {
@@ -140,6 +141,7 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization,
         "hints": hints or {},
         "opt_level": opt_level,
         "pdl": pdl,
+        **({"pdl_early": list(pdl_early)} if pdl and pdl_early else {}),
     }
 
 

@@ -42,7 +42,7 @@ class World:
 
     def compile(self, consts: Any, facts: Any, index_bits: int, device: int) -> Any:
         self.compiled.append((consts, facts, index_bits))
-        return ("runnable", 0, [], 0, False)  # (..., buffer size, pdl)
+        return ("runnable", 0, [], 0, False, [])  # (..., buffer size, pdl, early)
 
     def run(self, *args: Any) -> None:
         self.ran.append(args)
@@ -205,6 +205,13 @@ def test_bad_compile_results_and_arguments() -> None:
     with pytest.raises(ValueError):
         p._run()
     assert w.holders() == [None] * 3
+    # an early load (ahead of the PDL wait) of a parameter the kernel does not have
+    w2 = World()
+    w2.compile = lambda *a: ("r", 0, [], 0, True, [99])  # type: ignore[method-assign]
+    p2 = w2.launcher.prepare(tuple(w2.handles))
+    assert p2 is not None
+    with pytest.raises(ValueError, match="early load names no parameter"):
+        p2._run()
     with pytest.raises(ValueError):
         w.make(consts=[("B", "complex")])
     with pytest.raises(ValueError):  # a GPU runtime with null driver entry points

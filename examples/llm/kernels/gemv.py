@@ -65,6 +65,19 @@ from cutile.core import (
 )
 
 
+@cutile.device
+def norm_x(h, nw, k, BK):
+    """Column tile k of RMSNorm's numerator bf16(h * w_norm), as an f32 (1, BK) row."""
+    x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+    return x.astype(f32)[None, :]
+
+
+@cutile.device
+def row_x(x, k, BK):
+    """Column tile k of a bf16 input vector as an f32 (1, BK) row."""
+    return x.load_tile((BK,), (k,)).astype(f32)[None, :]
+
+
 @dataclass(frozen=True)
 class GemvKernels:
     norm_partial: cutile.EntryKernel
@@ -89,12 +102,12 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                           BK: Const[int], KPS: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        acc = zeros((BO, BK), f32)
-        for kk in range(KPS):
+        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
+        acc = fma(w0.astype(f32), norm_x(h, nw, s * KPS, BK), zeros((BO, BK), f32))
+        for kk in range(1, KPS):
             k = s * KPS + kk
-            x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
+            acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
         part.store(acc.sum(axis=1)[None, :])
 
     @cutile.entry(occupancy=occupancy)
@@ -102,12 +115,12 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                  x: Tensor[bf16, [-1]], BO: Const[int], BK: Const[int], KPS: Const[int]):
         o = block_id(0)
         s = block_id(1)
-        acc = zeros((BO, BK), f32)
-        for kk in range(KPS):
+        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
+        acc = fma(w0.astype(f32), row_x(x, s * KPS, BK), zeros((BO, BK), f32))
+        for kk in range(1, KPS):
             k = s * KPS + kk
-            xs = x.load_tile((BK,), (k,)).astype(f32)
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), xs[None, :], acc)
+            acc = fma(wt.astype(f32), row_x(x, k, BK), acc)
         atomic_add(y, o * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
 
     @cutile.entry(occupancy=occupancy)
@@ -116,11 +129,11 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                        h: Tensor[f32, [-1]], nw: Tensor[bf16, [-1]], eps: f32,
                        BO: Const[int], BK: Const[int], HB: Const[int]):
         o = block_id(0)
-        acc = zeros((BO, BK), f32)
-        for k in range(num_tiles(w, 1, (BO, BK))):
-            x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+        w0 = w.load_tile((BO, BK), (o, 0), latency=latency)          # ahead of a PDL wait
+        acc = fma(w0.astype(f32), norm_x(h, nw, 0, BK), zeros((BO, BK), f32))
+        for k in range(1, num_tiles(w, 1, (BO, BK))):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
+            acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
         hv = h.load_tile((HB,), (0,))
         inv = rsqrt((hv * hv).sum() / h.shape[0] + eps)
         y = acc.sum(axis=1) * inv
@@ -141,11 +154,11 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                                BO: Const[int], BK: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        acc = zeros((BO, BK), f32)
-        for k in range(s * kps, s * kps + kps):
-            x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
+        acc = fma(w0.astype(f32), norm_x(h, nw, s * kps, BK), zeros((BO, BK), f32))
+        for k in range(s * kps + 1, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
+            acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
         part.store(acc.sum(axis=1)[None, :])
 
     @cutile.entry(occupancy=occupancy)
@@ -153,11 +166,11 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                       x: Tensor[bf16, [-1]], kps: i32, BO: Const[int], BK: Const[int]):
         o = block_id(0)
         s = block_id(1)
-        acc = zeros((BO, BK), f32)
-        for k in range(s * kps, s * kps + kps):
-            xs = x.load_tile((BK,), (k,)).astype(f32)
+        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
+        acc = fma(w0.astype(f32), row_x(x, s * kps, BK), zeros((BO, BK), f32))
+        for k in range(s * kps + 1, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), xs[None, :], acc)
+            acc = fma(wt.astype(f32), row_x(x, k, BK), acc)
         atomic_add(y, o * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
 
     @cutile.entry(occupancy=occupancy)
@@ -165,11 +178,13 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                     h: Tensor[f32, [-1]], nw: Tensor[bf16, [-1]], eps: f32, BO: Const[int],
                     BK: Const[int], HB: Const[int], UP: Const[int]):
         i = block_id(0)
-        g = zeros((BO, BK), f32)
-        u = zeros((BO, BK), f32)
-        for k in range(num_tiles(w, 1, (BO, BK))):
-            x = (h.load_tile((BK,), (k,)) * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
-            xs = x.astype(f32)[None, :]
+        g0 = w.load_tile((BO, BK), (i, 0), latency=latency)          # ahead of a PDL wait
+        u0 = w.load_tile((BO, BK), (UP + i, 0), latency=latency)
+        x0 = norm_x(h, nw, 0, BK)
+        g = fma(g0.astype(f32), x0, zeros((BO, BK), f32))
+        u = fma(u0.astype(f32), x0, zeros((BO, BK), f32))
+        for k in range(1, num_tiles(w, 1, (BO, BK))):
+            xs = norm_x(h, nw, k, BK)
             g = fma(w.load_tile((BO, BK), (i, k), latency=latency).astype(f32), xs, g)
             u = fma(w.load_tile((BO, BK), (UP + i, k), latency=latency).astype(f32), xs, u)
         hv = h.load_tile((HB,), (0,))

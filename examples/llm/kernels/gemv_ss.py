@@ -33,6 +33,15 @@ def ss_scale(sst, eps, H):
     return rsqrt(sst.sum() / H + eps)
 
 
+@cutile.device
+def step_ss(wt, h, nw, k, acc, sq, BK):
+    """One column tile k: acc += wt bf16(h w_norm), sq += h^2 (the weight tile loaded by
+    the caller, so a kernel's first one can come ahead of its PDL wait)."""
+    hk = h.load_tile((BK,), (k,))
+    x = (hk * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+    return fma(wt.astype(f32), x.astype(f32)[None, :], acc), fma(hk, hk, sq)
+
+
 @dataclass(frozen=True)
 class GemvSsKernels:
     norm_partial_ss: cutile.EntryKernel
@@ -50,15 +59,12 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None) ->
                              KPS: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        acc = zeros((BO, BK), f32)
-        sq = zeros((BK,), f32)
-        for kk in range(KPS):
+        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
+        acc, sq = step_ss(w0, h, nw, s * KPS, zeros((BO, BK), f32), zeros((BK,), f32), BK)
+        for kk in range(1, KPS):
             k = s * KPS + kk
-            hk = h.load_tile((BK,), (k,))
-            x = (hk * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
-            sq = fma(hk, hk, sq)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 
@@ -71,14 +77,11 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None) ->
                                   BO: Const[int], BK: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        acc = zeros((BO, BK), f32)
-        sq = zeros((BK,), f32)
-        for k in range(s * kps, s * kps + kps):
-            hk = h.load_tile((BK,), (k,))
-            x = (hk * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
+        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
+        acc, sq = step_ss(w0, h, nw, s * kps, zeros((BO, BK), f32), zeros((BK,), f32), BK)
+        for k in range(s * kps + 1, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
-            sq = fma(hk, hk, sq)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 

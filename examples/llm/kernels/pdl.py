@@ -13,9 +13,18 @@ import functools
 
 import cutile
 
+# The decode GEMVs and the LM head load their first weight tile before anything else:
+# with `pdl_early` that load runs ahead of the wait, while the kernel before finishes (the
+# launcher keeps it in full stream order whenever something in flight writes the weights).
+EARLY_WEIGHTS = frozenset({
+    "gemv_norm_partial", "gemv_add", "lm_head_argmax", "gemv_norm_partial_loop",
+    "gemv_add_loop", "gemv_swiglu", "gemv_norm_partial_ss", "gemv_norm_partial_ss_loop"})
+
 
 @functools.cache
-def with_pdl(kernel: cutile.EntryKernel) -> cutile.EntryKernel:
+def with_pdl(kernel: cutile.EntryKernel, early: bool = True) -> cutile.EntryKernel:
     """`kernel` compiled and launched with programmatic dependent launch (one twin per
-    kernel, so each compiles once)."""
-    return kernel.with_hints(pdl=True)
+    kernel, so each compiles once); a GEMV's first weight load ahead of the wait unless
+    `early` is False."""
+    names = ("w",) if early and kernel.name in EARLY_WEIGHTS else ()
+    return kernel.with_hints(pdl=True, pdl_early=names)

@@ -42,6 +42,8 @@ class LaunchEntry:
     entry_name: str
     abi: KernelABI
     pdl: bool  # compiled with the PDL prologue: launched with the PDL attribute
+    # parameters loaded ahead of the PDL wait (`LoweredKernel.pdl_early`)
+    pdl_early: tuple[str, ...] = ()
 
 
 def code_stamp() -> str:
@@ -118,6 +120,7 @@ def _encode(entry: LaunchEntry) -> bytes:
     header = json.dumps({
         "entry_name": entry.entry_name,
         "pdl": entry.pdl,
+        "pdl_early": list(entry.pdl_early),
         "slots": [[s.kind, s.param, s.axis, s.fmt] for s in entry.abi.slots],
     }).encode()
     return _MAGIC + struct.pack("<I", len(header)) + header + entry.cubin
@@ -133,11 +136,12 @@ def _decode(payload: bytes) -> LaunchEntry | None:
         slots = tuple(Slot(str(k), str(p), int(a), str(f)) for k, p, a, f in header["slots"])
         name = str(header["entry_name"])
         pdl = header["pdl"]
-        if not isinstance(pdl, bool):
+        early = header["pdl_early"]
+        if not isinstance(pdl, bool) or not all(isinstance(e, str) for e in early):
             return None
     except (ValueError, KeyError, TypeError):
         return None
     cubin = payload[at + 4 + n:]
     if not cubin:
         return None
-    return LaunchEntry(cubin, name, KernelABI(slots), pdl)
+    return LaunchEntry(cubin, name, KernelABI(slots), pdl, tuple(early))

@@ -47,6 +47,10 @@ class LoweredKernel:
     # Compiled for programmatic dependent launch (`lowering/pdl.py`): the launcher reads
     # this from the compiled kernel, and only then launches it with the PDL attribute.
     pdl: bool = False
+    # The read-only tensor parameters loaded ahead of the PDL wait (`pdl_early`, those
+    # that have such a load): the launcher gives the PDL attribute only while no work in
+    # flight may write them.
+    pdl_early: tuple[str, ...] = ()
 
 
 class Lowerer:
@@ -56,9 +60,13 @@ class Lowerer:
         spec: Specialization,
         facts: LoweringFacts | None = None,
         pdl: bool = False,
+        pdl_early: tuple[str, ...] = (),
     ) -> None:
         self.doc = doc
         self.pdl = pdl
+        self.pdl_early = pdl_early
+        # each tensor parameter's view (what a load from it traces back to)
+        self.param_views: dict[str, Value] = {}
         self.spec = spec
         # What the checker decided, node by node (None: lowering without the checker).
         self.facts = facts
@@ -159,9 +167,12 @@ class Lowerer:
             # are in `lowering/pdl.py` (and docs/pdl.md).
             from .pdl import add_prologue
 
-            add_prologue(self.b, fn)
+            early = {self.param_views[n]: n for n in self.pdl_early if n in self.param_views}
+            found = add_prologue(self.b, fn, early)
+        else:
+            found = ()
         return LoweredKernel(self.b.module, KernelABI(tuple(slots)), entry.name, self.consts,
-                             self.pdl)
+                             self.pdl, found)
 
     def _loc_of(self, span: K.Span, fn_name: str) -> Location:
         path = self.doc.files[span.file].path if span.file < len(self.doc.files) else "<kernel>"
@@ -209,6 +220,7 @@ class Lowerer:
                         v = b.assume(v, DivBy(facts.stride_div[axis]))
                     stride_items.append(v)
                 view = b.make_tensor_view(base, shape_items, stride_items)
+                self.param_views[p.name] = view
                 tile_shape = None
                 if p.kind == "mut_tensor":
                     tile_shape = tuple(self._resolve_dim(d, p) for d in (p.shape or []))
@@ -526,9 +538,10 @@ def _target_expr(t: K.Target) -> K.Expr:
 
 
 def lower_kernel(
-    doc: K.Document, spec: Specialization, facts: LoweringFacts | None, pdl: bool = False
+    doc: K.Document, spec: Specialization, facts: LoweringFacts | None, pdl: bool = False,
+    pdl_early: tuple[str, ...] = (),
 ) -> LoweredKernel:
-    return Lowerer(doc, spec, facts, pdl).lower()
+    return Lowerer(doc, spec, facts, pdl, pdl_early).lower()
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

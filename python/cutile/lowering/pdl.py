@@ -25,6 +25,19 @@ this prologue (docs/pdl.md has the whole argument):
 Since every PDL kernel waits for full completion of its predecessor before it touches
 memory, and that predecessor waited for its own before touching memory, the writes of
 every earlier op are visible to this kernel, exactly as without PDL.
+
+**Loads before the wait** (`pdl_early=("w", ...)`: read-only tensor parameters the kernel
+names). A load of such a parameter that comes, in program order, before any other memory
+access of the entry stays ahead of the wait: its bytes stream in while the previous kernel
+finishes (a decode GEMV's first weight tiles). The wait moves down to just before the
+first top-level op that is not pure, not such a load and not a device check (control flow
+counts as an access):
+those early loads take no token, and no later op uses theirs. They may run before the
+previous kernel completed, so that kernel must not write those bytes: the launcher gives
+a kernel with early loads the PDL attribute only when no work in flight may write any of
+them (the ledger's answer, under the same lock as the launch), and launches it plainly,
+in full stream order, otherwise (docs/pdl.md). `LoweredKernel.pdl_early` names the
+parameters that have such loads; the launcher reads it from the compiled kernel.
 """
 
 from __future__ import annotations
@@ -42,22 +55,73 @@ _TOKEN_TAKERS = MEMORY_OPS | {"print_tko"}
 _CONTROL = frozenset({"for", "if", "loop"})
 
 
-def add_prologue(b: Builder, fn: Function) -> None:
-    """Make `fn` (a lowered entry) a PDL kernel: the wait and the launch of dependents as
-    its first ops, and every memory access ordered after the wait (see the module)."""
+def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None
+                 ) -> tuple[str, ...]:
+    """Make `fn` (a lowered entry) a PDL kernel: the wait and the launch of dependents
+    before its first memory access, and every memory access but the early loads ordered
+    after the wait (see the module). `early`: the tensor views of the parameters named in
+    `pdl_early`, by view. Returns the names of those with a load ahead of the wait."""
+    early = early or {}
     prologue = Block()
     with b.at(prologue), b.location(fn.loc):
         wait = b.gdc_wait()
         b.gdc_launch_dependents(wait)
+    at = _wait_position(fn, early)
+    ahead = fn.body.ops[:at]
     replaced: dict[Value, Value] = {}
     _drop_token_roots(fn.body, wait, replaced)
-    _root_tokens(fn.body, wait, replaced)
-    fn.body.ops[:0] = prologue.ops
-    problems = ordering_problems(fn)
+    ahead = [op for op in ahead if op.name != "make_token"]
+    after = Block(ops=fn.body.ops[len(ahead):])
+    _root_tokens(after, wait, replaced)
+    fn.body.ops[:] = ahead + prologue.ops + after.ops
+    problems = ordering_problems(fn, early)
     if problems:  # a bug of this pass or of an op it does not know: never launch it
         raise InternalCompilerError(
             f"`{fn.name}`: the PDL prologue does not order every memory access: "
             + "; ".join(problems))
+    views = _views(fn)
+    return tuple(sorted({early[_root_view(op.operands[0], views)] for op in ahead
+                         if op.name == "load_view_tko"}))
+
+
+def _views(fn: Function) -> dict[Value, Op]:
+    """Each partition view's defining op (to trace a load to its tensor view)."""
+    return {op.result: op for op in fn.walk() if op.name == "make_partition_view"}
+
+
+def _root_view(v: Value, views: dict[Value, Op]) -> Value:
+    while v in views:
+        v = views[v].operands[0]
+    return v
+
+
+def _early_load(op: Op, early: dict[Value, str], views: dict[Value, Op]) -> bool:
+    """A token-less load of a parameter named in `pdl_early` (through its views)."""
+    return (op.name == "load_view_tko" and not op.attrs.get("has_token", False)
+            and _root_view(op.operands[0], views) in early)
+
+
+def _may_precede_the_wait(op: Op, early: dict[Value, str], views: dict[Value, Op]) -> bool:
+    """Pure ops without regions, early loads, device checks (`assert`: they read no
+    memory) and `make_token` (which the pass drops)."""
+    if op.regions:
+        return False
+    if op.name in ("make_token", "assert") or _early_load(op, early, views):
+        return True
+    return op.name not in IMPURE
+
+
+def _wait_position(fn: Function, early: dict[Value, str]) -> int:
+    """Where the wait goes: before the first top-level op that may not precede it, when
+    an early load comes before that op; else first."""
+    if not early:
+        return 0
+    views = _views(fn)
+    ops = fn.body.ops
+    at = next((i for i, op in enumerate(ops) if not _may_precede_the_wait(op, early, views)),
+              len(ops))
+    # no early load ahead of that op: the wait stays first, as in any PDL kernel
+    return at if any(_early_load(op, early, views) for op in ops[:at]) else 0
 
 
 def _drop_token_roots(block: Block, wait: Value, replaced: dict[Value, Value]) -> None:
@@ -82,22 +146,38 @@ def _root_tokens(block: Block, wait: Value, replaced: dict[Value, Value]) -> Non
             op.attrs["has_token"] = True
 
 
-def ordering_problems(fn: Function) -> list[str]:
-    """Why `fn` may touch memory before its prerequisite grid completed (empty: it
-    cannot). The structure that proves it: the entry starts with a token-less
-    `gdc_wait_tko` and then `gdc_launch_dependents_tko` of its token; no other op makes a
-    token out of nothing (no `make_token`, and every op with a token result other than
-    control flow takes a token), so every token descends from the wait; and every memory
-    op takes a token."""
+def ordering_problems(fn: Function, early: dict[Value, str] | None = None) -> list[str]:
+    """Why `fn` may touch memory before its prerequisite grid completed, other than
+    through loads of its early parameters (empty: it cannot). The structure that proves
+    it: the entry's top level is some ops ahead of the wait that touch no memory but by
+    token-less loads of an early parameter (`early`: their tensor views; pure ops, device
+    checks and those loads), then a token-less `gdc_wait_tko` and
+    `gdc_launch_dependents_tko` of its token; no op after it uses a token made ahead of
+    it, and no other op makes a token out of nothing (no `make_token`, and every op with
+    a token result other than control flow takes a token), so every token used after the
+    wait descends from it; and every memory op after it takes a token."""
+    early = early or {}
     problems: list[str] = []
     ops = fn.body.ops
-    if len(ops) < 2 or ops[0].name != "gdc_wait_tko" or ops[0].operands:
+    at = next((i for i, op in enumerate(ops) if op.name == "gdc_wait_tko"), None)
+    if at is None or ops[at].operands:
         problems.append("the entry does not start with a token-less `gdc_wait_tko`")
         return problems
-    wait = ops[0].result
-    if ops[1].name != "gdc_launch_dependents_tko" or ops[1].operands != [wait]:
+    views = _views(fn)
+    ahead_tokens: set[Value] = set()
+    for op in ops[:at]:
+        if not _may_precede_the_wait(op, early, views) or op.name == "make_token":
+            where = f"`{op.name}`" + (f" at {op.loc}" if op.loc else "")
+            problems.append(f"the entry does not start with a token-less `gdc_wait_tko`: "
+                            f"{where} comes before it")
+            return problems
+        ahead_tokens.update(r for r in op.results if isinstance(r.type, TokenType))
+    wait = ops[at].result
+    if (at + 1 >= len(ops) or ops[at + 1].name != "gdc_launch_dependents_tko"
+            or ops[at + 1].operands != [wait]):
         problems.append("`gdc_launch_dependents_tko` of the wait's token does not follow it")
     seen_wait = 0
+    ahead = {id(op) for op in ops[:at]}
     for op in fn.walk():
         where = f"`{op.name}`" + (f" at {op.loc}" if op.loc else "")
         if op.name in IMPURE and op.name not in MEMORY_OPS | NO_MEMORY_IMPURE:
@@ -106,11 +186,15 @@ def ordering_problems(fn: Function) -> list[str]:
             seen_wait += 1
         if op.name == "make_token":
             problems.append(f"{where} starts a token chain that is not the wait's")
+        if any(v in ahead_tokens for v in op.operands):
+            problems.append(f"{where} takes the token of a load ahead of the wait")
+        if id(op) in ahead:
+            continue                      # an early load (checked above): no token needed
         takes_token = any(isinstance(v.type, TokenType) for v in op.operands)
         if op.name in MEMORY_OPS and not (op.attrs.get("has_token") and takes_token):
             problems.append(f"{where} is not ordered by a token")
         makes_token = any(isinstance(r.type, TokenType) for r in op.results)
-        if makes_token and not takes_token and op.name not in _CONTROL and op is not ops[0]:
+        if makes_token and not takes_token and op.name not in _CONTROL and op is not ops[at]:
             problems.append(f"{where} makes a token that does not descend from the wait")
     if seen_wait != 1:
         problems.append(f"{seen_wait} `gdc_wait_tko` ops (one, first in the entry)")

@@ -47,7 +47,7 @@ class LoadedKernel:
     to launch there: a CUfunction belongs to one context, so each device loads its own."""
 
     def __init__(self, cubin: bytes, symbol: str, abi: KernelABI, pdl: bool = False,
-                 device: int | None = None) -> None:
+                 device: int | None = None, pdl_early: tuple[str, ...] = ()) -> None:
         d = driver._driver()
         self.device = driver.state().device if device is None else device
         with driver.on_device(self.device):
@@ -63,6 +63,10 @@ class LoadedKernel:
         # Compiled with the PDL prologue (read from the compiled kernel, never re-derived):
         # only such a kernel may be launched with the attribute (`lowering/pdl.py`).
         self.pdl = pdl
+        # Parameters it loads ahead of the PDL wait: this path cannot ask the ledger
+        # whether the kernel before it writes them, so it launches such a kernel with the
+        # attribute only when its caller says nothing does (`early_ok`).
+        self.pdl_early = pdl_early
         self._config = _pdl_config(d) if pdl else None
         self._fmt = abi.struct_format
         size = max(struct.calcsize(self._fmt), 8)
@@ -76,12 +80,17 @@ class LoadedKernel:
         self._launch_ex = d.cuLaunchKernelEx
         self._success = d.CUresult.CUDA_SUCCESS
 
-    def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any) -> None:
+    def launch(self, grid: tuple[int, int, int], flat: Sequence[Any], stream: Any,
+               early_ok: bool = False) -> None:
+        """Launch on `stream`; with the PDL attribute when compiled with the prologue,
+        unless the kernel loads parameters ahead of the wait and `early_ok` does not say
+        that no kernel before it on the stream writes them (then plainly, in full stream
+        order: the wait returns at once)."""
         if 0 in grid:  # no tile, no block (cuLaunchKernel refuses an empty grid)
             return
         with self._lock:
             struct.pack_into(self._fmt, self._buf, 0, *flat)
-            if self._config is not None:
+            if self._config is not None and (early_ok or not self.pdl_early):
                 cfg = self._config
                 cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
                 cfg.hStream = stream

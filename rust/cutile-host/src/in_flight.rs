@@ -121,6 +121,24 @@ impl InFlight {
         Ok(waits)
     }
 
+    /// Whether no work in flight (on any stream, in a capture, or held by another library)
+    /// may write any byte of `reads`. A kernel that loads parameters ahead of its
+    /// programmatic-launch wait may overlap the kernel before it on its stream only then
+    /// (otherwise it is launched in full stream order).
+    pub fn unwritten(&self, reads: &[Access]) -> bool {
+        reads.iter().all(|r| {
+            let read = Access {
+                exclusive: false,
+                ..*r
+            };
+            let unwritten = self
+                .ledger
+                .clashing(&read, None)
+                .all(|e| e.stream != NO_STREAM && self.clocks.done(e.stream, e.seq));
+            unwritten
+        })
+    }
+
     /// Record `token`'s accesses at the next position of `stream` (the work is being
     /// enqueued, ordered as [`InFlight::plan`] said). Returns the position and whether the
     /// stream should be polled for completion.
@@ -304,6 +322,43 @@ mod tests {
         assert_eq!(f.complete(a, seq + 1), 2);
         assert!(f.plan(2, b, &[acc(7, 0, 64, true)]).unwrap().is_empty());
         assert!(f.ledger.is_empty());
+    }
+
+    #[test]
+    fn early_loads_see_writers_in_flight_on_any_stream_and_readers_never() {
+        let (mut f, a, b) = two_streams();
+        let w = acc(7, 0, 64, false);
+        assert!(f.unwritten(&[w]));
+        // a reader in flight does not matter; a writer of other bytes or storage neither
+        f.enqueue(
+            1,
+            a,
+            &[
+                acc(7, 0, 64, false),
+                acc(7, 64, 128, true),
+                acc(8, 0, 64, true),
+            ],
+        );
+        assert!(f.unwritten(&[w]));
+        // a writer of one byte of it on another stream, then on the same one, does
+        let (seq, _) = f.enqueue(2, b, &[acc(7, 63, 64, true)]);
+        assert!(!f.unwritten(&[w]));
+        assert!(!f.unwritten(&[acc(9, 0, 8, false), w]));
+        assert!(f.unwritten(&[acc(9, 0, 8, false)]));
+        f.complete(b, seq);
+        assert!(f.unwritten(&[w]));
+        let (seq, _) = f.enqueue(3, a, &[acc(7, 0, 1, true)]);
+        assert!(!f.unwritten(&[w]));
+        f.complete(a, seq);
+        assert!(f.unwritten(&[w]));
+        // work another library holds on no stream, and a capture, count as in flight
+        f.begin_external(4, b, &[acc(7, 8, 16, true)]).unwrap();
+        assert!(!f.unwritten(&[w]));
+        f.abort_external(4);
+        assert!(f.unwritten(&[w]));
+        f.begin_capture(a);
+        f.enqueue(5, a, &[acc(7, 0, 64, true)]);
+        assert!(!f.unwritten(&[w]));
     }
 
     #[test]

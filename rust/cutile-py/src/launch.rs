@@ -157,6 +157,10 @@ struct KernelEntry {
     /// Compiled with the programmatic-dependent-launch prologue (as the compiled kernel
     /// says, never re-derived): launched with the PDL attribute (`cuLaunchKernelEx`).
     pdl: bool,
+    /// The runtime parameters (by index) the compiled kernel loads ahead of its PDL wait
+    /// (`pdl_early`, as it says): a launch gets the attribute only while no work in flight
+    /// may write them, and is launched in full stream order otherwise.
+    early: Box<[usize]>,
 }
 
 pyo3::create_exception!(
@@ -179,7 +183,7 @@ pub struct KernelLauncher {
     /// A `weakref.ref` to the Python kernel object.
     owner: Py<PyAny>,
     /// `WeakMethod`: `(consts, facts, index_bits, device) -> (runnable, function, slots,
-    /// size, pdl)`.
+    /// size, pdl, early)`.
     compile: Py<PyAny>,
     /// `(runnable, grid, names, values) -> None`: runs the interpreter.
     interpret: Py<PyAny>,
@@ -194,13 +198,15 @@ pub struct KernelLauncher {
 }
 
 /// What the compile callback returns: `(runnable, CUfunction address, slots, buffer
-/// size, pdl)`, each slot `(kind, param index, axis, struct format, offset)`.
+/// size, pdl, early)`, each slot `(kind, param index, axis, struct format, offset)`,
+/// `early` the indices of the parameters loaded ahead of the PDL wait.
 type Compiled = (
     Py<PyAny>,
     usize,
     Vec<(String, usize, usize, String, usize)>,
     usize,
     bool,
+    Vec<usize>,
 );
 
 /// `(name, kind, dtype, dims)` of a non-`Const` parameter.

@@ -437,7 +437,10 @@ impl KernelLauncher {
             )));
         }
         let out = method.call1((consts, facts, p.decided.bound.index_bits, p.decided.device))?;
-        let (runnable, function, slots, size, pdl): Compiled = out.extract()?;
+        let (runnable, function, slots, size, pdl, early): Compiled = out.extract()?;
+        if early.iter().any(|&i| i >= self.plan.params.len()) {
+            return Err(PyValueError::new_err("an early load names no parameter"));
+        }
         let mut plan_slots = Vec::with_capacity(slots.len());
         for (kind, param, axis, fmt, offset) in slots {
             let kind = match kind.as_str() {
@@ -468,6 +471,7 @@ impl KernelLauncher {
             slots: plan_slots,
             size,
             pdl,
+            early: early.into_boxed_slice(),
         });
         let mut kernels = self.kernels.lock().map_err(poisoned)?;
         Ok(kernels

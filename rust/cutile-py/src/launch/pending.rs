@@ -430,23 +430,48 @@ impl PendingLaunch {
         }
         // Ordered after conflicting work (ledger), launched, and recorded at its position
         // on the stream, under the runtime's lock.
-        let enqueued = rt.enqueue_work(self.op, slot, accesses, |d, stream| {
-            let Some(d) = d else {
-                return Ok(()); // the interpreter runs it below
-            };
-            // SAFETY: `function` is a CUfunction of a loaded module (compiled with the PDL
-            // prologue exactly when `entry.pdl`, as the compiled kernel said), `stream` a
-            // live stream of the runtime, `params` one pointer per kernel parameter into
-            // `buf`, valid during the call (the driver copies them). Under a graph capture
-            // the PDL attribute becomes a programmatic edge of the graph.
-            let (code, what) = buf.with_params(&entry.slots, |params| unsafe {
-                d.launch_tile_kernel(entry.function, g, stream, params, entry.pdl)
-            });
-            match code {
-                0 => Ok(()),
-                code => Err((code, what)),
-            }
-        });
+        // What the kernel loads ahead of its PDL wait: the launch may overlap the kernel
+        // before it only if nothing in flight may write these bytes (asked under the
+        // launch's lock).
+        let early: Vec<Access> = entry
+            .early
+            .iter()
+            .filter_map(|&i| match argv.get(i) {
+                Some(Arg::Handle(d)) => Some(Access {
+                    storage: d.view.storage,
+                    lo: d.span.0,
+                    hi: d.span.1,
+                    exclusive: false,
+                }),
+                _ => None,
+            })
+            .collect();
+        let enqueued = rt.enqueue_work_reading_early(
+            self.op,
+            slot,
+            accesses,
+            &early,
+            |d, stream, unwritten| {
+                let Some(d) = d else {
+                    return Ok(()); // the interpreter runs it below
+                };
+                // SAFETY: `function` is a CUfunction of a loaded module (compiled with the
+                // PDL prologue exactly when `entry.pdl`, as the compiled kernel said),
+                // `stream` a live stream of the runtime, `params` one pointer per kernel
+                // parameter into `buf`, valid during the call (the driver copies them).
+                // Under a graph capture the PDL attribute becomes a programmatic edge of
+                // the graph. A kernel with loads ahead of its wait takes it only when no
+                // work in flight may write what they read (`unwritten`).
+                let pdl = entry.pdl && unwritten;
+                let (code, what) = buf.with_params(&entry.slots, |params| unsafe {
+                    d.launch_tile_kernel(entry.function, g, stream, params, pdl)
+                });
+                match code {
+                    0 => Ok(()),
+                    code => Err((code, what)),
+                }
+            },
+        );
         let (seq, capturing) = match enqueued {
             Ok(x) => x,
             Err(Failure::Cuda(code, what)) => return Err(l.cuda_error(py, code, what)),

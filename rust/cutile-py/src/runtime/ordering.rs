@@ -70,16 +70,32 @@ impl Runtime {
         accesses: &[Access],
         work: impl FnOnce(Option<&Driver>, usize) -> Result<(), (c_int, &'static str)>,
     ) -> Result<(u64, bool), Failure> {
+        self.enqueue_work_reading_early(token, slot, accesses, &[], |d, stream, _| work(d, stream))
+    }
+
+    /// [`Runtime::enqueue_work`] for a kernel that loads `early` ahead of its
+    /// programmatic-launch wait: `work` learns, under the same lock as its launch, whether
+    /// no work in flight may write those bytes (the one condition under which it may
+    /// overlap the kernel before it on the stream; docs/pdl.md).
+    pub(crate) fn enqueue_work_reading_early(
+        &self,
+        token: u64,
+        slot: u32,
+        accesses: &[Access],
+        early: &[Access],
+        work: impl FnOnce(Option<&Driver>, usize, bool) -> Result<(), (c_int, &'static str)>,
+    ) -> Result<(u64, bool), Failure> {
         let mut guard = self.lock_live(slot)?;
         let st = &mut *guard;
         let waits = st
             .flight
             .plan(token, slot, accesses)
             .map_err(Failure::Host)?;
+        let unwritten = early.is_empty() || st.flight.unwritten(early);
         let previous = self.bind(st, slot)?;
         let done = self.order(st, slot, &waits).and_then(|()| {
             let stream = st.slots[slot as usize].stream;
-            work(self.driver.as_ref(), stream).map_err(|(c, w)| Failure::Cuda(c, w))
+            work(self.driver.as_ref(), stream, unwritten).map_err(|(c, w)| Failure::Cuda(c, w))
         });
         self.restore(previous);
         done?;
