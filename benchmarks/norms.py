@@ -59,9 +59,10 @@ class Config(NamedTuple):
     tma: bool = False                # the row's load through the TMA unit (row kind only)
     store_tma: bool = True           # False: the row's store straight from registers (row)
     hints: tuple[tuple[str, int], ...] = ()
+    variant: str = ""                # a named one-pass variant (the example's KERNELS)
 
     def label(self) -> str:
-        text = f"{self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
+        text = f"{self.variant or self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
         text += " tma" if self.tma else ""
         text += " stg" if not self.store_tma else ""
         names = {"occupancy": "occ", "num_worker_warps": "warps", "num_ctas": "ctas"}
@@ -75,6 +76,13 @@ def row(bm: int, tma: bool = False, **hints: int) -> Config:
 def stg(bm: int, tma: bool = False, **hints: int) -> Config:
     """A one-pass config whose store goes straight out of registers (`allow_tma=False`)."""
     return Config("row", bm, None, tma, False, tuple(sorted(hints.items())))
+
+
+def shifted(bm: int, **hints: int) -> Config:
+    """LayerNorm's one-round variant (examples/layernorm.py `make_layernorm_shifted`): the
+    sum and the sum of squares of the row shifted by its first element, reduced side by
+    side; everything straight to and from registers."""
+    return Config("row", bm, None, False, False, tuple(sorted(hints.items())), "shifted")
 
 
 def loop(bm: int, bk: int, **hints: int) -> Config:
@@ -119,12 +127,14 @@ def plan_config(op: str, dtype: str, n: int) -> Config:
     p = EXAMPLES[op].plan(n, DTYPES[dtype])
     if p.BK is not None:
         return Config("loop", p.BM, p.BK, False, True, p.hints)
-    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints)
+    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints, p.variant)
 
 
 def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
-    """The plan first, then the candidates for the nearest N (no repeats)."""
+    """The plan first, then the candidates for the nearest N (no repeats; a variant only
+    for the examples that have it)."""
     got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
+    got = [c for c in got if not c.variant or (DTYPES[dtype], c.variant) in EXAMPLES[op].KERNELS]
     out = [plan_config(op, dtype, n)]
     out += [c for c in (got[:QUICK] if quick else got) if c != out[0]]
     return out
@@ -132,7 +142,8 @@ def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
 
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
     """The example's kernel for this op, dtype and kind, with the config's hints."""
-    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], cfg.kind == "loop")], cfg.hints)
+    key: bool | str = cfg.variant or cfg.kind == "loop"
+    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], cfg.hints)
 
 
 def consts_for(n: int, cfg: Config) -> dict[str, Any]:
@@ -398,9 +409,10 @@ def plan_updates(results: list[dict[str, Any]]) -> list[str]:
         gain = r["cutile"][r["best"]]["tbps"] / (tbps(r["cutile"].get(r["plan"])) or 1e-9)
         if cfg["kind"] == "row":
             hints = dict(cfg["hints"])
+            variant = f", {cfg['variant']!r}" if cfg.get("variant") else ""
             lines.append(f"{r['op']}: ROW_PLANS[({next_pow2(r['n'])}, {size})] = "
-                         f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints})  "
-                         f"# x{gain:.2f} over the plan")
+                         f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints}{variant})"
+                         f"  # x{gain:.2f} over the plan")
         else:
             lines.append(f"{r['op']} {r['dtype']} {r['n']}: the looped kernel won "
                          f"({r['best']}, x{gain:.2f} over the plan)")
