@@ -78,11 +78,11 @@ def stg(bm: int, tma: bool = False, **hints: int) -> Config:
     return Config("row", bm, None, tma, False, tuple(sorted(hints.items())))
 
 
-def shifted(bm: int, **hints: int) -> Config:
+def shifted(bm: int, tma: bool = False, store_tma: bool = False, **hints: int) -> Config:
     """LayerNorm's one-round variant (examples/layernorm.py `make_layernorm_shifted`): the
-    sum and the sum of squares of the row shifted by its first element, reduced side by
-    side; everything straight to and from registers."""
-    return Config("row", bm, None, False, False, tuple(sorted(hints.items())), "shifted")
+    sum and the sum of squares of the row shifted by its first element, stacked and reduced
+    together (2 BAR.SYNC instead of 5); by default straight to and from registers."""
+    return Config("row", bm, None, tma, store_tma, tuple(sorted(hints.items())), "shifted")
 
 
 def loop(bm: int, bk: int, **hints: int) -> Config:
@@ -94,30 +94,51 @@ def loop(bm: int, bk: int, **hints: int) -> Config:
 # commit notes). `stg` writes the result straight from registers (the store's
 # `allow_tma=False`): no shared-memory staging and, with the row and weights loaded without
 # TMA too, no extra TMA warpgroup (128 threads instead of 256 per 4-warp block), so more
-# blocks share a multiprocessor. `row` keeps the TMA store (the earlier measurements). Short
-# rows: several rows per block and `occupancy` 6-16; long rows: 8 or 16 worker warps, a
-# cluster of 2 or 4 blocks that splits the row, or the two-pass loop (x read twice, the
-# second time mostly from L2). Each list starts with what --quick runs.
+# blocks share a multiprocessor. `row` keeps the TMA store. Controls: the configs that won a
+# case on 2026-11-30 (benchmarks/results/2026-11-30-norms-stores.json). New (2026-12):
+# - one worker warp (`warps=1`): the row's reductions are warp shuffles only, no BAR.SYNC
+#   and no shared memory; at 1k, 4096 one-warp blocks all fit at once (32 a multiprocessor),
+#   with 2 rows a warp too (softmax without a spill at `occupancy` 8); at 4k, 168-246
+#   registers, 8-12 blocks a multiprocessor. Two warps: one exchange through shared memory.
+# - 32 worker warps for 16k and 32k (16-32 values a thread, 37-64 registers, no spill).
+# - LayerNorm's `shifted` variant: the sum and sum of squares reduced in one round (2
+#   BAR.SYNC against 5; no spill in the configs below unless noted in the commit).
+# Clusters (`ctas`) lost every case and are left out but for the plans that use them. Each
+# list starts with what --quick runs (a `shifted` config first: the other ops skip it).
 CONFIGS: dict[int, list[Config]] = {
-    1024: [stg(2, occupancy=8), stg(4, occupancy=6), stg(1, occupancy=16),
-           stg(8, occupancy=4), stg(2, num_worker_warps=8, occupancy=4),
-           row(2, occupancy=8), row(8, occupancy=4), row(8, True, occupancy=4)],
-    4096: [stg(1, occupancy=6), stg(1, num_worker_warps=8, occupancy=4),
+    1024: [shifted(4, occupancy=4), stg(4, occupancy=6), stg(1, num_worker_warps=1, occupancy=8),
+           stg(8, occupancy=4), stg(2, occupancy=8), stg(1, occupancy=16),
+           stg(2, num_worker_warps=1, occupancy=8), stg(2, num_worker_warps=1),
+           stg(1, num_worker_warps=2, occupancy=8),
+           shifted(8, occupancy=4), shifted(2, num_worker_warps=4, occupancy=8),
+           shifted(1, num_worker_warps=1, occupancy=8),
+           shifted(1, num_worker_warps=2, occupancy=8)],
+    4096: [shifted(1, num_worker_warps=8, occupancy=5), row(1, occupancy=6),
+           stg(1, num_worker_warps=1), stg(1, occupancy=6),
            stg(1, num_worker_warps=8, occupancy=5), stg(1, occupancy=8),
-           stg(2, num_worker_warps=8, occupancy=4), stg(1, True, occupancy=4),
-           row(1, occupancy=6), row(1, num_worker_warps=8, occupancy=5), row(2, occupancy=4)],
-    16384: [stg(1, num_worker_warps=16, occupancy=2),
-            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2),
-            stg(1, num_ctas=4, num_worker_warps=8, occupancy=2), stg(1, num_worker_warps=16),
+           stg(1, True, occupancy=4), stg(2, num_worker_warps=8, occupancy=4),
+           stg(1, num_worker_warps=2), stg(1, num_worker_warps=8, occupancy=6),
+           shifted(1, num_worker_warps=4, occupancy=8), shifted(1, num_worker_warps=4, occupancy=6),
+           shifted(1, num_worker_warps=8, occupancy=4), shifted(1, num_worker_warps=1)],
+    16384: [shifted(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=16, occupancy=2),
+            stg(1, num_worker_warps=32),
             stg(1, True, num_worker_warps=16, occupancy=2),
-            row(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=8, occupancy=2),
-            row(1, True, num_worker_warps=16, occupancy=2), loop(1, 2048, occupancy=4)],
-    32768: [stg(1, num_ctas=2, num_worker_warps=16), stg(1, num_ctas=4, num_worker_warps=8),
-            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2), stg(1, num_worker_warps=16),
-            stg(1, True, num_worker_warps=16), row(1, True, num_worker_warps=16),
-            row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
+            stg(1, num_worker_warps=16, occupancy=2), stg(1, num_worker_warps=16),
+            row(1, num_worker_warps=8, occupancy=2), row(1, num_worker_warps=32),
+            stg(1, True, num_worker_warps=32), loop(1, 2048, occupancy=4),
+            shifted(1, num_worker_warps=16), shifted(1, num_worker_warps=32),
+            shifted(1, True, num_worker_warps=16, occupancy=2),
+            shifted(1, False, True, num_worker_warps=16, occupancy=2)],
+    32768: [shifted(1, num_worker_warps=32), stg(1, True, num_worker_warps=16),
+            stg(1, num_worker_warps=32),
+            row(1, True, num_worker_warps=16), stg(1, num_worker_warps=16),
+            stg(1, num_ctas=2, num_worker_warps=16), stg(1, True, num_worker_warps=32),
+            row(1, num_worker_warps=32),
             loop(1, 4096, num_worker_warps=8, occupancy=2),
-            loop(1, 8192, num_worker_warps=16, occupancy=2)],
+            loop(1, 8192, num_worker_warps=16, occupancy=2),
+            shifted(1, num_worker_warps=16), shifted(1, True, num_worker_warps=16),
+            shifted(1, False, True, num_worker_warps=16),
+            shifted(1, num_ctas=2, num_worker_warps=16)],
 }
 QUICK = 3  # --quick: the plan and the first configs of each list
 
