@@ -7,6 +7,10 @@ y = (x - mean) / sqrt(var + eps) * w + b, var the biased variance (torch's).
   padding is zero; the mean divides by N, and the centred values are masked to the row
   (`where`) before they are squared, so the padding adds nothing to the variance (two
   reductions over registers, no cancellation as in E[x^2] - E[x]^2).
+- `layernorm_shifted`, the same one pass with one round of reductions: the sum and the sum
+  of squares of the row shifted by its first element, stacked and reduced together
+  (`make_layernorm_shifted`); a ROW_PLANS entry runs it when it names the variant
+  "shifted" (a fifth element).
 - `layernorm_looped`, for rows too long to keep in registers: whole rows per block, walked
   in (BM, BK) column tiles twice. The first pass merges each tile's count, mean and sum of
   squared deviations into the running ones (Chan et al.'s parallel variance), the second
