@@ -59,9 +59,10 @@ class Config(NamedTuple):
     tma: bool = False                # the row's load through the TMA unit (row kind only)
     store_tma: bool = True           # False: the row's store straight from registers (row)
     hints: tuple[tuple[str, int], ...] = ()
+    variant: str = ""                # a named one-pass variant (the example's KERNELS)
 
     def label(self) -> str:
-        text = f"{self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
+        text = f"{self.variant or self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
         text += " tma" if self.tma else ""
         text += " stg" if not self.store_tma else ""
         names = {"occupancy": "occ", "num_worker_warps": "warps", "num_ctas": "ctas"}
@@ -77,6 +78,13 @@ def stg(bm: int, tma: bool = False, **hints: int) -> Config:
     return Config("row", bm, None, tma, False, tuple(sorted(hints.items())))
 
 
+def shifted(bm: int, tma: bool = False, store_tma: bool = False, **hints: int) -> Config:
+    """LayerNorm's one-round variant (examples/layernorm.py `make_layernorm_shifted`): the
+    sum and the sum of squares of the row shifted by its first element, stacked and reduced
+    together (2 BAR.SYNC instead of 5); by default straight to and from registers."""
+    return Config("row", bm, None, tma, store_tma, tuple(sorted(hints.items())), "shifted")
+
+
 def loop(bm: int, bk: int, **hints: int) -> Config:
     return Config("loop", bm, bk, False, True, tuple(sorted(hints.items())))
 
@@ -86,30 +94,51 @@ def loop(bm: int, bk: int, **hints: int) -> Config:
 # commit notes). `stg` writes the result straight from registers (the store's
 # `allow_tma=False`): no shared-memory staging and, with the row and weights loaded without
 # TMA too, no extra TMA warpgroup (128 threads instead of 256 per 4-warp block), so more
-# blocks share a multiprocessor. `row` keeps the TMA store (the earlier measurements). Short
-# rows: several rows per block and `occupancy` 6-16; long rows: 8 or 16 worker warps, a
-# cluster of 2 or 4 blocks that splits the row, or the two-pass loop (x read twice, the
-# second time mostly from L2). Each list starts with what --quick runs.
+# blocks share a multiprocessor. `row` keeps the TMA store. Controls: the configs that won a
+# case on 2026-11-30 (benchmarks/results/2026-11-30-norms-stores.json). New (2026-12):
+# - one worker warp (`warps=1`): the row's reductions are warp shuffles only, no BAR.SYNC
+#   and no shared memory; at 1k, 4096 one-warp blocks all fit at once (32 a multiprocessor),
+#   with 2 rows a warp too (softmax without a spill at `occupancy` 8); at 4k, 168-246
+#   registers, 8-12 blocks a multiprocessor. Two warps: one exchange through shared memory.
+# - 32 worker warps for 16k and 32k (16-32 values a thread, 37-64 registers, no spill).
+# - LayerNorm's `shifted` variant: the sum and sum of squares reduced in one round (2
+#   BAR.SYNC against 5; no spill in the configs below unless noted in the commit).
+# Clusters (`ctas`) lost every case and are left out but for the plans that use them. Each
+# list starts with what --quick runs (a `shifted` config first: the other ops skip it).
 CONFIGS: dict[int, list[Config]] = {
-    1024: [stg(2, occupancy=8), stg(4, occupancy=6), stg(1, occupancy=16),
-           stg(8, occupancy=4), stg(2, num_worker_warps=8, occupancy=4),
-           row(2, occupancy=8), row(8, occupancy=4), row(8, True, occupancy=4)],
-    4096: [stg(1, occupancy=6), stg(1, num_worker_warps=8, occupancy=4),
+    1024: [shifted(4, occupancy=4), stg(4, occupancy=6), stg(1, num_worker_warps=1, occupancy=8),
+           stg(8, occupancy=4), stg(2, occupancy=8), stg(1, occupancy=16),
+           stg(2, num_worker_warps=1, occupancy=8), stg(2, num_worker_warps=1),
+           stg(1, num_worker_warps=2, occupancy=8),
+           shifted(8, occupancy=4), shifted(2, num_worker_warps=4, occupancy=8),
+           shifted(1, num_worker_warps=1, occupancy=8),
+           shifted(1, num_worker_warps=2, occupancy=8)],
+    4096: [shifted(1, num_worker_warps=8, occupancy=5), row(1, occupancy=6),
+           stg(1, num_worker_warps=1), stg(1, occupancy=6),
            stg(1, num_worker_warps=8, occupancy=5), stg(1, occupancy=8),
-           stg(2, num_worker_warps=8, occupancy=4), stg(1, True, occupancy=4),
-           row(1, occupancy=6), row(1, num_worker_warps=8, occupancy=5), row(2, occupancy=4)],
-    16384: [stg(1, num_worker_warps=16, occupancy=2),
-            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2),
-            stg(1, num_ctas=4, num_worker_warps=8, occupancy=2), stg(1, num_worker_warps=16),
+           stg(1, True, occupancy=4), stg(2, num_worker_warps=8, occupancy=4),
+           stg(1, num_worker_warps=2), stg(1, num_worker_warps=8, occupancy=6),
+           shifted(1, num_worker_warps=4, occupancy=8), shifted(1, num_worker_warps=4, occupancy=6),
+           shifted(1, num_worker_warps=8, occupancy=4), shifted(1, num_worker_warps=1)],
+    16384: [shifted(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=16, occupancy=2),
+            stg(1, num_worker_warps=32),
             stg(1, True, num_worker_warps=16, occupancy=2),
-            row(1, num_worker_warps=16, occupancy=2), row(1, num_worker_warps=8, occupancy=2),
-            row(1, True, num_worker_warps=16, occupancy=2), loop(1, 2048, occupancy=4)],
-    32768: [stg(1, num_ctas=2, num_worker_warps=16), stg(1, num_ctas=4, num_worker_warps=8),
-            stg(1, num_ctas=2, num_worker_warps=16, occupancy=2), stg(1, num_worker_warps=16),
-            stg(1, True, num_worker_warps=16), row(1, True, num_worker_warps=16),
-            row(1, num_ctas=2, num_worker_warps=8, occupancy=2),
+            stg(1, num_worker_warps=16, occupancy=2), stg(1, num_worker_warps=16),
+            row(1, num_worker_warps=8, occupancy=2), row(1, num_worker_warps=32),
+            stg(1, True, num_worker_warps=32), loop(1, 2048, occupancy=4),
+            shifted(1, num_worker_warps=16), shifted(1, num_worker_warps=32),
+            shifted(1, True, num_worker_warps=16, occupancy=2),
+            shifted(1, False, True, num_worker_warps=16, occupancy=2)],
+    32768: [shifted(1, num_worker_warps=32), stg(1, True, num_worker_warps=16),
+            stg(1, num_worker_warps=32),
+            row(1, True, num_worker_warps=16), stg(1, num_worker_warps=16),
+            stg(1, num_ctas=2, num_worker_warps=16), stg(1, True, num_worker_warps=32),
+            row(1, num_worker_warps=32),
             loop(1, 4096, num_worker_warps=8, occupancy=2),
-            loop(1, 8192, num_worker_warps=16, occupancy=2)],
+            loop(1, 8192, num_worker_warps=16, occupancy=2),
+            shifted(1, num_worker_warps=16), shifted(1, True, num_worker_warps=16),
+            shifted(1, False, True, num_worker_warps=16),
+            shifted(1, num_ctas=2, num_worker_warps=16)],
 }
 QUICK = 3  # --quick: the plan and the first configs of each list
 
@@ -119,12 +148,14 @@ def plan_config(op: str, dtype: str, n: int) -> Config:
     p = EXAMPLES[op].plan(n, DTYPES[dtype])
     if p.BK is not None:
         return Config("loop", p.BM, p.BK, False, True, p.hints)
-    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints)
+    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints, p.variant)
 
 
 def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
-    """The plan first, then the candidates for the nearest N (no repeats)."""
+    """The plan first, then the candidates for the nearest N (no repeats; a variant only
+    for the examples that have it)."""
     got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
+    got = [c for c in got if not c.variant or (DTYPES[dtype], c.variant) in EXAMPLES[op].KERNELS]
     out = [plan_config(op, dtype, n)]
     out += [c for c in (got[:QUICK] if quick else got) if c != out[0]]
     return out
@@ -132,7 +163,8 @@ def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
 
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
     """The example's kernel for this op, dtype and kind, with the config's hints."""
-    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], cfg.kind == "loop")], cfg.hints)
+    key: bool | str = cfg.variant or cfg.kind == "loop"
+    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], cfg.hints)
 
 
 def consts_for(n: int, cfg: Config) -> dict[str, Any]:
@@ -398,9 +430,10 @@ def plan_updates(results: list[dict[str, Any]]) -> list[str]:
         gain = r["cutile"][r["best"]]["tbps"] / (tbps(r["cutile"].get(r["plan"])) or 1e-9)
         if cfg["kind"] == "row":
             hints = dict(cfg["hints"])
+            variant = f", {cfg['variant']!r}" if cfg.get("variant") else ""
             lines.append(f"{r['op']}: ROW_PLANS[({next_pow2(r['n'])}, {size})] = "
-                         f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints})  "
-                         f"# x{gain:.2f} over the plan")
+                         f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints}{variant})"
+                         f"  # x{gain:.2f} over the plan")
         else:
             lines.append(f"{r['op']} {r['dtype']} {r['n']}: the looped kernel won "
                          f"({r['best']}, x{gain:.2f} over the plan)")

@@ -7,6 +7,10 @@ y = (x - mean) / sqrt(var + eps) * w + b, var the biased variance (torch's).
   padding is zero; the mean divides by N, and the centred values are masked to the row
   (`where`) before they are squared, so the padding adds nothing to the variance (two
   reductions over registers, no cancellation as in E[x^2] - E[x]^2).
+- `layernorm_shifted`, the same one pass with one round of reductions: the sum and the sum
+  of squares of the row shifted by its first element, stacked and reduced together
+  (`make_layernorm_shifted`); a ROW_PLANS entry runs it when it names the variant
+  "shifted" (a fifth element).
 - `layernorm_looped`, for rows too long to keep in registers: whole rows per block, walked
   in (BM, BK) column tiles twice. The first pass merges each tile's count, mean and sum of
   squared deviations into the running ones (Chan et al.'s parallel variance), the second
@@ -35,9 +39,13 @@ from cutile.core import (
     arange,
     bf16,
     block_id,
+    cat,
+    extract,
     f32,
     load_tile_like,
+    maximum,
     num_tiles,
+    reshape,
     rsqrt,
     where,
     zeros,
@@ -64,6 +72,38 @@ def make_layernorm(dt: DType) -> cutile.EntryKernel:
         z.store((d * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
 
     return layernorm
+
+
+def make_layernorm_shifted(dt: DType) -> cutile.EntryKernel:
+    """The one-pass kernel with one round of reductions instead of two dependent ones: the
+    row's sum and sum of squares, both of the row shifted by its first element k (x[:, 0],
+    a (BM, 1) load beside the row's), stacked into one (2, BM, BN) tile and reduced
+    together (one shuffle tree of two values and one shared-memory exchange, as RMSNorm's
+    single reduction, instead of two dependent ones: 2 BAR.SYNC instead of 5 on sm_90).
+    With d = x - k, mean = k + sum(d) / N and var = sum(d^2) / N - (sum(d) / N)^2: the
+    shift keeps both terms of the difference near var (|mean - k| is about one standard
+    deviation), where the unshifted E[x^2] - E[x]^2 cancels for a mean far from zero."""
+
+    @cutile.entry
+    def layernorm_shifted(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                          w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32, BM: Const[int],
+                          BN: Const[int], TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        n = x.shape[1]
+        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
+        t = load_tile_like(x, z, allow_tma=TMA).astype(f32)
+        d = where(arange(BN)[None, :] < n, t - k, 0.0)
+        both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
+        sums = both.sum(axis=2, keepdims=True)          # (2, BM, 1); divided apart (below):
+        # a division of the stacked sums costs tileiras a second exchange and a spill
+        s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
+        s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
+        inv = rsqrt(maximum(s2 - s1 * s1, 0.0) + eps)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store(((d - s1) * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_shifted
 
 
 def make_layernorm_looped(dt: DType) -> cutile.EntryKernel:
@@ -102,8 +142,11 @@ layernorm = make_layernorm(f32)
 layernorm_bf16 = make_layernorm(bf16)
 layernorm_looped = make_layernorm_looped(f32)
 layernorm_looped_bf16 = make_layernorm_looped(bf16)
+layernorm_shifted = make_layernorm_shifted(f32)
+layernorm_shifted_bf16 = make_layernorm_shifted(bf16)
 KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
-           (f32, True): layernorm_looped, (bf16, True): layernorm_looped_bf16}
+           (f32, True): layernorm_looped, (bf16, True): layernorm_looped_bf16,
+           (f32, "shifted"): layernorm_shifted, (bf16, "shifted"): layernorm_shifted_bf16}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

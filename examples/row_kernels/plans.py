@@ -13,16 +13,21 @@ from typing import Any
 import cutile
 from cutile.dtypes import DType
 
-# (dtype, looped) -> the example's kernel for it
-Kernels = Mapping[tuple[DType, bool], cutile.EntryKernel]
-# (BN, element bytes) -> (BM, tma, store_tma, hints)
-RowPlans = Mapping[tuple[int, int], tuple[int, bool, bool, dict[str, int]]]
+# (dtype, looped) -> the example's kernel for it; (dtype, name) -> a named variant of the
+# one-pass kernel (same arguments, another way to compute, e.g. LayerNorm's "shifted")
+Kernels = Mapping[tuple[DType, bool | str], cutile.EntryKernel]
+# (BN, element bytes) -> (BM, tma, store_tma, hints), or with a fifth element, the name of
+# the one-pass variant to run
+RowPlan = (tuple[int, bool, bool, dict[str, int]]
+           | tuple[int, bool, bool, dict[str, int], str])
+RowPlans = Mapping[tuple[int, int], RowPlan]
 
 
 @dataclass(frozen=True)
 class Plan:
     """How a launch cuts the rows: (BM, BN) tiles, BK-column steps for the looped kernel
-    (None: one pass), the TMA choices of the one-pass load and store, and the hints."""
+    (None: one pass), the TMA choices of the one-pass load and store, the hints, and the
+    one-pass variant ("": the example's own one-pass kernel)."""
 
     BM: int
     BN: int
@@ -31,9 +36,11 @@ class Plan:
     store_tma: bool
     hints: tuple[tuple[str, int], ...]
     kernels: Kernels = field(compare=False, repr=False)
+    variant: str = ""
 
     def kernel(self, dt: DType) -> cutile.EntryKernel:
-        return hinted(self.kernels[(dt, self.BK is not None)], self.hints)
+        key: bool | str = self.variant or self.BK is not None
+        return hinted(self.kernels[(dt, key)], self.hints)
 
     def consts(self) -> dict[str, Any]:
         """The Consts a launch passes by keyword (BM and BN come from the partition)."""
@@ -62,6 +69,7 @@ def plan_rows(n: int, dt: DType, kernels: Kernels, row_plans: RowPlans, max_row:
         return Plan(1, bn, min(bk, bn), False, True,
                     (("num_worker_warps", 8), ("occupancy", 2)), kernels)
     near = min(b for b, s in row_plans if s == dt.itemsize and b >= bn)
-    bm, tma, store_tma, hints = row_plans[(near, dt.itemsize)]
+    bm, tma, store_tma, hints, *variant = row_plans[(near, dt.itemsize)]
     bm = bm * near // bn            # a shorter row: more of them, the same tile size
-    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())), kernels)
+    return Plan(bm, bn, None, tma, store_tma, tuple(sorted(hints.items())), kernels,
+                variant[0] if variant else "")

@@ -108,3 +108,50 @@ def test_benchmarked_configs_do_not_spill(example: str, kernel: str, hints: dict
     assert "GMMA" in text, f"{example}.{kernel}: no warpgroup MMA"
     spills = [line for line in text.splitlines() if " STL" in line or " LDL" in line]
     assert not spills, f"{example}.{kernel} {hints}: {len(spills)} local-memory accesses"
+
+
+# Candidates of benchmarks/norms.py (2026-12) that the lead times on the H200, as
+# (example, variant, dtype, n, BM, hints): without a spill, with 128-bit loads and stores
+# straight to and from registers, and with the barriers they were picked for. One worker
+# warp: the reductions are warp shuffles only (no BAR.SYNC, no shared memory). LayerNorm's
+# "shifted" variant: its sum and sum of squares reduced in one round, as RMSNorm's one sum
+# (2 BAR.SYNC against the two-round kernel's 5).
+ONE_WARP = [("softmax", "bf16", 1024, 1, 8), ("softmax", "bf16", 1024, 2, 8),
+            ("rmsnorm", "bf16", 1024, 1, 8), ("layernorm", "bf16", 1024, 1, 8),
+            ("softmax", "f32", 4096, 1, None), ("rmsnorm", "bf16", 4096, 1, None)]
+SHIFTED = [("bf16", 1024, 4, {"occupancy": 4}),
+           ("bf16", 4096, 1, {"num_worker_warps": 8, "occupancy": 5}),
+           ("bf16", 16384, 1, {"num_worker_warps": 16, "occupancy": 2}),
+           ("f32", 16384, 1, {"num_worker_warps": 32}),
+           ("bf16", 32768, 1, {"num_worker_warps": 32})]
+
+
+def _direct(example: str, key: Any, dtype: str, n: int, bm: int, hints: dict[str, int]
+            ) -> str:
+    from cutile.core import bf16, f32
+
+    dt = {"bf16": bf16, "f32": f32}[dtype]
+    k = load(example).KERNELS[(dt, key)].with_hints(**hints)
+    text = sass_of(k.compile(target="sm_90", BM=bm, BN=n, TMA=False, STORE_TMA=False).cubin)
+    where = f"{example} {key} {dtype} {n} BM={bm} {hints}"
+    assert "LDG.E.128" in text and "STG.E.128" in text, f"{where}: not 128-bit"
+    assert "UTMA" not in text, f"{where}: a TMA access"
+    assert not re.search(r"\bLDL\b", text), f"{where}: spills"
+    return text
+
+
+@pytest.mark.parametrize(("example", "dtype", "n", "bm", "occupancy"), ONE_WARP)
+def test_one_warp_rows_reduce_without_barriers(example: str, dtype: str, n: int, bm: int,
+                                               occupancy: int | None) -> None:
+    hints = {"num_worker_warps": 1} | ({"occupancy": occupancy} if occupancy else {})
+    text = _direct(example, False, dtype, n, bm, hints)
+    assert "BAR.SYNC" not in text and "SHFL.BFLY" in text, f"{example}: a block barrier"
+    assert not re.search(r"\b(LDS|STS)\b", text), f"{example}: a shared-memory exchange"
+
+
+@pytest.mark.parametrize(("dtype", "n", "bm", "hints"), SHIFTED)
+def test_layernorm_shifted_reduces_in_one_round(dtype: str, n: int, bm: int,
+                                                hints: dict[str, int]) -> None:
+    shifted = _direct("layernorm", "shifted", dtype, n, bm, hints)
+    bars = len(re.findall(r"BAR\.SYNC", shifted))
+    assert bars == 2, f"layernorm shifted {dtype} {n} {hints}: {bars} BAR.SYNC"

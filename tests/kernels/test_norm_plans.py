@@ -55,3 +55,39 @@ def test_plan_keeps_the_tile_size_for_short_rows(op: str) -> None:
         assert short.hints == base.hints
         long = mod.plan(40000, dt)       # past MAX_ROW: column tiles, one row per block
         assert long.BK is not None and long.BM == 1 and long.BN == 65536
+
+
+# LayerNorm's "shifted" variant (one round of reductions): several rows a block, ragged
+# rows and columns, and means far from zero, where an unshifted E[x^2] - E[x]^2 in f32
+# would lose the variance (mean 1000, deviation 2: sums of x^2 ~ 1e10 err past it)
+SHIFTED = [(37, 1000, 4, 0.0), (9, 3000, 1, 5.0), (5, 100, 8, -300.0), (3, 12000, 2, 1000.0),
+           (2, 30000, 1, 50.0)]
+
+
+@pytest.mark.parametrize(("m", "n", "bm", "mean"), SHIFTED)
+def test_layernorm_shifted_variant_is_correct(m: int, n: int, bm: int, mean: float) -> None:
+    mod = load("layernorm")   # puts examples/ (and its row_kernels package) on the path
+    from row_kernels.plans import Plan, next_pow2
+
+    rng = np.random.default_rng(m * n + bm)
+    for dt, host in DTYPES:
+        p = Plan(bm, next_pow2(n), None, False, False, (), mod.KERNELS, "shifted")
+        assert p.kernel(dt).name == mod.KERNELS[(dt, "shifted")].name == "layernorm_shifted"
+        xs, ws, bs = inputs(rng, m, n, host)
+        xs = (xs.astype(np.float64) + mean).astype(host)
+        mod.check(xs, ws, bs, dt, p)
+
+
+def test_row_plans_may_name_a_variant() -> None:
+    """A ROW_PLANS entry with a fifth element runs that one-pass variant (with the entry's
+    tiles and hints); one without it runs the example's own one-pass kernel."""
+    mod = load("layernorm")
+    from row_kernels.plans import plan_rows
+
+    plans = {(1024, 2): (4, False, False, {"occupancy": 4}, "shifted"),
+             (4096, 2): (1, False, True, {"num_worker_warps": 8})}
+    short = plan_rows(1000, bf16, mod.KERNELS, plans, 4096)
+    assert (short.variant, short.BM, short.hints) == ("shifted", 4, (("occupancy", 4),))
+    assert short.kernel(bf16).name == mod.KERNELS[(bf16, "shifted")].name
+    longer = plan_rows(3000, bf16, mod.KERNELS, plans, 4096)
+    assert longer.variant == "" and longer.kernel(bf16).name == mod.KERNELS[(bf16, False)].name
