@@ -53,7 +53,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
-from row_kernels.plans import Plan, next_pow2, plan_rows
+from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
 def make_layernorm(dt: DType) -> cutile.EntryKernel:
@@ -155,15 +155,15 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
 # than 200 KB) and a producer warpgroup; straight into registers they cost nothing extra,
 # and tileiras issues their loads ahead of the two reductions where the registers allow.
 # benchmarks/norms.py times them against the alternatives.
-ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
+ROW_PLANS: dict[tuple[int, int], RowPlan] = {
     (1024, 2): (8, False, False, {"occupancy": 4}),
     (1024, 4): (2, False, False, {"occupancy": 8}),
-    (4096, 2): (1, False, False, {"occupancy": 8}),
+    (4096, 2): (1, False, False, {"num_worker_warps": 4, "occupancy": 8}, "shifted"),
     (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
-    (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (32768, 2): (1, True, False, {"num_worker_warps": 16}),
-    (32768, 4): (1, True, False, {"num_worker_warps": 16}),
+    (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}, "shifted"),
+    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "shifted"),
+    (32768, 2): (1, False, False, {"num_worker_warps": 16}, "shifted"),
+    (32768, 4): (1, False, False, {"num_worker_warps": 16}, "shifted"),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 

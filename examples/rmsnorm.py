@@ -90,13 +90,13 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
 # benchmarks/norms.py times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
     (1024, 2): (2, False, False, {"occupancy": 8}),
-    (1024, 4): (8, False, False, {"occupancy": 4}),
+    (1024, 4): (1, False, False, {"occupancy": 16}),
     (4096, 2): (1, False, False, {"occupancy": 6}),
     (4096, 4): (1, True, False, {"occupancy": 4}),
     (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
     (16384, 4): (1, False, False, {"num_worker_warps": 16}),
-    (32768, 2): (1, False, False, {"num_ctas": 2, "num_worker_warps": 16}),
-    (32768, 4): (1, True, False, {"num_worker_warps": 16}),
+    (32768, 2): (1, True, False, {"num_worker_warps": 16}),
+    (32768, 4): (1, False, False, {"num_worker_warps": 32}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 

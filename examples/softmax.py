@@ -114,7 +114,7 @@ KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
 # blocks per multiprocessor, no spills; `cutile.dump.resources`); benchmarks/norms.py
 # times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
-    (1024, 2): (4, False, False, {"occupancy": 6}),
+    (1024, 2): (2, False, False, {"num_worker_warps": 1, "occupancy": 8}),
     (1024, 4): (4, False, False, {"occupancy": 6}),
     (4096, 2): (1, False, True, {"occupancy": 6}),
     (4096, 4): (1, True, False, {"occupancy": 4}),

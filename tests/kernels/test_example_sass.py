@@ -47,9 +47,9 @@ NORM_PLANS = [(example, {2: "bf16", 4: "f32"}[size], n)
 
 
 # plans that spill a few registers and were still the fastest on the H200 (benchmarks/norms.py,
-# 2026-11-30, speed-up over the best plan that does not spill): kept, by measurement
-MEASURED_SPILLING = {("softmax", "f32", 16384): 1.27, ("layernorm", "bf16", 16384): 1.12,
-                     ("layernorm", "f32", 16384): 1.61, ("layernorm", "bf16", 32768): 1.68}
+# 2026-11-30, speed-up over the best plan that does not spill): kept, by measurement. (The
+# bf16 LayerNorm plans at 16k and 32k spilled too until the "shifted" variant, 2026-12-01.)
+MEASURED_SPILLING = {("softmax", "f32", 16384): 1.27, ("layernorm", "f32", 16384): 1.61}
 
 
 @pytest.mark.parametrize(("example", "dtype", "n"), NORM_PLANS)
