@@ -140,6 +140,9 @@ class Plan:
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
     pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
                                  # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
+    early_steps: int = 1         # the weight steps (1-4) each decode GEMV loads before
+                                 # anything else, all ahead of the wait with `pdl_early`
+                                 # (`llm.kernels.gemv.weight_steps`; 1: the first tile)
     # The decode step's small kernels between the QKV GEMV and the output projection
     # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
     # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per
