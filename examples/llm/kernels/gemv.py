@@ -85,8 +85,11 @@ def row_x(x, k, BK):
 # The split's tile count n may be smaller than the steps ahead: a compile-time KPS loads
 # only min(ahead, KPS) of them; a run-time count (the looped kernels' kps, whole rows'
 # num_tiles) loads `ahead` tiles at index k + min(j, n - 1), which stays inside the split
-# (a stand-in repeats its last tile), and adds step j only where j < n. So every n >= 1
-# gives exactly the GEMV of one step at a time.
+# (a stand-in repeats its last tile), and multiplies a step j >= n by a zero input row (a
+# select, not a branch: a branch after the loads ahead made tileiras spill the fused
+# gate/up kernel). So for every n >= 1 each output is exactly that of one step at a time
+# wherever it is finite (a stand-in adds w * 0 = 0; only a non-finite weight, whose row is
+# already inf or NaN, could turn into NaN).
 AHEAD_MAX = 4
 
 
@@ -113,17 +116,27 @@ def weight_steps(latency: int | None) -> cutile.DeviceFunction:
 
 
 @cutile.device
+def unless_past(t, j, n):
+    """t, or zeros where step j lies past a split of n column tiles (a select: no branch
+    after the loads ahead; with a compile-time n, t itself)."""
+    return t if j < n else t * 0.0
+
+
+@cutile.device
 def ahead_norm(acc, ws, h, nw, k, n, m, BK):
-    """acc plus `weight_steps`' m tiles ws times the norm numerator's column tiles (step j
-    only where j < n)."""
+    """acc plus `weight_steps`' m tiles ws times the norm numerator's column tiles (zero
+    for a step past the split)."""
     w0, w1, w2, w3 = ws
     acc = fma(w0.astype(f32), norm_x(h, nw, k, BK), acc)
-    if m > 1 and n > 1:
-        acc = fma(w1.astype(f32), norm_x(h, nw, k + minimum(1, n - 1), BK), acc)
-    if m > 2 and n > 2:
-        acc = fma(w2.astype(f32), norm_x(h, nw, k + minimum(2, n - 1), BK), acc)
-    if m > 3 and n > 3:
-        acc = fma(w3.astype(f32), norm_x(h, nw, k + minimum(3, n - 1), BK), acc)
+    if m > 1:
+        x1 = unless_past(norm_x(h, nw, k + minimum(1, n - 1), BK), 1, n)
+        acc = fma(w1.astype(f32), x1, acc)
+    if m > 2:
+        x2 = unless_past(norm_x(h, nw, k + minimum(2, n - 1), BK), 2, n)
+        acc = fma(w2.astype(f32), x2, acc)
+    if m > 3:
+        x3 = unless_past(norm_x(h, nw, k + minimum(3, n - 1), BK), 3, n)
+        acc = fma(w3.astype(f32), x3, acc)
     return acc
 
 
@@ -132,12 +145,12 @@ def ahead_row(acc, ws, x, k, n, m, BK):
     """As `ahead_norm`, with a bf16 input vector x."""
     w0, w1, w2, w3 = ws
     acc = fma(w0.astype(f32), row_x(x, k, BK), acc)
-    if m > 1 and n > 1:
-        acc = fma(w1.astype(f32), row_x(x, k + minimum(1, n - 1), BK), acc)
-    if m > 2 and n > 2:
-        acc = fma(w2.astype(f32), row_x(x, k + minimum(2, n - 1), BK), acc)
-    if m > 3 and n > 3:
-        acc = fma(w3.astype(f32), row_x(x, k + minimum(3, n - 1), BK), acc)
+    if m > 1:
+        acc = fma(w1.astype(f32), unless_past(row_x(x, k + minimum(1, n - 1), BK), 1, n), acc)
+    if m > 2:
+        acc = fma(w2.astype(f32), unless_past(row_x(x, k + minimum(2, n - 1), BK), 2, n), acc)
+    if m > 3:
+        acc = fma(w3.astype(f32), unless_past(row_x(x, k + minimum(3, n - 1), BK), 3, n), acc)
     return acc
 
 
@@ -148,14 +161,14 @@ def ahead_swiglu(g, u, gs, us, h, nw, n, m, BK):
     u0, u1, u2, u3 = us
     x0 = norm_x(h, nw, 0, BK)
     g, u = fma(g0.astype(f32), x0, g), fma(u0.astype(f32), x0, u)
-    if m > 1 and n > 1:
-        x1 = norm_x(h, nw, minimum(1, n - 1), BK)
+    if m > 1:
+        x1 = unless_past(norm_x(h, nw, minimum(1, n - 1), BK), 1, n)
         g, u = fma(g1.astype(f32), x1, g), fma(u1.astype(f32), x1, u)
-    if m > 2 and n > 2:
-        x2 = norm_x(h, nw, minimum(2, n - 1), BK)
+    if m > 2:
+        x2 = unless_past(norm_x(h, nw, minimum(2, n - 1), BK), 2, n)
         g, u = fma(g2.astype(f32), x2, g), fma(u2.astype(f32), x2, u)
-    if m > 3 and n > 3:
-        x3 = norm_x(h, nw, minimum(3, n - 1), BK)
+    if m > 3:
+        x3 = unless_past(norm_x(h, nw, minimum(3, n - 1), BK), 3, n)
         g, u = fma(g3.astype(f32), x3, g), fma(u3.astype(f32), x3, u)
     return g, u
 

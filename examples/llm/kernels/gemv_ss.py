@@ -36,26 +36,28 @@ def ss_scale(sst, eps, H):
 
 
 @cutile.device
-def step_ss(wt, h, nw, k, acc, sq, BK):
+def step_ss(wt, h, nw, k, acc, sq, BK, live):
     """One column tile k: acc += wt bf16(h w_norm), sq += h^2 (the weight tile loaded by
-    the caller, so a kernel's first one can come ahead of its PDL wait)."""
+    the caller, so a kernel's first ones can come ahead of its PDL wait); h read as zeros
+    unless `live` (`gemv.unless_past`)."""
     hk = h.load_tile((BK,), (k,))
+    hk = hk if live else hk * 0.0
     x = (hk * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
     return fma(wt.astype(f32), x.astype(f32)[None, :], acc), fma(hk, hk, sq)
 
 
 @cutile.device
 def ahead_ss(acc, sq, ws, h, nw, k, n, m, BK):
-    """`step_ss` over `gemv.weight_steps`' m tiles ws (step j only where j < n, as
-    `gemv.ahead_norm`)."""
+    """`step_ss` over `gemv.weight_steps`' m tiles ws (as `gemv.ahead_norm`: zero for a step
+    past the split)."""
     w0, w1, w2, w3 = ws
-    acc, sq = step_ss(w0, h, nw, k, acc, sq, BK)
-    if m > 1 and n > 1:
-        acc, sq = step_ss(w1, h, nw, k + minimum(1, n - 1), acc, sq, BK)
-    if m > 2 and n > 2:
-        acc, sq = step_ss(w2, h, nw, k + minimum(2, n - 1), acc, sq, BK)
-    if m > 3 and n > 3:
-        acc, sq = step_ss(w3, h, nw, k + minimum(3, n - 1), acc, sq, BK)
+    acc, sq = step_ss(w0, h, nw, k, acc, sq, BK, True)
+    if m > 1:
+        acc, sq = step_ss(w1, h, nw, k + minimum(1, n - 1), acc, sq, BK, n > 1)
+    if m > 2:
+        acc, sq = step_ss(w2, h, nw, k + minimum(2, n - 1), acc, sq, BK, n > 2)
+    if m > 3:
+        acc, sq = step_ss(w3, h, nw, k + minimum(3, n - 1), acc, sq, BK, n > 3)
     return acc, sq
 
 
@@ -87,7 +89,7 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None,
         for kk in range(ahead, KPS):
             k = s * KPS + kk
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK, True)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 
@@ -105,7 +107,7 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None,
                            ahead, BK)
         for k in range(s * kps + ahead, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK, True)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 
