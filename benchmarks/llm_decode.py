@@ -15,7 +15,7 @@ the memory roofline and Hugging Face, prefill, time to first token.
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
         --plans default,pdl                               # with and without PDL
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
-        --plans default,early2,early4    # 1, 2 or 4 GEMV weight steps ahead of the PDL wait
+        --plans default,early2,early4r2  # GEMV weight steps ahead of the PDL wait
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,gate_up=32x128x20o3L              # a decode GEMV's tiles, in the step
     python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
@@ -117,13 +117,16 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
-# Plan fields by name: "noearly", no GEMV load ahead of the PDL wait; "early2" / "early4",
-# each decode GEMV's first 2 / 4 weight steps ahead of it (`Plan.early_steps`; default 1).
+# Plan fields by name: "noearly", no GEMV load ahead of the PDL wait; "earlyN", each decode
+# GEMV's first N weight steps ahead of it (`Plan.early_steps`; default 1); "early4r2": 4 in
+# the split GEMVs, 2 in the whole-row ones (gate/up + SwiGLU, LM head: `Plan.early_rows`),
+# whose sm_90 code spills beyond that (`llm_early_sass.py`).
 FIELD_PLANS: dict[str, dict[str, object]] = {
     "noearly": {"pdl_early": False},
     "early2": {"early_steps": 2},
     "early3": {"early_steps": 3},
     "early4": {"early_steps": 4},
+    "early4r2": {"early_steps": 4, "early_rows": 2},
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

@@ -236,6 +236,40 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
+@pytest.mark.parametrize(("steps", "rows"), [(2, None), (4, None), (4, 2)])
+def test_pdl_plan_with_weight_steps_ahead_decodes_the_same_tokens(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
+        steps: int, rows: int | None) -> None:
+    """`Plan.early_steps` (and `early_rows`): each decode GEMV's first 2 or 4 weight steps
+    ahead of the PDL wait, in splits of fewer (QKV: 3 tiles, output projection: 2 per
+    split, 2 splits), as many or more (down: 5 per split) column tiles, and whole rows of 3
+    (gate/up, the LM head): the same tokens and logits, and those loads (no other) before
+    each GEMV's wait."""
+    base = plan_for(tiny, pdl=True)
+    plan = base.with_(early_steps=steps, early_rows=rows, qkv=replace(base.qkv, KPS=3),
+                      o=replace(base.o, KPS=2, loop=True),
+                      down=replace(base.down, KPS=5, loop=True))
+    check_config(tiny, plan)
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    launched: list[Any] = []
+    eng.observer = lambda kernel, op: launched.append(kernel)
+    eng.load_prompt(PROMPT)
+    for step in range(3):
+        eng.decode_step()
+        assert_same_logits(eng.read_logits(), greedy[1][step], 1e-5)
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    whole = steps if rows is None else rows
+    want = {"gemv_norm_partial_ss": min(steps, 3), "gemv_add_loop": steps,
+            "gemv_swiglu": 2 * whole, "lm_head_argmax": whole}
+    ran = {low.entry_name: low for k in set(launched) for low in k._lowered.values()}
+    assert set(want) <= set(ran)
+    for name, count in want.items():
+        ops = [op.name for op in ran[name].module.functions[0].body.ops]
+        ahead = ops[:ops.index("gdc_wait_tko")]
+        assert ahead.count("load_view_tko") == count, name
+        assert not [op for op in ahead if op.startswith(("store", "atomic", "for", "if"))]
+
+
 def test_prompt_guards(tiny_weights: Any) -> None:
     eng = Engine(tiny_weights, 8)
     with pytest.raises(ValueError, match="does not fit"):

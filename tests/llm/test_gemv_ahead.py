@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from llm.config import preset
 from llm.kernels.gemv import AHEAD_MAX, gemv_kernels
 from llm.kernels.gemv_ss import gemv_ss_kernels
 from llm.kernels.pdl import with_pdl
+from llm.plan import plan_for, pow2_at_least
 from llm_numerics import BF16, f32_of
 
 from cutile import api
@@ -184,3 +186,42 @@ def test_steps_ahead_out_of_range_are_refused(bad: int, tiny: Any) -> None:
         gemv_ss_kernels(None, None, bad)
     with pytest.raises(ValueError, match="ahead of the PDL wait"):
         check_config(tiny, plan_for(tiny).with_(early_steps=bad))
+    with pytest.raises(ValueError, match="ahead of the PDL wait"):
+        check_config(tiny, plan_for(tiny).with_(early_steps=2, early_rows=bad))
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize(("steps", "rows"), [(2, 2), (4, 2)])
+def test_sass_keeps_the_steps_ahead_of_the_wait_without_spills(steps: int, rows: int) -> None:
+    """Qwen3-4B's output projection, down projection, fused gate/up and LM head at the
+    plan's tiles, `early_steps` ahead in the split GEMVs and `early_rows` in the whole-row
+    ones (the named plans early2 and early4r2 of `benchmarks/llm_decode.py`): tileiras keeps
+    a TMA load per step ahead (two for gate and up) above the wait (ACQBULK) and nothing
+    spills (`benchmarks/llm_early_sass.py` prints the whole table)."""
+    import re
+
+    from cutile.dump import sass
+
+    cfg = preset("qwen3-4b")
+    plan = plan_for(cfg)
+    hb = pow2_at_least(cfg.hidden_size)
+    o, down, gu = plan.o, plan.down, plan.gate_up
+    assert not o.loop and down.loop and plan.mlp_fused
+    cases = [
+        (gemv_kernels(o.occupancy, o.latency, steps).add, dict(BO=o.BO, BK=o.BK, KPS=o.KPS),
+         steps),
+        (gemv_kernels(down.occupancy, down.latency, steps).add_loop,
+         dict(BO=down.BO, BK=down.BK), steps),
+        (gemv_kernels(gu.occupancy, gu.latency, rows).swiglu,
+         dict(BO=gu.BO, BK=gu.BK, HB=hb, UP=cfg.intermediate_size // gu.BO), 2 * rows),
+        (gemv_kernels(plan.lm_occupancy, None, rows).lm_head_argmax,
+         dict(BO=plan.lm_bo, BK=plan.lm_bk, HB=hb), rows)]
+    for kernel, consts, tiles in cases:
+        text = sass(with_pdl(kernel).compile(target="sm_90", **consts).cubin)
+        if text is None:
+            pytest.skip("cuobjdump not installed (pip install nvidia-cuda-cuobjdump)")
+        lines = [ln for ln in text.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", ln)]
+        wait = next(i for i, ln in enumerate(lines) if re.search(r"\bACQBULK\b", ln))
+        ahead = sum(1 for ln in lines[:wait] if re.search(r"\bUTMALDG\b", ln))
+        assert ahead >= tiles, f"{kernel.name}: {ahead} TMA loads ahead, {tiles} tiles"
+        assert not re.search(r"\b(LDL|STL)\b", text), f"{kernel.name} spills"

@@ -124,19 +124,17 @@ def unless_past(t, j, n):
 
 @cutile.device
 def ahead_norm(acc, ws, h, nw, k, n, m, BK):
-    """acc plus `weight_steps`' m tiles ws times the norm numerator's column tiles (zero
-    for a step past the split)."""
+    """acc plus `weight_steps`' m tiles ws times the norm numerator's column tiles (a step
+    past the split skipped: a branch here, where a select made tileiras sink the LM head's
+    loads below the wait; see `benchmarks/llm_early_sass.py`)."""
     w0, w1, w2, w3 = ws
     acc = fma(w0.astype(f32), norm_x(h, nw, k, BK), acc)
-    if m > 1:
-        x1 = unless_past(norm_x(h, nw, k + minimum(1, n - 1), BK), 1, n)
-        acc = fma(w1.astype(f32), x1, acc)
-    if m > 2:
-        x2 = unless_past(norm_x(h, nw, k + minimum(2, n - 1), BK), 2, n)
-        acc = fma(w2.astype(f32), x2, acc)
-    if m > 3:
-        x3 = unless_past(norm_x(h, nw, k + minimum(3, n - 1), BK), 3, n)
-        acc = fma(w3.astype(f32), x3, acc)
+    if m > 1 and n > 1:
+        acc = fma(w1.astype(f32), norm_x(h, nw, k + minimum(1, n - 1), BK), acc)
+    if m > 2 and n > 2:
+        acc = fma(w2.astype(f32), norm_x(h, nw, k + minimum(2, n - 1), BK), acc)
+    if m > 3 and n > 3:
+        acc = fma(w3.astype(f32), norm_x(h, nw, k + minimum(3, n - 1), BK), acc)
     return acc
 
 
