@@ -14,6 +14,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
         --plans default,attn_fused,split                  # decode-step variants
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
         --plans default,pdl                               # with and without PDL
+    python benchmarks/llm_decode.py --parts copy,decode --contexts 1024,8192 \
+        --plans default,early2,early4r2  # GEMV weight steps ahead of the PDL wait
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,gate_up=32x128x20o3L              # a decode GEMV's tiles, in the step
     python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
@@ -115,8 +117,17 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
-# plan fields changed by name (`--plans noearly`: PDL without the GEMVs' early weight loads)
-FIELD_PLANS: dict[str, dict[str, object]] = {"noearly": {"pdl_early": False}}
+# Plan fields by name: "noearly", no GEMV load ahead of the PDL wait; "earlyN", each decode
+# GEMV's first N weight steps ahead of it (`Plan.early_steps`; default 1); "early4r2": 4 in
+# the split GEMVs, 2 in the whole-row ones (gate/up + SwiGLU, LM head: `Plan.early_rows`),
+# whose sm_90 code spills beyond that (`llm_early_sass.py`).
+FIELD_PLANS: dict[str, dict[str, object]] = {
+    "noearly": {"pdl_early": False},
+    "early2": {"early_steps": 2},
+    "early3": {"early_steps": 3},
+    "early4": {"early_steps": 4},
+    "early4r2": {"early_steps": 4, "early_rows": 2},
+}
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")
 TILE_SPEC = re.compile(r"(\d+)x(\d+)x(\d+)(?:o(\d+))?(?:l(\d+))?(L?)$")
@@ -362,7 +373,8 @@ def main() -> None:
     ap.add_argument("--hf-compile", action="store_true")
     ap.add_argument("--plans", default="default",
                     help="decode-step variants to time: "
-                         f"{', '.join([*PLANS, *SMALL_VARIANTS])} (or several joined by +)")
+                         f"{', '.join([*PLANS, *SMALL_VARIANTS, *FIELD_PLANS])} (or "
+                         "several joined by +)")
     ap.add_argument("--small-variants", default=None,
                     help="--parts smallkernels: the plans to time (default: "
                          "llm_small.DEFAULT_VARIANTS)")

@@ -50,7 +50,7 @@ from . import attn_paths
 from .config import Qwen3Config
 from .kernels import attention as attn
 from .kernels import decode_misc, prefill, sampling
-from .kernels.gemv import gemv_kernels
+from .kernels.gemv import check_ahead, gemv_kernels
 from .kernels.pdl import with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
@@ -125,9 +125,11 @@ class Engine:
         self.cfg, self.w = c, weights
         self.plan = plan or plan_for(c)
         self.sampling = sampling_ or Sampling()
-        self.gemv = {name: gemv_kernels(t.occupancy, t.latency)
+        p = self.plan
+        self.gemv = {name: gemv_kernels(t.occupancy, t.latency,
+                                        p.early(name == "gate_up" and p.mlp_fused))
                      for name, t in self._gemvs().items()}
-        self.lm = gemv_kernels(self.plan.lm_occupancy)
+        self.lm = gemv_kernels(p.lm_occupancy, None, p.early(True))
         # The cache and token buffer extents are powers of two: each is one tile, and a
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
@@ -499,6 +501,8 @@ def check_config(cfg: Qwen3Config, plan: Plan) -> None:
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):
         raise ValueError("attention splits must be a power of two")
+    check_ahead(plan.early(False))
+    check_ahead(plan.early(True))
     o = plan.o
     if plan.attn_fused and (cfg.head_dim % o.BK or o.KPS * o.BK != cfg.group * cfg.head_dim
                             or o.loop):

@@ -140,6 +140,19 @@ class Plan:
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
     pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
                                  # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
+    early_steps: int = 1         # the weight steps (1-4) each decode GEMV loads before
+                                 # anything else, all ahead of the wait with `pdl_early`
+                                 # (`llm.kernels.gemv.weight_steps`; 1: the first tile)
+    early_rows: int | None = None    # the same for the whole-row GEMVs (gate/up + SwiGLU,
+                                     # the LM head); None: `early_steps`. On sm_90 their
+                                     # tiles spill (or drop to one CTA per SM) beyond 2-3
+                                     # (`benchmarks/llm_early_sass.py`)
+
+    def early(self, whole_rows: bool) -> int:
+        """The weight steps a decode GEMV loads ahead of its PDL wait."""
+        if whole_rows and self.early_rows is not None:
+            return self.early_rows
+        return self.early_steps
     # The decode step's small kernels between the QKV GEMV and the output projection
     # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
     # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per

@@ -236,6 +236,46 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
+@pytest.mark.parametrize(("steps", "rows"), [(2, None), (4, None), (4, 2)])
+def test_pdl_plan_with_weight_steps_ahead_decodes_the_same_tokens(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
+        steps: int, rows: int | None) -> None:
+    """`Plan.early_steps` (and `early_rows`): each decode GEMV's first 2 or 4 weight steps
+    ahead of the PDL wait, in splits of fewer (QKV: 3 tiles, output projection: 2 per
+    split, 2 splits), as many or more (down: 5 per split) column tiles, and whole rows of 3
+    (gate/up, the LM head), the QKV GEMV unrolled or looped: the same tokens and logits, and
+    those loads (no other) before each GEMV's wait."""
+    base = plan_for(tiny, pdl=True)
+    qkv_loop = rows is not None                # the QKV GEMV looped in one case
+    plan = base.with_(early_steps=steps, early_rows=rows,
+                      qkv=replace(base.qkv, KPS=3, loop=qkv_loop),
+                      o=replace(base.o, KPS=2, loop=True),
+                      down=replace(base.down, KPS=5, loop=True))
+    check_config(tiny, plan)
+    eng = Engine(tiny_weights, MAX_SEQ, plan)
+    launched: list[Any] = []
+    eng.observer = lambda kernel, op: launched.append(kernel)
+    eng.load_prompt(PROMPT)
+    for step in range(3):
+        eng.decode_step()
+        assert_same_logits(eng.read_logits(), greedy[1][step], 1e-5)
+    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    whole = steps if rows is None else rows
+    qkv = "gemv_norm_partial_ss_loop" if qkv_loop else "gemv_norm_partial_ss"
+    want = {qkv: steps, "gemv_add_loop": steps, "gemv_swiglu": 2 * whole,
+            "lm_head_argmax": whole}
+    # every specialization of these kernels (other tests may have compiled more of them)
+    ran = [(low, dict(spec.consts)) for k in set(launched)
+           for (spec, _), low in k._lowered.items() if low.entry_name in want]
+    assert {low.entry_name for low, _ in ran} == set(want)
+    for low, consts in ran:
+        ops = [op.name for op in low.module.functions[0].body.ops]
+        ahead = ops[:ops.index("gdc_wait_tko")]
+        count = min(want[low.entry_name], consts.get("KPS", want[low.entry_name]))
+        assert ahead.count("load_view_tko") == count, low.entry_name
+        assert not [op for op in ahead if op.startswith(("store", "atomic", "for", "if"))]
+
+
 def test_prompt_guards(tiny_weights: Any) -> None:
     eng = Engine(tiny_weights, 8)
     with pytest.raises(ValueError, match="does not fit"):

@@ -36,18 +36,19 @@ def engine_kernels() -> list[cutile.EntryKernel]:
     for mod in (attention, decode_attention, decode_misc, embed_rope, fill, prefill, qkv,
                 qkv_heads, sampling):
         found += [k for k in vars(mod).values() if isinstance(k, cutile.EntryKernel)]
-    for occ, latency in ((None, None), (2, None), (2, 10)):
-        g = gemv_kernels(occ, latency)
+    for occ, latency, ahead in ((None, None, 1), (2, None, 1), (2, 10, 1), (2, None, 2),
+                                (2, 10, 4)):
+        g = gemv_kernels(occ, latency, ahead)
         found += [g.norm_partial, g.add, g.lm_head_argmax, g.norm_partial_loop, g.add_loop,
                   g.swiglu]
-        s = gemv_ss_kernels(occ, latency)
+        s = gemv_ss_kernels(occ, latency, ahead)
         found += [s.norm_partial_ss, s.norm_partial_ss_loop]
     return found
 
 
 def test_every_kernel_is_safe_and_checks() -> None:
     kernels = engine_kernels()
-    assert len(kernels) >= 36
+    assert len(kernels) >= 52
     for k in kernels:
         assert not k.unsafe, k.name
         k.check()                              # raises KernelCheckError on a violation

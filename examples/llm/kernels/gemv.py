@@ -58,6 +58,7 @@ from cutile.core import (
     f32,
     fma,
     i32,
+    minimum,
     num_tiles,
     rsqrt,
     where,
@@ -78,6 +79,98 @@ def row_x(x, k, BK):
     return x.load_tile((BK,), (k,)).astype(f32)[None, :]
 
 
+# Loads ahead of the PDL wait (`ahead`, `Plan.early_steps`): a kernel's first weight steps,
+# loaded before any other memory access at the entry's top level (a loop would count as an
+# access), so that with `pdl_early=("w",)` they all stream while the kernel before finishes.
+# The split's tile count n may be smaller than the steps ahead: a compile-time KPS loads
+# only min(ahead, KPS) of them; a run-time count (the looped kernels' kps, whole rows'
+# num_tiles) loads `ahead` tiles at index k + min(j, n - 1), which stays inside the split
+# (a stand-in repeats its last tile), and multiplies a step j >= n by a zero input row (a
+# select, not a branch: a branch after the loads ahead made tileiras spill the fused
+# gate/up kernel). So for every n >= 1 each output is exactly that of one step at a time
+# wherever it is finite (a stand-in adds w * 0 = 0; only a non-finite weight, whose row is
+# already inf or NaN, could turn into NaN).
+AHEAD_MAX = 4
+
+
+def check_ahead(ahead: int) -> None:
+    if not (isinstance(ahead, int) and 1 <= ahead <= AHEAD_MAX):
+        raise ValueError(f"weight steps ahead of the PDL wait: 1 to {AHEAD_MAX}, not {ahead!r}")
+
+
+@functools.cache
+def weight_steps(latency: int | None) -> cutile.DeviceFunction:
+    """A device function (w, o, k, n, m, BO, BK) -> the weight tiles k, k+1, k+2, k+3 of
+    row tile o: the first m (a compile-time 1..4) loaded, one after another, with the
+    `latency` hint; the others stand-ins (tile k, never used)."""
+
+    @cutile.device
+    def steps(w, o, k, n, m, BO, BK):
+        t0 = w.load_tile((BO, BK), (o, k), latency=latency)
+        t1 = w.load_tile((BO, BK), (o, k + minimum(1, n - 1)), latency=latency) if m > 1 else t0
+        t2 = w.load_tile((BO, BK), (o, k + minimum(2, n - 1)), latency=latency) if m > 2 else t0
+        t3 = w.load_tile((BO, BK), (o, k + minimum(3, n - 1)), latency=latency) if m > 3 else t0
+        return t0, t1, t2, t3
+
+    return steps
+
+
+@cutile.device
+def unless_past(t, j, n):
+    """t, or zeros where step j lies past a split of n column tiles (a select: no branch
+    after the loads ahead; with a compile-time n, t itself)."""
+    return t if j < n else t * 0.0
+
+
+@cutile.device
+def ahead_norm(acc, ws, h, nw, k, n, m, BK):
+    """acc plus `weight_steps`' m tiles ws times the norm numerator's column tiles (a step
+    past the split skipped: a branch here, where a select made tileiras sink the LM head's
+    loads below the wait; see `benchmarks/llm_early_sass.py`)."""
+    w0, w1, w2, w3 = ws
+    acc = fma(w0.astype(f32), norm_x(h, nw, k, BK), acc)
+    if m > 1 and n > 1:
+        acc = fma(w1.astype(f32), norm_x(h, nw, k + minimum(1, n - 1), BK), acc)
+    if m > 2 and n > 2:
+        acc = fma(w2.astype(f32), norm_x(h, nw, k + minimum(2, n - 1), BK), acc)
+    if m > 3 and n > 3:
+        acc = fma(w3.astype(f32), norm_x(h, nw, k + minimum(3, n - 1), BK), acc)
+    return acc
+
+
+@cutile.device
+def ahead_row(acc, ws, x, k, n, m, BK):
+    """As `ahead_norm`, with a bf16 input vector x."""
+    w0, w1, w2, w3 = ws
+    acc = fma(w0.astype(f32), row_x(x, k, BK), acc)
+    if m > 1:
+        acc = fma(w1.astype(f32), unless_past(row_x(x, k + minimum(1, n - 1), BK), 1, n), acc)
+    if m > 2:
+        acc = fma(w2.astype(f32), unless_past(row_x(x, k + minimum(2, n - 1), BK), 2, n), acc)
+    if m > 3:
+        acc = fma(w3.astype(f32), unless_past(row_x(x, k + minimum(3, n - 1), BK), 3, n), acc)
+    return acc
+
+
+@cutile.device
+def ahead_swiglu(g, u, gs, us, h, nw, n, m, BK):
+    """Gate and up accumulators plus the m steps ahead of each (columns from 0)."""
+    g0, g1, g2, g3 = gs
+    u0, u1, u2, u3 = us
+    x0 = norm_x(h, nw, 0, BK)
+    g, u = fma(g0.astype(f32), x0, g), fma(u0.astype(f32), x0, u)
+    if m > 1:
+        x1 = unless_past(norm_x(h, nw, minimum(1, n - 1), BK), 1, n)
+        g, u = fma(g1.astype(f32), x1, g), fma(u1.astype(f32), x1, u)
+    if m > 2:
+        x2 = unless_past(norm_x(h, nw, minimum(2, n - 1), BK), 2, n)
+        g, u = fma(g2.astype(f32), x2, g), fma(u2.astype(f32), x2, u)
+    if m > 3:
+        x3 = unless_past(norm_x(h, nw, minimum(3, n - 1), BK), 3, n)
+        g, u = fma(g3.astype(f32), x3, g), fma(u3.astype(f32), x3, u)
+    return g, u
+
+
 @dataclass(frozen=True)
 class GemvKernels:
     norm_partial: cutile.EntryKernel
@@ -90,11 +183,15 @@ class GemvKernels:
 
 
 @functools.cache
-def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> GemvKernels:
+def gemv_kernels(occupancy: int | None = None, latency: int | None = None,
+                 ahead: int = 1) -> GemvKernels:
     """The GEMV kernels compiled with tileiras' `occupancy` hint (CTAs per SM; None leaves
-    it to tileiras, which gives one CTA the whole register file) and the weight loads'
+    it to tileiras, which gives one CTA the whole register file), the weight loads'
     `latency` hint (1-10; None: none; a higher one makes tileiras keep more stages of a
-    loop's loads in flight)."""
+    loop's loads in flight) and `ahead`, the weight steps (1-4) each kernel but
+    `attn_add` loads before anything else (`weight_steps`: ahead of a PDL wait)."""
+    check_ahead(ahead)
+    steps = weight_steps(latency)
 
     @cutile.entry(occupancy=occupancy)
     def gemv_norm_partial(part: Mut[Tensor[f32, [1, "BO"]]], w: Tensor[bf16, [-1, -1]],
@@ -102,9 +199,10 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                           BK: Const[int], KPS: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
-        acc = fma(w0.astype(f32), norm_x(h, nw, s * KPS, BK), zeros((BO, BK), f32))
-        for kk in range(1, KPS):
+        m = ahead if ahead < KPS else KPS
+        ws = steps(w, o, s * KPS, KPS, m, BO, BK)    # ahead of a PDL wait
+        acc = ahead_norm(zeros((BO, BK), f32), ws, h, nw, s * KPS, KPS, m, BK)
+        for kk in range(ahead, KPS):
             k = s * KPS + kk
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
             acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
@@ -115,9 +213,10 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                  x: Tensor[bf16, [-1]], BO: Const[int], BK: Const[int], KPS: Const[int]):
         o = block_id(0)
         s = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
-        acc = fma(w0.astype(f32), row_x(x, s * KPS, BK), zeros((BO, BK), f32))
-        for kk in range(1, KPS):
+        m = ahead if ahead < KPS else KPS
+        ws = steps(w, o, s * KPS, KPS, m, BO, BK)    # ahead of a PDL wait
+        acc = ahead_row(zeros((BO, BK), f32), ws, x, s * KPS, KPS, m, BK)
+        for kk in range(ahead, KPS):
             k = s * KPS + kk
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
             acc = fma(wt.astype(f32), row_x(x, k, BK), acc)
@@ -129,9 +228,10 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                        h: Tensor[f32, [-1]], nw: Tensor[bf16, [-1]], eps: f32,
                        BO: Const[int], BK: Const[int], HB: Const[int]):
         o = block_id(0)
-        w0 = w.load_tile((BO, BK), (o, 0), latency=latency)          # ahead of a PDL wait
-        acc = fma(w0.astype(f32), norm_x(h, nw, 0, BK), zeros((BO, BK), f32))
-        for k in range(1, num_tiles(w, 1, (BO, BK))):
+        nt = num_tiles(w, 1, (BO, BK))
+        ws = steps(w, o, 0, nt, ahead, BO, BK)       # ahead of a PDL wait
+        acc = ahead_norm(zeros((BO, BK), f32), ws, h, nw, 0, nt, ahead, BK)
+        for k in range(ahead, nt):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
             acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
         hv = h.load_tile((HB,), (0,))
@@ -154,9 +254,9 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                                BO: Const[int], BK: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
-        acc = fma(w0.astype(f32), norm_x(h, nw, s * kps, BK), zeros((BO, BK), f32))
-        for k in range(s * kps + 1, s * kps + kps):
+        ws = steps(w, o, s * kps, kps, ahead, BO, BK)  # ahead of a PDL wait
+        acc = ahead_norm(zeros((BO, BK), f32), ws, h, nw, s * kps, kps, ahead, BK)
+        for k in range(s * kps + ahead, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
             acc = fma(wt.astype(f32), norm_x(h, nw, k, BK), acc)
         part.store(acc.sum(axis=1)[None, :])
@@ -166,9 +266,9 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                       x: Tensor[bf16, [-1]], kps: i32, BO: Const[int], BK: Const[int]):
         o = block_id(0)
         s = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
-        acc = fma(w0.astype(f32), row_x(x, s * kps, BK), zeros((BO, BK), f32))
-        for k in range(s * kps + 1, s * kps + kps):
+        ws = steps(w, o, s * kps, kps, ahead, BO, BK)  # ahead of a PDL wait
+        acc = ahead_row(zeros((BO, BK), f32), ws, x, s * kps, kps, ahead, BK)
+        for k in range(s * kps + ahead, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
             acc = fma(wt.astype(f32), row_x(x, k, BK), acc)
         atomic_add(y, o * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
@@ -178,12 +278,12 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None) -> Ge
                     h: Tensor[f32, [-1]], nw: Tensor[bf16, [-1]], eps: f32, BO: Const[int],
                     BK: Const[int], HB: Const[int], UP: Const[int]):
         i = block_id(0)
-        g0 = w.load_tile((BO, BK), (i, 0), latency=latency)          # ahead of a PDL wait
-        u0 = w.load_tile((BO, BK), (UP + i, 0), latency=latency)
-        x0 = norm_x(h, nw, 0, BK)
-        g = fma(g0.astype(f32), x0, zeros((BO, BK), f32))
-        u = fma(u0.astype(f32), x0, zeros((BO, BK), f32))
-        for k in range(1, num_tiles(w, 1, (BO, BK))):
+        nt = num_tiles(w, 1, (BO, BK))
+        gs = steps(w, i, 0, nt, ahead, BO, BK)       # ahead of a PDL wait
+        us = steps(w, UP + i, 0, nt, ahead, BO, BK)
+        g, u = ahead_swiglu(zeros((BO, BK), f32), zeros((BO, BK), f32), gs, us, h, nw, nt,
+                            ahead, BK)
+        for k in range(ahead, nt):
             xs = norm_x(h, nw, k, BK)
             g = fma(w.load_tile((BO, BK), (i, k), latency=latency).astype(f32), xs, g)
             u = fma(w.load_tile((BO, BK), (UP + i, k), latency=latency).astype(f32), xs, u)

@@ -16,7 +16,9 @@ import functools
 from dataclasses import dataclass
 
 import cutile
-from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, fma, i32, rsqrt, zeros
+from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, fma, i32, minimum, rsqrt, zeros
+
+from .gemv import check_ahead, weight_steps
 
 
 @cutile.device
@@ -34,12 +36,29 @@ def ss_scale(sst, eps, H):
 
 
 @cutile.device
-def step_ss(wt, h, nw, k, acc, sq, BK):
+def step_ss(wt, h, nw, k, acc, sq, BK, live):
     """One column tile k: acc += wt bf16(h w_norm), sq += h^2 (the weight tile loaded by
-    the caller, so a kernel's first one can come ahead of its PDL wait)."""
+    the caller, so a kernel's first ones can come ahead of its PDL wait); h read as zeros
+    unless `live` (`gemv.unless_past`)."""
     hk = h.load_tile((BK,), (k,))
+    hk = hk if live else hk * 0.0
     x = (hk * nw.load_tile((BK,), (k,)).astype(f32)).astype(bf16)
     return fma(wt.astype(f32), x.astype(f32)[None, :], acc), fma(hk, hk, sq)
+
+
+@cutile.device
+def ahead_ss(acc, sq, ws, h, nw, k, n, m, BK):
+    """`step_ss` over `gemv.weight_steps`' m tiles ws (as `gemv.ahead_norm`: zero for a step
+    past the split)."""
+    w0, w1, w2, w3 = ws
+    acc, sq = step_ss(w0, h, nw, k, acc, sq, BK, True)
+    if m > 1:
+        acc, sq = step_ss(w1, h, nw, k + minimum(1, n - 1), acc, sq, BK, n > 1)
+    if m > 2:
+        acc, sq = step_ss(w2, h, nw, k + minimum(2, n - 1), acc, sq, BK, n > 2)
+    if m > 3:
+        acc, sq = step_ss(w3, h, nw, k + minimum(3, n - 1), acc, sq, BK, n > 3)
+    return acc, sq
 
 
 @dataclass(frozen=True)
@@ -49,8 +68,12 @@ class GemvSsKernels:
 
 
 @functools.cache
-def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None) -> GemvSsKernels:
-    """As `gemv.gemv_kernels` (tileiras' `occupancy` hint, the weight loads' `latency`)."""
+def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None,
+                    ahead: int = 1) -> GemvSsKernels:
+    """As `gemv.gemv_kernels` (tileiras' `occupancy` hint, the weight loads' `latency`, the
+    weight steps loaded `ahead` of anything else)."""
+    check_ahead(ahead)
+    steps = weight_steps(latency)
 
     @cutile.entry(occupancy=occupancy)
     def gemv_norm_partial_ss(part: Mut[Tensor[f32, [1, "BO"]]], ss: Mut[Tensor[f32, [1, 1]]],
@@ -59,12 +82,14 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None) ->
                              KPS: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * KPS), latency=latency)   # ahead of a PDL wait
-        acc, sq = step_ss(w0, h, nw, s * KPS, zeros((BO, BK), f32), zeros((BK,), f32), BK)
-        for kk in range(1, KPS):
+        m = ahead if ahead < KPS else KPS
+        ws = steps(w, o, s * KPS, KPS, m, BO, BK)    # ahead of a PDL wait
+        acc, sq = ahead_ss(zeros((BO, BK), f32), zeros((BK,), f32), ws, h, nw, s * KPS, KPS,
+                           m, BK)
+        for kk in range(ahead, KPS):
             k = s * KPS + kk
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK, True)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 
@@ -77,11 +102,12 @@ def gemv_ss_kernels(occupancy: int | None = None, latency: int | None = None) ->
                                   BO: Const[int], BK: Const[int]):
         s = block_id(0)
         o = block_id(1)
-        w0 = w.load_tile((BO, BK), (o, s * kps), latency=latency)   # ahead of a PDL wait
-        acc, sq = step_ss(w0, h, nw, s * kps, zeros((BO, BK), f32), zeros((BK,), f32), BK)
-        for k in range(s * kps + 1, s * kps + kps):
+        ws = steps(w, o, s * kps, kps, ahead, BO, BK)  # ahead of a PDL wait
+        acc, sq = ahead_ss(zeros((BO, BK), f32), zeros((BK,), f32), ws, h, nw, s * kps, kps,
+                           ahead, BK)
+        for k in range(s * kps + ahead, s * kps + kps):
             wt = w.load_tile((BO, BK), (o, k), latency=latency)
-            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK)
+            acc, sq = step_ss(wt, h, nw, k, acc, sq, BK, True)
         part.store(acc.sum(axis=1)[None, :])
         ss.store(sq.sum(keepdims=True).reshape((1, 1)))
 

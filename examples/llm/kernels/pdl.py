@@ -13,9 +13,10 @@ import functools
 
 import cutile
 
-# The decode GEMVs and the LM head load their first weight tile before anything else:
-# with `pdl_early` that load runs ahead of the wait, while the kernel before finishes (the
-# launcher keeps it in full stream order whenever something in flight writes the weights).
+# The decode GEMVs and the LM head load their first weight tiles (`Plan.early_steps`, one
+# by default) before anything else: with `pdl_early` those loads run ahead of the wait,
+# while the kernel before finishes (the launcher keeps it in full stream order whenever
+# something in flight writes the weights).
 EARLY_WEIGHTS = frozenset({
     "gemv_norm_partial", "gemv_add", "lm_head_argmax", "gemv_norm_partial_loop",
     "gemv_add_loop", "gemv_swiglu", "gemv_norm_partial_ss", "gemv_norm_partial_ss_loop"})
