@@ -68,6 +68,42 @@ def sass(kernel: Any, **consts: int) -> str:
     return text
 
 
+# The engine launches each GEMV's PDL twin (`with_pdl`, weights loaded ahead of the wait):
+# the prologue changes tileiras' register allocation. The one known, measured exception:
+# Qwen3-8B's QKV (128x128 kps 8, occupancy 2, the `_ss` variant) spills as a PDL kernel;
+# the step measured 84.8% of the roofline with it (results/2026-12-01-llm-decode-pdl-
+# early.json). A tile without the spill is to be timed in the step before it replaces it.
+PDL_SPILLING = {("qwen3-8b", "gemv_norm_partial_ss")}
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize("config", ["qwen3-4b", "qwen3-8b"])
+def test_the_pdl_twins_the_engine_launches_do_not_spill(config: str) -> None:
+    from llm.kernels.pdl import with_pdl
+
+    cfg = preset(config)
+    plan = plan_for(cfg)
+    assert plan.pdl and plan.mlp_fused
+    cases = []
+    for t, kinds in ((plan.qkv, ("partial_ss",)), (plan.o, ("add",)), (plan.down, ("add",))):
+        g = gemv_kernels(t.occupancy, t.latency, plan.early(False))
+        gs = gemv_ss_kernels(t.occupancy, t.latency, plan.early(False))
+        for kind in kinds:
+            kernel = {"partial_ss": (gs.norm_partial_ss_loop if t.loop else gs.norm_partial_ss),
+                      "add": (g.add_loop if t.loop else g.add)}[kind]
+            cases.append((kernel, {"BO": t.BO, "BK": t.BK,
+                                   **({} if t.loop else {"KPS": t.KPS})}))
+    t = plan.gate_up
+    cases.append((gemv_kernels(t.occupancy, t.latency, plan.early(True)).swiglu,
+                   {"BO": t.BO, "BK": t.BK, "HB": pow2_at_least(cfg.hidden_size),
+                    "UP": cfg.intermediate_size // t.BO}))
+    for kernel, consts in cases:
+        text = sass(with_pdl(kernel), **consts)
+        spills = bool(re.search(r"\b(LDL|STL)\b", text))
+        assert "ACQBULK" in text and "UTMALDG" in text, kernel.name
+        assert spills == ((config, kernel.name) in PDL_SPILLING), f"{kernel.name} {consts}"
+
+
 @pytest.mark.tileiras
 @pytest.mark.parametrize("config", ["qwen3-4b", "qwen3-8b"])
 def test_decode_gemvs_load_with_tma_and_do_not_spill(config: str) -> None:
