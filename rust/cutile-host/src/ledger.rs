@@ -173,14 +173,15 @@ impl Ledger {
         if token_head != NIL {
             self.slots[token_head as usize].t_prev = i;
         }
-        match self.by_storage.get_mut(&storage) {
-            Some((_, last)) => {
-                let prev = std::mem::replace(last, i);
+        // (one probe of the map, found or not)
+        match self.by_storage.entry(storage) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let prev = std::mem::replace(&mut o.into_mut().1, i);
                 self.slots[i as usize].s_prev = prev;
                 self.slots[prev as usize].s_next = i;
             }
-            None => {
-                self.by_storage.insert(storage, (i, i));
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((i, i));
             }
         }
         self.len += 1;

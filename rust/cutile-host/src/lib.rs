@@ -170,6 +170,40 @@ struct Handle {
     storage: u64,
     state: HandleState,
     region: Box<Region>,
+    /// Released while a pending op held it (its Python object died): it keeps its storage
+    /// until the op gives it back (the GPU may still be using the memory), and no use of
+    /// it is allowed meanwhile.
+    zombie: bool,
+}
+
+/// No slot (a handle made without a registry, or one the caller does not know the slot
+/// of): lookups go by id.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// A handle as a launch names it: its id, and the slot of the registry's slab that held
+/// it when its tensor was made (a hint: a lookup checks the slot still holds that id, so a
+/// slot reused after a release never stands for another handle; ids are never reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandleAt {
+    pub id: u64,
+    pub slot: u32,
+}
+
+impl HandleAt {
+    /// A handle known by id only.
+    pub fn id(id: u64) -> Self {
+        HandleAt { id, slot: NO_SLOT }
+    }
+}
+
+/// A slot of the handle slab: the id of the handle it holds (0: free) and its record.
+/// One cache line each: a launch reads one per tensor, found by index, not by hashing
+/// (a hash lookup reads the table's control bytes and then the bucket: two misses).
+#[derive(Debug)]
+#[repr(align(64))]
+struct HandleSlot {
+    id: u64,
+    handle: Option<Handle>,
 }
 
 #[derive(Debug)]
@@ -219,13 +253,16 @@ impl Storage {
 #[derive(Debug, Default)]
 pub struct HostRegistry {
     storages: IdMap<Storage>,
-    handles: IdMap<Handle>,
+    /// Handle records in a slab: a tensor knows its slot ([`HandleAt`]), so a launch finds
+    /// each record by index; freed slots are reused.
+    slots: Vec<HandleSlot>,
+    free_slots: Vec<u32>,
+    /// The slot of each handle by id: for the calls that name a handle by id alone (Python's,
+    /// once per tensor made or released, not per launch).
+    slot_of: IdMap<u32>,
     ops: IdMap<Op>,
     /// Interned op names (one allocation per distinct kernel name, not per launch).
     names: HashMap<Box<str>, Arc<str>>,
-    /// Handles released while a pending op held them: they keep their storage alive
-    /// until the op gives them back (the GPU may still be using the memory).
-    zombies: IdMap<()>,
     /// Storages another library may see ([`Storage::foreign`]): while there are none, a
     /// launch's writes need no storage lookup (a launch otherwise takes a cache miss per
     /// written tensor on the storage's record).
@@ -354,6 +391,11 @@ impl HostRegistry {
 
     /// A new live handle viewing `region` of `storage`. The region must lie inside it.
     pub fn new_handle(&mut self, storage: u64, region: Region) -> Result<u64, HostError> {
+        self.new_handle_at(storage, region).map(|h| h.id)
+    }
+
+    /// [`HostRegistry::new_handle`], with the slot that holds it (what a launch passes).
+    pub fn new_handle_at(&mut self, storage: u64, region: Region) -> Result<HandleAt, HostError> {
         let Some(st) = self.storages.get_mut(&storage) else {
             return Err(HostError::borrow(
                 "CT5007",
@@ -386,34 +428,76 @@ impl HostRegistry {
         }
         st.handles += 1;
         self.next_handle += 1;
-        self.handles.insert(
-            self.next_handle,
-            Handle {
-                storage,
-                state: HandleState::Live,
-                region: Box::new(region),
-            },
-        );
-        Ok(self.next_handle)
+        let id = self.next_handle;
+        let handle = Some(Handle {
+            storage,
+            state: HandleState::Live,
+            region: Box::new(region),
+            zombie: false,
+        });
+        let slot = match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = HandleSlot { id, handle };
+                i
+            }
+            None => {
+                self.slots.push(HandleSlot { id, handle });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slot_of.insert(id, slot);
+        Ok(HandleAt { id, slot })
+    }
+
+    /// The slot holding handle `h`: its hint where that slot still holds it, else by id.
+    pub(crate) fn find(&self, h: HandleAt) -> Option<u32> {
+        find_slot(&self.slots, &self.slot_of, h)
+    }
+
+    /// The slot holding handle `id` ([`NO_SLOT`] if none): a tensor keeps it as a hint.
+    pub fn slot_of(&self, id: u64) -> u32 {
+        self.slot_of.get(&id).copied().unwrap_or(NO_SLOT)
+    }
+
+    /// The record of handle `id` (a zombie's too: see [`Handle::zombie`]).
+    fn handle(&self, id: u64) -> Option<&Handle> {
+        let i = self.find(HandleAt::id(id))?;
+        self.slots[i as usize].handle.as_ref()
+    }
+
+    /// Free slot `i` (it holds a handle): the handle is forgotten.
+    fn remove_slot(&mut self, i: u32) -> Option<Handle> {
+        let s = self.slots.get_mut(i as usize)?;
+        let h = s.handle.take()?;
+        self.slot_of.remove(&s.id);
+        s.id = 0;
+        self.free_slots.push(i);
+        Some(h)
+    }
+
+    /// Handles known (live, moved, consumed or dropped, and released while moved).
+    pub fn handle_count(&self) -> usize {
+        self.slot_of.len()
     }
 
     /// The Python object died. Returns the storage's remaining handle count (0: it may be
     /// freed once no pending operation holds it).
     pub fn release_handle(&mut self, handle: u64) -> Result<u32, HostError> {
-        if self.zombies.contains_key(&handle) {
+        let Some(i) = self.find(HandleAt::id(handle)) else {
+            return Err(self.missing(handle));
+        };
+        let Some(h) = self.slots[i as usize].handle.as_mut() else {
+            return Err(self.missing(handle));
+        };
+        if h.zombie {
             return Err(self.missing(handle));
         }
-        if let Some(Handle {
-            state: HandleState::Moved { .. },
-            storage,
-            ..
-        }) = self.handles.get(&handle)
-        {
-            let storage = *storage;
-            self.zombies.insert(handle, ());
+        if let HandleState::Moved { .. } = h.state {
+            let storage = h.storage;
+            h.zombie = true;
             return self.storage_live_handles(storage);
         }
-        let Some(h) = self.handles.remove(&handle) else {
+        let Some(h) = self.remove_slot(i) else {
             return Err(self.missing(handle));
         };
         let Some(st) = self.storages.get_mut(&h.storage) else {
@@ -560,10 +644,7 @@ impl HostRegistry {
 
     /// Raise unless `handle` is live; `what` names the attempted use.
     pub fn check_live(&self, handle: u64, what: &str) -> Result<(), HostError> {
-        let h = self
-            .handles
-            .get(&handle)
-            .ok_or_else(|| self.missing(handle))?;
+        let h = self.handle(handle).ok_or_else(|| self.missing(handle))?;
         match &h.state {
             HandleState::Live => Ok(()),
             s => Err(self.not_live(handle, s, what)),
@@ -581,10 +662,7 @@ impl HostRegistry {
     ) -> Result<u64, HostError> {
         self.check_live(handle, by)?;
         let (storage, region) = {
-            let h = self
-                .handles
-                .get(&handle)
-                .ok_or_else(|| self.missing(handle))?;
+            let h = self.handle(handle).ok_or_else(|| self.missing(handle))?;
             (h.storage, (*h.region).clone())
         };
         if require_unique {
@@ -604,8 +682,10 @@ impl HostRegistry {
                 ));
             }
         }
-        if let Some(h) = self.handles.get_mut(&handle) {
-            h.state = HandleState::Consumed { by: by.into() };
+        if let Some(i) = self.find(HandleAt::id(handle)) {
+            if let Some(h) = self.slots[i as usize].handle.as_mut() {
+                h.state = HandleState::Consumed { by: by.into() };
+            }
         }
         if let Some(st) = self.storages.get_mut(&storage) {
             st.handles = st.handles.saturating_sub(1);
@@ -615,12 +695,21 @@ impl HostRegistry {
 
     /// The state of a handle (`None` if released or unknown).
     pub fn state(&self, handle: u64) -> Option<&HandleState> {
-        self.handles.get(&handle).map(|h| &h.state)
+        self.handle(handle).map(|h| &h.state)
     }
 
     /// The storage and region of a handle.
     pub fn region(&self, handle: u64) -> Option<(u64, &Region)> {
-        self.handles.get(&handle).map(|h| (h.storage, &*h.region))
+        self.handle(handle).map(|h| (h.storage, &*h.region))
+    }
+}
+
+/// The slot of `slots` holding handle `h`: its hint where that slot holds that id (ids are
+/// never reused, so this is the handle itself), else by id.
+fn find_slot(slots: &[HandleSlot], slot_of: &IdMap<u32>, h: HandleAt) -> Option<u32> {
+    match slots.get(h.slot as usize) {
+        Some(s) if s.id == h.id && s.handle.is_some() => Some(h.slot),
+        _ => slot_of.get(&h.id).copied(),
     }
 }
 
@@ -630,3 +719,5 @@ fn unknown_storage(storage: u64) -> HostError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_slots;

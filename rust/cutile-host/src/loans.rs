@@ -6,20 +6,22 @@
 
 use super::*;
 
-/// The handles an operation holds: inline up to [`Held::INLINE`] (a launch holds one per
-/// tensor argument), so moving arguments in allocates nothing however many ops are in
-/// flight.
+/// The slots of the handles an operation holds: inline up to [`Held::INLINE`] (a launch
+/// holds one per tensor argument), so moving arguments in allocates nothing however many
+/// ops are in flight. (A handle moved into an op stays in its slot until the op gives it
+/// back: released meanwhile, it is kept as a zombie; the op still checks each slot holds a
+/// handle moved into it before changing it.)
 #[derive(Debug, Default)]
 pub(crate) struct Held {
-    inline: [u64; Held::INLINE],
+    inline: [u32; Held::INLINE],
     n: usize,
-    more: Vec<u64>,
+    more: Vec<u32>,
 }
 
 impl Held {
     const INLINE: usize = 8;
 
-    pub(crate) fn push(&mut self, id: u64) {
+    pub(crate) fn push(&mut self, id: u32) {
         if self.n < Self::INLINE {
             self.inline[self.n] = id;
         } else {
@@ -32,7 +34,7 @@ impl Held {
         self.n
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.inline[..self.n.min(Self::INLINE)]
             .iter()
             .chain(&self.more)
@@ -49,6 +51,8 @@ impl HostRegistry {
         op_name: &str,
         args: &[(u64, bool)],
     ) -> Result<(), HostError> {
+        let args: Vec<(HandleAt, bool)> = args.iter().map(|&(h, m)| (HandleAt::id(h), m)).collect();
+        let args = &args[..];
         self.check_moves(args, op, op_name)?;
         let name = match self.names.get(op_name) {
             Some(n) => n.clone(),
@@ -63,12 +67,13 @@ impl HostRegistry {
     }
 
     /// [`HostRegistry::move_in`] for a kernel launch: the operation is named
-    /// "`kernel` (op #op)" (see [`launch_op_name`]), formatted only when shown.
+    /// "`kernel` (op #op)" (see [`launch_op_name`]), formatted only when shown; each
+    /// handle comes with its slot (found by index, checked against its id).
     pub fn move_in_launch(
         &mut self,
         op: u64,
         kernel: &Arc<str>,
-        args: &[(u64, bool)],
+        args: &[(HandleAt, bool)],
     ) -> Result<(), HostError> {
         self.check_moves(args, op, kernel)?;
         self.record_moves(op, OpName::Launch(kernel.clone()), args);
@@ -80,23 +85,32 @@ impl HostRegistry {
     /// refused (CT5001, naming the holder). Handles that are not live (consumed, released)
     /// are skipped: the holder keeps their memory by other means. Returns how many moved.
     pub fn hold(&mut self, op: u64, name: &str, handles: &[u64]) -> usize {
-        let live: Vec<(u64, bool)> = handles
+        let live: Vec<(HandleAt, bool)> = handles
             .iter()
             .filter(|h| self.state(**h) == Some(&HandleState::Live))
-            .map(|h| (*h, false))
+            .map(|h| (HandleAt::id(*h), false))
             .collect();
         self.record_moves(op, OpName::Holder(Arc::from(name)), &live);
         self.ops.get(&op).map_or(0, |o| o.handles.len())
     }
 
     /// Every handle live; no handle twice and no byte-overlap where either use is mutable.
-    fn check_moves(&self, args: &[(u64, bool)], op: u64, kernel: &str) -> Result<(), HostError> {
+    fn check_moves(
+        &self,
+        args: &[(HandleAt, bool)],
+        op: u64,
+        kernel: &str,
+    ) -> Result<(), HostError> {
         let op_name = || launch_op_name(kernel, op);
         const INLINE: usize = 16;
         let mut inline: [Option<&Handle>; INLINE] = [None; INLINE];
         let mut spill: Vec<&Handle> = Vec::new();
-        for (i, &(id, _)) in args.iter().enumerate() {
-            let h = self.handles.get(&id).ok_or_else(|| self.missing(id))?;
+        for (i, &(at, _)) in args.iter().enumerate() {
+            let id = at.id;
+            let h = self
+                .find(at)
+                .and_then(|s| self.slots[s as usize].handle.as_ref())
+                .ok_or_else(|| self.missing(id))?;
             if h.state != HandleState::Live {
                 return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
             }
@@ -125,7 +139,7 @@ impl HostRegistry {
                 if !(ma || mb) {
                     continue;
                 }
-                if a == b {
+                if a.id == b.id {
                     return Err(HostError::borrow(
                         "CT5005",
                         format!("the same tensor is passed to {} as arguments {i} and {j}, and one of them is mutable", op_name()),
@@ -155,8 +169,14 @@ impl HostRegistry {
         Ok(())
     }
 
-    fn record_moves(&mut self, op: u64, name: OpName, args: &[(u64, bool)]) {
-        let entry = match self.ops.entry(op) {
+    fn record_moves(&mut self, op: u64, name: OpName, args: &[(HandleAt, bool)]) {
+        let HostRegistry {
+            ops,
+            slots,
+            slot_of,
+            ..
+        } = self;
+        let entry = match ops.entry(op) {
             std::collections::hash_map::Entry::Occupied(o) => {
                 let e = o.into_mut();
                 e.name = name;
@@ -167,11 +187,14 @@ impl HostRegistry {
                 handles: Held::default(),
             }),
         };
-        for &(id, _) in args {
-            if let Some(h) = self.handles.get_mut(&id) {
+        for &(at, _) in args {
+            let Some(slot) = find_slot(slots, slot_of, at) else {
+                continue;
+            };
+            if let Some(h) = slots[slot as usize].handle.as_mut() {
                 if h.state == HandleState::Live {
                     h.state = HandleState::Moved { op };
-                    entry.handles.push(id);
+                    entry.handles.push(slot);
                 }
             }
         }
@@ -210,29 +233,35 @@ impl HostRegistry {
             return 0;
         };
         let mut n = 0;
-        for id in entry.handles.iter() {
-            if !self.zombies.is_empty() && self.zombies.remove(&id).is_some() {
+        for slot in entry.handles.iter() {
+            let Some(s) = self.slots.get_mut(slot as usize) else {
+                continue;
+            };
+            let id = s.id;
+            let Some(h) = s.handle.as_mut() else {
+                continue;
+            };
+            if !matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
+                continue; // (never another op's handle, whatever the slot holds now)
+            }
+            if h.zombie {
                 // Released while in flight: now the storage may really lose it.
-                if let Some(h) = self.handles.remove(&id) {
+                if let Some(h) = self.remove_slot(slot) {
                     if let Some(st) = self.storages.get_mut(&h.storage) {
                         st.handles = st.handles.saturating_sub(1);
                     }
                 }
                 continue;
             }
-            if let Some(h) = self.handles.get_mut(&id) {
-                if matches!(&h.state, HandleState::Moved { op: o } if *o == op) {
-                    h.state = next(id);
-                    n += 1;
-                }
-            }
+            h.state = next(id);
+            n += 1;
         }
         n
     }
 
     /// The name of the operation holding a moved handle.
     pub fn holder(&self, handle: u64) -> Option<String> {
-        match self.handles.get(&handle).map(|h| &h.state) {
+        match self.handle(handle).map(|h| &h.state) {
             Some(HandleState::Moved { op }) => Some(self.op_name(*op)),
             _ => None,
         }

@@ -179,7 +179,8 @@ fn launch_ops_are_named_when_shown() {
     let s = r.new_storage(4096);
     let z = r.new_handle(s, contiguous(1024, 4)).unwrap();
     let kernel: Arc<str> = Arc::from("add");
-    r.move_in_launch(7, &kernel, &[(z, true)]).unwrap();
+    r.move_in_launch(7, &kernel, &[(HandleAt::id(z), true)])
+        .unwrap();
     assert_eq!(r.holder(z).as_deref(), Some("`add` (op #7)"));
     // A message names the op once, in its own backticks (never "``add` (op #7)`").
     let e = r.check_live(z, "read").unwrap_err();
@@ -195,7 +196,9 @@ fn launch_ops_are_named_when_shown() {
         (e.about.op, e.about.kernel.as_deref()),
         (Some(7), Some("add"))
     );
-    let e = r.move_in_launch(8, &kernel, &[(z, false)]).unwrap_err();
+    let e = r
+        .move_in_launch(8, &kernel, &[(HandleAt::id(z), false)])
+        .unwrap_err();
     assert!(
         e.message.starts_with("cannot pass it to `add` (op #8): "),
         "{}",
@@ -204,7 +207,11 @@ fn launch_ops_are_named_when_shown() {
     let y = r.new_handle(s, contiguous(16, 4)).unwrap();
     r.give_back(7);
     let e = r
-        .move_in_launch(9, &kernel, &[(z, true), (y, false)])
+        .move_in_launch(
+            9,
+            &kernel,
+            &[(HandleAt::id(z), true), (HandleAt::id(y), false)],
+        )
         .unwrap_err();
     assert_eq!(e.code, "CT5006");
     assert_eq!(
@@ -237,8 +244,12 @@ fn an_abandoned_op_leaves_its_tensors_unusable() {
         .new_handle(s, Region::new(4096, vec![1024], vec![1], 4))
         .unwrap();
     let kernel: Arc<str> = Arc::from("add");
-    r.move_in_launch(1, &kernel, &[(z, true), (x, false)])
-        .unwrap();
+    r.move_in_launch(
+        1,
+        &kernel,
+        &[(HandleAt::id(z), true), (HandleAt::id(x), false)],
+    )
+    .unwrap();
     assert_eq!(r.abandon(1, &[(z, "z"), (x, "x")]), 2);
     assert!(matches!(
         r.state(z),
@@ -261,7 +272,7 @@ fn an_abandoned_op_leaves_its_tensors_unusable() {
         }
     );
     assert_eq!(
-        r.move_in_launch(2, &kernel, &[(x, false)])
+        r.move_in_launch(2, &kernel, &[(HandleAt::id(x), false)])
             .unwrap_err()
             .code,
         "CT5009"
@@ -329,7 +340,7 @@ fn shared_foreign_storage_is_read_never_written() {
     // Written by a launch (an `Atomic` or `Ptr` argument takes a tensor): refused, and
     // nothing moves.
     let e = r
-        .move_in_launch(2, &Arc::from("hist"), &[(x, true)])
+        .move_in_launch(2, &Arc::from("hist"), &[(HandleAt::id(x), true)])
         .unwrap_err();
     assert_eq!(e.code, "CT5040");
     assert!(

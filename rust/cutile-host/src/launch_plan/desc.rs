@@ -212,6 +212,9 @@ pub struct TensorDesc {
     pub span: (u64, u64),
     pub layout: Arc<Layout>,
     pub device: u32,
+    /// The registry slot of `handle` ([`crate::HandleAt`]; [`crate::NO_SLOT`] where the
+    /// tensor was described without a registry): moving it in finds its record by index.
+    pub slot: u32,
     /// Code of the dtype (`None`: a name no kernel parameter can have).
     pub dtype: Option<u8>,
     /// The address is a multiple of 16 (`facts.align16`).
@@ -282,6 +285,7 @@ impl TensorDesc {
             span,
             layout,
             device: view.device,
+            slot: crate::NO_SLOT,
             dtype: dtype_code(&view.dtype),
             align16: facts.align16,
             view,

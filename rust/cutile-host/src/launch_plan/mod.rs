@@ -284,13 +284,17 @@ impl LaunchPlan {
         self.consts.iter().position(|c| c.name == name)
     }
 
-    /// `(handle, mutable)` for `HostRegistry::move_in`, in parameter order, into `out`
-    /// (which must have room for one per parameter); returns how many.
-    pub fn moves_into(&self, args: &[Arg<'_>], out: &mut [(u64, bool)]) -> usize {
+    /// `(handle, mutable)` for `HostRegistry::move_in_launch`, in parameter order, into
+    /// `out` (which must have room for one per parameter); returns how many.
+    pub fn moves_into(&self, args: &[Arg<'_>], out: &mut [(crate::HandleAt, bool)]) -> usize {
         let mut n = 0;
         for (p, a) in self.params.iter().zip(args) {
             if let Arg::Handle(d) = a {
-                out[n] = (d.handle, p.kind.exclusive());
+                let at = crate::HandleAt {
+                    id: d.handle,
+                    slot: d.slot,
+                };
+                out[n] = (at, p.kind.exclusive());
                 n += 1;
             }
         }

@@ -116,6 +116,8 @@ impl HandleMeta {
         fields: Option<Fields>,
     ) -> PyResult<u64> {
         let mut view = view;
+        // The registry slot that holds the handle: a launch finds its record by index.
+        let mut slot = cutile_host::NO_SLOT;
         if let (Some(reg), 0) = (registry, view.handle) {
             let dims = view
                 .shape
@@ -128,8 +130,14 @@ impl HandleMeta {
                 .collect::<PyResult<Vec<u64>>>()?;
             let region =
                 cutile_host::Region::new(view.offset, dims, view.strides.clone(), view.itemsize);
-            let made = reg.try_borrow_mut()?.inner.new_handle(view.storage, region);
-            view.handle = made.map_err(|e| host_err(py, e))?;
+            let made = reg
+                .try_borrow_mut()?
+                .inner
+                .new_handle_at(view.storage, region);
+            let at = made.map_err(|e| host_err(py, e))?;
+            (view.handle, slot) = (at.id, at.slot);
+        } else if let Some(reg) = registry {
+            slot = reg.try_borrow()?.inner.slot_of(view.handle);
         }
         let handle = view.handle;
         let release = || {
@@ -140,7 +148,7 @@ impl HandleMeta {
             }
         };
         let desc = match TensorDesc::new(view) {
-            Ok(d) => d,
+            Ok(d) => TensorDesc { slot, ..d },
             Err(e) => {
                 release();
                 return Err(PyValueError::new_err(e));

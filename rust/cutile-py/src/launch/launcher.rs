@@ -229,12 +229,13 @@ impl KernelLauncher {
             };
         }
         let argv: &[Arg<'_>] = argv;
-        let mut moves_buf = [(0u64, false); INLINE];
+        let none = (cutile_host::HandleAt::id(0), false);
+        let mut moves_buf = [none; INLINE];
         let mut moves_vec = Vec::new();
-        let moves: &mut [(u64, bool)] = if n <= INLINE {
+        let moves: &mut [(cutile_host::HandleAt, bool)] = if n <= INLINE {
             &mut moves_buf[..n]
         } else {
-            moves_vec.resize(n, (0, false));
+            moves_vec.resize(n, none);
             &mut moves_vec
         };
         let describe = |w: Which| -> String {

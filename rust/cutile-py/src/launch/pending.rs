@@ -326,7 +326,8 @@ impl PendingLaunch {
 /// What `KernelOp._start()` returns: called, it waits for the launch to complete (the
 /// host learns it). It holds the launcher and the launch's stream position, not the op (no
 /// reference cycle keeps an op alive).
-#[pyclass(module = "cutile._native", frozen)]
+/// (A free list keeps a few: one is made per start and usually dropped at once.)
+#[pyclass(module = "cutile._native", frozen, freelist = 64)]
 pub struct LaunchWaiter {
     launcher: Py<KernelLauncher>,
     slot: u32,
