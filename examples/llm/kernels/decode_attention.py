@@ -55,9 +55,8 @@ from cutile.core import (
 )
 
 from .attention import DECODE_OCCUPANCY, LOG2E, attend_cache, repeat_rows, split_bf16
-from .embed_rope import load_cs
-from .gemv_ss import load_ss, ss_scale
 from .qkv import head_norm, rope
+from .qkv_heads import load_head_sums
 
 
 @cutile.entry(occupancy=DECODE_OCCUPANCY)
@@ -94,14 +93,8 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
     s = block_id(1)
     t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
     # the projection's partial sums of this group's heads, all in flight together
-    qp = part.load_tile((SB, GD), (0, kvh), allow_tma=TMA)
-    kp = part.load_tile((SB, D), (0, NH + kvh), allow_tma=TMA)
-    vp = part.load_tile((SB, D), (0, NH + NKV + kvh), allow_tma=TMA)
-    qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
-    kw = knw.load_tile((D,), (0,), allow_tma=TMA)
-    sst = load_ss(ss, SB, TMA)
-    c, sn = load_cs(cs, D, TMA)
-    inv = ss_scale(sst, eps, H)
+    qp, kp, vp, qw, kw, c, sn, inv = load_head_sums(part, ss, qnw, knw, cs, kvh, kvh, eps,
+                                                    GD, D, SB, H, NH, NKV, TMA)
     qh = head_norm(qp.sum(axis=0, keepdims=True).reshape((G, D)) * inv, qw, eps, D)
     qs = repeat_rows(rope(qh, c, sn, D // 2) * (scale * LOG2E), M, G, D)
     kb = rope(head_norm(kp.sum(axis=0, keepdims=True) * inv, kw, eps, D), c, sn,

@@ -32,6 +32,23 @@ from .gemv_ss import load_ss, ss_scale
 from .qkv import head_norm, rope
 
 
+@cutile.device
+def load_head_sums(part, ss, qnw, knw, cs, qt, kvh, eps, QW, D, SB, H, NH, NKV, TMA):
+    """What finishing key/value head `kvh` reads, every load issued before any arithmetic
+    (they are in flight together): the projection's S partial-sum rows of the queries
+    (column tile `qt` of QW columns), of the key and of the value; the q and k norm
+    weights; the step's cos and sin rows; and the attention norm's factor from the sums
+    of squares. Returns (queries, key, value, q weight, k weight, cos, sin, factor)."""
+    qs = part.load_tile((SB, QW), (0, qt), allow_tma=TMA)
+    ks = part.load_tile((SB, D), (0, NH + kvh), allow_tma=TMA)
+    vs = part.load_tile((SB, D), (0, NH + NKV + kvh), allow_tma=TMA)
+    qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
+    kw = knw.load_tile((D,), (0,), allow_tma=TMA)
+    sst = load_ss(ss, SB, TMA)
+    c, sn = load_cs(cs, D, TMA)
+    return qs, ks, vs, qw, kw, c, sn, ss_scale(sst, eps, H)
+
+
 @cutile.entry
 def qkv_heads(q: Mut[Tensor[f32, [1, 1, "D"]]], kc: Mut[Tensor[bf16, [1, "R", "D"]]],
               vc: Mut[Tensor[bf16, [1, "R", "D"]]], part: Tensor[f32, [-1, -1]],
@@ -42,15 +59,8 @@ def qkv_heads(q: Mut[Tensor[f32, [1, 1, "D"]]], kc: Mut[Tensor[bf16, [1, "R", "D
     kvh = block_id(0)
     g = block_id(1)
     t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
-    # every load before any arithmetic: they are in flight together
-    qs = part.load_tile((SB, D), (0, kvh * G + g), allow_tma=TMA)
-    ks = part.load_tile((SB, D), (0, NH + kvh), allow_tma=TMA)
-    vs = part.load_tile((SB, D), (0, NH + NKV + kvh), allow_tma=TMA)
-    qw = qnw.load_tile((D,), (0,), allow_tma=TMA)
-    kw = knw.load_tile((D,), (0,), allow_tma=TMA)
-    sst = load_ss(ss, SB, TMA)
-    c, sn = load_cs(cs, D, TMA)
-    inv = ss_scale(sst, eps, H)
+    qs, ks, vs, qw, kw, c, sn, inv = load_head_sums(part, ss, qnw, knw, cs, kvh * G + g, kvh,
+                                                    eps, D, D, SB, H, NH, NKV, TMA)
     qh = head_norm(qs.sum(axis=0, keepdims=True) * inv, qw, eps, D)
     q.store(rope(qh, c, sn, D // 2).reshape((1, 1, D)), allow_tma=TMA)
     if t // R == g:                       # this block's rows of the caches hold position t
