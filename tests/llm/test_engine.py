@@ -210,20 +210,27 @@ def test_combine_in_the_output_projection_decodes_the_same_tokens(
         check_config(tiny, plan.with_(o=replace(plan.o, KPS=1)))
 
 
-def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
-                                          greedy: tuple[list[int], list[np.ndarray]]) -> None:
-    """`Plan.pdl`: every kernel (prefill and decode) with programmatic dependent launch;
-    what each computes is the same, so the tokens are, and the logits too (the atomic
-    adds of the residual stream aside, summation order)."""
-    plan = plan_for(tiny, pdl=True)
-    eng = Engine(tiny_weights, MAX_SEQ, plan)
+def decode_as_greedy(weights: Any, plan: Any, greedy: tuple[list[int], list[np.ndarray]],
+                     tol: float = 1e-5) -> list[Any]:
+    """Three decode steps of `plan` after the prompt: the reference plan's tokens, and its
+    logits within `tol`. Returns the kernels launched (prefill and decode), in order."""
+    eng = Engine(weights, MAX_SEQ, plan)
     launched: list[Any] = []
     eng.observer = lambda kernel, op: launched.append(kernel)
     eng.load_prompt(PROMPT)
     for step in range(3):
         eng.decode_step()
-        assert_same_logits(eng.read_logits(), greedy[1][step], 1e-5)
+        assert_same_logits(eng.read_logits(), greedy[1][step], tol)
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    return launched
+
+
+def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
+                                          greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.pdl`: every kernel (prefill and decode) with programmatic dependent launch;
+    what each computes is the same, so the tokens are, and the logits too (the atomic
+    adds of the residual stream aside, summation order)."""
+    launched = decode_as_greedy(tiny_weights, plan_for(tiny, pdl=True), greedy)
     assert launched and all(k.pdl_enabled() for k in launched)
     ran = [low for k in set(launched) for low in k._lowered.values()]
     assert ran and all(low.pdl for low in ran)
@@ -252,14 +259,7 @@ def test_pdl_plan_with_weight_steps_ahead_decodes_the_same_tokens(
                       o=replace(base.o, KPS=2, loop=True),
                       down=replace(base.down, KPS=5, loop=True))
     check_config(tiny, plan)
-    eng = Engine(tiny_weights, MAX_SEQ, plan)
-    launched: list[Any] = []
-    eng.observer = lambda kernel, op: launched.append(kernel)
-    eng.load_prompt(PROMPT)
-    for step in range(3):
-        eng.decode_step()
-        assert_same_logits(eng.read_logits(), greedy[1][step], 1e-5)
-    assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
+    launched = decode_as_greedy(tiny_weights, plan, greedy)
     whole = steps if rows is None else rows
     qkv = "gemv_norm_partial_ss_loop" if qkv_loop else "gemv_norm_partial_ss"
     want = {qkv: steps, "gemv_add_loop": steps, "gemv_swiglu": 2 * whole,
