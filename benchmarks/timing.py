@@ -87,7 +87,7 @@ class RawLaunch:
     def __call__(self) -> None:
         # as the safe launcher would launch it where nothing in flight writes the
         # parameters it loads ahead of its PDL wait (the benchmarks never write weights)
-        self.launch(self.grid, self.flat, self.stream, True)
+        self.launch(self.grid, self.flat, self.stream, early_ok=True)
 
 
 def raw_launch(kernel: Any, op: Any, stream: Any = None) -> RawLaunch:

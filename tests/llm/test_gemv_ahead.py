@@ -15,7 +15,7 @@ from llm.kernels.gemv import AHEAD_MAX, gemv_kernels
 from llm.kernels.gemv_ss import gemv_ss_kernels
 from llm.kernels.pdl import with_pdl
 from llm.plan import plan_for, pow2_at_least
-from llm_numerics import BF16, f32_of
+from llm_numerics import BF16, f32_of, swiglu_want
 
 from cutile import api
 from cutile.core import bf16, f32, i32
@@ -43,6 +43,13 @@ def w64(w: np.ndarray) -> np.ndarray:
     return f32_of(w).astype(np.float64)
 
 
+def assert_split_sums(got: np.ndarray, w: np.ndarray, x: np.ndarray, kps: int) -> None:
+    """Row s of `got` holds the sums of split s's columns (kps column tiles each)."""
+    for s in range(got.shape[0]):
+        cols = slice(s * kps * BK, (s + 1) * kps * BK)
+        np.testing.assert_allclose(got[s], w64(w)[:, cols] @ x[cols], rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("ahead", AHEAD)
 @pytest.mark.parametrize("kps", [1, 3, 6])       # fewer, between and more tiles than ahead
 @pytest.mark.parametrize("loop", [False, True])
@@ -55,12 +62,7 @@ def test_split_gemv_with_the_norm_numerator(ahead: int, kps: int, loop: bool) ->
     op = (g.norm_partial_loop(*args, kps, BK=BK) if loop
           else g.norm_partial(*args, BK=BK, KPS=kps))
     part, *_ = op.sync()
-    got = part.unpartition().to_numpy()
-    x = numerator(d["h"], d["nw"])
-    for s in range(splits):                        # each split holds its own columns' sums
-        cols = slice(s * kps * BK, (s + 1) * kps * BK)
-        np.testing.assert_allclose(got[s], w64(d["w"])[:, cols] @ x[cols], rtol=1e-5,
-                                   atol=1e-5)
+    assert_split_sums(part.unpartition().to_numpy(), d["w"], numerator(d["h"], d["nw"]), kps)
 
 
 @pytest.mark.parametrize("ahead", AHEAD)
@@ -77,12 +79,10 @@ def test_split_gemv_with_the_sums_of_squares(ahead: int, kps: int, loop: bool) -
     op = (g.norm_partial_ss_loop(*args, kps, BK=BK) if loop
           else g.norm_partial_ss(*args, BK=BK, KPS=kps))
     part, ss, *_ = op.sync()
-    got, got_ss = part.unpartition().to_numpy(), ss.unpartition().to_numpy()
-    x, h = numerator(d["h"], d["nw"]), d["h"].astype(np.float64)
+    assert_split_sums(part.unpartition().to_numpy(), d["w"], numerator(d["h"], d["nw"]), kps)
+    got_ss, h = ss.unpartition().to_numpy(), d["h"].astype(np.float64)
     for s in range(splits):
         cols = slice(s * kps * BK, (s + 1) * kps * BK)
-        np.testing.assert_allclose(got[s], w64(d["w"])[:, cols] @ x[cols], rtol=1e-5,
-                                   atol=1e-5)
         np.testing.assert_allclose(got_ss[s], np.full(row_tiles, h[cols] @ h[cols]),
                                    rtol=1e-5)
 
@@ -134,9 +134,7 @@ def test_fused_gate_up_swiglu(ahead: int, k: int) -> None:
         act, api.from_numpy(w), api.from_numpy(d["h"]), api.from_numpy(d["nw"]), 1e-6, BK=BK,
         HB=256, UP=i // bo).sync()
     x, h = numerator(d["h"], d["nw"]), d["h"].astype(np.float64)
-    inv = 1 / np.sqrt((h * h).mean() + 1e-6)
-    g, u = (w64(w[:i]) @ x) * inv, (w64(w[i:]) @ x) * inv
-    want = g / (1 + np.exp(-g)) * u
+    want = swiglu_want(w64(w), x, h, i)
     got = f32_of(act.unpartition().to_numpy())
     np.testing.assert_allclose(got, want, rtol=8e-3, atol=1e-3 * np.abs(want).max())
     assert np.abs(want).max() > 0.1                  # not a test of zeros

@@ -137,7 +137,8 @@ def _decode(payload: bytes) -> LaunchEntry | None:
         name = str(header["entry_name"])
         pdl = header["pdl"]
         early = header["pdl_early"]
-        if not isinstance(pdl, bool) or not all(isinstance(e, str) for e in early):
+        if (not isinstance(pdl, bool) or not isinstance(early, list)
+                or not all(isinstance(e, str) for e in early)):
             return None
     except (ValueError, KeyError, TypeError):
         return None

@@ -66,7 +66,8 @@ def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None
     with b.at(prologue), b.location(fn.loc):
         wait = b.gdc_wait()
         b.gdc_launch_dependents(wait)
-    at = _wait_position(fn, early)
+    views = _views(fn)
+    at = _wait_position(fn, early, views)
     ahead = fn.body.ops[:at]
     replaced: dict[Value, Value] = {}
     _drop_token_roots(fn.body, wait, replaced)
@@ -79,7 +80,6 @@ def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None
         raise InternalCompilerError(
             f"`{fn.name}`: the PDL prologue does not order every memory access: "
             + "; ".join(problems))
-    views = _views(fn)
     return tuple(sorted({early[_root_view(op.operands[0], views)] for op in ahead
                          if op.name == "load_view_tko"}))
 
@@ -111,12 +111,11 @@ def _may_precede_the_wait(op: Op, early: dict[Value, str], views: dict[Value, Op
     return op.name not in IMPURE
 
 
-def _wait_position(fn: Function, early: dict[Value, str]) -> int:
+def _wait_position(fn: Function, early: dict[Value, str], views: dict[Value, Op]) -> int:
     """Where the wait goes: before the first top-level op that may not precede it, when
     an early load comes before that op; else first."""
     if not early:
         return 0
-    views = _views(fn)
     ops = fn.body.ops
     at = next((i for i, op in enumerate(ops) if not _may_precede_the_wait(op, early, views)),
               len(ops))
