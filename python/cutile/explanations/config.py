@@ -193,7 +193,9 @@ TEXTS: dict[str, str] = {
         `num_ctas` (CTAs per cluster: 1, 2, 4, 8 or 16), `occupancy` (blocks per SM it should
         aim for: 1 to 32), `num_worker_warps` (a power of two from 1 to 32), `opt_level` (0 to
         3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`. `pdl`
-        (programmatic dependent launch, docs/pdl.md) is `True` or `False`.
+        (programmatic dependent launch, docs/pdl.md) is `True` or `False`; `pdl_early` is a
+        tuple naming read-only tensor parameters (`Tensor[...]`, not `Mut`, `Atomic`,
+        scalars or pointers) whose first loads may run ahead of the PDL wait.
 
         Example:
 
@@ -201,7 +203,12 @@ TEXTS: dict[str, str] = {
             def gemm(...): ...
             [CT8020] `num_ctas=3` is not a power of two from 1 to 16
 
-        Fix: a value in range, e.g. `num_ctas=2`, or `ByTarget(sm_100=4, default=1)`.
+            @cutile.entry(pdl=True, pdl_early=("y",))     # y: Mut[Tensor[...]]
+            def gemv(y, w, x, ...): ...
+            [CT8020] `pdl_early` names `y` of `gemv`, a `mut_tensor` parameter
+
+        Fix: a value in range, e.g. `num_ctas=2`, or `ByTarget(sm_100=4, default=1)`; for
+        `pdl_early`, the names of read-only tensor parameters, e.g. `pdl_early=("w",)`.
     """,
     "CT8021": """
         An autotune search space cannot be used as written: `cutile.Config` got a value
