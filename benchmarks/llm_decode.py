@@ -118,11 +118,12 @@ PLANS: dict[str, dict[str, Any]] = {
 
 
 # Plan fields by name: "noearly", no GEMV load ahead of the PDL wait; "earlyN", each decode
-# GEMV's first N weight steps ahead of it (`Plan.early_steps`; default 1); "early4r2": 4 in
+# GEMV's first N weight steps ahead of it (`Plan.early_steps`; default 2); "early4r2": 4 in
 # the split GEMVs, 2 in the whole-row ones (gate/up + SwiGLU, LM head: `Plan.early_rows`),
 # whose sm_90 code spills beyond that (`llm_early_sass.py`).
 FIELD_PLANS: dict[str, dict[str, object]] = {
     "noearly": {"pdl_early": False},
+    "early1": {"early_steps": 1},
     "early2": {"early_steps": 2},
     "early3": {"early_steps": 3},
     "early4": {"early_steps": 4},

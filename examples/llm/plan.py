@@ -58,7 +58,11 @@ class GemvTiles:
 # (kind, N, K) -> tiles measured best on the H200 (benchmarks/llm_decode.py --parts gemv,
 # results/2026-11-30-llm-gemv.json: Qwen3-4B).
 TUNED: dict[tuple[str, int, int], GemvTiles] = {
-    ("partial", 6144, 2560): GemvTiles(128, 64, 8, 2),               # QKV 2.70 TB/s
+    # QKV: 64x64 kps 8 looped at occupancy 4 (384 blocks on 528 slots) in the step, with two
+    # weight steps ahead of the PDL wait (results/2026-12-01-llm-decode-qkv-early.json):
+    # 376.3 -> 387.1 tok/s at 1k through cutile.graph (raw graph 390.1 -> 398.3); was
+    # 128x64 kps 8 occupancy 2 (2.70 TB/s alone). Unrolled (not looped) it spills
+    ("partial", 6144, 2560): GemvTiles(64, 64, 8, 4, loop=True),
     # o_proj: 16-row blocks at occupancy 5 (160 x 4 = 640 blocks on 660 slots) in the step
     # (results/2026-12-01-llm-decode-4b-tiles.json): 356.3 / 357.7 -> 361.3 tok/s; was
     # 64x64 kps8 occupancy 4 (2.37 TB/s alone)
@@ -73,9 +77,11 @@ TUNED: dict[tuple[str, int, int], GemvTiles] = {
     # Qwen3-8B (--gemvs qkv_8b,...; results/2026-12-01-llm-gemv-8b.json), TB/s on a stream
     # and in a CUDA graph; the rule below gave 2.71 (QKV: 384 blocks on 264 slots), 2.93,
     # 3.51 and 3.51 (down: 768 blocks)
-    # QKV: 64x128 kps8 at occupancy 3 measured 3.12 / 3.40, but spills in the variant that
-    # also sums squares (`gemv_ss`, what the engine runs): the next best
-    ("partial", 6144, 4096): GemvTiles(128, 128, 8, 2),               # QKV 2.99 / 3.24
+    # QKV: 64x128 kps 8 at occupancy 3 measured 3.12 / 3.40 alone, but spills in the variant
+    # that also sums squares (`gemv_ss`, what the engine runs); 128x128 kps 8 (2.99 / 3.24)
+    # spills as a PDL twin. 64x128 kps 16 at occupancy 2 (192 blocks) in the step, two
+    # steps early (results/2026-12-01-llm-decode-qkv-early.json): 229.7 -> 241.3 tok/s
+    ("partial", 6144, 4096): GemvTiles(64, 128, 16, 2),
     ("add", 4096, 4096): GemvTiles(128, 64, 8, 2),                    # o_proj 2.94 / 3.24
     ("swiglu", 24576, 4096): GemvTiles(32, 128, 32, 3, loop=True),    # gate/up 3.86 / 3.96
     ("add", 4096, 12288): GemvTiles(64, 128, 24, 2, loop=True, latency=10),  # down 3.69 / 3.89
@@ -140,9 +146,12 @@ class Plan:
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
     pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
                                  # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
-    early_steps: int = 1         # the weight steps (1-4) each decode GEMV loads before
+    early_steps: int = 2         # the weight steps (1-4) each decode GEMV loads before
                                  # anything else, all ahead of the wait with `pdl_early`
-                                 # (`llm.kernels.gemv.weight_steps`; 1: the first tile)
+                                 # (`llm.kernels.gemv.weight_steps`; 1: the first tile).
+                                 # 2 measured best on the H200 (4B: 1 -> 2 gave 377.8 ->
+                                 # 387.1 tok/s; 4 in the split GEMVs and 2 in the whole-
+                                 # row ones, 379.2; 4 everywhere, 302)
     early_rows: int | None = None    # the same for the whole-row GEMVs (gate/up + SwiGLU,
                                      # the LM head); None: `early_steps`. On sm_90 their
                                      # tiles spill (or drop to one CTA per SM) beyond 2-3

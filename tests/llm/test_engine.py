@@ -230,15 +230,17 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
     """`Plan.pdl`: every kernel (prefill and decode) with programmatic dependent launch;
     what each computes is the same, so the tokens are, and the logits too (the atomic
     adds of the residual stream aside, summation order)."""
-    launched = decode_as_greedy(tiny_weights, plan_for(tiny, pdl=True), greedy)
+    plan = plan_for(tiny, pdl=True)
+    launched = decode_as_greedy(tiny_weights, plan, greedy)
     assert launched and all(k.pdl_enabled() for k in launched)
     ran = [low for k in set(launched) for low in k._lowered.values()]
     assert ran and all(low.pdl for low in ran)
-    for low in ran:      # the wait first, but after a GEMV's first weight tile(s)
+    most = 2 * max(plan.early(True), plan.early(False))   # gate/up: two tiles a step
+    for low in ran:      # the wait first, but after a GEMV's first weight steps
         ops = [op.name for op in low.module.functions[0].body.ops]
         at = ops.index("gdc_wait_tko")
         early = ops[:at].count("load_view_tko")
-        assert (early in (1, 2)) if low.pdl_early == ("w",) else (at == 0)
+        assert (1 <= early <= most) if low.pdl_early == ("w",) else (at == 0)
     assert {low.entry_name for low in ran if low.pdl_early} >= {
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
