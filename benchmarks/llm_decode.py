@@ -370,7 +370,9 @@ def main() -> None:
     ap.add_argument("--configs", default="qwen3-4b")
     ap.add_argument("--contexts", default="1024,8192")
     ap.add_argument("--steps", type=int, default=32)
-    ap.add_argument("--sweep", choices=("quick", "full"), default="quick")
+    ap.add_argument("--sweep", choices=("quick", "full", "plan"), default="quick",
+                    help="--parts gemv: the curated candidates, a grid, or only the "
+                    "engine's own tiles (also timed as PDL twins in a graph)")
     ap.add_argument("--hf-compile", action="store_true")
     ap.add_argument("--plans", default="default",
                     help="decode-step variants to time: "

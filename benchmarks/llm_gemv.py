@@ -31,8 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_tools as lt
+from llm.config import preset
 from llm.kernels.gemv import gemv_kernels
-from llm.plan import GemvTiles, cdiv, pow2_at_least
+from llm.kernels.pdl import with_pdl
+from llm.plan import GemvTiles, cdiv, plan_for, pow2_at_least
 
 import cutile
 from cutile import api
@@ -117,6 +119,8 @@ QUICK["down_8b"] = [("add", t) for t in (
 def candidates(n: int, k: int, kind: str, sweep: str) -> list[Candidate]:
     """Tile candidates of one GEMV shape: the curated quick set, or (`full`) a grid."""
     name = next(g for g, v in GEMVS.items() if v[:2] == (n, k))
+    if sweep == "plan":
+        return [plan_tiles(name)]
     if sweep == "quick":
         return QUICK[name]
     if kind == "lm":
@@ -134,6 +138,24 @@ def candidates(n: int, k: int, kind: str, sweep: str) -> list[Candidate]:
         loops = [tiles] if ck == "swiglu" else [d for d in range(8, tiles + 1) if tiles % d == 0]
         out += [(ck, T(bo, bk, kps, occ, True, lat)) for kps in loops for lat in lats]
     return out
+
+
+def plan_tiles(name: str) -> Candidate:
+    """The engine's own tiles for one GEMV shape (`plan_for` of its model's config)."""
+    plan = plan_for(preset("qwen3-8b" if name.endswith("_8b") else "qwen3-4b"))
+    role = name.removesuffix("_8b")
+    if role == "lm_head":
+        return "lm", T(plan.lm_bo, plan.lm_bk, 1, plan.lm_occupancy)
+    if role == "gate_up":
+        return "swiglu", plan.gate_up
+    return {"qkv": ("partial", plan.qkv), "o_proj": ("add", plan.o),
+            "down": ("add", plan.down)}[role]
+
+
+def plan_ahead(name: str, kind: str) -> int:
+    """The weight steps the engine loads ahead of each PDL wait in this GEMV."""
+    plan = plan_for(preset("qwen3-8b" if name.endswith("_8b") else "qwen3-4b"))
+    return plan.early(kind in ("swiglu", "lm"))
 
 
 def label(kind: str, t: GemvTiles) -> str:
@@ -160,12 +182,14 @@ def compile_candidate(kind: str, t: GemvTiles, n: int, k: int) -> bytes:
     return kern.compile(BO=t.BO, BK=t.BK, KPS=t.KPS).cubin
 
 
-def gemv_op(kind: str, t: GemvTiles, w: Any, h: Any, nw: Any, n: int, k: int
-            ) -> tuple[Any, Any]:
-    """(kernel, op) of one candidate on weight copy `w`, with fresh outputs."""
+def gemv_op(kind: str, t: GemvTiles, w: Any, h: Any, nw: Any, n: int, k: int,
+            pdl_ahead: int | None = None) -> tuple[Any, Any]:
+    """(kernel, op) of one candidate on weight copy `w`, with fresh outputs; with
+    `pdl_ahead`, the kernel's PDL twin (that many weight steps ahead of its wait), as the
+    engine launches it."""
     import torch
 
-    g = gemv_kernels(t.occupancy, t.latency)
+    g = PdlTwins(gemv_kernels(t.occupancy, t.latency, pdl_ahead or 1), pdl_ahead is not None)
     hh, nww = lt.to_cutile(h), lt.to_cutile(nw)
     hb = pow2_at_least(k)
     if kind == "lm":
@@ -193,6 +217,17 @@ def gemv_op(kind: str, t: GemvTiles, w: Any, h: Any, nw: Any, n: int, k: int
     if t.loop:
         return g.norm_partial_loop, g.norm_partial_loop(part, w, hh, nww, t.KPS, BK=t.BK)
     return g.norm_partial, g.norm_partial(part, w, hh, nww, BK=t.BK, KPS=t.KPS)
+
+
+class PdlTwins:
+    """The GEMV kernels of one `gemv_kernels` set, each its PDL twin when `pdl`."""
+
+    def __init__(self, kernels: Any, pdl: bool):
+        self.kernels, self.pdl = kernels, pdl
+
+    def __getattr__(self, name: str) -> Any:
+        kernel = getattr(self.kernels, name)
+        return with_pdl(kernel) if self.pdl else kernel
 
 
 def attn_shares() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -253,8 +288,11 @@ def graph_seconds(launches: list[lt.Launch], reps: int = 20) -> float:
 
 
 def time_candidate(kind: str, t: GemvTiles, cw: list[Any], h: Any, nw: Any, want: np.ndarray,
-                   n: int, k: int, graph: bool) -> dict[str, Any]:
-    """TB/s of weight bytes on the stream (and in a graph), after one checked run."""
+                   n: int, k: int, graph: bool, pdl_ahead: int | None = None
+                   ) -> dict[str, Any]:
+    """TB/s of weight bytes on the stream (and in a graph), after one checked run; with
+    `pdl_ahead`, also in a graph of the PDL twins (`graph_pdl_tbps`: each launch's blocks
+    resident, its first weight steps loading, while the one before finishes)."""
     _, op = gemv_op(kind, t, cw[0], h, nw, n, k)
     got = result_of(kind, op.sync()[0])
     err = float(np.abs(got - want).max() / (np.abs(want).max() + 1e-9))
@@ -278,7 +316,28 @@ def time_candidate(kind: str, t: GemvTiles, cw: list[Any], h: Any, nw: Any, want
     finally:
         for op in ops:              # each runs once more and hands its tensors back
             op.sync()
+    if graph and pdl_ahead is not None:
+        out.update(time_pdl_twins(kind, t, cw, h, nw, want, n, k, pdl_ahead))
     return out
+
+
+def time_pdl_twins(kind: str, t: GemvTiles, cw: list[Any], h: Any, nw: Any,
+                   want: np.ndarray, n: int, k: int, ahead: int) -> dict[str, Any]:
+    """The PDL twins of a candidate, checked, then timed in a CUDA graph."""
+    _, op = gemv_op(kind, t, cw[0], h, nw, n, k, ahead)
+    got = result_of(kind, op.sync()[0])
+    err = float(np.abs(got - want).max() / (np.abs(want).max() + 1e-9))
+    ops, launches = [], []
+    for w in cw:
+        kern, op = gemv_op(kind, t, w, h, nw, n, k, ahead)
+        ops.append(op)
+        launches.append(lt.bind(kern, op))
+    try:
+        return {"graph_pdl_tbps": n * k * 2 / graph_seconds(launches) / 1e12,
+                "pdl_err": err, "pdl_ok": err < 2e-2, "pdl_ahead": ahead}
+    finally:
+        for op in ops:
+            op.sync()
 
 
 def torch_seconds(ws: list[Any], xb: Any) -> tuple[float, float]:
@@ -351,7 +410,9 @@ def bench_gemv(name: str, sweep: str, graph_top: int = 3) -> dict[str, Any]:
     ranked = sorted(ok, key=lambda c: -ok[c]["tbps"])
     for c in ranked[:graph_top]:                   # the leaders again, in a CUDA graph
         ck, t = next((ck, t) for ck, t in cands if label(ck, t) == c)
-        res["cutile"][c] = time_candidate(ck, t, cw, h, nw, wants[ck], n, k, graph=True)
+        ahead = plan_ahead(name, ck) if sweep == "plan" else None
+        res["cutile"][c] = time_candidate(ck, t, cw, h, nw, wants[ck], n, k, graph=True,
+                                          pdl_ahead=ahead)
     res["best"] = ranked[0] if ranked else None
     if any(ck == "attn_add" for ck, _ in cands):
         res["combine_us"] = combine_seconds() * 1e6
@@ -441,6 +502,9 @@ def show(name: str, r: dict[str, Any]) -> str:
     line = (f"{name:<8} {r['shape']}: torch {r['torch_tbps']:.2f} TB/s (graph "
             f"{r['torch_graph_tbps']:.2f}), cutile best {best.get('tbps', 0):.2f} ({r['best']}),"
             f" in a graph {bg.get('graph_tbps', 0):.2f} ({r['best_graph']})")
+    if "graph_pdl_tbps" in bg:
+        line += (f", PDL twins in a graph {bg['graph_pdl_tbps']:.2f}"
+                 f"{'' if bg.get('pdl_ok') else ' (WRONG RESULT)'}")
     if "combine_us" in r:
         fused = {c: v for c, v in r["cutile"].items() if c.startswith("attn_add") and v.get("ok")}
         if fused:
