@@ -13,6 +13,7 @@ with it; a config past 1e-2 in bf16 or 1e-4 in f32 does not count as the best).
 
     python benchmarks/norms.py [--ops softmax,rmsnorm,layernorm] [--cols 1024,4096,16384,32768]
         [--dtypes bf16,f32] [--rows 4096] [--quick] [--json out.json]
+        [--variants gather,gather_shifted] [--with-best results/earlier.json]
     python benchmarks/norms.py --compile-only     # every config through tileiras, no GPU
 
 cutile configs: each case runs the example's own plan (`plan(n, dtype)`, marked `*`) and
@@ -89,6 +90,15 @@ def loop(bm: int, bk: int, **hints: int) -> Config:
     return Config("loop", bm, bk, False, True, tuple(sorted(hints.items())))
 
 
+def gathered(bm: int, tma: bool = False, variant: str = "gather", **hints: int) -> Config:
+    """The "gather" variants (examples/row_kernels/loads.py): the row read by a `gather`,
+    predicated 16-byte loads all in flight together, where tileiras makes the padded tile
+    load of a bf16 row one memory round trip per 16-byte chunk. `tma` brings only the
+    weight and bias through the TMA unit; the store goes straight from registers.
+    `variant="gather_shifted"`: LayerNorm's one-round reduction with that load."""
+    return Config("row", bm, None, tma, False, tuple(sorted(hints.items())), variant)
+
+
 # Candidates per N besides the example's plan (each checked with --compile-only; registers,
 # blocks per multiprocessor and spills from `cutile.dump.resources` and the SASS are in the
 # commit notes). `stg` writes the result straight from registers (the store's
@@ -140,6 +150,30 @@ CONFIGS: dict[int, list[Config]] = {
             shifted(1, False, True, num_worker_warps=16),
             shifted(1, num_ctas=2, num_worker_warps=16)],
 }
+# The gather variants (2026-12, third helper): in bf16 the padded tile load's chunks are
+# loaded one round trip after another (4 at 4k over 4 warps, 8 at 32k over 16), in f32
+# they go out together; `gather` sends them together in both. None of these spills
+# (tests/kernels/test_example_sass.py; `tma`, the weight through TMA: RMSNorm only). 32k
+# over a 2-block cluster: a block holds half a row, so two rows share a multiprocessor
+# (softmax: 61 registers, 2 blocks).
+GATHER_CONFIGS: dict[int, list[Config]] = {
+    1024: [gathered(2, occupancy=8), gathered(1, num_worker_warps=1, occupancy=16),
+           gathered(1, num_worker_warps=2, occupancy=16), gathered(4, occupancy=6),
+           gathered(2, variant="gather_shifted", occupancy=8)],
+    4096: [gathered(1, occupancy=6), gathered(1, num_worker_warps=8, occupancy=8),
+           gathered(1), gathered(1, True, occupancy=6),
+           gathered(1, variant="gather_shifted", occupancy=8),
+           gathered(1, variant="gather_shifted", num_worker_warps=8, occupancy=8)],
+    16384: [gathered(1, num_worker_warps=16, occupancy=2), gathered(1, num_worker_warps=32),
+            gathered(1, True, num_worker_warps=16, occupancy=2),
+            gathered(1, variant="gather_shifted", num_worker_warps=16, occupancy=2)],
+    32768: [gathered(1, num_worker_warps=16), gathered(1, num_worker_warps=32),
+            gathered(1, num_ctas=2, num_worker_warps=16),
+            gathered(1, variant="gather_shifted", num_worker_warps=16),
+            gathered(1, variant="gather_shifted", num_worker_warps=32)],
+}
+for _n, _extra in GATHER_CONFIGS.items():
+    CONFIGS[_n] += _extra
 QUICK = 3  # --quick: the plan and the first configs of each list
 
 
@@ -151,13 +185,34 @@ def plan_config(op: str, dtype: str, n: int) -> Config:
     return Config("row", p.BM, None, p.tma, p.store_tma, p.hints, p.variant)
 
 
-def configs_for(op: str, dtype: str, n: int, quick: bool) -> list[Config]:
-    """The plan first, then the candidates for the nearest N (no repeats; a variant only
-    for the examples that have it)."""
+def configs_for(op: str, dtype: str, n: int, quick: bool, variants: set[str] | None = None,
+                previous: dict[tuple[str, str, int], Config] | None = None) -> list[Config]:
+    """The plan first, then the best config of an earlier run (`previous`), then the
+    candidates for the nearest N (no repeats; a variant only for the examples that have
+    it; with `variants`, only those whose variant, or kind "row" / "loop", is named)."""
     got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
     got = [c for c in got if not c.variant or (DTYPES[dtype], c.variant) in EXAMPLES[op].KERNELS]
+    if variants is not None:
+        got = [c for c in got if (c.variant or c.kind) in variants]
+    if op != "rmsnorm":  # the gather variants' `tma` is for the weights: softmax has none,
+        # LayerNorm's weight and bias through TMA spill
+        got = [c for c in got if not (c.tma and c.variant.startswith("gather"))]
     out = [plan_config(op, dtype, n)]
-    out += [c for c in (got[:QUICK] if quick else got) if c != out[0]]
+    earlier = (previous or {}).get((op, dtype, n))
+    if earlier is not None and earlier != out[0]:
+        out.append(earlier)
+    out += [c for c in (got[:QUICK] if quick else got) if c not in out]
+    return out
+
+
+def best_of(path: str) -> dict[tuple[str, str, int], Config]:
+    """The best cutile config of each case in an earlier run's --json output."""
+    out = {}
+    for r in json.loads(Path(path).read_text()):
+        if r.get("best"):
+            cfg = dict(r["cutile"][r["best"]]["config"])
+            cfg["hints"] = tuple(tuple(h) for h in cfg["hints"])
+            out[(r["op"], r["dtype"], r["n"])] = Config(**cfg)
     return out
 
 
@@ -450,13 +505,20 @@ def main() -> None:
                     help=f"the example's plan and the first {QUICK} configs per size")
     ap.add_argument("--compile-only", action="store_true",
                     help="assemble every config for sm_90 with tileiras and stop (no GPU)")
+    ap.add_argument("--variants",
+                    help="only the candidates of these kinds or variants (comma-separated: "
+                         "row, loop, shifted, gather, gather_shifted); the plan always runs")
+    ap.add_argument("--with-best", metavar="JSON",
+                    help="also run the best config of each case in this earlier --json output")
     ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--json")
     args = ap.parse_args()
     ops = [o for o in args.ops.split(",") if o]
     cols = [int(c) for c in args.cols.split(",") if c]
     dtypes = [d for d in args.dtypes.split(",") if d]
-    cases = [(op, d, n, configs_for(op, d, n, args.quick))
+    variants = set(args.variants.split(",")) if args.variants else None
+    previous = best_of(args.with_best) if args.with_best else None
+    cases = [(op, d, n, configs_for(op, d, n, args.quick, variants, previous))
              for op in ops for d in dtypes for n in cols]
     jobs = [(op, d, n, cfg) for op, d, n, cfgs in cases for cfg in cfgs]
     if args.compile_only:

@@ -53,6 +53,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
+from row_kernels.loads import gather_rows
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
@@ -106,6 +107,54 @@ def make_layernorm_shifted(dt: DType) -> cutile.EntryKernel:
     return layernorm_shifted
 
 
+def make_layernorm_gather(dt: DType) -> cutile.EntryKernel:
+    """`layernorm` with the row read by a `gather` (row_kernels/loads.py: predicated
+    16-byte loads, all in flight at once in bf16 too); the same arguments, TMA for the
+    weight and the bias only."""
+
+    @cutile.entry
+    def layernorm_gather(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                         w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32, BM: Const[int],
+                         BN: Const[int], TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        n = x.shape[1]
+        t = gather_rows(x, BM, BN).astype(f32)
+        mean = t.sum(axis=1, keepdims=True) / n
+        d = where(arange(BN)[None, :] < n, t - mean, 0.0)
+        inv = rsqrt((d * d).sum(axis=1, keepdims=True) / n + eps)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store((d * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_gather
+
+
+def make_layernorm_gather_shifted(dt: DType) -> cutile.EntryKernel:
+    """`layernorm_shifted` (one round of reductions) with the row read by a `gather`, as
+    `make_layernorm_gather`."""
+
+    @cutile.entry
+    def layernorm_gather_shifted(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                                 w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
+                                 BM: Const[int], BN: Const[int], TMA: Const[bool],
+                                 STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        n = x.shape[1]
+        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
+        t = gather_rows(x, BM, BN).astype(f32)
+        d = where(arange(BN)[None, :] < n, t - k, 0.0)
+        both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
+        sums = both.sum(axis=2, keepdims=True)
+        s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
+        s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
+        inv = rsqrt(maximum(s2 - s1 * s1, 0.0) + eps)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store(((d - s1) * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_gather_shifted
+
+
 def make_layernorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def layernorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -144,9 +193,16 @@ layernorm_looped = make_layernorm_looped(f32)
 layernorm_looped_bf16 = make_layernorm_looped(bf16)
 layernorm_shifted = make_layernorm_shifted(f32)
 layernorm_shifted_bf16 = make_layernorm_shifted(bf16)
+layernorm_gather = make_layernorm_gather(f32)
+layernorm_gather_bf16 = make_layernorm_gather(bf16)
+layernorm_gather_shifted = make_layernorm_gather_shifted(f32)
+layernorm_gather_shifted_bf16 = make_layernorm_gather_shifted(bf16)
 KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
            (f32, True): layernorm_looped, (bf16, True): layernorm_looped_bf16,
-           (f32, "shifted"): layernorm_shifted, (bf16, "shifted"): layernorm_shifted_bf16}
+           (f32, "shifted"): layernorm_shifted, (bf16, "shifted"): layernorm_shifted_bf16,
+           (f32, "gather"): layernorm_gather, (bf16, "gather"): layernorm_gather_bf16,
+           (f32, "gather_shifted"): layernorm_gather_shifted,
+           (bf16, "gather_shifted"): layernorm_gather_shifted_bf16}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

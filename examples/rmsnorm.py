@@ -40,6 +40,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
+from row_kernels.loads import gather_rows
 from row_kernels.plans import Plan, next_pow2, plan_rows
 
 
@@ -54,6 +55,24 @@ def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
         z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
 
     return rmsnorm
+
+
+def make_rmsnorm_gather(dt: DType) -> cutile.EntryKernel:
+    """`rmsnorm` with the row read by a `gather` (row_kernels/loads.py: predicated 16-byte
+    loads, all in flight at once in bf16 too); the same arguments, TMA for the weight
+    only."""
+
+    @cutile.entry
+    def rmsnorm_gather(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                       w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
+                       TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        t = gather_rows(x, BM, BN).astype(f32)
+        inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
+
+    return rmsnorm_gather
 
 
 def make_rmsnorm_looped(dt: DType) -> cutile.EntryKernel:
@@ -80,8 +99,11 @@ rmsnorm = make_rmsnorm(f32)
 rmsnorm_bf16 = make_rmsnorm(bf16)
 rmsnorm_looped = make_rmsnorm_looped(f32)
 rmsnorm_looped_bf16 = make_rmsnorm_looped(bf16)
+rmsnorm_gather = make_rmsnorm_gather(f32)
+rmsnorm_gather_bf16 = make_rmsnorm_gather(bf16)
 KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
-           (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16}
+           (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16,
+           (f32, "gather"): rmsnorm_gather, (bf16, "gather"): rmsnorm_gather_bf16}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

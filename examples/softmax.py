@@ -52,6 +52,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
+from row_kernels.loads import gather_rows_neg_inf
 from row_kernels.plans import Plan, next_pow2, plan_rows
 
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
@@ -69,6 +70,22 @@ def make_softmax(dt: DType) -> cutile.EntryKernel:
         z.store((e * (1.0 / e.sum(axis=1, keepdims=True))).astype(dt), allow_tma=STORE_TMA)
 
     return softmax
+
+
+def make_softmax_gather(dt: DType) -> cutile.EntryKernel:
+    """`softmax` with the row read by a `gather` (row_kernels/loads.py: predicated 16-byte
+    loads, all in flight at once in bf16 too); the same arguments, TMA unused."""
+
+    @cutile.entry
+    def softmax_gather(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                       BM: Const[int], BN: Const[int], TMA: Const[bool],
+                       STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        row = gather_rows_neg_inf(x, BM, BN).astype(f32) * LOG2E
+        e = exp2(row - row.max(axis=1, keepdims=True), flush_to_zero=True)
+        z.store((e * (1.0 / e.sum(axis=1, keepdims=True))).astype(dt), allow_tma=STORE_TMA)
+
+    return softmax_gather
 
 
 def make_softmax_looped(dt: DType) -> cutile.EntryKernel:
@@ -99,8 +116,11 @@ softmax = make_softmax(f32)
 softmax_bf16 = make_softmax(bf16)
 softmax_looped = make_softmax_looped(f32)
 softmax_looped_bf16 = make_softmax_looped(bf16)
+softmax_gather = make_softmax_gather(f32)
+softmax_gather_bf16 = make_softmax_gather(bf16)
 KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
-           (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16}
+           (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16,
+           (f32, "gather"): softmax_gather, (bf16, "gather"): softmax_gather_bf16}
 
 
 # One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:

@@ -155,3 +155,68 @@ def test_layernorm_shifted_reduces_in_one_round(dtype: str, n: int, bm: int,
     shifted = _direct("layernorm", "shifted", dtype, n, bm, hints)
     bars = len(re.findall(r"BAR\.SYNC", shifted))
     assert bars == 2, f"layernorm shifted {dtype} {n} {hints}: {bars} BAR.SYNC"
+
+
+# The "gather" variants (examples/row_kernels/loads.py) in bf16, as benchmarks/norms.py's
+# GATHER_CONFIGS: (example, variant, n, BM, weights through TMA, hints). The padded tile
+# load of a bf16 row is assembled with the conversion to f32 inside each 16-byte chunk's
+# guard, so the chunks arrive one round trip after another (RMSNorm 4k, 4 warps: 1 load
+# issued before the first conversion, of 4); a gather's predicated loads go out together.
+GATHER = [("softmax", "gather", 1024, 2, False, {"occupancy": 8}),
+          ("softmax", "gather", 4096, 1, False, {"occupancy": 6}),
+          ("softmax", "gather", 16384, 1, False, {"num_worker_warps": 16, "occupancy": 2}),
+          ("softmax", "gather", 32768, 1, False, {"num_worker_warps": 16}),
+          ("softmax", "gather", 32768, 1, False, {"num_ctas": 2, "num_worker_warps": 16}),
+          ("rmsnorm", "gather", 1024, 1, False, {"num_worker_warps": 1, "occupancy": 16}),
+          ("rmsnorm", "gather", 4096, 1, False, {"occupancy": 6}),
+          ("rmsnorm", "gather", 4096, 1, True, {"occupancy": 6}),
+          ("rmsnorm", "gather", 4096, 1, False, {"num_worker_warps": 8, "occupancy": 8}),
+          ("rmsnorm", "gather", 16384, 1, True, {"num_worker_warps": 16, "occupancy": 2}),
+          ("rmsnorm", "gather", 32768, 1, False, {"num_worker_warps": 16}),
+          ("layernorm", "gather", 4096, 1, False, {"occupancy": 6}),
+          ("layernorm", "gather_shifted", 4096, 1, False, {"occupancy": 8}),
+          ("layernorm", "gather_shifted", 16384, 1, False, {"num_worker_warps": 16,
+                                                             "occupancy": 2}),
+          ("layernorm", "gather", 32768, 1, False, {"num_worker_warps": 16})]
+
+
+def loads_before_first_conversion(text: str) -> int:
+    """How many 16-byte global loads the kernel issues before its first bf16 unpacking
+    (PRMT): the row's loads in flight together before a thread waits for one."""
+    count = 0
+    for line in text.splitlines():
+        if re.search(r"\bLDG\.E\.128\b", line):
+            count += 1
+        elif re.search(r"\bPRMT\b", line):
+            break
+    return count
+
+
+@pytest.mark.parametrize(("example", "variant", "n", "bm", "tma", "hints"), GATHER)
+def test_gathered_bf16_rows_load_in_one_round_trip(example: str, variant: str, n: int,
+                                                   bm: int, tma: bool,
+                                                   hints: dict[str, int]) -> None:
+    from cutile.core import bf16
+
+    k = load(example).KERNELS[(bf16, variant)].with_hints(**hints)
+    text = sass_of(k.compile(target="sm_90", BM=bm, BN=n, TMA=tma, STORE_TMA=False).cubin)
+    where = f"{example} {variant} bf16 {n} BM={bm} tma={tma} {hints}"
+    assert "STG.E.128" in text and "UTMASTG" not in text, f"{where}: not stored from registers"
+    assert ("UTMALDG" in text) == tma, f"{where}: the weights' TMA load"
+    assert not re.search(r"\bLDL\b", text), f"{where}: spills"
+    threads = 32 * hints.get("num_worker_warps", 4) * hints.get("num_ctas", 1)
+    chunks = bm * n * 2 // 16 // threads          # the row's 16-byte loads per thread
+    issued = loads_before_first_conversion(text)
+    assert issued >= max(2, chunks // 2), f"{where}: {issued} of {chunks} loads in flight"
+
+
+def test_the_padded_bf16_tile_load_waits_chunk_by_chunk() -> None:
+    """Why the gather variants exist, on today's tileiras: RMSNorm's padded tile load at 4k
+    over 4 warps (4 chunks a thread) converts the first chunk before it loads the second.
+    When this fails, tileiras has learnt to keep them in flight: time the plain kernels
+    against the gather variants again (benchmarks/norms.py --variants row,gather)."""
+    from cutile.core import bf16
+
+    k = load("rmsnorm").KERNELS[(bf16, False)].with_hints(occupancy=6)
+    text = sass_of(k.compile(target="sm_90", BM=1, BN=4096, TMA=False, STORE_TMA=False).cubin)
+    assert loads_before_first_conversion(text) == 1

@@ -91,3 +91,34 @@ def test_row_plans_may_name_a_variant() -> None:
     assert short.kernel(bf16).name == mod.KERNELS[(bf16, "shifted")].name
     longer = plan_rows(3000, bf16, mod.KERNELS, plans, 4096)
     assert longer.variant == "" and longer.kernel(bf16).name == mod.KERNELS[(bf16, False)].name
+
+
+# The gather variants (the row read by a `gather`, examples/row_kernels/loads.py): ragged
+# rows (a column count that is not a multiple of 16 too), a row count that is not a
+# multiple of BM, several rows a block, and the weights through TMA or not
+GATHERED = [("softmax", "gather", 37, 1000, 4, False), ("softmax", "gather", 5, 3001, 1, False),
+            ("rmsnorm", "gather", 37, 1000, 2, False), ("rmsnorm", "gather", 9, 3000, 1, True),
+            ("rmsnorm", "gather", 3, 12007, 1, False),
+            ("layernorm", "gather", 37, 1000, 4, False), ("layernorm", "gather", 9, 3000, 1, True),
+            ("layernorm", "gather_shifted", 11, 1000, 2, False),
+            ("layernorm", "gather_shifted", 2, 30000, 1, False)]
+
+
+@pytest.mark.parametrize(("op", "variant", "m", "n", "bm", "tma"), GATHERED)
+def test_gather_variants_are_correct_on_ragged_rows(op: str, variant: str, m: int, n: int,
+                                                    bm: int, tma: bool) -> None:
+    mod = load(op)
+    from row_kernels.plans import Plan, next_pow2
+
+    rng = np.random.default_rng(m * n + bm)
+    for dt, host in DTYPES:
+        p = Plan(bm, next_pow2(n), None, tma, False, (), mod.KERNELS, variant)
+        assert p.kernel(dt).name == mod.KERNELS[(dt, variant)].name
+        xs, ws, bs = inputs(rng, m, n, host)
+        if op == "softmax":
+            mod.check(xs, dt, p)
+        elif op == "rmsnorm":
+            mod.check(xs, ws, dt, p)
+        else:
+            xs = (xs.astype(np.float64) + 5.0).astype(host)   # a mean away from zero
+            mod.check(xs, ws, bs, dt, p)
