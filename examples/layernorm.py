@@ -213,12 +213,12 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
 # benchmarks/norms.py times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], RowPlan] = {
     (1024, 2): (8, False, False, {"occupancy": 4}),
-    (1024, 4): (2, False, False, {"occupancy": 8}),
-    (4096, 2): (1, False, False, {"num_worker_warps": 4, "occupancy": 8}, "shifted"),
+    (1024, 4): (2, False, False, {"occupancy": 8}, "gather_shifted"),  # x1.09
+    (4096, 2): (1, False, False, {"occupancy": 8}, "gather_shifted"),  # x1.24
     (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
-    (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}, "shifted"),
+    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_shifted"),
     (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "shifted"),
-    (32768, 2): (1, False, False, {"num_worker_warps": 16}, "shifted"),
+    (32768, 2): (1, False, False, {"num_worker_warps": 32}, "gather_shifted"),
     (32768, 4): (1, False, False, {"num_worker_warps": 16}, "shifted"),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel

@@ -41,7 +41,7 @@ from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
 from row_kernels.loads import gather_rows
-from row_kernels.plans import Plan, next_pow2, plan_rows
+from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
@@ -110,14 +110,14 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
 # examples/softmax.py; `tma` also brings the weight in through the TMA unit (False: straight
 # into registers, where tileiras loads it ahead of the reduction when the registers allow).
 # benchmarks/norms.py times them against the alternatives.
-ROW_PLANS: dict[tuple[int, int], tuple[int, bool, bool, dict[str, int]]] = {
-    (1024, 2): (2, False, False, {"occupancy": 8}),
-    (1024, 4): (1, False, False, {"occupancy": 16}),
-    (4096, 2): (1, False, False, {"occupancy": 6}),
+ROW_PLANS: dict[tuple[int, int], RowPlan] = {
+    (1024, 2): (2, False, False, {"occupancy": 8}, "gather"),  # x1.11
+    (1024, 4): (2, False, False, {"occupancy": 8}, "gather"),  # x1.08
+    (4096, 2): (1, True, False, {"occupancy": 6}, "gather"),  # x1.25
     (4096, 4): (1, True, False, {"occupancy": 4}),
-    (16384, 2): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}),
-    (16384, 4): (1, False, False, {"num_worker_warps": 16}),
-    (32768, 2): (1, True, False, {"num_worker_warps": 16}),
+    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather"),  # x1.11
+    (16384, 4): (1, True, False, {"num_worker_warps": 16, "occupancy": 2}, "gather"),  # x1.02
+    (32768, 2): (1, False, False, {"num_worker_warps": 32}, "gather"),  # x1.25
     (32768, 4): (1, False, False, {"num_worker_warps": 32}),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
