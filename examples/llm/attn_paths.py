@@ -7,7 +7,8 @@ row for every layer's finish). Per layer:
 
 - "heads": the QKV GEMV (with h's sums of squares, `gemv_ss`), `qkv_heads` (a block per
   query head: q, and the new key and value into the cache), `attn_decode_q`,
-  `attn_combine_heads`: four kernels, as the "split" path.
+  `attn_combine_heads`: four kernels, as the "split" path; three with `Plan.attn_fused`
+  (the combine inside the output projection, `gemv_attn_add`).
 - "fused": the QKV GEMV, `attn_decode_qkv` (q, k and v finished inside attention, the new
   key and value used from registers), `attn_combine_cache` (the combine, and the new key
   and value into the cache): three kernels.
@@ -90,6 +91,8 @@ def heads(eng: Any, i: int, lw: Any) -> None:
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
              TMA=p.small_tma, KV_TMA=p.kv_tma)
+    if p.attn_fused:             # the output projection combines the shares itself
+        return
     dc = p.combine_chunk
     eng._run(warps(da.attn_combine_heads, p.small_warps),
              out(eng.attn, 1, 1, dc, view=(kv, s["per"], dc)), eng.attn_o, eng.attn_m,
@@ -129,6 +132,6 @@ def check(cfg: Any, plan: Any, capacity: int) -> None:
     if capacity % parts:
         raise ValueError(f"a cache of {capacity} positions does not split into {parts} "
                          f"row blocks")
-    if plan.attn_fused:
-        raise ValueError(f"the {plan.attn_path} path has its own combine: attn_fused must "
+    if plan.attn_fused and plan.attn_path == "fused":
+        raise ValueError("the fused path writes the cache in its combine: attn_fused must "
                          "be off")

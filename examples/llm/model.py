@@ -323,7 +323,10 @@ class Engine:
         for i, lw in enumerate(w.layers):
             if p.attn_path != "split":
                 attn_paths.attention(self, i, lw)    # "heads" | "fused" (+ the combine)
-                self._gemv_add("o", lw.wo, self.attn)
+                if p.attn_fused:                     # "heads": the combine in the GEMV
+                    self._attn_out(lw.wo)
+                else:
+                    self._gemv_add("o", lw.wo, self.attn)
                 self._mlp_in(lw.wgu, lw.mlp_norm)
                 self._gemv_add("down", lw.wd, self.act)
                 continue

@@ -271,8 +271,6 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         down=gemv_tiles("add", h, i, sms),
         mlp_fused=mlp_fused,
         attn_fused=attn_fused,
-        # the combine folded into the output projection is the split path's combine
-        **({"attn_path": "split"} if attn_fused else {}),
         lm_bo=32 if small else 128,
         lm_bk=32 if small else 128,
         lm_occupancy=None if small else 2,

@@ -191,11 +191,14 @@ def test_unfused_mlp_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
 
 
+@pytest.mark.parametrize("path", ["split", "heads"])
 def test_combine_in_the_output_projection_decodes_the_same_tokens(
-        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
+        path: str) -> None:
     """`attn_fused`: attention's combine folded into the output projection, one kernel less
-    per layer; the same tokens, logits to f32 summation order."""
-    plan = plan_for(tiny, attn_fused=True)
+    per layer, on the split path and on the "heads" path; the same tokens, logits to f32
+    summation order."""
+    plan = plan_for(tiny, attn_fused=True).with_(attn_path=path)
     assert plan.attn_fused and plan.o.KPS * plan.o.BK == tiny.group * tiny.head_dim
     check_config(tiny, plan)
     eng = Engine(tiny_weights, MAX_SEQ, plan)
@@ -208,6 +211,26 @@ def test_combine_in_the_output_projection_decodes_the_same_tokens(
     assert [int(t) for t in eng.token_ids()] == greedy[0][:len(PROMPT) + 3]
     with pytest.raises(ValueError, match="combine folded in"):
         check_config(tiny, plan.with_(o=replace(plan.o, KPS=1)))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 4])
+def test_combine_in_the_output_projection_with_pdl_loads_weights_ahead(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
+        steps: int) -> None:
+    """The folded output projection's PDL twin loads its first weight steps (at most its
+    KPS tiles) ahead of the wait, before the attention shares it combines, and decodes the
+    same tokens."""
+    plan = plan_for(tiny, attn_fused=True, pdl=True).with_(attn_path="heads",
+                                                           early_steps=steps)
+    launched = decode_as_greedy(tiny_weights, plan, greedy)
+    ran = [low for k in set(launched) for low in k._lowered.values()
+           if low.entry_name == "gemv_attn_add"]
+    assert ran
+    for low in ran:
+        ops = [op.name for op in low.module.functions[0].body.ops]
+        ahead = ops[:ops.index("gdc_wait_tko")]
+        assert ahead.count("load_view_tko") == min(steps, plan.o.KPS)
+        assert low.pdl_early == ("w",)
 
 
 def decode_as_greedy(weights: Any, plan: Any, greedy: tuple[list[int], list[np.ndarray]],

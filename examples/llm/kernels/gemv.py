@@ -171,6 +171,36 @@ def ahead_swiglu(g, u, gs, us, h, nw, n, m, BK):
     return g, u
 
 
+@cutile.device
+def combined_x(o, scale, den, kvh, kk, BK, D, NS):
+    """Columns [kk BK, (kk + 1) BK) of kv head kvh's attention output, combined from its NS
+    flash-decoding shares (rescaled to their common maximum, added, divided by the total
+    sum, rounded to bf16, as `attn_combine` stores it), as a [1, BK] f32 row."""
+    head = kk * BK // D
+    part = o.load_tile((1, NS, BK), (kvh, 0, kk)).reshape((NS, BK))
+    num = (extract(scale, (0, head), (NS, 1)) * part).sum(axis=0)
+    x = (num / extract(den, (0, head), (1, 1)).reshape((1,))).astype(bf16)
+    return x.astype(f32)[None, :]
+
+
+@cutile.device
+def ahead_combined(acc, ws, o, scale, den, kvh, n, m, BK, D, NS):
+    """As `ahead_row`, with the combined attention output as the input vector (n, the
+    tiles per block, is a compile-time value here: steps past it are skipped)."""
+    w0, w1, w2, w3 = ws
+    acc = fma(w0.astype(f32), combined_x(o, scale, den, kvh, 0, BK, D, NS), acc)
+    if m > 1 and n > 1:
+        x1 = combined_x(o, scale, den, kvh, minimum(1, n - 1), BK, D, NS)
+        acc = fma(w1.astype(f32), x1, acc)
+    if m > 2 and n > 2:
+        x2 = combined_x(o, scale, den, kvh, minimum(2, n - 1), BK, D, NS)
+        acc = fma(w2.astype(f32), x2, acc)
+    if m > 3 and n > 3:
+        x3 = combined_x(o, scale, den, kvh, minimum(3, n - 1), BK, D, NS)
+        acc = fma(w3.astype(f32), x3, acc)
+    return acc
+
+
 @dataclass(frozen=True)
 class GemvKernels:
     norm_partial: cutile.EntryKernel
@@ -188,8 +218,8 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None,
     """The GEMV kernels compiled with tileiras' `occupancy` hint (CTAs per SM; None leaves
     it to tileiras, which gives one CTA the whole register file), the weight loads'
     `latency` hint (1-10; None: none; a higher one makes tileiras keep more stages of a
-    loop's loads in flight) and `ahead`, the weight steps (1-4) each kernel but
-    `attn_add` loads before anything else (`weight_steps`: ahead of a PDL wait)."""
+    loop's loads in flight) and `ahead`, the weight steps (1-4) each kernel loads before
+    anything else (`weight_steps`: ahead of a PDL wait)."""
     check_ahead(ahead)
     steps = weight_steps(latency)
 
@@ -299,18 +329,17 @@ def gemv_kernels(occupancy: int | None = None, latency: int | None = None,
                       G: Const[int], D: Const[int], NS: Const[int]):
         ob = block_id(0)
         kvh = block_id(1)
+        nk = G * D // BK                                  # BK divides D: one head per tile
+        na = ahead if ahead < nk else nk
+        ws = steps(w, ob, kvh * nk, nk, na, BO, BK)       # ahead of a PDL wait
         ms = m.load_tile((1, NS, G), (kvh, 0, 0), padding="neg_inf").reshape((NS, G))
         scale = exp2(ms - ms.max(axis=0, keepdims=True))                  # [NS, G]
         den = (scale * sums.load_tile((1, NS, G), (kvh, 0, 0)).reshape((NS, G))).sum(
             axis=0, keepdims=True)                                          # [1, G]
-        acc = zeros((BO, BK), f32)
-        for kk in range(G * D // BK):                     # BK divides D: one head per tile
-            head = kk * BK // D
-            part = o.load_tile((1, NS, BK), (kvh, 0, kk)).reshape((NS, BK))
-            num = (extract(scale, (0, head), (NS, 1)) * part).sum(axis=0)
-            x = (num / extract(den, (0, head), (1, 1)).reshape((1,))).astype(bf16)
-            wt = w.load_tile((BO, BK), (ob, kvh * (G * D // BK) + kk), latency=latency)
-            acc = fma(wt.astype(f32), x.astype(f32)[None, :], acc)
+        acc = ahead_combined(zeros((BO, BK), f32), ws, o, scale, den, kvh, nk, na, BK, D, NS)
+        for kk in range(ahead, nk):
+            wt = w.load_tile((BO, BK), (ob, kvh * nk + kk), latency=latency)
+            acc = fma(wt.astype(f32), combined_x(o, scale, den, kvh, kk, BK, D, NS), acc)
         atomic_add(y, ob * BO + arange(BO, i32), acc.sum(axis=1), memory_order="relaxed")
 
     return GemvKernels(gemv_norm_partial, gemv_add, lm_head_argmax, gemv_norm_partial_loop,

@@ -19,7 +19,8 @@ import cutile
 # something in flight writes the weights).
 EARLY_WEIGHTS = frozenset({
     "gemv_norm_partial", "gemv_add", "lm_head_argmax", "gemv_norm_partial_loop",
-    "gemv_add_loop", "gemv_swiglu", "gemv_norm_partial_ss", "gemv_norm_partial_ss_loop"})
+    "gemv_add_loop", "gemv_swiglu", "gemv_norm_partial_ss", "gemv_norm_partial_ss_loop",
+    "gemv_attn_add"})
 
 
 @functools.cache
