@@ -18,7 +18,7 @@ from .raw_kernel import RawKernel, raw_kernel
 
 if TYPE_CHECKING:
     from .pipeline import CompiledKernel
-from .runtime import driver, launch, raw_args
+from .runtime import driver, launch, raw_args, streams
 from .runtime.binding import Binding, normalize, specialization
 from .runtime.const_args import checked_consts
 from .runtime.device_faults import device_error_reporter
@@ -327,14 +327,18 @@ class EntryKernel(_native.KernelBase):
         runnable = self._runnable(specialization(consts, facts, index_bits), device)
         index = {p.name: i for i, p in enumerate(self.runtime_params)}
         early = [index[n] for n in runnable.pdl_early]
-        if driver.backend() != "gpu":
-            # (the interpreter runs it; the null driver's runtime launches it as the GPU
-            # would, through `cuLaunchKernelEx` when lowered with the PDL prologue)
-            return runnable, 0, [], 0, bool(runnable.pdl), early
+        gpu = driver.backend() == "gpu"
+        if not gpu and not streams.runtime().gpu:
+            return runnable, 0, [], 0, bool(runnable.pdl), early  # the interpreter runs it
+        # A GPU launch packs its parameters. So does one on the null driver's runtime (the
+        # GPU code path without a GPU: `runtime.null_gpu`), which launches the lowered
+        # kernel as the GPU would (no CUfunction: the null driver runs nothing), so that
+        # its benchmarks and tests measure the same host work per launch.
         abi = runnable.abi
         slots = [(s.kind, index[s.param], s.axis, s.fmt, off)
                  for s, off in zip(abi.slots, abi.offsets(), strict=True)]
-        return (runnable, int(runnable._fn), slots, struct.calcsize(abi.struct_format),
+        function = int(runnable._fn) if gpu else 0
+        return (runnable, function, slots, struct.calcsize(abi.struct_format),
                 bool(runnable.pdl), early)
 
 

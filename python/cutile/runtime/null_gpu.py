@@ -1,9 +1,10 @@
 """The GPU code path on a machine without a GPU, for tests and benchmarks of the host's part
 of it: the runtime drives a driver that does nothing (`cutile._native.null_driver()`: every
 call succeeds at once and is counted; allocations hand out addresses nothing touches). Ops
-launch through `cuLaunchKernel`'s path, tensors are `DeviceAllocation`s from the pool's
-path, streams and events are ordered as on a GPU; no kernel runs and no byte moves, so
-nothing may be read back. Never a backend a program selects."""
+launch through `cuLaunchKernel`'s path (their parameters packed as for the GPU), tensors
+are `DeviceAllocation`s from the pool's path, streams and events are ordered as on a GPU;
+no kernel runs and no byte moves, so nothing may be read back. Never a backend a program
+selects."""
 
 from __future__ import annotations
 

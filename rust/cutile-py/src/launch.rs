@@ -278,9 +278,9 @@ unsafe impl Sync for DescRef {}
 
 impl DescRef {
     /// # Safety
-    /// `desc` must be the descriptor of a `HandleMeta` (set once, never replaced) that
-    /// the holder of the `DescRef` keeps alive while it uses it: a `PendingLaunch` holds its
-    /// arguments' objects in `values`.
+    /// `desc` must be the descriptor of a `HandleMeta` (inside the Python object, which
+    /// never moves; set once, never replaced) that the holder of the `DescRef` keeps alive
+    /// while it uses it: a `PendingLaunch` holds its arguments' objects in `values`.
     unsafe fn new(desc: &TensorDesc) -> Self {
         DescRef(std::ptr::NonNull::from(desc))
     }

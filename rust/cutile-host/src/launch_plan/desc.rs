@@ -199,11 +199,14 @@ fn intern(layout: Layout) -> Arc<Layout> {
 
 /// A [`View`] and what every launch reads from it, computed once. The fields a launch
 /// reads per call (a launch that reuses earlier decisions: the device, the layout's
-/// address, where the bytes are, what to move in) come first, in one cache line of their
-/// own: with thousands of tensors alive, each line a launch touches per tensor is a cache
-/// miss. (`storage`, `handle`, `address` and `device` are the view's, copied here.)
+/// address, where the bytes are, what to move in) come first, in 64 bytes: with thousands
+/// of tensors alive, each line a launch touches per tensor is a cache miss. The bindings
+/// keep it inside the tensor's Python object, right after the object's header (which a
+/// launch reads anyway), rather than in an allocation of its own: a launch touches the
+/// object and its descriptor as adjacent memory, not two unrelated lines. (`storage`,
+/// `handle`, `address` and `device` are the view's, copied here.)
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[repr(C, align(64))]
+#[repr(C)]
 pub struct TensorDesc {
     pub storage: u64,
     pub handle: u64,
@@ -306,12 +309,18 @@ impl TensorDesc {
     /// packed pointers read per call. ([`super::LaunchMemo`]
     /// reuses decisions on this; a test checks they agree.)
     pub fn same_launch_facts(&self, other: &TensorDesc) -> bool {
+        std::ptr::eq(self, other) || other.has_launch_facts(self.device, self.align16, &self.layout)
+    }
+
+    /// Whether this view's launch facts are these ([`TensorDesc::same_launch_facts`] with
+    /// a view described by its device, alignment and layout only: what a memo keeps of a
+    /// tensor, which may be gone since).
+    pub fn has_launch_facts(&self, device: u32, align16: bool, layout: &Arc<Layout>) -> bool {
         // (The other facts — divisibility, unit last stride, index width — are functions
         // of the shape and strides compared here; alignment is the address's.)
         // (The layout holds the element type by name, which decides its code.)
-        std::ptr::eq(self, other)
-            || (self.device == other.device
-                && self.align16 == other.align16
-                && (Arc::ptr_eq(&self.layout, &other.layout) || self.layout == other.layout))
+        self.device == device
+            && self.align16 == align16
+            && (Arc::ptr_eq(&self.layout, layout) || *self.layout == **layout)
     }
 }

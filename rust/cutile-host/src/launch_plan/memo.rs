@@ -9,20 +9,32 @@
 //! the packed pointers) is still made per call. Only accepted calls are remembered: a
 //! refused one is decided (and its error made) again.
 
-use super::{Arg, TensorDesc, Value};
+use super::{Arg, Layout, Value};
 use std::sync::Arc;
 
-/// One argument of a remembered call.
+/// One argument of a remembered call: of a tensor, its launch facts (what
+/// [`super::TensorDesc::same_launch_facts`] compares), not the tensor, which may die.
 #[derive(Debug)]
 enum Remembered {
-    Handle(Arc<TensorDesc>),
+    Handle {
+        device: u32,
+        align16: bool,
+        layout: Arc<Layout>,
+    },
     Value(Value),
 }
 
 impl Remembered {
     fn matches(&self, a: &Arg<'_>) -> bool {
         match (self, a) {
-            (Remembered::Handle(d), Arg::Handle(e)) => d.same_launch_facts(e),
+            (
+                Remembered::Handle {
+                    device,
+                    align16,
+                    layout,
+                },
+                Arg::Handle(e),
+            ) => e.has_launch_facts(*device, *align16, layout),
             // Bit-exact: -0.0 and 0.0 (or two NaNs) are different calls.
             (Remembered::Value(Value::Float(x)), Arg::Float(y)) => x.to_bits() == y.to_bits(),
             (Remembered::Value(Value::Int(x)), Arg::Int(y)) => x == y,
@@ -73,27 +85,21 @@ impl<T> LaunchMemo<T> {
             .map(|e| &e.decided)
     }
 
-    /// Remember an accepted call on `device`: `args` in parameter order, `handles` the
-    /// descriptors of its handle arguments at the same positions. A call with an argument
-    /// the launcher cannot read (`Arg::Other`) is not remembered.
-    pub fn insert(
-        &mut self,
-        device: u32,
-        args: &[Arg<'_>],
-        handles: &[Option<Arc<TensorDesc>>],
-        decided: Arc<T>,
-    ) {
-        if args.len() != handles.len() {
-            return;
-        }
+    /// Remember an accepted call on `device`: `args` in parameter order. A call with an
+    /// argument the launcher cannot read (`Arg::Other`) is not remembered.
+    pub fn insert(&mut self, device: u32, args: &[Arg<'_>], decided: Arc<T>) {
         let mut kept = Vec::with_capacity(args.len());
-        for (a, h) in args.iter().zip(handles) {
-            kept.push(match (a, h) {
-                (Arg::Handle(_), Some(d)) => Remembered::Handle(d.clone()),
-                (Arg::Int(v), None) => Remembered::Value(Value::Int(*v)),
-                (Arg::Float(v), None) => Remembered::Value(Value::Float(*v)),
-                (Arg::Bool(v), None) => Remembered::Value(Value::Bool(*v)),
-                _ => return,
+        for a in args {
+            kept.push(match a {
+                Arg::Handle(d) => Remembered::Handle {
+                    device: d.device,
+                    align16: d.align16,
+                    layout: d.layout.clone(),
+                },
+                Arg::Int(v) => Remembered::Value(Value::Int(*v)),
+                Arg::Float(v) => Remembered::Value(Value::Float(*v)),
+                Arg::Bool(v) => Remembered::Value(Value::Bool(*v)),
+                Arg::Other => return,
             });
         }
         let entry = Entry {

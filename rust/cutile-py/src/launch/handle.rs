@@ -24,8 +24,11 @@ pub struct HandleMeta {
     inner: OnceLock<Inner>,
 }
 
+/// (`repr(C)`, the descriptor first: its hot fields sit right after the object's header,
+/// see [`TensorDesc`].)
+#[repr(C)]
 struct Inner {
-    desc: Arc<TensorDesc>,
+    desc: TensorDesc,
     /// The registry and handle this object owns (released when it dies).
     owner: Option<(Py<HostRegistry>, u64)>,
     /// `None` for a handle described by `_init_meta` (tests).
@@ -101,7 +104,7 @@ impl HandleMeta {
     }
 
     /// The launch descriptor (`None` before the handle is described).
-    pub(super) fn desc(&self) -> Option<&Arc<TensorDesc>> {
+    pub(super) fn desc(&self) -> Option<&TensorDesc> {
         self.inner.get().map(|i| &i.desc)
     }
 
@@ -155,7 +158,7 @@ impl HandleMeta {
             }
         };
         let inner = Inner {
-            desc: Arc::new(desc),
+            desc,
             owner: registry.map(|r| (r.clone().unbind(), handle)),
             fields,
         };

@@ -167,21 +167,32 @@ impl KernelLauncher {
                 Err(Refusal::Slow(_)) => return Ok(None),
             }
         };
-        let object = |r: ArgRef| -> PyResult<Bound<'_, PyAny>> {
-            match r {
-                ArgRef::Positional(i) => args.get_item(i),
-                ArgRef::Keyword(j) => Ok(kw_values[j].clone()),
-            }
-        };
-        let mut objs: Vec<Bound<'_, PyAny>> = Vec::with_capacity(n);
-        for i in 0..n {
-            objs.push(match &placed {
-                Some(p) => object(p.order[i])?,
-                None => args.get_item(i)?,
-            });
-        }
         // Small calls use stack buffers: a launch allocates only what it keeps.
         const INLINE: usize = 16;
+        // The argument objects in parameter order, borrowed from the call's tuple and
+        // keyword values (which outlive this call): no reference count per argument.
+        let object = |r: ArgRef| -> PyResult<Borrowed<'_, '_, PyAny>> {
+            match r {
+                ArgRef::Positional(i) => args.get_borrowed_item(i),
+                ArgRef::Keyword(j) => Ok(kw_values[j].as_borrowed()),
+            }
+        };
+        let filler = args.as_any().as_borrowed();
+        let mut objs_buf = [filler; INLINE];
+        let mut objs_vec = Vec::new();
+        let objs: &mut [Borrowed<'_, '_, PyAny>] = if n <= INLINE {
+            &mut objs_buf[..n]
+        } else {
+            objs_vec.resize(n, filler);
+            &mut objs_vec
+        };
+        for (i, o) in objs.iter_mut().enumerate() {
+            *o = match &placed {
+                Some(p) => object(p.order[i])?,
+                None => args.get_borrowed_item(i)?,
+            };
+        }
+        let objs: &[Borrowed<'_, '_, PyAny>] = objs;
         let mut given_buf = [None; INLINE];
         let mut given_vec = Vec::new();
         let given: &mut [Option<Arg<'_>>] = if plan.consts.len() <= INLINE {
@@ -240,7 +251,7 @@ impl KernelLauncher {
         };
         let describe = |w: Which| -> String {
             let o = match (w, &placed) {
-                (Which::Param(i), _) => objs.get(i).cloned(),
+                (Which::Param(i), _) => objs.get(i).map(|o| Bound::clone(o)),
                 (Which::Const(c), Some(p)) => p.consts[c].map(|j| kw_values[j].clone()),
                 (Which::Const(_), None) => None,
             };
@@ -263,17 +274,11 @@ impl KernelLauncher {
             None => match self.decide(py, argv, given, last_word, explicit_grid, &describe)? {
                 Some(d) => {
                     if memo_ok {
-                        // (the memo keeps its own references to the descriptors)
-                        let kept: Vec<Option<Arc<TensorDesc>>> = objs
-                            .iter()
-                            .map(|o| o.cast::<HandleMeta>().ok()?.get().desc().cloned())
-                            .collect();
-                        self.memo.lock().map_err(poisoned)?.insert(
-                            d.device,
-                            argv,
-                            &kept,
-                            d.clone(),
-                        );
+                        // (the memo keeps the arguments' launch facts, not the tensors)
+                        self.memo
+                            .lock()
+                            .map_err(poisoned)?
+                            .insert(d.device, argv, d.clone());
                     }
                     d
                 }
@@ -294,7 +299,7 @@ impl KernelLauncher {
             for (o, (a, s)) in objs.iter().zip(argv.iter().zip(scalars)) {
                 out.push(match (a, s) {
                     (Arg::Int(_), Some(v @ Value::Float(_))) => value_py(py, *v)?,
-                    _ => o.clone(),
+                    _ => Bound::clone(o),
                 });
             }
             PyTuple::new(py, out)?.unbind()

@@ -382,12 +382,15 @@ impl PendingLaunch {
             return Ok(());
         }
         let l = self.launcher.get();
-        let entry = match decided.entry.get() {
-            Some(e) => e.clone(),
+        // (borrowed from the decision, which the op holds: no reference count per launch)
+        let found;
+        let entry: &KernelEntry = match decided.entry.get() {
+            Some(e) => e,
             None => {
                 let e = l.kernel_for(py, self)?;
                 let _ = decided.entry.set(e.clone());
-                e
+                found = e;
+                &found
             }
         };
         let rt = l.runtime.get();

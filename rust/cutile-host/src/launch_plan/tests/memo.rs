@@ -100,8 +100,7 @@ proptest! {
         }
         let mut memo = LaunchMemo::default();
         if let Ok(d) = &decided {
-            let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
-            memo.insert(0, &first, &handles, Arc::new(d.clone()));
+            memo.insert(0, &first, Arc::new(d.clone()));
         }
         let hit = memo.get(0, &second).map(|d| Ok((**d).clone()));
         match hit {
@@ -149,8 +148,7 @@ proptest! {
         let first = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(s)];
         let second = [Arg::Handle(&z2), Arg::Handle(&x2), Arg::Float(t)];
         let mut memo = LaunchMemo::default();
-        memo.insert(0, &first, &[Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None],
-                    Arc::new(()));
+        memo.insert(0, &first, Arc::new(()));
         if memo.get(0, &second).is_some() {
             prop_assert_eq!(decide(&plan, &first), decide(&plan, &second));
         }
@@ -165,8 +163,7 @@ fn one_remembered_launch() -> (TensorDesc, TensorDesc, LaunchMemo<Decided>, Deci
     let args = [Arg::Handle(&z), Arg::Handle(&x), Arg::Float(8.0)];
     let d = decide(&memo_plan(), &args).unwrap();
     let mut memo = LaunchMemo::default();
-    let handles = [Some(Arc::new(z.clone())), Some(Arc::new(x.clone())), None];
-    memo.insert(0, &args, &handles, Arc::new(d.clone()));
+    memo.insert(0, &args, Arc::new(d.clone()));
     (z, x, memo, d)
 }
 
@@ -193,11 +190,11 @@ fn the_memo_misses_on_any_other_fact_or_value() {
     }
     // a call with an argument the launcher cannot read is never remembered
     let mut empty: LaunchMemo<u8> = LaunchMemo::default();
-    empty.insert(0, &[Arg::Other], &[None], Arc::new(0));
+    empty.insert(0, &[Arg::Other], Arc::new(0));
     assert!(empty.is_empty());
     // a full memo replaces its oldest entry
     for v in 0..=LaunchMemo::<u8>::CAPACITY {
-        empty.insert(0, &[Arg::Int(v as i64)], &[None], Arc::new(v as u8));
+        empty.insert(0, &[Arg::Int(v as i64)], Arc::new(v as u8));
     }
     assert_eq!(empty.len(), LaunchMemo::<u8>::CAPACITY);
     assert!(empty.get(0, &[Arg::Int(0)]).is_none());
@@ -227,7 +224,7 @@ fn the_memo_misses_on_another_device() {
         .is_none());
     // a launch without tensors runs on the current device: remembered per device
     let mut scalars: LaunchMemo<u8> = LaunchMemo::default();
-    scalars.insert(0, &[Arg::Int(3)], &[None], Arc::new(0));
+    scalars.insert(0, &[Arg::Int(3)], Arc::new(0));
     assert_eq!(scalars.get(0, &[Arg::Int(3)]).map(|v| **v), Some(0));
     assert!(scalars.get(1, &[Arg::Int(3)]).is_none());
 }
