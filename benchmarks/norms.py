@@ -13,7 +13,7 @@ with it; a config past 1e-2 in bf16 or 1e-4 in f32 does not count as the best).
 
     python benchmarks/norms.py [--ops softmax,rmsnorm,layernorm] [--cols 1024,4096,16384,32768]
         [--dtypes bf16,f32] [--rows 4096] [--quick] [--json out.json]
-        [--variants gather,gather_shifted] [--with-best results/earlier.json]
+        [--variants gather,gather_shifted] [--with-best results/earlier.json ...]
     python benchmarks/norms.py --compile-only     # every config through tileiras, no GPU
 
 cutile configs: each case runs the example's own plan (`plan(n, dtype)`, marked `*`) and
@@ -174,6 +174,74 @@ GATHER_CONFIGS: dict[int, list[Config]] = {
 }
 for _n, _extra in GATHER_CONFIGS.items():
     CONFIGS[_n] += _extra
+
+
+def rows(bm: int, **hints: int) -> Config:
+    """The "rows" variants: BM rows a block, one after another, the next row's loads
+    issued before this row's reductions, the weights read once a block."""
+    return gathered(bm, variant="rows", **hints)
+
+
+# From the SASS (2026-12, fourth helper; no spills, tests/kernels/test_example_sass.py):
+# - `gather_w` (RMSNorm) and `gather_w_shifted` (LayerNorm): the weight (and bias) by a
+#   gather too. Their bf16 tile loads went out one 16-byte chunk at a time after the
+#   reductions (RMSNorm 1k on one warp at `occupancy` 16: 4 round trips a row after the
+#   shuffles). What decides it is the register cap more than the load: on one warp without
+#   `occupancy` (87 registers) the weight goes out with the row, gathered or not; at 16
+#   (59) it is sunk below the shuffles, gathered or not. Across warps tileiras sinks it
+#   below the block barrier at every cap tried (LayerNorm 4k, 4 warps, `occupancy` 4-8),
+#   so the one-warp and `rows` configs are the ones expected to gain at 4k and beyond.
+# - `gather_fma` (softmax): an FFMA before each exp2 instead of an FMUL and an FADD, the
+#   sum's reciprocal approximate (1k bf16, one warp: 616 instructions against 712).
+# - `rows`: one warp a block at 1k (no barrier, the next row in flight during this one's
+#   shuffles, a block's start paid once for BM rows); 2 rows a block over 16-32 warps at
+#   16k-32k (one block a multiprocessor whose loads do not stop during its reductions).
+#   One-warp blocks take `occupancy` 4 (a cap of 128 registers: the next row's 4 chunks
+#   all go out before this row's shuffles; without the hint only one of them does, and
+#   at 8-16 the cap is 64, which spills two rows); RMSNorm and LayerNorm, which hold the
+#   weights too, mostly spill at 4 (SASS_SPILLS) and run without the hint as well.
+SASS_CONFIGS: dict[int, list[Config]] = {
+    1024: [gathered(1, variant="gather_w", num_worker_warps=1),
+           gathered(2, variant="gather_w", occupancy=8),
+           gathered(1, variant="gather_w_shifted", num_worker_warps=1),
+           gathered(2, variant="gather_w_shifted", occupancy=8),
+           gathered(1, variant="gather_fma", num_worker_warps=1, occupancy=16),
+           gathered(1, variant="gather_fma", num_worker_warps=2, occupancy=16),
+           rows(4, num_worker_warps=1, occupancy=4), rows(8, num_worker_warps=1, occupancy=4),
+           rows(4, num_worker_warps=1), rows(8, num_worker_warps=1)],
+    4096: [gathered(1, variant="gather_w", occupancy=6),
+           gathered(1, variant="gather_w", num_worker_warps=1),
+           gathered(1, variant="gather_w_shifted", occupancy=4),
+           gathered(1, variant="gather_w_shifted", num_worker_warps=8, occupancy=4),
+           gathered(1, variant="gather_fma"),
+           gathered(1, variant="gather_fma", num_worker_warps=8, occupancy=8),
+           rows(2, occupancy=4), rows(4, num_worker_warps=8, occupancy=2)],
+    16384: [gathered(1, variant="gather_w", num_worker_warps=16, occupancy=2),
+            gathered(1, variant="gather_w_shifted", num_worker_warps=16, occupancy=2),
+            gathered(1, variant="gather_fma", num_worker_warps=16, occupancy=2),
+            rows(2, num_worker_warps=16, occupancy=1), rows(2, num_worker_warps=32,
+                                                            occupancy=1)],
+    32768: [gathered(1, variant="gather_w", num_worker_warps=32),
+            gathered(1, variant="gather_w_shifted", num_worker_warps=32),
+            gathered(1, variant="gather_fma", num_worker_warps=32),
+            gathered(1, variant="gather_fma", num_worker_warps=16)],
+}
+for _n, _extra in SASS_CONFIGS.items():
+    CONFIGS[_n] += _extra
+# SASS_CONFIGS entries that spill for one op and dtype (LayerNorm f32 holds the row, the
+# weight and the bias; at 32k the "rows" variants spilled for every op and are left out):
+# not timed, and tests/kernels/test_norm_variants_sass.py checks that these and only these
+# spill
+SASS_SPILLS = {("rmsnorm", "bf16", 1024, "rows BM=4 stg warps=1 occ=4"),
+               ("layernorm", "bf16", 1024, "rows BM=4 stg warps=1 occ=4"),
+               ("layernorm", "f32", 1024, "rows BM=4 stg warps=1 occ=4"),
+               ("layernorm", "bf16", 1024, "rows BM=8 stg warps=1 occ=4"),
+               ("layernorm", "f32", 1024, "rows BM=8 stg warps=1 occ=4"),
+               ("layernorm", "f32", 4096, "rows BM=2 stg occ=4"),
+               ("layernorm", "f32", 16384, "rows BM=2 stg warps=16 occ=1"),
+               ("layernorm", "bf16", 16384, "rows BM=2 stg warps=32 occ=1"),
+               ("layernorm", "f32", 16384, "rows BM=2 stg warps=32 occ=1"),
+               ("layernorm", "f32", 32768, "gather_w_shifted BM=1 stg warps=32")}
 QUICK = 3  # --quick: the plan and the first configs of each list
 
 
@@ -192,6 +260,7 @@ def configs_for(op: str, dtype: str, n: int, quick: bool, variants: set[str] | N
     it; with `variants`, only those whose variant, or kind "row" / "loop", is named)."""
     got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
     got = [c for c in got if not c.variant or (DTYPES[dtype], c.variant) in EXAMPLES[op].KERNELS]
+    got = [c for c in got if (op, dtype, n, c.label()) not in SASS_SPILLS]
     if variants is not None:
         got = [c for c in got if (c.variant or c.kind) in variants]
     if op != "rmsnorm":  # the gather variants' `tma` is for the weights: softmax has none,
@@ -507,9 +576,11 @@ def main() -> None:
                     help="assemble every config for sm_90 with tileiras and stop (no GPU)")
     ap.add_argument("--variants",
                     help="only the candidates of these kinds or variants (comma-separated: "
-                         "row, loop, shifted, gather, gather_shifted); the plan always runs")
-    ap.add_argument("--with-best", metavar="JSON",
-                    help="also run the best config of each case in this earlier --json output")
+                         "row, loop, shifted, gather, gather_shifted, gather_w, "
+                         "gather_w_shifted, gather_fma, rows); the plan always runs")
+    ap.add_argument("--with-best", metavar="JSON", action="append",
+                    help="also run the best config of each case in this earlier --json output "
+                         "(repeatable: one file per dtype)")
     ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -517,7 +588,8 @@ def main() -> None:
     cols = [int(c) for c in args.cols.split(",") if c]
     dtypes = [d for d in args.dtypes.split(",") if d]
     variants = set(args.variants.split(",")) if args.variants else None
-    previous = best_of(args.with_best) if args.with_best else None
+    previous = ({k: v for path in args.with_best for k, v in best_of(path).items()}
+                if args.with_best else None)
     cases = [(op, d, n, configs_for(op, d, n, args.quick, variants, previous))
              for op in ops for d in dtypes for n in cols]
     jobs = [(op, d, n, cfg) for op, d, n, cfgs in cases for cfg in cfgs]

@@ -42,6 +42,7 @@ from cutile.core import (
     cat,
     extract,
     f32,
+    gather,
     load_tile_like,
     maximum,
     num_tiles,
@@ -53,7 +54,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
-from row_kernels.loads import gather_rows
+from row_kernels.loads import gather_row, gather_rows, gather_vector
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
@@ -155,6 +156,73 @@ def make_layernorm_gather_shifted(dt: DType) -> cutile.EntryKernel:
     return layernorm_gather_shifted
 
 
+@cutile.device
+def shifted_stats(t, k, n, BM, BN):
+    """The row's mean minus k and 1 / sqrt(var + eps)'s argument, of d = t - k (zero past
+    the row), in one round of reductions (as `make_layernorm_shifted`); returns (d, s1,
+    var)."""
+    d = where(arange(BN)[None, :] < n, t - k, 0.0)
+    both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
+    sums = both.sum(axis=2, keepdims=True)
+    s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
+    s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
+    return d, s1, maximum(s2 - s1 * s1, 0.0)
+
+
+def make_layernorm_gather_w_shifted(dt: DType) -> cutile.EntryKernel:
+    """`layernorm_gather_shifted` with the weight and the bias read by gathers too, ahead
+    of the reductions (row_kernels/loads.py `gather_vector`): their tile loads in bf16 went
+    out one 16-byte chunk at a time, after the reductions (4k over 4 warps: 4 round trips
+    of a weight and a bias chunk each); the same arguments, TMA unused."""
+
+    @cutile.entry
+    def layernorm_gather_w_shifted(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                                   w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
+                                   BM: Const[int], BN: Const[int], TMA: Const[bool],
+                                   STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        ws = gather_vector(w, BN).astype(f32)
+        bs = gather_vector(b, BN).astype(f32)
+        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
+        t = gather_rows(x, BM, BN).astype(f32)
+        d, s1, var = shifted_stats(t, k, x.shape[1], BM, BN)
+        z.store(((d - s1) * rsqrt(var + eps) * ws + bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_gather_w_shifted
+
+
+def make_layernorm_rows(dt: DType) -> cutile.EntryKernel:
+    """BM rows a block, one after another, as examples/softmax.py `make_softmax_rows`: the
+    next row (and its first element, the shift) is loaded before this row's one round of
+    reductions, the weight and bias once a block."""
+
+    @cutile.entry
+    def layernorm_rows(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                       w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32, BM: Const[int],
+                       BN: Const[int], TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        n = x.shape[1]
+        out = z.partition_mut((1, BN))
+        first = block_id(0) * BM
+        ahead = gather_row(x, first, BN)
+        ahead_k = gather(x, (first + arange(1)[:, None], arange(1)[None, :]))
+        ws = gather_vector(w, BN).astype(f32)
+        bs = gather_vector(b, BN).astype(f32)
+        for r in range(BM - 1):
+            t = ahead.astype(f32)
+            k = ahead_k.astype(f32)
+            ahead = gather_row(x, first + r + 1, BN)
+            ahead_k = gather(x, (first + r + 1 + arange(1)[:, None], arange(1)[None, :]))
+            d, s1, var = shifted_stats(t, k, n, 1, BN)
+            out.store(((d - s1) * rsqrt(var + eps) * ws + bs).astype(dt), (r, 0),
+                      allow_tma=STORE_TMA)
+        d, s1, var = shifted_stats(ahead.astype(f32), ahead_k.astype(f32), n, 1, BN)
+        out.store(((d - s1) * rsqrt(var + eps) * ws + bs).astype(dt), (BM - 1, 0),
+                  allow_tma=STORE_TMA)
+
+    return layernorm_rows
+
+
 def make_layernorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def layernorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -202,7 +270,10 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
            (f32, "shifted"): layernorm_shifted, (bf16, "shifted"): layernorm_shifted_bf16,
            (f32, "gather"): layernorm_gather, (bf16, "gather"): layernorm_gather_bf16,
            (f32, "gather_shifted"): layernorm_gather_shifted,
-           (bf16, "gather_shifted"): layernorm_gather_shifted_bf16}
+           (bf16, "gather_shifted"): layernorm_gather_shifted_bf16,
+           (f32, "gather_w_shifted"): make_layernorm_gather_w_shifted(f32),
+           (bf16, "gather_w_shifted"): make_layernorm_gather_w_shifted(bf16),
+           (f32, "rows"): make_layernorm_rows(f32), (bf16, "rows"): make_layernorm_rows(bf16)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

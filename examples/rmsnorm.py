@@ -40,7 +40,7 @@ from cutile.core import (
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
-from row_kernels.loads import gather_rows
+from row_kernels.loads import gather_row, gather_rows, gather_vector
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
@@ -75,6 +75,52 @@ def make_rmsnorm_gather(dt: DType) -> cutile.EntryKernel:
     return rmsnorm_gather
 
 
+def make_rmsnorm_gather_w(dt: DType) -> cutile.EntryKernel:
+    """`rmsnorm_gather` with the weight read by a gather too, ahead of the reduction
+    (row_kernels/loads.py `gather_vector`): its tile load in bf16 went out one 16-byte
+    chunk at a time, after the reduction (one warp at 1k: 4 round trips a row); the same
+    arguments, TMA unused."""
+
+    @cutile.entry
+    def rmsnorm_gather_w(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                         w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
+                         TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        ws = gather_vector(w, BN).astype(f32)
+        t = gather_rows(x, BM, BN).astype(f32)
+        inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
+        z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
+
+    return rmsnorm_gather_w
+
+
+def make_rmsnorm_rows(dt: DType) -> cutile.EntryKernel:
+    """BM rows a block, one after another, as examples/softmax.py `make_softmax_rows`: the
+    next row's loads go out before this row's reduction, the weight is read once a block,
+    and a block's start is paid once for BM rows."""
+
+    @cutile.entry
+    def rmsnorm_rows(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                     w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
+                     TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        out = z.partition_mut((1, BN))
+        first = block_id(0) * BM
+        ahead = gather_row(x, first, BN)
+        ws = gather_vector(w, BN).astype(f32)
+        scale = 1.0 / x.shape[1]
+        for r in range(BM - 1):
+            t = ahead.astype(f32)
+            ahead = gather_row(x, first + r + 1, BN)
+            inv = rsqrt((t * t).sum(axis=1, keepdims=True) * scale + eps)
+            out.store((t * inv * ws).astype(dt), (r, 0), allow_tma=STORE_TMA)
+        t = ahead.astype(f32)
+        inv = rsqrt((t * t).sum(axis=1, keepdims=True) * scale + eps)
+        out.store((t * inv * ws).astype(dt), (BM - 1, 0), allow_tma=STORE_TMA)
+
+    return rmsnorm_rows
+
+
 def make_rmsnorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -101,9 +147,15 @@ rmsnorm_looped = make_rmsnorm_looped(f32)
 rmsnorm_looped_bf16 = make_rmsnorm_looped(bf16)
 rmsnorm_gather = make_rmsnorm_gather(f32)
 rmsnorm_gather_bf16 = make_rmsnorm_gather(bf16)
+rmsnorm_gather_w = make_rmsnorm_gather_w(f32)
+rmsnorm_gather_w_bf16 = make_rmsnorm_gather_w(bf16)
+rmsnorm_rows = make_rmsnorm_rows(f32)
+rmsnorm_rows_bf16 = make_rmsnorm_rows(bf16)
 KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16,
-           (f32, "gather"): rmsnorm_gather, (bf16, "gather"): rmsnorm_gather_bf16}
+           (f32, "gather"): rmsnorm_gather, (bf16, "gather"): rmsnorm_gather_bf16,
+           (f32, "gather_w"): rmsnorm_gather_w, (bf16, "gather_w"): rmsnorm_gather_w_bf16,
+           (f32, "rows"): rmsnorm_rows, (bf16, "rows"): rmsnorm_rows_bf16}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

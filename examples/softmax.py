@@ -43,16 +43,18 @@ from cutile.core import (
     block_id,
     exp2,
     f32,
+    fma,
     full,
     load_tile_like,
     maximum,
     num_tiles,
+    truediv,
     zeros,
 )
 from cutile.dtypes import DType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
-from row_kernels.loads import gather_rows_neg_inf
+from row_kernels.loads import gather_row_neg_inf, gather_rows_neg_inf
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
@@ -88,6 +90,55 @@ def make_softmax_gather(dt: DType) -> cutile.EntryKernel:
     return softmax_gather
 
 
+@cutile.device
+def normalized(row):
+    """exp(row - max) / sum in f32 with one fused multiply-add before each exp2 (the max
+    taken of the unscaled row: exp2(x * log2(e) - max * log2(e))) and the sum's reciprocal
+    by the GPU's fast division, once per row."""
+    m = row.max(axis=1, keepdims=True) * LOG2E
+    e = exp2(fma(row, LOG2E, -m), flush_to_zero=True)
+    return e * truediv(1.0, e.sum(axis=1, keepdims=True), rounding="approx")
+
+
+def make_softmax_gather_fma(dt: DType) -> cutile.EntryKernel:
+    """`softmax_gather` with `normalized`: per element an FFMA where the kernel above has
+    an FMUL (x * log2(e), at the load) and an FADD (minus the max)."""
+
+    @cutile.entry
+    def softmax_gather_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                           BM: Const[int], BN: Const[int], TMA: Const[bool],
+                           STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        z.store(normalized(gather_rows_neg_inf(x, BM, BN).astype(f32)).astype(dt),
+                allow_tma=STORE_TMA)
+
+    return softmax_gather_fma
+
+
+def make_softmax_rows(dt: DType) -> cutile.EntryKernel:
+    """BM rows a block, one after another, the next row's loads issued before this row's
+    reductions (its raw elements carried to the next step): a block pays its start (the
+    index arithmetic, the shape check) once for BM rows, and its memory traffic does not
+    stop while a row is reduced. Written through a (1, BN) sub-partition of the block's
+    own tile; the last row is peeled off so that no row past the block's is asked for."""
+
+    @cutile.entry
+    def softmax_rows(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                     BM: Const[int], BN: Const[int], TMA: Const[bool],
+                     STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        out = z.partition_mut((1, BN))
+        first = block_id(0) * BM
+        ahead = gather_row_neg_inf(x, first, BN)
+        for r in range(BM - 1):
+            row = ahead.astype(f32)
+            ahead = gather_row_neg_inf(x, first + r + 1, BN)
+            out.store(normalized(row).astype(dt), (r, 0), allow_tma=STORE_TMA)
+        out.store(normalized(ahead.astype(f32)).astype(dt), (BM - 1, 0), allow_tma=STORE_TMA)
+
+    return softmax_rows
+
+
 def make_softmax_looped(dt: DType) -> cutile.EntryKernel:
     """Whole rows per block, read in (BM, BK) column tiles: one pass for the max and the sum,
     one to write."""
@@ -118,9 +169,15 @@ softmax_looped = make_softmax_looped(f32)
 softmax_looped_bf16 = make_softmax_looped(bf16)
 softmax_gather = make_softmax_gather(f32)
 softmax_gather_bf16 = make_softmax_gather(bf16)
+softmax_gather_fma = make_softmax_gather_fma(f32)
+softmax_gather_fma_bf16 = make_softmax_gather_fma(bf16)
+softmax_rows = make_softmax_rows(f32)
+softmax_rows_bf16 = make_softmax_rows(bf16)
 KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
            (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16,
-           (f32, "gather"): softmax_gather, (bf16, "gather"): softmax_gather_bf16}
+           (f32, "gather"): softmax_gather, (bf16, "gather"): softmax_gather_bf16,
+           (f32, "gather_fma"): softmax_gather_fma, (bf16, "gather_fma"): softmax_gather_fma_bf16,
+           (f32, "rows"): softmax_rows, (bf16, "rows"): softmax_rows_bf16}
 
 
 # One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:

@@ -29,3 +29,26 @@ def gather_rows_neg_inf(x, BM, BN):
     return gather(x, (block_id(0) * BM + arange(BM)[:, None], arange(BN)[None, :]),
                   padding="neg_inf")
 
+
+
+@cutile.device
+def gather_vector(w, BN):
+    """The (1, BN) tile of a weight vector, zero past its end, by a `gather`: in bf16 the
+    padded `w.load_tile((BN,), (0,))` is the same chunk-by-chunk load as the row's (and
+    tileiras placed it after the row's reductions: 4 round trips at 4k over 4 warps, once
+    the reductions were done); the gather's loads go out together, wherever it is placed."""
+    return gather(w, arange(BN))[None, :]
+
+
+@cutile.device
+def gather_row(x, i, BN):
+    """Row `i` of x as a (1, BN) tile, zero past its end; a row `i` outside x (the one
+    after a block's last, which the "rows" variants ask for ahead) is all padding, without
+    a memory access."""
+    return gather(x, (i + arange(1)[:, None], arange(BN)[None, :]))
+
+
+@cutile.device
+def gather_row_neg_inf(x, i, BN):
+    """As `gather_row`, -inf past the row's end."""
+    return gather(x, (i + arange(1)[:, None], arange(BN)[None, :]), padding="neg_inf")

@@ -101,7 +101,20 @@ GATHERED = [("softmax", "gather", 37, 1000, 4, False), ("softmax", "gather", 5, 
             ("rmsnorm", "gather", 3, 12007, 1, False),
             ("layernorm", "gather", 37, 1000, 4, False), ("layernorm", "gather", 9, 3000, 1, True),
             ("layernorm", "gather_shifted", 11, 1000, 2, False),
-            ("layernorm", "gather_shifted", 2, 30000, 1, False)]
+            ("layernorm", "gather_shifted", 2, 30000, 1, False),
+            # the SASS round's variants (benchmarks/norms.py SASS_CONFIGS): the weights by
+            # gathers, softmax's FFMA before exp2, and BM rows a block one after another
+            # (a row count that leaves the last block short: rows past M are padding)
+            ("rmsnorm", "gather_w", 37, 1000, 2, False),
+            ("rmsnorm", "gather_w", 3, 12007, 1, False),
+            ("layernorm", "gather_w_shifted", 11, 1000, 2, False),
+            ("layernorm", "gather_w_shifted", 5, 3001, 1, False),
+            ("softmax", "gather_fma", 37, 1000, 4, False),
+            ("softmax", "gather_fma", 5, 3001, 1, False),
+            ("softmax", "rows", 37, 1000, 4, False), ("softmax", "rows", 9, 3000, 2, False),
+            ("softmax", "rows", 70, 100, 16, False),
+            ("rmsnorm", "rows", 37, 1000, 8, False), ("rmsnorm", "rows", 5, 3001, 2, False),
+            ("layernorm", "rows", 37, 1000, 4, False), ("layernorm", "rows", 3, 12000, 2, False)]
 
 
 @pytest.mark.parametrize(("op", "variant", "m", "n", "bm", "tma"), GATHERED)
