@@ -283,12 +283,12 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
 # and tileiras issues their loads ahead of the two reductions where the registers allow.
 # benchmarks/norms.py times them against the alternatives.
 ROW_PLANS: dict[tuple[int, int], RowPlan] = {
-    (1024, 2): (8, False, False, {"occupancy": 4}),
-    (1024, 4): (2, False, False, {"occupancy": 8}, "gather_shifted"),  # x1.09
+    (1024, 2): (1, False, False, {"num_worker_warps": 1}, "gather_w_shifted"),
+    (1024, 4): (4, False, False, {"num_worker_warps": 1}, "rows"),
     (4096, 2): (1, False, False, {"occupancy": 8}, "gather_shifted"),  # x1.24
     (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
     (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_shifted"),
-    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "shifted"),
+    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_w_shifted"),
     (32768, 2): (1, False, False, {"num_worker_warps": 32}, "gather_shifted"),
     (32768, 4): (1, False, False, {"num_worker_warps": 16}, "shifted"),
 }

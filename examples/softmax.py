@@ -193,14 +193,14 @@ KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
 # entry they replaced, 2026-12-01) read the rows with a gather: tileiras then issues every
 # 16-byte load of a bf16 row before converting any (examples/row_kernels/loads.py).
 ROW_PLANS: dict[tuple[int, int], RowPlan] = {
-    (1024, 2): (1, False, False, {"num_worker_warps": 1, "occupancy": 16}, "gather"),  # x1.05
-    (1024, 4): (1, False, False, {"num_worker_warps": 2, "occupancy": 16}, "gather"),  # x1.08
+    (1024, 2): (1, False, False, {"num_worker_warps": 1, "occupancy": 16}, "gather_fma"),
+    (1024, 4): (1, False, False, {"num_worker_warps": 1, "occupancy": 16}, "gather_fma"),
     (4096, 2): (1, False, False, {}, "gather"),  # x1.07
-    (4096, 4): (1, True, False, {"occupancy": 4}),
-    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather"),  # x1.05
-    (16384, 4): (1, False, True, {"num_worker_warps": 16, "occupancy": 2}),
+    (4096, 4): (1, False, False, {}, "gather_fma"),
+    (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_fma"),
+    (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_fma"),
     (32768, 2): (1, False, False, {"num_worker_warps": 32}, "gather"),  # x1.17
-    (32768, 4): (1, True, False, {"num_worker_warps": 16}),
+    (32768, 4): (1, False, False, {"num_worker_warps": 32}, "gather_fma"),
 }
 MAX_ROW = 32768  # longer rows take the looped kernel
 
