@@ -90,7 +90,7 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     eng._run(da.attn_decode_q, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
-             TMA=p.small_tma, KV_TMA=p.kv_tma, PAIRS=p.attn_pairs)
+             TMA=p.small_tma, KV_TMA=p.kv_tma)
     if p.attn_fused:             # the output projection combines the shares itself
         return
     dc = p.combine_chunk

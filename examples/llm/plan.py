@@ -175,9 +175,6 @@ class Plan:
     small_warps: int | None = 1      # "heads"/"fused": tileiras' worker warps for the
                                      # kernels without MMA (1: no barrier, shuffles only)
     combine_o_tma: bool = True   # "heads"/"fused": the combine's share outputs through TMA
-    attn_pairs: bool = False     # "heads": decode attention requests two key tiles a round
-                                 # (`attend_cache_pairs`: half the round trips of a long
-                                 # share)
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -210,8 +207,6 @@ SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads_ns16": {"attn_path": "heads", **_FAST, "attn_splits": 16},
     "heads_ns8": {"attn_path": "heads", **_FAST, "attn_splits": 8},
     "heads_bs32": {"attn_path": "heads", **_FAST, "attn_bs": 32},
-    "heads_pairs": {"attn_path": "heads", **_FAST, "attn_pairs": True},
-    "heads_pairs_ns16": {"attn_path": "heads", **_FAST, "attn_pairs": True, "attn_splits": 16},
     "fused": {"attn_path": "fused", **_FAST},
     "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
     "fused_w4": {"attn_path": "fused", **_W4},

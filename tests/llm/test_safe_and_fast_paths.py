@@ -175,8 +175,7 @@ def test_latency_kernels_assemble_without_spills() -> None:
     text = sass(qkv_heads.qkv_heads, R=2048 // g, TMA=False, **heads)
     assert "LDG.E.128" in text and "UTMALDG" not in text and not spills(text)
     attn = dict(GD=g * d, G=g, D=d, BS=plan.attn_bs, M=16, NS=plan.attn_splits)
-    for kernel, extra in ((decode_attention.attn_decode_q, {"PAIRS": plan.attn_pairs}),
-                          (decode_attention.attn_decode_q, {"PAIRS": not plan.attn_pairs}),
+    for kernel, extra in ((decode_attention.attn_decode_q, {}),
                           (decode_attention.attn_decode_qkv,
                            dict(D2=2 * d, H=cfg.hidden_size, NH=cfg.num_heads,
                                 NKV=cfg.num_kv_heads, SB=sb))):

@@ -155,20 +155,14 @@ def attention_reference(q: np.ndarray, keys: np.ndarray, values: np.ndarray, sca
     return p @ values.astype(np.float64) / p.sum()
 
 
-@pytest.mark.parametrize(("pos", "dc", "tma", "kv_tma", "ns", "pairs"),
-                         [(0, 32, False, True, 8, False), (20, 16, False, False, 8, False),
-                          (63, 16, True, True, 8, False), (41, 32, False, True, 8, False),
-                          (0, 32, False, True, 2, True), (20, 32, False, True, 2, True),
-                          (63, 16, False, True, 2, True), (41, 16, True, True, 4, True),
-                          (44, 16, False, False, 2, True)])
+@pytest.mark.parametrize(("pos", "dc", "tma", "kv_tma"),
+                         [(0, 32, False, True), (20, 16, False, False), (63, 16, True, True),
+                          (41, 32, False, True)])
 def test_decode_attention_with_q_from_the_buffer(rng: np.random.Generator, pos: int, dc: int,
-                                                 tma: bool, kv_tma: bool, ns: int,
-                                                 pairs: bool) -> None:
+                                                 tma: bool, kv_tma: bool) -> None:
     """attn_decode_q and attn_combine_heads (the combine's grid over (kv heads, chunks)),
-    with empty shares (8 shares of 8-key tiles over up to 64 keys), and two key tiles a
-    round (`PAIRS`; 2 or 4 shares: 4 or 2 tiles each, a second tile of a round past the
-    length, or both)."""
-    kv, g, d, cap, bs = 2, 4, 32, 64, 8
+    with empty shares (8 shares of 8-key tiles over up to 64 keys)."""
+    kv, g, d, cap, ns, bs = 2, 4, 32, 64, 8, 8
     kc = rng.standard_normal((kv, cap, d)).astype(BF16)
     vc = rng.standard_normal((kv, cap, d)).astype(BF16)
     q = rng.standard_normal((kv * g, d)).astype(np.float32)
@@ -179,7 +173,7 @@ def test_decode_attention_with_q_from_the_buffer(rng: np.random.Generator, pos: 
     o, m, sums, *_ = da.attn_decode_q(
         o, m, sums, api.from_numpy(q), api.from_numpy(kc), api.from_numpy(vc),
         api.from_numpy(np.array([pos], np.int32)), scale, D=d, BS=bs, M=16, NS=ns, TMA=tma,
-        KV_TMA=kv_tma, PAIRS=pairs).sync()
+        KV_TMA=kv_tma).sync()
     per = g * d // dc
     out = api.full([kv, per, dc], np.nan, bf16).partition([1, 1, dc])
     out, *_ = da.attn_combine_heads(out, o.unpartition(), m.unpartition(), sums.unpartition(),

@@ -97,50 +97,6 @@ def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
     return m_i, l_i, acc
 
 
-@cutile.device
-def attend_tile(q_hi, q_lo, kt, vs, t, n, BS, M, m_i, l_i, acc):
-    """One key tile t (kt, vs: [BS, D]) of `attend_cache`'s online softmax: keys past n
-    masked out."""
-    kt = kt.transpose()
-    sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
-    keys = t * BS + arange(BS, i32)
-    sc = where(keys[None, :] < n, sc, -math.inf)
-    m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-    alpha = exp2(m_i - m_new)
-    p = exp2(sc - m_new)
-    l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-    p_hi, p_lo = split_bf16(p)
-    return m_new, l_i, mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
-
-
-@cutile.device
-def attend_cache_pairs(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
-    """`attend_cache` two tiles a round: block s's tiles t0 = s + 2 i NS and t1 = t0 + NS
-    (the same tiles, in the same order); when both lie below n, both tiles' keys and values
-    are requested before the first is multiplied, so a long share (8k keys: 4 tiles a
-    block) waits for half as many round trips. A second tile past n is not loaded."""
-    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
-    m_i = full((M, 1), -math.inf, f32)
-    l_i = zeros((M, 1), f32)
-    acc = zeros((M, D), f32)
-    for i in range(cdiv(cap, 2 * NS)):
-        t0 = 2 * i * NS + s
-        t1 = t0 + NS
-        if t0 * BS < n:
-            j0 = max(min(t0, cap - 1), 0)              # == t0 here (t0 * BS < n <= extent)
-            k0 = kc.load_tile((1, BS, D), (kvh, j0, 0), allow_tma=KV_TMA).reshape((BS, D))
-            v0 = vc.load_tile((1, BS, D), (kvh, j0, 0), allow_tma=KV_TMA).reshape((BS, D))
-            if t1 * BS < n:
-                j1 = max(min(t1, cap - 1), 0)
-                k1 = kc.load_tile((1, BS, D), (kvh, j1, 0), allow_tma=KV_TMA).reshape((BS, D))
-                v1 = vc.load_tile((1, BS, D), (kvh, j1, 0), allow_tma=KV_TMA).reshape((BS, D))
-                m_i, l_i, acc = attend_tile(q_hi, q_lo, k0, v0, t0, n, BS, M, m_i, l_i, acc)
-                m_i, l_i, acc = attend_tile(q_hi, q_lo, k1, v1, t1, n, BS, M, m_i, l_i, acc)
-            else:
-                m_i, l_i, acc = attend_tile(q_hi, q_lo, k0, v0, t0, n, BS, M, m_i, l_i, acc)
-    return m_i, l_i, acc
-
-
 # Two CTAs per SM: tileiras then fits a block in 128 registers without spilling (43 KB of
 # shared memory each), and `plan.attn_splits` sizes the grid to two blocks per SM.
 DECODE_OCCUPANCY = 2

@@ -54,14 +54,7 @@ from cutile.core import (
     where,
 )
 
-from .attention import (
-    DECODE_OCCUPANCY,
-    LOG2E,
-    attend_cache,
-    attend_cache_pairs,
-    repeat_rows,
-    split_bf16,
-)
+from .attention import DECODE_OCCUPANCY, LOG2E, attend_cache, repeat_rows, split_bf16
 from .qkv import head_norm, rope
 from .qkv_heads import load_head_sums
 
@@ -72,17 +65,13 @@ def attn_decode_q(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 
                   kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
                   pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
                   D: Const[int], BS: Const[int], M: Const[int], NS: Const[int],
-                  TMA: Const[bool], KV_TMA: Const[bool], PAIRS: Const[bool]):
+                  TMA: Const[bool], KV_TMA: Const[bool]):
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,), allow_tma=TMA).item() + 1       # keys 0..pos
     qs = q.load_tile((G, D), (kvh, 0), allow_tma=TMA) * (scale * LOG2E)
     q_hi, q_lo = split_bf16(repeat_rows(qs, M, G, D))
-    if PAIRS:                        # two key tiles requested a round (`Plan.attn_pairs`)
-        m_i, l_i, acc = attend_cache_pairs(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS,
-                                           KV_TMA)
-    else:
-        m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA)
+    m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA)
     o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
     m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
     l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
