@@ -3,7 +3,13 @@ result: cutile's `examples/fp8_gemm.py` persistent kernel against `torch._scaled
 (cuBLASLt) with the same row/column scales, and with one scale per tensor, one process,
 random inputs; every result checked against float64 on 256 rows of the dequantized inputs.
 
-    python benchmarks/fp8_gemm.py [--n 8192] [--json out.json]
+    python benchmarks/fp8_gemm.py [--n 8192] [--json out.json] [--focus]
+
+`--focus` times only the accumulation candidates (FOCUS) next to the current best; the
+peers then include `use_fast_accum=True`, the fair match for the "fast" candidates (their
+whole K sum stays in the tensor cores' reduced-precision accumulator, as cuBLASLt's fast
+accumulation does), while the default `use_fast_accum=False` matches "f32" (an f32 add per
+k-step, as cutile's default `mma` of f8 tiles) and, near enough, "promote".
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from timing import time_launch, time_on_stream
 # f32 sum they are added to each k-step) and spills (STL/LDL in the k-loop). A 2-CTA
 # cluster is one persistent block: the grid gets SMs / 2 of them, all resident at once.
 NWW8 = {"num_worker_warps": 8}
-CONFIGS: dict[str, tuple[int, int, int, dict[str, int], int | None]] = {
+Config = tuple[int, int, int, dict[str, int], int | None]
+CONFIGS: dict[str, Config] = {
     "128x128x128 nww8": (128, 128, 128, NWW8, None),
     "128x256x128 ctas2 nww8": (128, 256, 128, {"num_ctas": 2, **NWW8}, None),
     "128x256x128 ctas2 nww8 lat6": (128, 256, 128, {"num_ctas": 2, **NWW8}, 6),
@@ -34,9 +41,34 @@ CONFIGS: dict[str, tuple[int, int, int, dict[str, int], int | None]] = {
     "128x128x128": (128, 128, 128, {}, None),
     "128x256x128 ctas2": (128, 256, 128, {"num_ctas": 2}, None),
 }
+BEST = "128x128x128 nww8"
+
+# Where the K sum is kept (examples/fp8_gemm.py `make_fp8_gemm_persistent(accumulate=...)`),
+# as name -> (accumulate, promote, config). The SASS of each (sm_90, tileiras 13.5; checked by
+# tests/kernels/test_fp8_accumulate.py): "f32" (the current best) issues 4 QGMMA.64x128x32
+# per warpgroup and k-step into a zeroed tile, waits for all of them (DEPBAR gsb0 0x0) and
+# adds 64 FADDs; "fast" 128x256 / 256x128 with two warpgroups (and 128x128 with one, 255
+# registers) keep the sum in place: 8 QGMMAs a k-step (4 of 64x256), no FADD, and a wait
+# for the previous k-step only (gsb0 0x1), so MMAs of consecutive k-steps overlap. "fast"
+# 128x128 with two warpgroups overlaps one tile's epilogue with the next tile's mainloop but
+# waits after every QGMMA; "promote" adds in f32 every 2 or 4 k-steps (128x128 tiles only:
+# at 128x256 / 256x128 the second accumulator spills) and also waits after every QGMMA.
+FOCUS: dict[str, tuple[str, int, Config]] = {
+    "f32 128x128x128 nww8 (best)": ("f32", 1, CONFIGS[BEST]),
+    "fast 128x256x128 nww8": ("fast", 1, (128, 256, 128, NWW8, None)),
+    "fast 256x128x128 nww8": ("fast", 1, (256, 128, 128, NWW8, None)),
+    "fast 128x256x64 nww8": ("fast", 1, (128, 256, 64, NWW8, None)),
+    "fast 256x128x64 nww8": ("fast", 1, (256, 128, 64, NWW8, None)),
+    "fast 128x256x128 ctas2 nww8": ("fast", 1, (128, 256, 128, {"num_ctas": 2, **NWW8}, None)),
+    "fast 128x128x128 (1 warpgroup)": ("fast", 1, (128, 128, 128, {}, None)),
+    "fast 128x128x128 nww8": ("fast", 1, (128, 128, 128, NWW8, None)),
+    "promote2 128x128x128 nww8": ("promote", 2, (128, 128, 128, NWW8, None)),
+    "promote4 128x128x128 nww8": ("promote", 4, (128, 128, 128, NWW8, None)),
+    "promote1 128x128x256 nww8": ("promote", 1, (128, 128, 256, NWW8, None)),
+}
 
 
-def bench(n: int) -> dict[str, Any]:
+def bench(n: int, focus: bool = False) -> dict[str, Any]:
     import torch
 
     from cutile import api
@@ -63,12 +95,19 @@ def bench(n: int) -> dict[str, Any]:
             a, bt.t(), scale_a=sa[:1, :1].reshape(()), scale_b=sb[:1, :1].reshape(()),
             out_dtype=torch.bfloat16),
     }
+    if focus:  # the peer of the "fast" candidates: cuBLASLt's own fast accumulation
+        peers["torch_scaled_mm_rowwise_fast_accum"] = lambda: torch._scaled_mm(
+            a, bt.t(), scale_a=sa, scale_b=sb.t(), out_dtype=torch.bfloat16,
+            use_fast_accum=True)
+        peers["torch_scaled_mm_tensorwise_fast_accum"] = lambda: torch._scaled_mm(
+            a, bt.t(), scale_a=sa[:1, :1].reshape(()), scale_b=sb[:1, :1].reshape(()),
+            out_dtype=torch.bfloat16, use_fast_accum=True)
     for name, call in peers.items():
         try:
             c = call()
             t = time_on_stream(call, s, reps=10, trials=7)
             entry: dict[str, Any] = {"tflops": flops / t / 1e12}
-            if name.endswith("rowwise"):
+            if "rowwise" in name:
                 entry["rel_err"] = err_of(c)
             out[name] = entry
         except Exception as exc:  # reported, not fatal
@@ -83,8 +122,9 @@ def bench(n: int) -> dict[str, Any]:
     x, w = to_ct(a, f8e4m3fn), to_ct(bt, f8e4m3fn)
     xs, ws = to_ct(sa.reshape(-1), f32), to_ct(sb.reshape(-1), f32)  # the kernel's vectors
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for name, (bm, bn, bk, hints, lat) in CONFIGS.items():
-        kernel = ex.make_fp8_gemm_persistent(lat).with_hints(**hints)
+    runs = FOCUS if focus else {k: ("f32", 1, v) for k, v in CONFIGS.items()}
+    for name, (accumulate, promote, (bm, bn, bk, hints, lat)) in runs.items():
+        kernel = ex.make_fp8_gemm_persistent(lat, accumulate, promote).with_hints(**hints)
         blocks = sms * hints.get("occupancy", 1) // hints.get("num_ctas", 1)
         try:
             z = api.empty([n, n], bf16).partition([bm, bn]).persistent(blocks)
@@ -107,23 +147,34 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--json")
+    ap.add_argument("--focus", action="store_true",
+                    help="only the accumulation candidates, the current best and the peers")
     args = ap.parse_args()
-    r = bench(args.n)
+    r = bench(args.n, args.focus)
     if args.json:
         Path(args.json).write_text(json.dumps(r, indent=2))
     print(f"\nFP8 GEMM {args.n}^3 e4m3, row/column scales, bf16 out: TFLOP/s (rel err)")
-    for name in ("torch_scaled_mm_rowwise", "torch_scaled_mm_tensorwise"):
+    for name in [k for k in r if k.startswith("torch_")]:
         v = r[name]
-        print(f"  {name:<30} " + (f"{v['tflops']:8.1f}" if "tflops" in v else v["error"]))
+        err = f"  ({v['rel_err']:.1e})" if "rel_err" in v else ""
+        print(f"  {name:<38} " + (f"{v['tflops']:8.1f}{err}" if "tflops" in v else v["error"]))
     peer = r["torch_scaled_mm_rowwise"].get("tflops", float("nan"))
+    fast_peer = r.get("torch_scaled_mm_rowwise_fast_accum", {}).get("tflops")
+
+    def fast_ratio(t: float) -> str:
+        return f"  / rowwise fast_accum {t / fast_peer:.3f}" if fast_peer else ""
+
     for name, v in r["cutile"].items():
         if "tflops" in v:
-            print(f"  cutile {name:<23} {v['tflops']:8.1f}  / rowwise {v['tflops'] / peer:.3f}"
-                  f"  ({v['rel_err']:.1e})")
+            print(f"  cutile {name:<31} {v['tflops']:8.1f}  / rowwise {v['tflops'] / peer:.3f}"
+                  f"{fast_ratio(v['tflops'])}  ({v['rel_err']:.1e})")
         else:
-            print(f"  cutile {name:<23} {v['error']}")
+            print(f"  cutile {name:<31} {v['error']}")
     best = max((v["tflops"] for v in r["cutile"].values() if "tflops" in v), default=0.0)
     print(f"  best cutile / torch._scaled_mm (rowwise): {best / peer:.3f}")
+    if fast_peer:
+        print(f"  best cutile / torch._scaled_mm (rowwise, use_fast_accum=True): "
+              f"{best / fast_peer:.3f}")
 
 
 if __name__ == "__main__":

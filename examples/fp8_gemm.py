@@ -57,12 +57,30 @@ def fp8_gemm(z: Mut[Tensor[f32, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
     z.store(acc * rows * cols)
 
 
-def make_fp8_gemm_persistent(latency: int | None = None) -> cutile.EntryKernel:
+ACCUMULATE = ("f32", "fast", "promote")
+
+
+def make_fp8_gemm_persistent(latency: int | None = None, accumulate: str = "f32",
+                             promote: int = 2) -> cutile.EntryKernel:
     """The same product with a bf16 result (what `torch._scaled_mm` returns) on a
     persistent grid: each block walks output tiles in groups of G tile rows, so the tiles
     running at once share rows of A and columns of B in L2. `latency` is the A and B loads'
     hint: how many k-steps tileiras buffers ahead of the MMAs follows from it (None: its
-    own choice, five stages for 128x128x128 tiles on sm_90 but two for 2-CTA tiles)."""
+    own choice, five stages for 128x128x128 tiles on sm_90 but two for 2-CTA tiles).
+
+    `accumulate` says where the K sum is kept. Hopper's f8 MMA adds with fewer bits than f32:
+    - "f32": each k-step's product goes into a zeroed tile that is added to the f32
+      accumulator (tileiras does this for an f8 `mma`; the MMAs wait for the adds);
+    - "fast": the whole sum stays on the tensor cores (`mma(..., fast_acc=True)`, as
+      `torch._scaled_mm(use_fast_accum=True)`): no adds, the next k-step's MMAs overlap;
+    - "promote": `promote` k-steps on the tensor cores, then one f32 add (a two-level
+      accumulator: the adds and their wait 1/promote as often as "f32"); K must be a
+      whole number of groups of `promote` k-tiles (the launch refuses others, CT6200)."""
+    if accumulate not in ACCUMULATE:
+        raise ValueError(f"accumulate is one of {ACCUMULATE}, not {accumulate!r}")
+    if accumulate == "promote":
+        return _persistent_promote(latency, promote)
+    fast = accumulate == "fast"
 
     @cutile.entry
     def fp8_gemm_persistent(z: Mut[Tensor[bf16, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
@@ -74,7 +92,29 @@ def make_fp8_gemm_persistent(latency: int | None = None) -> cutile.EntryKernel:
             for k in range(num_tiles(a, 1, (BM, BK))):
                 x = a.load_tile((BM, BK), (idx[0], k), latency=latency)
                 w = bt.load_tile((BN, BK), (idx[1], k), latency=latency)
-                acc = mma(x, w.T, acc)
+                acc = mma(x, w.T, acc, fast_acc=fast)
+            rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
+            cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
+            z.store((acc * rows * cols).astype(bf16), index=idx)
+
+    return fp8_gemm_persistent
+
+
+def _persistent_promote(latency: int | None, promote: int) -> cutile.EntryKernel:
+    @cutile.entry
+    def fp8_gemm_persistent(z: Mut[Tensor[bf16, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
+                            bt: Tensor[f8e4m3fn, [-1, -1]], sa: Tensor[f32, [-1]],
+                            sb: Tensor[f32, [-1]], BM: Const[int], BN: Const[int],
+                            BK: Const[int], G: Const[int]):
+        for idx in z.iter_indices(group=G):
+            acc = zeros((BM, BN), f32)
+            for kk in range(num_tiles(a, 1, (BM, BK * promote))):
+                part = zeros((BM, BN), f32)
+                for j in range(promote):
+                    x = a.load_tile((BM, BK), (idx[0], kk * promote + j), latency=latency)
+                    w = bt.load_tile((BN, BK), (idx[1], kk * promote + j), latency=latency)
+                    part = mma(x, w.T, part, fast_acc=True)
+                acc = acc + part
             rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
             cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
             z.store((acc * rows * cols).astype(bf16), index=idx)

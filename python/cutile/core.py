@@ -411,10 +411,19 @@ def reduce(x: Any, axis: int | None, combiner: Any, identity: Any, keepdims: boo
 
 # ---------------------------------------------------------------------------- matrix, shape
 @_op("mma")
-def mma(a: Any, b: Any, acc: Any) -> Any:
+def mma(a: Any, b: Any, acc: Any, fast_acc: bool = False) -> Any:
     """`a @ b + acc` on the tensor cores; a: [M, K], b: [K, N], acc: [M, N]. Operands ->
     accumulator: f16 -> f16/f32; bf16, tf32, f32 (as tf32) -> f32; f64 -> f64; f8e4m3fn,
-    f8e5m2 -> f16/f32; i8, u8 (they may mix) -> i32."""
+    f8e5m2 -> f16/f32; i8, u8 (they may mix) -> i32.
+
+    `fast_acc` (f8 operands only, a compile-time bool): let the tensor cores add into
+    `acc` themselves. Hopper's f8 MMA sums with fewer bits than f32, so by default the
+    compiler multiplies into a zeroed tile and adds that to `acc` in f32 each `mma` (as
+    cuBLAS does without `use_fast_accum`); with `fast_acc=True` the whole sum stays on the
+    tensor cores: no adds, and the next MMAs need not wait for them, at the price of that
+    lower precision over the whole K (`torch._scaled_mm(..., use_fast_accum=True)`). Between
+    the two: `acc = acc + mma(x, w, zeros(...), fast_acc=True)` over a longer K tile. The
+    interpreter computes every `mma` exactly in f64."""
 
 
 @_op("matmul")

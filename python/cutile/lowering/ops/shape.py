@@ -8,7 +8,7 @@ import numpy as np
 from ... import dtypes as dt
 from ...frontend import kast as K
 from ..arith import broadcast_shapes, sign
-from ..values import LVal, TileV
+from ..values import ConstV, LVal, TileV
 from .base import Bound, OpsBase
 
 # The accumulator of `a @ b` for each operand dtype (the result converts back to it).
@@ -27,9 +27,18 @@ class ShapeOps(OpsBase):
         a = self.tile_arg(args["a"], span)
         b = self.tile_arg(args["b"], span)
         acc = self.tile_arg(args["acc"], span)
-        return self._mma(a, b, acc, span)
+        fast = args["fast_acc"]
+        if not (isinstance(fast, ConstV) and isinstance(fast.value, bool)):
+            raise self.err("CT3034", "`fast_acc` must be a compile-time bool", span,
+                           "fast_acc", help="pass True or False (or a Const[bool])")
+        if fast.value and not (a.dtype.is_float and a.dtype.bits == 8):
+            raise self.err("CT3047", f"`fast_acc` is for f8 operands, not {a.dtype.name}",
+                           span, "fast_acc", help="the other tensor-core types accumulate "
+                           "in full precision already: drop `fast_acc`")
+        return self._mma(a, b, acc, span, fast.value)
 
-    def _mma(self, a: TileV, b: TileV, acc: TileV, span: K.Span) -> TileV:
+    def _mma(self, a: TileV, b: TileV, acc: TileV, span: K.Span,
+             fast_acc: bool = False) -> TileV:
         rank = len(a.shape)
         if rank not in (2, 3) or len(b.shape) != rank or acc.shape[:-2] != a.shape[:-2]:
             raise self.err("CT3047", "mma takes [M, K] x [K, N] + [M, N] tiles (optionally "
@@ -54,7 +63,7 @@ class ShapeOps(OpsBase):
             if a.dtype == dt.f32:
                 a = self.arith.convert(a, dt.tf32)
                 b = self.arith.convert(b, dt.tf32)
-            return TileV(self.b.op("mmaf", [a.v, b.v, acc.v], [acc.type]).result)
+            return TileV(self.b.mmaf(a.v, b.v, acc.v, fast_acc=fast_acc))
         return TileV(self.b.op("mmai", [a.v, b.v, acc.v], [acc.type],
                                {"signedness_lhs": sign(a.dtype),
                                 "signedness_rhs": sign(b.dtype)}).result)
