@@ -132,6 +132,9 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
             clear = min(clear, (m * BM) // BN)
             stop = min(stop, cdiv((m + 1) * BM, BN))
         if pipelined:
+            # S_0 before the loop; each round issues S_{j+1} = Q K_{j+1}^T, then the softmax
+            # and P V of tile j; the last tile's step is a one-round loop, whose index the
+            # checker bounds (`clear - 1` alone would need a device check when causal)
             if clear > 0:
                 ks = k.load_tile((1, BN, D), (bh, 0, 0), latency=2).reshape((BN, D))
                 s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
@@ -141,8 +144,9 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
                     vs = v.load_tile((1, BN, D), (bh, j - 1, 0), latency=4).reshape((BN, D))
                     m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
                     s = s_next
-                vs = v.load_tile((1, BN, D), (bh, clear - 1, 0), latency=4).reshape((BN, D))
-                m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
+                for last in range(max(clear - 1, 0), clear):
+                    vs = v.load_tile((1, BN, D), (bh, last, 0), latency=4).reshape((BN, D))
+                    m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
         else:
             for j in range(clear):
                 ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
