@@ -6,7 +6,11 @@ own `tune_cutile_fmha` search, timed through its own wrapper), one process, rand
 the error is against torch's math backend in f32 on one head.
 
     python benchmarks/attention.py [--seqs 1024,4096,16384] [--ds 64,128] [--json out.json]
-        [--cutile-python-sample PATH/AttentionFMHA.py]
+        [--cutile-python-sample PATH/AttentionFMHA.py] [--candidates]
+
+`--candidates` is the focused run of the SASS round (issue 8): only the rows below 1.0x
+cuDNN in the last run (`CANDIDATES`' keys: d = 128 non-causal, d = 64 causal), with only
+the current best configurations and the candidates next to the peers.
 
 The sample is not part of this repository (its licence is NVIDIA's); point the option at a
 checkout's `samples/AttentionFMHA.py` (its `utils/benchmark.py` must sit beside it). Without
@@ -49,6 +53,43 @@ CONFIGS: dict[tuple[bool, int], list[Config]] = {
     (True, 128): [(128, 128, CTA2, "q"), (64, 64, OCC4, "q"), (256, 128, CTA4, "q"),
                   (128, 64, OCC2, "q"), (128, 128, CTA2, "h")],
 }
+
+
+# The SASS round's candidates (2026-12, issue 8), per (causal, d): (BM, BN, hints, grid,
+# kernel options of `make_attention`). The first one or two are the current best of each
+# row (results/2026-11-30-attention-tuned.json). What tileiras makes of the others (sm_90;
+# tests/kernels/test_attention_candidates_sass.py checks each assembles without a spill):
+# - no cluster (64x128, one consumer warpgroup of 64 rows, occupancy 2): the same loop as
+#   the 2-CTA winner without the MEMBAR.SC.CTA before each of its 4 barrier releases a key
+#   tile (cluster arrivals), at the price of no K/V multicast;
+# - num_worker_warps=8: two consumer warpgroups of 64 rows share one K/V stream (FA3's
+#   layout, without its ping-pong barrier), 168 registers, occupancy 1;
+# - lazy: `lazy_softmax_step` (the accumulator rescaled only when a row's max grew by more
+#   than 2^8), off clusters: there its block-wide test is a cluster reduction with
+#   MEMBAR.ALL.GPU;
+# - pipelined: Q K_{j+1}^T issued before the softmax of tile j; tileiras still waits for it
+#   at once (WARPGROUP.DEPBAR.LE gsb0, 0x0), so this measures the reordering alone.
+W8 = {"num_worker_warps": 8, "occupancy": 1}
+W8C2 = {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 1}
+LAZY = {"lazy_rescale": True}
+PIPE = {"pipelined": True}
+Candidate = tuple[int, int, dict[str, Any], str, dict[str, bool]]
+CANDIDATES: dict[tuple[bool, int], list[Candidate]] = {
+    (False, 128): [(128, 128, CTA2, "q", {}), (64, 128, OCC2, "q", {}),
+                   (64, 128, OCC2, "q", LAZY), (128, 128, W8, "q", {}),
+                   (256, 128, W8C2, "q", {}), (128, 64, CTA2, "q", PIPE)],
+    (True, 64): [(64, 64, OCC4, "q", {}), (128, 128, OCC2, "q", {}),
+                 (64, 64, OCC4, "q", LAZY), (128, 128, W8, "q", {}),
+                 (128, 128, W8, "q", LAZY), (256, 128, W8C2, "q", {})],
+}
+
+
+def label_of(bm: int, bn: int, hints: dict[str, Any], grid: str,
+             variant: dict[str, bool]) -> str:
+    """How a configuration is named in the results: tiles, hints, grid, kernel options."""
+    return (f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items())
+            + (" heads-on-x" if grid == "h" else "")
+            + "".join(f" {k}" for k, on in variant.items() if on))
 
 
 def load_sample(path: str | None) -> Any:
@@ -94,7 +135,8 @@ def bench_sample(mod: Any, q: Any, k: Any, v: Any, causal: bool, ref: Any,
         return {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
 
 
-def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any]:
+def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
+          configs: list[Candidate]) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -139,12 +181,10 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any) -> dict[str, Any
             torch.bfloat16).cuda()
 
     x = [to_ct(t) for t in (q, k, v)]
-    kernels = {(c, g, e): ex.make_attention(c, queries_on_x=g == "q", even_keys=e)
-               for c in (False, True) for g in ("q", "h") for e in (False, True)}
-    for bm, bn, hints, grid in CONFIGS[(causal, d)]:
-        label = f"{bm}x{bn}" + "".join(f" {k}={v}" for k, v in hints.items()) + (
-            " heads-on-x" if grid == "h" else "")
-        kernel = kernels[(causal, grid, seq % bn == 0)].with_hints(**hints)
+    for bm, bn, hints, grid, variant in configs:
+        label = label_of(bm, bn, hints, grid, variant)
+        kernel = ex.make_attention(causal, queries_on_x=grid == "q", even_keys=seq % bn == 0,
+                                   **variant).with_hints(**hints)
         qx = grid == "q"
         try:
             o, *back = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d),
@@ -169,13 +209,21 @@ def main() -> None:
     ap.add_argument("--bh", type=int, default=32)
     ap.add_argument("--json")
     ap.add_argument("--cutile-python-sample")
+    ap.add_argument("--candidates", action="store_true",
+                    help="only the rows and configurations of CANDIDATES")
     args = ap.parse_args()
     sample = load_sample(args.cutile_python_sample)
     results = []
     for d in (int(x) for x in args.ds.split(",")):
         for causal in (False, True):
+            if args.candidates:
+                if (causal, d) not in CANDIDATES:
+                    continue
+                configs = CANDIDATES[(causal, d)]
+            else:
+                configs = [(*c, {}) for c in CONFIGS[(causal, d)]]
             for seq in (int(x) for x in args.seqs.split(",")):
-                results.append(bench(args.bh, seq, d, causal, sample))
+                results.append(bench(args.bh, seq, d, causal, sample, configs))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     print(f"\nflash attention fwd bf16, bh={args.bh}: TFLOP/s (max abs err vs f32 math)")

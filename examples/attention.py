@@ -53,8 +53,31 @@ def online_softmax_step(s, qk_scale, vs, m_i, l_i, acc):
     return m_new, l_i * alpha + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc * alpha)
 
 
-def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = False
-                   ) -> cutile.EntryKernel:
+# A row's maximum may grow by up to 2^RESCALE_THRESHOLD (base 2) before the lazy step
+# rescales: the stale maximum keeps every exponential at most 2^8, which bf16 and f32 hold
+# exactly as well as values below 1 (the final division by the sum cancels the offset).
+RESCALE_THRESHOLD = 8.0
+
+
+@cutile.device
+def lazy_softmax_step(s, qk_scale, vs, m_i, l_i, acc):
+    """`online_softmax_step` that rescales the sum and the accumulator only when some row's
+    maximum grew by more than 2^RESCALE_THRESHOLD (FA4's lazy rescale): most key tiles past
+    the first few skip the multiply of the (BM, D) accumulator. The test is one reduction
+    of the block's rows to a scalar, so every thread takes the same branch."""
+    m_tile = s.max(axis=1, keepdims=True) * qk_scale
+    if (m_tile - m_i).max() > RESCALE_THRESHOLD:
+        m_new = maximum(m_i, m_tile)
+        alpha = exp2(m_i - m_new, flush_to_zero=True)
+        acc = acc * alpha
+        l_i = l_i * alpha
+        m_i = m_new
+    p = exp2(fma(s, qk_scale, -m_i), flush_to_zero=True)
+    return m_i, l_i + p.sum(axis=1, keepdims=True), mma(p.astype(bf16), vs, acc)
+
+
+def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = False, *,
+                   pipelined: bool = False, lazy_rescale: bool = False) -> cutile.EntryKernel:
     """The kernel for one masking mode (a module-level flag folds into the kernel: each
     mode is its own kernel, checked and compiled without the other's branch).
 
@@ -72,9 +95,15 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
     (BM, 1, D) tiles.
     Without it, block (bh, m) owns the (1, BM, D) tile of the (B*H, S, D) tensor: the
     blocks resident at once span every head, and each head's K and V stream from memory
-    for every few query tiles."""
+    for every few query tiles.
+
+    Candidates, off by default (benchmarks/attention.py times them against the default):
+    `pipelined` issues the scores of key tile j+1 (Q K_{j+1}^T) before the softmax of tile
+    j in the unmasked loop, so that tileiras may keep that MMA in flight during the
+    softmax (FA3's intra-warpgroup overlap); `lazy_rescale` takes `lazy_softmax_step`."""
 
     out_tile = ["BM", 1, "D"] if queries_on_x else [1, "BM", "D"]
+    step = lazy_softmax_step if lazy_rescale else online_softmax_step
 
     @cutile.entry
     def attention(o: Mut[Tensor[bf16, out_tile]], q: Tensor[bf16, [-1, -1, "D"]],
@@ -102,11 +131,28 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
             # block's first row, (j + 1) * BN <= m * BM; tiles past its last row are skipped
             clear = min(clear, (m * BM) // BN)
             stop = min(stop, cdiv((m + 1) * BM, BN))
-        for j in range(clear):
-            ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
-            s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
-            vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-            m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
+        if pipelined:
+            # S_0 before the loop; each round issues S_{j+1} = Q K_{j+1}^T, then the softmax
+            # and P V of tile j; the last tile's step is a one-round loop, whose index the
+            # checker bounds (`clear - 1` alone would need a device check when causal)
+            if clear > 0:
+                ks = k.load_tile((1, BN, D), (bh, 0, 0), latency=2).reshape((BN, D))
+                s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
+                for j in range(1, clear):
+                    ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
+                    s_next = mma(qs, ks.transpose(), zeros((BM, BN), f32))
+                    vs = v.load_tile((1, BN, D), (bh, j - 1, 0), latency=4).reshape((BN, D))
+                    m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
+                    s = s_next
+                for last in range(max(clear - 1, 0), clear):
+                    vs = v.load_tile((1, BN, D), (bh, last, 0), latency=4).reshape((BN, D))
+                    m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
+        else:
+            for j in range(clear):
+                ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
+                s = mma(qs, ks.transpose(), zeros((BM, BN), f32))
+                vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
+                m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
         if causal or not even_keys:
             for j in range(clear, stop):
                 ks = k.load_tile((1, BN, D), (bh, j, 0), latency=2).reshape((BN, D))
@@ -120,7 +166,7 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
                     keep = cols < n_keys
                 s = where(keep, s, -math.inf)
                 vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
-                m_i, l_i, acc = online_softmax_step(s, qk_scale, vs, m_i, l_i, acc)
+                m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
         out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)
         o.store(out.astype(bf16).reshape(o.tile_shape))
 

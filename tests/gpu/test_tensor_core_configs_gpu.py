@@ -45,6 +45,27 @@ def test_attention_configs(causal: bool, bm: int, bn: int, hints: dict[str, int]
     assert err < 3e-2
 
 
+# the candidates of benchmarks/attention.py --candidates (issue 8's SASS round), on a ragged
+# sequence (the masked loop too) and on an even one (the even_keys kernel)
+@pytest.mark.parametrize("seq", [1000, 1024])
+@pytest.mark.parametrize(("causal", "d", "bm", "bn", "hints", "variant"), [
+    (False, 128, 64, 128, {"occupancy": 2}, {}),
+    (False, 128, 64, 128, {"occupancy": 2}, {"lazy_rescale": True}),
+    (False, 128, 128, 128, {"num_worker_warps": 8, "occupancy": 1}, {}),
+    (False, 128, 256, 128, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 1}, {}),
+    (False, 128, 128, 64, {"num_ctas": 2, "occupancy": 2}, {"pipelined": True}),
+    (True, 64, 64, 64, {"occupancy": 4}, {"lazy_rescale": True}),
+    (True, 64, 128, 128, {"num_worker_warps": 8, "occupancy": 1}, {}),
+    (True, 64, 128, 128, {"num_worker_warps": 8, "occupancy": 1}, {"lazy_rescale": True}),
+    (True, 64, 256, 128, {"num_ctas": 2, "num_worker_warps": 8, "occupancy": 1}, {}),
+])
+def test_attention_candidates(seq: int, causal: bool, d: int, bm: int, bn: int,
+                              hints: dict[str, int], variant: dict[str, bool]) -> None:
+    ex = load("attention")
+    kernel = ex.make_attention(causal, even_keys=seq % bn == 0, **variant).with_hints(**hints)
+    assert ex.run(3, seq, d, causal, (bm, bn), kernel=kernel) < 3e-2
+
+
 W8 = {"num_worker_warps": 8}
 
 
