@@ -58,6 +58,29 @@ from row_kernels.loads import gather_row, gather_rows, gather_vector
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
 
 
+@cutile.device
+def centered_stats(t, n, BN):
+    """d = t minus its row means (zero past the row) and the rows' variances: two dependent
+    rounds of reductions."""
+    mean = t.sum(axis=1, keepdims=True) / n
+    d = where(arange(BN)[None, :] < n, t - mean, 0.0)
+    return d, (d * d).sum(axis=1, keepdims=True) / n
+
+
+@cutile.device
+def shifted_stats(t, k, n, BM, BN):
+    """The row's mean minus k and 1 / sqrt(var + eps)'s argument, of d = t - k (zero past
+    the row), in one round of reductions (as `make_layernorm_shifted`); returns (d, s1,
+    var)."""
+    d = where(arange(BN)[None, :] < n, t - k, 0.0)
+    both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
+    sums = both.sum(axis=2, keepdims=True)          # (2, BM, 1); divided apart (below):
+    # a division of the stacked sums costs tileiras a second exchange and a spill
+    s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
+    s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
+    return d, s1, maximum(s2 - s1 * s1, 0.0)
+
+
 def make_layernorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def layernorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -66,9 +89,8 @@ def make_layernorm(dt: DType) -> cutile.EntryKernel:
         assert x.shape[1] <= BN, "a row must fit one tile"
         n = x.shape[1]
         t = load_tile_like(x, z, allow_tma=TMA).astype(f32)
-        mean = t.sum(axis=1, keepdims=True) / n
-        d = where(arange(BN)[None, :] < n, t - mean, 0.0)
-        inv = rsqrt((d * d).sum(axis=1, keepdims=True) / n + eps)
+        d, var = centered_stats(t, n, BN)
+        inv = rsqrt(var + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         z.store((d * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
@@ -94,13 +116,8 @@ def make_layernorm_shifted(dt: DType) -> cutile.EntryKernel:
         n = x.shape[1]
         k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
         t = load_tile_like(x, z, allow_tma=TMA).astype(f32)
-        d = where(arange(BN)[None, :] < n, t - k, 0.0)
-        both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
-        sums = both.sum(axis=2, keepdims=True)          # (2, BM, 1); divided apart (below):
-        # a division of the stacked sums costs tileiras a second exchange and a spill
-        s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
-        s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
-        inv = rsqrt(maximum(s2 - s1 * s1, 0.0) + eps)
+        d, s1, var = shifted_stats(t, k, n, BM, BN)
+        inv = rsqrt(var + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         z.store(((d - s1) * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
@@ -120,9 +137,8 @@ def make_layernorm_gather(dt: DType) -> cutile.EntryKernel:
         assert x.shape[1] <= BN, "a row must fit one tile"
         n = x.shape[1]
         t = gather_rows(x, BM, BN).astype(f32)
-        mean = t.sum(axis=1, keepdims=True) / n
-        d = where(arange(BN)[None, :] < n, t - mean, 0.0)
-        inv = rsqrt((d * d).sum(axis=1, keepdims=True) / n + eps)
+        d, var = centered_stats(t, n, BN)
+        inv = rsqrt(var + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         z.store((d * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
@@ -143,30 +159,13 @@ def make_layernorm_gather_shifted(dt: DType) -> cutile.EntryKernel:
         n = x.shape[1]
         k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
         t = gather_rows(x, BM, BN).astype(f32)
-        d = where(arange(BN)[None, :] < n, t - k, 0.0)
-        both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
-        sums = both.sum(axis=2, keepdims=True)
-        s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
-        s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
-        inv = rsqrt(maximum(s2 - s1 * s1, 0.0) + eps)
+        d, s1, var = shifted_stats(t, k, n, BM, BN)
+        inv = rsqrt(var + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         z.store(((d - s1) * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
 
     return layernorm_gather_shifted
-
-
-@cutile.device
-def shifted_stats(t, k, n, BM, BN):
-    """The row's mean minus k and 1 / sqrt(var + eps)'s argument, of d = t - k (zero past
-    the row), in one round of reductions (as `make_layernorm_shifted`); returns (d, s1,
-    var)."""
-    d = where(arange(BN)[None, :] < n, t - k, 0.0)
-    both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
-    sums = both.sum(axis=2, keepdims=True)
-    s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
-    s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
-    return d, s1, maximum(s2 - s1 * s1, 0.0)
 
 
 def make_layernorm_gather_w_shifted(dt: DType) -> cutile.EntryKernel:
