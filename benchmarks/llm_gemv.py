@@ -140,9 +140,14 @@ def candidates(n: int, k: int, kind: str, sweep: str) -> list[Candidate]:
     return out
 
 
+def plan_of(name: str) -> Any:
+    """The engine's plan for the model a GEMV shape belongs to (GEMVS: "_8b" or 4B)."""
+    return plan_for(preset("qwen3-8b" if name.endswith("_8b") else "qwen3-4b"))
+
+
 def plan_tiles(name: str) -> Candidate:
     """The engine's own tiles for one GEMV shape (`plan_for` of its model's config)."""
-    plan = plan_for(preset("qwen3-8b" if name.endswith("_8b") else "qwen3-4b"))
+    plan = plan_of(name)
     role = name.removesuffix("_8b")
     if role == "lm_head":
         return "lm", T(plan.lm_bo, plan.lm_bk, 1, plan.lm_occupancy)
@@ -154,8 +159,7 @@ def plan_tiles(name: str) -> Candidate:
 
 def plan_ahead(name: str, kind: str) -> int:
     """The weight steps the engine loads ahead of each PDL wait in this GEMV."""
-    plan = plan_for(preset("qwen3-8b" if name.endswith("_8b") else "qwen3-4b"))
-    return plan.early(kind in ("swiglu", "lm"))
+    return plan_of(name).early(kind in ("swiglu", "lm"))
 
 
 def label(kind: str, t: GemvTiles) -> str:

@@ -60,6 +60,15 @@ def fp8_gemm(z: Mut[Tensor[f32, ["BM", "BN"]]], a: Tensor[f8e4m3fn, [-1, -1]],
 ACCUMULATE = ("f32", "fast", "promote")
 
 
+@cutile.device
+def scaled(acc, sa, sb, idx, BM, BN):
+    """Output tile idx of the persistent kernels: the f32 sum times its rows' and columns'
+    scales, in bf16."""
+    rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
+    cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
+    return (acc * rows * cols).astype(bf16)
+
+
 def make_fp8_gemm_persistent(latency: int | None = None, accumulate: str = "f32",
                              promote: int = 2) -> cutile.EntryKernel:
     """The same product with a bf16 result (what `torch._scaled_mm` returns) on a
@@ -93,9 +102,7 @@ def make_fp8_gemm_persistent(latency: int | None = None, accumulate: str = "f32"
                 x = a.load_tile((BM, BK), (idx[0], k), latency=latency)
                 w = bt.load_tile((BN, BK), (idx[1], k), latency=latency)
                 acc = mma(x, w.T, acc, fast_acc=fast)
-            rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
-            cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
-            z.store((acc * rows * cols).astype(bf16), index=idx)
+            z.store(scaled(acc, sa, sb, idx, BM, BN), index=idx)
 
     return fp8_gemm_persistent
 
@@ -115,9 +122,7 @@ def _persistent_promote(latency: int | None, promote: int) -> cutile.EntryKernel
                     w = bt.load_tile((BN, BK), (idx[1], kk * promote + j), latency=latency)
                     part = mma(x, w.T, part, fast_acc=True)
                 acc = acc + part
-            rows = sa.load_tile((BM,), (idx[0],)).reshape((BM, 1))
-            cols = sb.load_tile((BN,), (idx[1],)).reshape((1, BN))
-            z.store((acc * rows * cols).astype(bf16), index=idx)
+            z.store(scaled(acc, sa, sb, idx, BM, BN), index=idx)
 
     return fp8_gemm_persistent
 

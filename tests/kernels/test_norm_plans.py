@@ -28,6 +28,17 @@ def inputs(rng: np.random.Generator, m: int, n: int, host: Any) -> tuple[np.ndar
     return xs, ws, bs
 
 
+def check(op: str, mod: Any, xs: np.ndarray, ws: np.ndarray, bs: np.ndarray, dt: Any,
+          p: Any) -> None:
+    """The example's own check of plan p on these inputs (each op takes what it reads)."""
+    if op == "softmax":
+        mod.check(xs, dt, p)
+    elif op == "rmsnorm":
+        mod.check(xs, ws, dt, p)
+    else:
+        mod.check(xs, ws, bs, dt, p)
+
+
 @pytest.mark.parametrize(("m", "n"), SHAPES)
 @pytest.mark.parametrize("op", ["softmax", "rmsnorm", "layernorm"])
 def test_plan_is_correct_on_ragged_rows(op: str, m: int, n: int) -> None:
@@ -36,13 +47,7 @@ def test_plan_is_correct_on_ragged_rows(op: str, m: int, n: int) -> None:
     for dt, host in DTYPES:
         p = mod.plan(n, dt)
         assert p.BN >= n and (p.BK is None) == (p.BN <= mod.MAX_ROW)
-        xs, ws, bs = inputs(rng, m, n, host)
-        if op == "softmax":
-            mod.check(xs, dt, p)
-        elif op == "rmsnorm":
-            mod.check(xs, ws, dt, p)
-        else:
-            mod.check(xs, ws, bs, dt, p)
+        check(op, mod, *inputs(rng, m, n, host), dt, p)
 
 
 @pytest.mark.parametrize("op", ["softmax", "rmsnorm", "layernorm"])
@@ -128,10 +133,6 @@ def test_gather_variants_are_correct_on_ragged_rows(op: str, variant: str, m: in
         p = Plan(bm, next_pow2(n), None, tma, False, (), mod.KERNELS, variant)
         assert p.kernel(dt).name == mod.KERNELS[(dt, variant)].name
         xs, ws, bs = inputs(rng, m, n, host)
-        if op == "softmax":
-            mod.check(xs, dt, p)
-        elif op == "rmsnorm":
-            mod.check(xs, ws, dt, p)
-        else:
+        if op == "layernorm":
             xs = (xs.astype(np.float64) + 5.0).astype(host)   # a mean away from zero
-            mod.check(xs, ws, bs, dt, p)
+        check(op, mod, xs, ws, bs, dt, p)
