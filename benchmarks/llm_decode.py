@@ -128,6 +128,8 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "early3": {"early_steps": 3},
     "early4": {"early_steps": 4},
     "early4r2": {"early_steps": 4, "early_rows": 2},
+    "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
+    "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

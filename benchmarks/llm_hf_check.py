@@ -30,11 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_tools as lt
 from llm.config import preset, with_layers
 from llm.model import Engine
+from llm.plan import plan_for
 from llm.weights import random_weights
 
 
-def engine_run(weights: Any, prompt: list[int], steps: int) -> tuple[list[int], np.ndarray]:
-    engine = Engine(weights, len(prompt) + steps + 8)
+def engine_run(weights: Any, prompt: list[int], steps: int, plan: Any = None
+               ) -> tuple[list[int], np.ndarray]:
+    engine = Engine(weights, len(prompt) + steps + 8, plan)
     engine.load_prompt(prompt)
     logits = []
     for _ in range(steps):
@@ -55,11 +57,21 @@ def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
         ref = model(seq).logits[0, p - 1:p - 1 + steps].float().cpu().numpy()
         gen = model.generate(torch.tensor([prompt], device="cuda"), max_new_tokens=steps,
                              do_sample=False, top_k=None, top_p=None, temperature=None)
+        # transformers against itself: its forward pass over its own greedy sequence
+        # (another kernel shape than generate's cached steps) picks the same tokens until
+        # a near-tie flips
+        again = model(gen[:, :-1]).logits[0, p - 1:].float().argmax(dim=-1).tolist()
     own = gen[0, p:].tolist()
     ours = tokens[p:p + steps]
     diverge = next((i for i, (a, b) in enumerate(zip(own, ours, strict=False)) if a != b),
                    min(len(own), len(ours)))
+    self_diverge = next((i for i, (a, b) in enumerate(zip(own, again, strict=False))
+                         if a != b), min(len(own), len(again)))
     scale = np.abs(ref).max(axis=1)
+    # where the engine and transformers part: how far apart the two tokens' logits are in
+    # transformers' own (teacher-forced, same prefix) logits, of the largest logit
+    gap = (float((ref[diverge, own[diverge]] - ref[diverge, ours[diverge]]) / scale[diverge])
+           if diverge < min(len(own), len(ours)) else None)
     err = np.abs(logits - ref).max(axis=1)
     del model
     torch.cuda.empty_cache()
@@ -70,15 +82,19 @@ def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
         "mean_abs_err": float(np.abs(logits - ref).mean()),
         "argmax_agree": float((ref.argmax(axis=1) == np.array(ours)).mean()),
         "greedy_agree_steps": diverge,
+        "gap_at_divergence": gap,
+        "hf_self_agree_steps": self_diverge,
     }
 
 
-def check(cfg: Any, steps: int, prompt_len: int, seed: int = 0) -> dict[str, Any]:
+def check(cfg: Any, steps: int, prompt_len: int, seed: int = 0, plan: Any = None
+          ) -> dict[str, Any]:
     weights = random_weights(cfg, seed)
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, cfg.vocab_size,
                                                                     prompt_len)]
-    tokens, logits = engine_run(weights, prompt, steps)
+    tokens, logits = engine_run(weights, prompt, steps, plan)
     return {"config": cfg.name, "steps": steps, "prompt_len": prompt_len,
+            "attn_exact": (plan or plan_for(cfg)).attn_exact,
             "bf16": hf_compare(cfg, weights, prompt, tokens, logits, "bfloat16"),
             "f32": hf_compare(cfg, weights, prompt, tokens, logits, "float32")}
 
@@ -101,18 +117,23 @@ def main() -> int:
     ap.add_argument("--prompt-len", type=int, default=32)
     ap.add_argument("--tol", type=float, default=5e-2)
     ap.add_argument("--greedy-steps", type=int, default=32)
+    ap.add_argument("--exact-attention", action="store_true",
+                    help="decode attention with f32-accurate MMA inputs (Plan.attn_exact)")
     ap.add_argument("--json")
     args = ap.parse_args()
     cfg = preset(args.config)
     if args.layers:
         cfg = with_layers(cfg, args.layers)
-    r = check(cfg, args.steps, args.prompt_len)
+    plan = plan_for(cfg).with_(attn_exact=True) if args.exact_attention else None
+    r = check(cfg, args.steps, args.prompt_len, plan=plan)
     for d in ("bf16", "f32"):
         x = r[d]
         print(f"vs transformers {d}: max logit error {x['max_rel_err']:.4f} of the largest "
               f"(mean |diff| {x['mean_abs_err']:.4f}); argmax agrees on "
               f"{100 * x['argmax_agree']:.0f}% of steps; own greedy decoding agrees for "
-              f"{x['greedy_agree_steps']}/{args.steps} steps")
+              f"{x['greedy_agree_steps']}/{args.steps} steps (the two tokens' logits "
+              f"{x['gap_at_divergence']} of the largest apart there); transformers' own "
+              f"forward pass agrees with its generate for {x['hf_self_agree_steps']} steps")
     bad = verdict(r, args.tol, args.greedy_steps)
     print("PASS" if not bad else "FAIL: " + "; ".join(bad))
     if args.json:

@@ -52,7 +52,22 @@ def nvrtc_available() -> bool:
         return False
 
 
+_BACKEND_AT_START = "unset"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _BACKEND_AT_START
+    _BACKEND_AT_START = os.environ.get("CUTILE_BACKEND", "unset")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A test module that sets CUTILE_BACKEND when it is imported switches the whole run to
+    # the interpreter and silently skips every GPU test on a GPU machine: refuse it.
+    now = os.environ.get("CUTILE_BACKEND", "unset")
+    if now != _BACKEND_AT_START:
+        raise pytest.UsageError(
+            f"collecting the tests changed CUTILE_BACKEND ({_BACKEND_AT_START} -> {now}); "
+            "set it in a fixture (monkeypatch.setenv), never at import")
     skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU and driver")
     skip_tileiras = pytest.mark.skip(reason="needs tileiras (pip install 'cutile[tileiras]')")
     skip_nvrtc = pytest.mark.skip(reason="needs NVRTC and nvJitLink "

@@ -175,6 +175,10 @@ class Plan:
     small_warps: int | None = 1      # "heads"/"fused": tileiras' worker warps for the
                                      # kernels without MMA (1: no barrier, shuffles only)
     combine_o_tma: bool = True   # "heads"/"fused": the combine's share outputs through TMA
+    attn_exact: bool = True      # "heads"/"fused": q and the probabilities as bf16 hi + lo
+                                 # halves in the MMAs (f32 accuracy); False: bf16, as
+                                 # torch's SDPA (half the MMAs of the per-tile chain).
+                                 # `plan_for`: False for every real config
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -284,4 +288,8 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         sample_k=16 if small else 64,
         pdl=pdl,
         pdl_kernels=pdl_kernels,
+        # bf16 attention inputs on every real config (Qwen3-4B on the H200, raw graph: 1k
+        # 394.5 -> 396.9 tok/s, 8k 353.5 -> 359.1); the interpreter's small test configs
+        # keep f32 accuracy, so their paths agree to the summation order
+        attn_exact=small,
     )

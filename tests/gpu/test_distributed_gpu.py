@@ -28,7 +28,8 @@ def torchrun(nproc: int, script: Path, *args: str) -> str:
     env.pop("CUTILE_BACKEND", None)
     # the cutile this test imported (the checkout's, or an installed wheel), and the repo
     # root for the scripts' own imports
-    env["PYTHONPATH"] = os.pathsep.join([*(p for p in sys.path if p), str(ROOT)])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(cutile.__file__).resolve().parents[1]), *(p for p in sys.path if p), str(ROOT)])
     out = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone",
          f"--nproc-per-node={nproc}", str(script), *args],

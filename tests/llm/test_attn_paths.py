@@ -12,16 +12,20 @@ from typing import Any
 import numpy as np
 import pytest
 from llm import attn_paths
+from llm.config import preset
 from llm.model import Engine
 from llm.plan import ATTN_PATHS, SMALL_VARIANTS, plan_for
 from llm.reference import Reference
 from test_engine import MAX_SEQ, NEW, PROMPT
 
 
-def engine(weights: Any, tiny: Any, variant: str, max_seq: int = MAX_SEQ) -> Engine:
-    """An engine on a named variant (`SMALL_VARIANTS`) or a bare attention path."""
+def engine(weights: Any, tiny: Any, variant: str, max_seq: int = MAX_SEQ,
+           exact: bool = True) -> Engine:
+    """An engine on a named variant (`SMALL_VARIANTS`) or a bare attention path; `exact`:
+    attention's MMAs with f32-accurate inputs (`Plan.attn_exact`), so the logits agree
+    with the split path's to the summation order."""
     changes = SMALL_VARIANTS.get(variant, {"attn_path": variant})
-    return Engine(weights, max_seq, plan_for(tiny).with_(**changes))
+    return Engine(weights, max_seq, plan_for(tiny).with_(attn_exact=exact, **changes))
 
 
 def decode(eng: Engine, prompt: list[int], new: int) -> tuple[list[int], list[np.ndarray]]:
@@ -34,8 +38,10 @@ def decode(eng: Engine, prompt: list[int], new: int) -> tuple[list[int], list[np
 
 
 @pytest.fixture(scope="module")
-def split_path(tiny_weights: Any) -> tuple[list[int], list[np.ndarray]]:
-    return decode(Engine(tiny_weights, MAX_SEQ), PROMPT, NEW)
+def split_path(tiny: Any, tiny_weights: Any) -> tuple[list[int], list[np.ndarray]]:
+    """The split path's tokens and logits (f32-accurate attention)."""
+    return decode(Engine(tiny_weights, MAX_SEQ, plan_for(tiny).with_(attn_path="split")),
+                  PROMPT, NEW)
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +74,24 @@ def test_latency_paths_decode_the_reference_tokens(
         else:  # the GPU's atomic residual adds sum in any order: bf16-level agreement
             np.testing.assert_allclose(got, want, rtol=2e-2,
                                        atol=2e-2 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("path", ["heads", "fused"])
+def test_bf16_attention_decodes_the_reference_tokens(
+        tiny: Any, tiny_weights: Any, split_path: tuple[list[int], list[np.ndarray]],
+        reference_tokens: list[int], path: str) -> None:
+    """`attn_exact` off (every real config's default): q and the probabilities enter the
+    MMAs as bf16, as in torch's SDPA; the same tokens, logits within bf16's rounding of the
+    exact path."""
+    eng = engine(tiny_weights, tiny, path, exact=False)
+    assert plan_for(tiny).attn_exact and not plan_for(preset("qwen3-4b")).attn_exact
+    tokens, logits = decode(eng, PROMPT, NEW)
+    assert tokens == reference_tokens
+    exact_logits = split_path[1]
+    scale = max(float(np.abs(w).max()) for w in exact_logits)
+    worst = max(float(np.abs(g - w).max()) for g, w in zip(logits, exact_logits, strict=True))
+    assert worst <= 2e-2 * scale
+    assert worst > 0.0                  # bf16 inputs: not the exact path under another name
 
 
 @pytest.mark.parametrize("path", ["heads", "fused"])

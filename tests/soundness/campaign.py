@@ -345,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines")
     ap.add_argument("--replay", help="SEED:I: print one case's report and exit")
     args = ap.parse_args(argv)
+    # The race and bounds detector lives in the interpreter: the campaign never runs on a
+    # GPU, even where there is one (spawned workers inherit the environment).
+    os.environ["CUTILE_BACKEND"] = "interpreter"
+    os.environ.setdefault("CUTILE_QUIET", "1")
     if args.replay:
         replay(args.replay)
         return 0

@@ -5,13 +5,9 @@ race and nothing may fault. An untyped exception anywhere fails."""
 
 from __future__ import annotations
 
-import os
 import traceback
 from collections.abc import Callable
 from typing import Any
-
-os.environ.setdefault("CUTILE_BACKEND", "interpreter")
-os.environ.setdefault("CUTILE_QUIET", "1")
 
 import cutile
 from cutile.errors import KernelCheckError

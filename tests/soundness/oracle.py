@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import linecache
 import math
-import os
 import shutil
 import sys
 import time
@@ -30,9 +29,6 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("CUTILE_BACKEND", "interpreter")
-os.environ.setdefault("CUTILE_QUIET", "1")
 
 import numpy as np
 

@@ -64,10 +64,14 @@ def repeat_rows(x, M, G, D):
 
 
 @cutile.device
-def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
+def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT):
     """The online softmax (base 2) of this block's share of the cache: key tiles s,
-    s + NS, ... of kv head kvh, keys below n; q as bf16 hi + lo halves (M, D). Returns
-    the running maximum, the sum of exponentials and the unnormalized output."""
+    s + NS, ... of kv head kvh, keys below n; qs f32 (M, D), scaled. With EXACT, q and the
+    probabilities enter the bf16 MMAs as hi + lo halves (f32 accuracy, two MMAs each);
+    without, as bf16 (what a bf16 attention like torch's SDPA does: half the MMAs of the
+    per-tile chain). Returns the running maximum, the sum of exponentials and the
+    unnormalized output."""
+    q_hi, q_lo = split_bf16(qs)
     # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
     # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
     # skips the tiles past the length: every load is proved in bounds when compiled or at
@@ -84,7 +88,9 @@ def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
             kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
             vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
             kt = kt.transpose()
-            sc = mma(q_lo, kt, mma(q_hi, kt, zeros((M, BS), f32)))
+            sc = mma(q_hi, kt, zeros((M, BS), f32))
+            if EXACT:
+                sc = mma(q_lo, kt, sc)
             keys = t * BS + arange(BS, i32)
             sc = where(keys[None, :] < n, sc, -math.inf)
             m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
@@ -92,7 +98,9 @@ def attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA):
             p = exp2(sc - m_new)
             l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
             p_hi, p_lo = split_bf16(p)
-            acc = mma(p_lo, vs, mma(p_hi, vs, acc * alpha))
+            acc = mma(p_hi, vs, acc * alpha)
+            if EXACT:
+                acc = mma(p_lo, vs, acc)
             m_i = m_new
     return m_i, l_i, acc
 
@@ -115,8 +123,8 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     # copies, dropped at the end); q and the probabilities enter the bf16 MMAs as hi + lo
     # halves, so the scores and the weighted sum keep f32 accuracy.
     qs = q.load_tile((G, D), (kvh, 0)) * (scale * LOG2E)
-    q_hi, q_lo = split_bf16(repeat_rows(qs, M, G, D))
-    m_i, l_i, acc = attend_cache(q_hi, q_lo, kc, vc, kvh, s, n, BS, M, D, NS, True)
+    m_i, l_i, acc = attend_cache(repeat_rows(qs, M, G, D), kc, vc, kvh, s, n, BS, M, D, NS,
+                                 True, True)
     o.store(acc[:G].reshape((1, 1, GD)))
     m_out.store(m_i[:G].reshape((1, 1, G)))
     l_out.store(l_i[:G].reshape((1, 1, G)))
