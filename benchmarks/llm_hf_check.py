@@ -76,6 +76,7 @@ def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
     del model
     torch.cuda.empty_cache()
     return {
+        "ref": ref,                                     # dropped from the JSON by `check`
         "dtype": dtype,
         "max_rel_err": float((err / scale).max()),
         "rel_err_by_step": [round(float(e), 5) for e in err / scale],
@@ -93,10 +94,15 @@ def check(cfg: Any, steps: int, prompt_len: int, seed: int = 0, plan: Any = None
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, cfg.vocab_size,
                                                                     prompt_len)]
     tokens, logits = engine_run(weights, prompt, steps, plan)
+    bf16 = hf_compare(cfg, weights, prompt, tokens, logits, "bfloat16")
+    f32 = hf_compare(cfg, weights, prompt, tokens, logits, "float32")
+    # transformers' bf16 model against its f32 model on the same tokens: the size of bf16's
+    # own rounding, the yardstick for the engine's distance from either
+    a, b = bf16.pop("ref"), f32.pop("ref")
+    floor = float((np.abs(a - b).max(axis=1) / np.abs(b).max(axis=1)).max())
     return {"config": cfg.name, "steps": steps, "prompt_len": prompt_len,
             "attn_exact": (plan or plan_for(cfg)).attn_exact,
-            "bf16": hf_compare(cfg, weights, prompt, tokens, logits, "bfloat16"),
-            "f32": hf_compare(cfg, weights, prompt, tokens, logits, "float32")}
+            "hf_bf16_vs_f32_max_rel_err": floor, "bf16": bf16, "f32": f32}
 
 
 def verdict(r: dict[str, Any], tol: float, greedy_steps: int) -> list[str]:
@@ -134,6 +140,8 @@ def main() -> int:
               f"{x['greedy_agree_steps']}/{args.steps} steps (the two tokens' logits "
               f"{x['gap_at_divergence']} of the largest apart there); transformers' own "
               f"forward pass agrees with its generate for {x['hf_self_agree_steps']} steps")
+    print(f"transformers bf16 vs transformers f32: max logit error "
+          f"{r['hf_bf16_vs_f32_max_rel_err']:.4f} of the largest")
     bad = verdict(r, args.tol, args.greedy_steps)
     print("PASS" if not bad else "FAIL: " + "; ".join(bad))
     if args.json:
