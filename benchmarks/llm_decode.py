@@ -130,6 +130,7 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "early4r2": {"early_steps": 4, "early_rows": 2},
     "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
     "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
+    "attnahead": {"attn_ahead": True},    # attention's next key/value tiles loaded first
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

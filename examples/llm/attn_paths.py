@@ -90,7 +90,8 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     eng._run(da.attn_decode_q, out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
-             TMA=p.small_tma, KV_TMA=p.kv_tma, EXACT=p.attn_exact)
+             TMA=p.small_tma, KV_TMA=p.kv_tma, EXACT=p.attn_exact,
+             AHEAD=p.attn_ahead)
     if p.attn_fused:             # the output projection combines the shares itself
         return
     dc = p.combine_chunk
@@ -111,7 +112,7 @@ def fused(eng: Any, i: int, lw: Any) -> None:
              eng.v_cache[i], eng.pos, 1.0 / math.sqrt(d), c.rms_norm_eps, D=d,
              BS=p.attn_bs, M=max(16, g), NS=p.attn_splits, H=c.hidden_size,
              NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma,
-             EXACT=p.attn_exact)
+             EXACT=p.attn_exact, AHEAD=p.attn_ahead)
     dc, rows = p.combine_chunk, eng.capacity // per
     eng._run(warps(da.attn_combine_cache, p.small_warps),
              out(eng.attn, 1, 1, dc, view=(kv, per, dc)), out(eng.k_cache[i], 1, rows, d),

@@ -179,6 +179,8 @@ class Plan:
                                  # halves in the MMAs (f32 accuracy); False: bf16, as
                                  # torch's SDPA (half the MMAs of the per-tile chain).
                                  # `plan_for`: False for every real config
+    attn_ahead: bool = False     # "heads"/"fused": each share's next key and value tiles
+                                 # loaded before this tile's arithmetic
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]

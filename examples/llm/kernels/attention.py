@@ -64,13 +64,44 @@ def repeat_rows(x, M, G, D):
 
 
 @cutile.device
-def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT):
+def kv_tiles(kc, vc, kvh, t, cap, BS, D, KV_TMA):
+    """Key tile t of kv head kvh, transposed (D, BS), and its value tile (BS, D); the index
+    clamped into the caches' extent (the callers load only t < cap: the clamp is the
+    proof, no device check)."""
+    j = max(min(t, cap - 1), 0)
+    kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+    vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
+    return kt.transpose(), vs
+
+
+@cutile.device
+def attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M, EXACT):
+    """One key tile's step of the online softmax (base 2): keys t BS.. below n."""
+    sc = mma(q_hi, kt, zeros((M, BS), f32))
+    if EXACT:
+        sc = mma(q_lo, kt, sc)
+    keys = t * BS + arange(BS, i32)
+    sc = where(keys[None, :] < n, sc, -math.inf)
+    m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
+    alpha = exp2(m_i - m_new)
+    p = exp2(sc - m_new)
+    l_new = l_i * alpha + p.sum(axis=1, keepdims=True)
+    p_hi, p_lo = split_bf16(p)
+    acc = mma(p_hi, vs, acc * alpha)
+    if EXACT:
+        acc = mma(p_lo, vs, acc)
+    return m_new, l_new, acc
+
+
+@cutile.device
+def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT, AHEAD):
     """The online softmax (base 2) of this block's share of the cache: key tiles s,
     s + NS, ... of kv head kvh, keys below n; qs f32 (M, D), scaled. With EXACT, q and the
     probabilities enter the bf16 MMAs as hi + lo halves (f32 accuracy, two MMAs each);
     without, as bf16 (what a bf16 attention like torch's SDPA does: half the MMAs of the
-    per-tile chain). Returns the running maximum, the sum of exponentials and the
-    unnormalized output."""
+    per-tile chain). With AHEAD, the next tile's keys and values are loaded before this
+    tile's arithmetic (two tiles in flight: the loads of a long share overlap its MMAs).
+    Returns the running maximum, the sum of exponentials and the unnormalized output."""
     q_hi, q_lo = split_bf16(qs)
     # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
     # loop runs over the caches' extent (known at launch), its tile index clamped to it, and
@@ -81,27 +112,29 @@ def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT):
     m_i = full((M, 1), -math.inf, f32)
     l_i = zeros((M, 1), f32)
     acc = zeros((M, D), f32)
-    for i in range(cdiv(cap, NS)):
-        t = i * NS + s
-        if t * BS < n:
-            j = max(min(t, cap - 1), 0)               # == t here (t * BS < n <= extent)
-            kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
-            vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
-            kt = kt.transpose()
-            sc = mma(q_hi, kt, zeros((M, BS), f32))
-            if EXACT:
-                sc = mma(q_lo, kt, sc)
-            keys = t * BS + arange(BS, i32)
-            sc = where(keys[None, :] < n, sc, -math.inf)
-            m_new = maximum(m_i, sc.max(axis=1, keepdims=True))
-            alpha = exp2(m_i - m_new)
-            p = exp2(sc - m_new)
-            l_i = l_i * alpha + p.sum(axis=1, keepdims=True)
-            p_hi, p_lo = split_bf16(p)
-            acc = mma(p_hi, vs, acc * alpha)
-            if EXACT:
-                acc = mma(p_lo, vs, acc)
-            m_i = m_new
+    if AHEAD:
+        kt = zeros((D, BS), bf16)
+        vs = zeros((BS, D), bf16)
+        if s * BS < n:
+            kt, vs = kv_tiles(kc, vc, kvh, s, cap, BS, D, KV_TMA)
+        for i in range(cdiv(cap, NS)):
+            t = i * NS + s
+            kn = kt
+            vn = vs
+            if (t + NS) * BS < n:
+                kn, vn = kv_tiles(kc, vc, kvh, t + NS, cap, BS, D, KV_TMA)
+            if t * BS < n:
+                m_i, l_i, acc = attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M,
+                                            EXACT)
+            kt = kn
+            vs = vn
+    else:
+        for i in range(cdiv(cap, NS)):
+            t = i * NS + s
+            if t * BS < n:
+                kt, vs = kv_tiles(kc, vc, kvh, t, cap, BS, D, KV_TMA)
+                m_i, l_i, acc = attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M,
+                                            EXACT)
     return m_i, l_i, acc
 
 
@@ -124,7 +157,7 @@ def attn_decode(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1,
     # halves, so the scores and the weighted sum keep f32 accuracy.
     qs = q.load_tile((G, D), (kvh, 0)) * (scale * LOG2E)
     m_i, l_i, acc = attend_cache(repeat_rows(qs, M, G, D), kc, vc, kvh, s, n, BS, M, D, NS,
-                                 True, True)
+                                 True, True, False)
     o.store(acc[:G].reshape((1, 1, GD)))
     m_out.store(m_i[:G].reshape((1, 1, G)))
     l_out.store(l_i[:G].reshape((1, 1, G)))
