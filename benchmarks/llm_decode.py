@@ -131,6 +131,11 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
     "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
     "attnahead": {"attn_ahead": True},    # attention's next key/value tiles loaded first
+    "occ3": {"attn_occupancy": 3},        # decode attention's CTAs per SM
+    "occ4": {"attn_occupancy": 4},
+    "ns64": {"attn_splits": 64},          # decode attention's shares per kv head
+    "ns128": {"attn_splits": 128},
+    "bs32": {"attn_bs": 32},              # keys per tile
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

@@ -181,6 +181,9 @@ class Plan:
                                  # `plan_for`: False for every real config
     attn_ahead: bool = False     # "heads"/"fused": each share's next key and value tiles
                                  # loaded before this tile's arithmetic
+    attn_occupancy: int | None = None  # "heads"/"fused": decode attention's CTAs per SM
+                                       # (None: its own, DECODE_OCCUPANCY); with bf16
+                                       # inputs 4 fits in 64 registers without a spill
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
