@@ -130,7 +130,7 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "early4r2": {"early_steps": 4, "early_rows": 2},
     "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
     "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
-    "attnahead": {"attn_ahead": True},    # attention's next key/value tiles loaded first
+    "counted": {"attn_counted": True},    # attention's loop over the share's tiles only
     "occ3": {"attn_occupancy": 3},        # decode attention's CTAs per SM
     "occ4": {"attn_occupancy": 4},
     "ns64": {"attn_splits": 64},          # decode attention's shares per kv head

@@ -98,7 +98,7 @@ def heads(eng: Any, i: int, lw: Any) -> None:
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
              TMA=p.small_tma, KV_TMA=p.kv_tma, EXACT=p.attn_exact,
-             AHEAD=p.attn_ahead)
+             COUNTED=p.attn_counted)
     if p.attn_fused:             # the output projection combines the shares itself
         return
     dc = p.combine_chunk
@@ -120,7 +120,7 @@ def fused(eng: Any, i: int, lw: Any) -> None:
              eng.v_cache[i], eng.pos, 1.0 / math.sqrt(d), c.rms_norm_eps, D=d,
              BS=p.attn_bs, M=max(16, g), NS=p.attn_splits, H=c.hidden_size,
              NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma,
-             EXACT=p.attn_exact, AHEAD=p.attn_ahead)
+             EXACT=p.attn_exact, COUNTED=p.attn_counted)
     dc, rows = p.combine_chunk, eng.capacity // per
     eng._run(warps(da.attn_combine_cache, p.small_warps),
              out(eng.attn, 1, 1, dc, view=(kv, per, dc)), out(eng.k_cache[i], 1, rows, d),

@@ -179,8 +179,8 @@ class Plan:
                                  # halves in the MMAs (f32 accuracy); False: bf16, as
                                  # torch's SDPA (half the MMAs of the per-tile chain).
                                  # `plan_for`: False for every real config
-    attn_ahead: bool = False     # "heads"/"fused": each share's next key and value tiles
-                                 # loaded before this tile's arithmetic
+    attn_counted: bool = False   # "heads"/"fused": decode attention's loop over the share's
+                                 # tiles below the length (a device count, no branch)
     attn_occupancy: int | None = None  # "heads"/"fused": decode attention's CTAs per SM
                                        # (None: its own, DECODE_OCCUPANCY); with bf16
                                        # inputs 4 fits in 64 registers without a spill

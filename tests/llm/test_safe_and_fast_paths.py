@@ -180,7 +180,7 @@ def test_latency_kernels_assemble_without_spills() -> None:
                            dict(D2=2 * d, H=cfg.hidden_size, NH=cfg.num_heads,
                                 NKV=cfg.num_kv_heads, SB=sb))):
         text = sass(kernel, TMA=False, KV_TMA=True, EXACT=plan.attn_exact,
-                    AHEAD=plan.attn_ahead, **attn, **extra)
+                    COUNTED=plan.attn_counted, **attn, **extra)
         assert "HMMA" in text and "UTMALDG" in text and not spills(text), kernel.name
         assert "LDG.E.128" in text, kernel.name
     dc = plan.combine_chunk

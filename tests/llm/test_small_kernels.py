@@ -155,7 +155,7 @@ def attention_reference(q: np.ndarray, keys: np.ndarray, values: np.ndarray, sca
     return p @ values.astype(np.float64) / p.sum()
 
 
-@pytest.mark.parametrize(("pos", "dc", "tma", "kv_tma", "exact", "ahead"),
+@pytest.mark.parametrize(("pos", "dc", "tma", "kv_tma", "exact", "counted"),
                          [(0, 32, False, True, True, False), (20, 16, False, False, True, False),
                           (63, 16, True, True, True, False), (41, 32, False, True, True, False),
                           (41, 32, False, True, False, False), (63, 16, True, False, False, False),
@@ -163,13 +163,14 @@ def attention_reference(q: np.ndarray, keys: np.ndarray, values: np.ndarray, sca
                           (63, 16, False, True, False, True), (41, 32, True, False, True, True)])
 def test_decode_attention_with_q_from_the_buffer(rng: np.random.Generator, pos: int, dc: int,
                                                  tma: bool, kv_tma: bool, exact: bool,
-                                                 ahead: bool) -> None:
+                                                 counted: bool) -> None:
     """attn_decode_q and attn_combine_heads (the combine's grid over (kv heads, chunks)),
     with empty shares (8 shares of 8-key tiles over up to 64 keys, or 2 of 4 tiles each);
     q and the probabilities in the MMAs as hi + lo bf16 halves (`exact`) or as bf16, within
-    bf16's rounding; the next tiles loaded ahead of each tile's arithmetic (`ahead`) or not."""
+    bf16's rounding; the loop over the share's tiles below the length (`counted`) or over
+    the caches' extent."""
     kv, g, d, cap, bs = 2, 4, 32, 64, 8
-    ns = 2 if ahead else 8                   # ahead: 4 tiles a share, so 3 loaded ahead
+    ns = 2 if counted else 8                 # counted: up to 4 tiles a share
     kc = rng.standard_normal((kv, cap, d)).astype(BF16)
     vc = rng.standard_normal((kv, cap, d)).astype(BF16)
     q = rng.standard_normal((kv * g, d)).astype(np.float32)
@@ -180,7 +181,7 @@ def test_decode_attention_with_q_from_the_buffer(rng: np.random.Generator, pos: 
     o, m, sums, *_ = da.attn_decode_q(
         o, m, sums, api.from_numpy(q), api.from_numpy(kc), api.from_numpy(vc),
         api.from_numpy(np.array([pos], np.int32)), scale, D=d, BS=bs, M=16, NS=ns, TMA=tma,
-        KV_TMA=kv_tma, EXACT=exact, AHEAD=ahead).sync()
+        KV_TMA=kv_tma, EXACT=exact, COUNTED=counted).sync()
     per = g * d // dc
     out = api.full([kv, per, dc], np.nan, bf16).partition([1, 1, dc])
     out, *_ = da.attn_combine_heads(out, o.unpartition(), m.unpartition(), sums.unpartition(),
@@ -220,7 +221,7 @@ def test_fused_finish_and_attention_then_the_combine_writes_the_row(
         api.from_numpy(x["qnw"]), api.from_numpy(x["knw"]), api.from_numpy(cs_row(x, pos)),
         k_cache, v_cache, pos_t, scale, EPS, D=d, BS=bs, M=16,
         NS=ns, H=hsz, NH=nh, NKV=kv, SB=sb, TMA=tma, KV_TMA=kv_tma, EXACT=True,
-        AHEAD=pos > 30).sync()
+        COUNTED=pos > 30).sync()
     k_cache, v_cache, pos_t = rest[5], rest[6], rest[7]
     want_q, want_k, want_v = finish_reference(x["part"], x["ss"], x["qnw"], x["knw"],
                                               x["cos"], x["sin"], pos, hsz, nh, kv, d)

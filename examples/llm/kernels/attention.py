@@ -66,8 +66,8 @@ def repeat_rows(x, M, G, D):
 @cutile.device
 def kv_tiles(kc, vc, kvh, t, cap, BS, D, KV_TMA):
     """Key tile t of kv head kvh, transposed (D, BS), and its value tile (BS, D); the index
-    clamped into the caches' extent (the callers load only t < cap: the clamp is the
-    proof, no device check)."""
+    clamped into the caches' extent (the callers load only t BS < n <= extent: the clamp
+    is the proof, no device check)."""
     j = max(min(t, cap - 1), 0)
     kt = kc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
     vs = vc.load_tile((1, BS, D), (kvh, j, 0), allow_tma=KV_TMA).reshape((BS, D))
@@ -94,13 +94,13 @@ def attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M, EXACT):
 
 
 @cutile.device
-def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT, AHEAD):
+def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT, COUNTED):
     """The online softmax (base 2) of this block's share of the cache: key tiles s,
     s + NS, ... of kv head kvh, keys below n; qs f32 (M, D), scaled. With EXACT, q and the
     probabilities enter the bf16 MMAs as hi + lo halves (f32 accuracy, two MMAs each);
     without, as bf16 (what a bf16 attention like torch's SDPA does: half the MMAs of the
-    per-tile chain). With AHEAD, the next tile's keys and values are loaded before this
-    tile's arithmetic (two tiles in flight: the loads of a long share overlap its MMAs).
+    per-tile chain). With COUNTED, the loop runs over this share's tiles below n (a count
+    read on the device) instead of over the caches' extent with a branch per tile.
     Returns the running maximum, the sum of exponentials and the unnormalized output."""
     q_hi, q_lo = split_bf16(qs)
     # Block s takes key tiles t = s, s + NS, s + 2 NS, ... below the current length. The
@@ -112,22 +112,13 @@ def attend_cache(qs, kc, vc, kvh, s, n, BS, M, D, NS, KV_TMA, EXACT, AHEAD):
     m_i = full((M, 1), -math.inf, f32)
     l_i = zeros((M, 1), f32)
     acc = zeros((M, D), f32)
-    if AHEAD:
-        kt = zeros((D, BS), bf16)
-        vs = zeros((BS, D), bf16)
-        if s * BS < n:
-            kt, vs = kv_tiles(kc, vc, kvh, s, cap, BS, D, KV_TMA)
-        for i in range(cdiv(cap, NS)):
+    if COUNTED:
+        # only this share's tiles below n: a loop without a branch, so tileiras may
+        # pipeline its loads like a GEMM's K loop (the clamp inside kv_tiles is the proof)
+        for i in range(cdiv(max(n - s * BS, 0), NS * BS)):
             t = i * NS + s
-            kn = kt
-            vn = vs
-            if (t + NS) * BS < n:
-                kn, vn = kv_tiles(kc, vc, kvh, t + NS, cap, BS, D, KV_TMA)
-            if t * BS < n:
-                m_i, l_i, acc = attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M,
-                                            EXACT)
-            kt = kn
-            vs = vn
+            kt, vs = kv_tiles(kc, vc, kvh, t, cap, BS, D, KV_TMA)
+            m_i, l_i, acc = attend_tile(q_hi, q_lo, kt, vs, t, n, m_i, l_i, acc, BS, M, EXACT)
     else:
         for i in range(cdiv(cap, NS)):
             t = i * NS + s

@@ -66,13 +66,13 @@ def attn_decode_q(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 
                   pos: Tensor[i32, [-1]], scale: f32, GD: Const[int], G: Const[int],
                   D: Const[int], BS: Const[int], M: Const[int], NS: Const[int],
                   TMA: Const[bool], KV_TMA: Const[bool], EXACT: Const[bool],
-                  AHEAD: Const[bool]):
+                  COUNTED: Const[bool]):
     kvh = block_id(0)
     s = block_id(1)
     n = pos.load_tile((1,), (0,), allow_tma=TMA).item() + 1       # keys 0..pos
     qs = q.load_tile((G, D), (kvh, 0), allow_tma=TMA) * (scale * LOG2E)
     m_i, l_i, acc = attend_cache(repeat_rows(qs, M, G, D), kc, vc, kvh, s, n, BS, M, D, NS,
-                                 KV_TMA, EXACT, AHEAD)
+                                 KV_TMA, EXACT, COUNTED)
     o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
     m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
     l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
@@ -89,7 +89,7 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
                     eps: f32, GD: Const[int], G: Const[int], D: Const[int], D2: Const[int],
                     BS: Const[int], M: Const[int], NS: Const[int], H: Const[int],
                     NH: Const[int], NKV: Const[int], SB: Const[int], TMA: Const[bool],
-                    KV_TMA: Const[bool], EXACT: Const[bool], AHEAD: Const[bool]):
+                    KV_TMA: Const[bool], EXACT: Const[bool], COUNTED: Const[bool]):
     kvh = block_id(0)
     s = block_id(1)
     t = pos.load_tile((1,), (0,), allow_tma=TMA).item()
@@ -103,7 +103,7 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
     vb = (vp.sum(axis=0, keepdims=True) * inv).astype(bf16)
     if s == 0:
         kv_new.store(cat((kb, vb), axis=1).reshape((1, 1, D2)), allow_tma=TMA)
-    m_i, l_i, acc = attend_cache(qs, kc, vc, kvh, s, t, BS, M, D, NS, KV_TMA, EXACT, AHEAD)
+    m_i, l_i, acc = attend_cache(qs, kc, vc, kvh, s, t, BS, M, D, NS, KV_TMA, EXACT, COUNTED)
     if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
         sc = (qs * kb.astype(f32)).sum(axis=1, keepdims=True)          # [M, 1]
         m_new = maximum(m_i, sc)
