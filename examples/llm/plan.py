@@ -180,10 +180,13 @@ class Plan:
                                  # torch's SDPA (half the MMAs of the per-tile chain).
                                  # `plan_for`: False for every real config
     attn_counted: bool = False   # "heads"/"fused": decode attention's loop over the share's
-                                 # tiles below the length (a device count, no branch)
+                                 # tiles below the length (a device count, no branch;
+                                 # tileiras pipelines it, yet Qwen3-4B at 8k: 341.5 against
+                                 # 347.7 tok/s)
     attn_occupancy: int | None = None  # "heads"/"fused": decode attention's CTAs per SM
                                        # (None: its own, DECODE_OCCUPANCY); with bf16
-                                       # inputs 4 fits in 64 registers without a spill
+                                       # inputs 4 fits in 64 registers without a spill,
+                                       # but 4B at 8k stays within 2% (RESULTS.md)
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
