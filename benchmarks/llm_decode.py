@@ -136,6 +136,7 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "ns64": {"attn_splits": 64},          # decode attention's shares per kv head
     "ns128": {"attn_splits": 128},
     "bs32": {"attn_bs": 32},              # keys per tile
+    "w1": {"attn_warps": 1},              # decode attention on one warp (no barriers)
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

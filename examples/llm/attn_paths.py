@@ -38,9 +38,12 @@ def warps(kernel: Any, count: int | None) -> Any:
 
 
 @functools.cache
-def occupancy(kernel: Any, ctas: int | None) -> Any:
-    """`kernel` with the `occupancy` hint (`Plan.attn_occupancy`; None: as is)."""
-    return kernel if ctas is None else kernel.with_hints(occupancy=ctas)
+def attention_hints(kernel: Any, ctas: int | None, count: int | None) -> Any:
+    """Decode attention with the `occupancy` and `num_worker_warps` hints
+    (`Plan.attn_occupancy`, `Plan.attn_warps`; None: the kernel's own)."""
+    hints = {k: v for k, v in (("occupancy", ctas), ("num_worker_warps", count))
+             if v is not None}
+    return kernel.with_hints(**hints) if hints else kernel
 
 
 def attention(eng: Any, i: int, lw: Any) -> None:
@@ -93,8 +96,8 @@ def heads(eng: Any, i: int, lw: Any) -> None:
              eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.pos,
              c.rms_norm_eps, G=g, H=c.hidden_size, NH=c.num_heads, NKV=kv, SB=s["SB"],
              TMA=p.small_tma)
-    eng._run(occupancy(da.attn_decode_q, p.attn_occupancy), out(eng.attn_o, 1, 1, g * d),
-             out(eng.attn_m, 1, 1, g),
+    eng._run(attention_hints(da.attn_decode_q, p.attn_occupancy, p.attn_warps),
+             out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
              TMA=p.small_tma, KV_TMA=p.kv_tma, EXACT=p.attn_exact,
@@ -113,8 +116,8 @@ def fused(eng: Any, i: int, lw: Any) -> None:
     c, p = eng.cfg, eng.plan
     s = _shape(eng)
     g, d, kv, per = s["G"], s["D"], s["KV"], s["per"]
-    eng._run(occupancy(da.attn_decode_qkv, p.attn_occupancy), out(eng.attn_o, 1, 1, g * d),
-             out(eng.attn_m, 1, 1, g),
+    eng._run(attention_hints(da.attn_decode_qkv, p.attn_occupancy, p.attn_warps),
+             out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), out(eng.kv_new, 1, 1, 2 * d), eng.qkv_part,
              eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.k_cache[i],
              eng.v_cache[i], eng.pos, 1.0 / math.sqrt(d), c.rms_norm_eps, D=d,

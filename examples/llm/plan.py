@@ -187,6 +187,11 @@ class Plan:
                                        # (None: its own, DECODE_OCCUPANCY); with bf16
                                        # inputs 4 fits in 64 registers without a spill,
                                        # but 4B at 8k stays within 2% (RESULTS.md)
+    attn_warps: int | None = None  # "heads"/"fused": decode attention's worker warps
+                                   # (None: tileiras' choice, 4); 1 keeps the row maximum
+                                   # and sum in one warp (one barrier a tile instead of
+                                   # 15; 32-key tiles then fit without a spill). Not yet
+                                   # timed on the GPU
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -219,6 +224,7 @@ SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads_ns16": {"attn_path": "heads", **_FAST, "attn_splits": 16},
     "heads_ns8": {"attn_path": "heads", **_FAST, "attn_splits": 8},
     "heads_bs32": {"attn_path": "heads", **_FAST, "attn_bs": 32},
+    "heads_w1": {"attn_path": "heads", **_FAST, "attn_warps": 1, "attn_bs": 32},
     "fused": {"attn_path": "fused", **_FAST},
     "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
     "fused_w4": {"attn_path": "fused", **_W4},

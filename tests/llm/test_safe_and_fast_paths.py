@@ -229,3 +229,21 @@ def opcodes(text: str) -> list[str]:
             words = line.split(";")[0].split()
             out.append(words[2] if words[1].startswith("@") else words[1])
     return out
+
+
+@pytest.mark.tileiras
+def test_one_warp_decode_attention_has_one_barrier() -> None:
+    """`Plan.attn_warps` = 1 with 32-key tiles (the "heads_w1" variant) for Qwen3-4B: the
+    tile's row maximum and sum stay in one warp (one barrier, the TMA start, against 15
+    with tileiras' own four warps), on the tensor cores, without a spill."""
+    from llm.attn_paths import attention_hints
+
+    cfg = preset("qwen3-4b")
+    plan = plan_for(cfg)
+    g, d = cfg.group, cfg.head_dim
+    consts = dict(GD=g * d, G=g, D=d, M=16, NS=plan.attn_splits, TMA=False, KV_TMA=True,
+                  EXACT=False, COUNTED=False)
+    one = sass(attention_hints(decode_attention.attn_decode_q, None, 1), BS=32, **consts)
+    assert one.count("BAR.SYNC") == 1 and "HMMA" in one and not spills(one)
+    four = sass(decode_attention.attn_decode_q, BS=plan.attn_bs, **consts)
+    assert four.count("BAR.SYNC") > 1
