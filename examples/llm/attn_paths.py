@@ -32,16 +32,10 @@ from .plan import pow2_at_least
 
 
 @functools.cache
-def warps(kernel: Any, count: int | None) -> Any:
-    """`kernel` with tileiras' `num_worker_warps` hint (`Plan.small_warps`; None: as is)."""
-    return kernel if count is None else kernel.with_hints(num_worker_warps=count)
-
-
-@functools.cache
-def attention_hints(kernel: Any, ctas: int | None, count: int | None) -> Any:
-    """Decode attention with the `occupancy` and `num_worker_warps` hints
-    (`Plan.attn_occupancy`, `Plan.attn_warps`; None: the kernel's own)."""
-    hints = {k: v for k, v in (("occupancy", ctas), ("num_worker_warps", count))
+def hinted(kernel: Any, warps: int | None = None, occupancy: int | None = None) -> Any:
+    """`kernel` with tileiras' `num_worker_warps` and `occupancy` hints (`Plan.small_warps`,
+    `Plan.attn_warps`, `Plan.attn_occupancy`; None: the kernel's own), built once."""
+    hints = {k: v for k, v in (("num_worker_warps", warps), ("occupancy", occupancy))
              if v is not None}
     return kernel.with_hints(**hints) if hints else kernel
 
@@ -60,7 +54,7 @@ def embed(eng: Any) -> None:
     from .model import out
 
     p = eng.plan
-    eng._run(warps(embed_row_rope, p.small_warps), out(eng.h, p.embed_tile),
+    eng._run(hinted(embed_row_rope, warps=p.small_warps), out(eng.h, p.embed_tile),
              out(eng.rope_cs, 1, eng.cfg.head_dim), eng.w.embed, eng.tokens, eng.pos, eng.cos,
              eng.sin, TMA=p.small_tma)
 
@@ -91,12 +85,12 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     c, p = eng.cfg, eng.plan
     s = _shape(eng)
     g, d, kv, cap = s["G"], s["D"], s["KV"], eng.capacity
-    eng._run(warps(qkv_heads, p.small_warps), out(eng.q, 1, 1, d, view=(kv, g, d)),
+    eng._run(hinted(qkv_heads, warps=p.small_warps), out(eng.q, 1, 1, d, view=(kv, g, d)),
              out(eng.k_cache[i], 1, cap // g, d), out(eng.v_cache[i], 1, cap // g, d),
              eng.qkv_part, eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.pos,
              c.rms_norm_eps, G=g, H=c.hidden_size, NH=c.num_heads, NKV=kv, SB=s["SB"],
              TMA=p.small_tma)
-    eng._run(attention_hints(da.attn_decode_q, p.attn_occupancy, p.attn_warps),
+    eng._run(hinted(da.attn_decode_q, warps=p.attn_warps, occupancy=p.attn_occupancy),
              out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), eng.q, eng.k_cache[i], eng.v_cache[i], eng.pos,
              1.0 / math.sqrt(d), D=d, BS=p.attn_bs, M=max(16, g), NS=p.attn_splits,
@@ -105,7 +99,7 @@ def heads(eng: Any, i: int, lw: Any) -> None:
     if p.attn_fused:             # the output projection combines the shares itself
         return
     dc = p.combine_chunk
-    eng._run(warps(da.attn_combine_heads, p.small_warps),
+    eng._run(hinted(da.attn_combine_heads, warps=p.small_warps),
              out(eng.attn, 1, 1, dc, view=(kv, s["per"], dc)), eng.attn_o, eng.attn_m,
              eng.attn_l, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)
 
@@ -116,7 +110,7 @@ def fused(eng: Any, i: int, lw: Any) -> None:
     c, p = eng.cfg, eng.plan
     s = _shape(eng)
     g, d, kv, per = s["G"], s["D"], s["KV"], s["per"]
-    eng._run(attention_hints(da.attn_decode_qkv, p.attn_occupancy, p.attn_warps),
+    eng._run(hinted(da.attn_decode_qkv, warps=p.attn_warps, occupancy=p.attn_occupancy),
              out(eng.attn_o, 1, 1, g * d), out(eng.attn_m, 1, 1, g),
              out(eng.attn_l, 1, 1, g), out(eng.kv_new, 1, 1, 2 * d), eng.qkv_part,
              eng.qkv_ss, lw.q_norm, lw.k_norm, eng.rope_cs, eng.k_cache[i],
@@ -125,7 +119,7 @@ def fused(eng: Any, i: int, lw: Any) -> None:
              NH=c.num_heads, NKV=kv, SB=s["SB"], TMA=p.small_tma, KV_TMA=p.kv_tma,
              EXACT=p.attn_exact, COUNTED=p.attn_counted)
     dc, rows = p.combine_chunk, eng.capacity // per
-    eng._run(warps(da.attn_combine_cache, p.small_warps),
+    eng._run(hinted(da.attn_combine_cache, warps=p.small_warps),
              out(eng.attn, 1, 1, dc, view=(kv, per, dc)), out(eng.k_cache[i], 1, rows, d),
              out(eng.v_cache[i], 1, rows, d), eng.attn_o, eng.attn_m, eng.attn_l, eng.kv_new,
              eng.pos, G=g, D=d, NS=p.attn_splits, TMA=p.small_tma, O_TMA=p.combine_o_tma)

@@ -196,7 +196,7 @@ def test_one_warp_small_kernels_reduce_without_barriers() -> None:
     start of the TMA load of the share outputs, `O_TMA`), no spill, and every load issued
     before the first shuffle: one round trip, not one per reduction. Loaded into registers,
     the combine's share outputs come after the maxima's reduction (hence `O_TMA`)."""
-    from llm.attn_paths import warps
+    from llm.attn_paths import hinted
 
     cfg = preset("qwen3-4b")
     plan = plan_for(cfg)
@@ -210,14 +210,14 @@ def test_one_warp_small_kernels_reduce_without_barriers() -> None:
              (embed_rope.embed_row_rope, dict(BH=plan.embed_tile, D=d), 0)]
     cases += [(k, dict(c, O_TMA=True), 1) for k, c in combines]
     for kernel, consts, bars in cases:
-        text = sass(warps(kernel, 1), TMA=False, **consts)
+        text = sass(hinted(kernel, warps=1), TMA=False, **consts)
         assert text.count("BAR.SYNC") == bars and not spills(text), kernel.name
         ops = opcodes(text)
         if "SHFL.BFLY" in ops:
             first = ops.index("SHFL.BFLY")
             assert not any(op.startswith("LDG") for op in ops[first:]), kernel.name
     for kernel, consts in combines:
-        ops = opcodes(sass(warps(kernel, 1), TMA=False, O_TMA=False, **consts))
+        ops = opcodes(sass(hinted(kernel, warps=1), TMA=False, O_TMA=False, **consts))
         assert any(op.startswith("LDG") for op in ops[ops.index("SHFL.BFLY"):]), kernel.name
 
 
@@ -236,14 +236,14 @@ def test_one_warp_decode_attention_has_one_barrier() -> None:
     """`Plan.attn_warps` = 1 with 32-key tiles (the "heads_w1" variant) for Qwen3-4B: the
     tile's row maximum and sum stay in one warp (one barrier, the TMA start, against 15
     with tileiras' own four warps), on the tensor cores, without a spill."""
-    from llm.attn_paths import attention_hints
+    from llm.attn_paths import hinted
 
     cfg = preset("qwen3-4b")
     plan = plan_for(cfg)
     g, d = cfg.group, cfg.head_dim
     consts = dict(GD=g * d, G=g, D=d, M=16, NS=plan.attn_splits, TMA=False, KV_TMA=True,
                   EXACT=False, COUNTED=False)
-    one = sass(attention_hints(decode_attention.attn_decode_q, None, 1), BS=32, **consts)
+    one = sass(hinted(decode_attention.attn_decode_q, warps=1), BS=32, **consts)
     assert one.count("BAR.SYNC") == 1 and "HMMA" in one and not spills(one)
     four = sass(decode_attention.attn_decode_q, BS=plan.attn_bs, **consts)
     assert four.count("BAR.SYNC") > 1
