@@ -135,8 +135,10 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "occ4": {"attn_occupancy": 4},
     "ns64": {"attn_splits": 64},          # decode attention's shares per kv head
     "ns128": {"attn_splits": 128},
-    "bs32": {"attn_bs": 32},              # keys per tile
-    "w1": {"attn_warps": 1},              # decode attention on one warp (no barriers)
+    "bs32": {"attn_bs": 32},              # keys per tile (the default on real configs)
+    "bs64": {"attn_bs": 64},
+    "w1": {"attn_warps": 1},              # decode attention on one warp (the default)
+    "w4": {"attn_warps": None},           # ... on tileiras' own four warps
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

@@ -190,8 +190,8 @@ class Plan:
     attn_warps: int | None = None  # "heads"/"fused": decode attention's worker warps
                                    # (None: tileiras' choice, 4); 1 keeps the row maximum
                                    # and sum in one warp (one barrier a tile instead of
-                                   # 15; 32-key tiles then fit without a spill). Not yet
-                                   # timed on the GPU
+                                   # 15; 32-key tiles then fit without a spill).
+                                   # `plan_for`: 1 with 32-key tiles on every real config
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -211,11 +211,14 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
 # barrier); "_oldg": the share outputs direct too; "_w4": tileiras' warps (4) and all
 # small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
 # attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
-# "_bs32" / "_ns16" / "_ns8": 32-key tiles / 16 or 8 shares per kv head.
+# "_bs32" / "_ns16" / "_ns8": 32-key tiles / 16 or 8 shares per kv head; "_bs64w4": 64-key
+# tiles on tileiras' four warps (the default before one-warp attention).
 # each variant names every field it depends on (the defaults are "heads" with _FAST)
 _FAST: dict[str, object] = {"small_tma": False, "small_warps": 1, "combine_o_tma": True}
-_TMA: dict[str, object] = {"small_tma": True, "small_warps": None, "combine_o_tma": True}
-_W4: dict[str, object] = {"small_tma": False, "small_warps": None, "combine_o_tma": False}
+_TMA: dict[str, object] = {"small_tma": True, "small_warps": None, "combine_o_tma": True,
+                           "attn_warps": None}
+_W4: dict[str, object] = {"small_tma": False, "small_warps": None, "combine_o_tma": False,
+                          "attn_warps": None}
 SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "split_attn": {"attn_path": "split"},
     "heads": {"attn_path": "heads", **_FAST},
@@ -225,6 +228,7 @@ SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads_ns8": {"attn_path": "heads", **_FAST, "attn_splits": 8},
     "heads_bs32": {"attn_path": "heads", **_FAST, "attn_bs": 32},
     "heads_w1": {"attn_path": "heads", **_FAST, "attn_warps": 1, "attn_bs": 32},
+    "heads_bs64w4": {"attn_path": "heads", **_FAST, "attn_warps": None, "attn_bs": 64},
     "fused": {"attn_path": "fused", **_FAST},
     "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
     "fused_w4": {"attn_path": "fused", **_W4},
@@ -292,7 +296,7 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         lm_bo=32 if small else 128,
         lm_bk=32 if small else 128,
         lm_occupancy=None if small else 2,
-        attn_bs=16 if small else 64,
+        attn_bs=16 if small else 32,
         attn_splits=4 if small else splits,
         combine_chunk=combine_chunk(cfg, sms),
         embed_tile=min(1024, pow2_at_least(h)),
@@ -306,4 +310,8 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         # 394.5 -> 396.9 tok/s, 8k 353.5 -> 359.1); the interpreter's small test configs
         # keep f32 accuracy, so their paths agree to the summation order
         attn_exact=small,
+        # one worker warp with 32-key tiles on every real config (Qwen3-4B on the H200,
+        # raw graph, results/2026-12-01-s6-llm-decode-w1.json: 8k 358.0 -> 360.2 tok/s, 1k
+        # 395.3 -> 396.8; with 64-key tiles one warp spills)
+        attn_warps=None if small else 1,
     )

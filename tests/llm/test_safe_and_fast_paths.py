@@ -232,18 +232,22 @@ def opcodes(text: str) -> list[str]:
 
 
 @pytest.mark.tileiras
-def test_one_warp_decode_attention_has_one_barrier() -> None:
-    """`Plan.attn_warps` = 1 with 32-key tiles (the "heads_w1" variant) for Qwen3-4B: the
+@pytest.mark.parametrize("name", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
+def test_one_warp_decode_attention_has_one_barrier(name: str) -> None:
+    """`plan_for`'s decode attention on real configs: one worker warp with 32-key tiles. The
     tile's row maximum and sum stay in one warp (one barrier, the TMA start, against 15
-    with tileiras' own four warps), on the tensor cores, without a spill."""
+    with tileiras' own four warps), on the tensor cores, without a spill; 64-key tiles on
+    one warp would spill."""
     from llm.attn_paths import hinted
 
-    cfg = preset("qwen3-4b")
+    cfg = preset(name)
     plan = plan_for(cfg)
+    assert (plan.attn_warps, plan.attn_bs) == (1, 32)
     g, d = cfg.group, cfg.head_dim
     consts = dict(GD=g * d, G=g, D=d, M=16, NS=plan.attn_splits, TMA=False, KV_TMA=True,
                   EXACT=False, COUNTED=False)
-    one = sass(hinted(decode_attention.attn_decode_q, warps=1), BS=32, **consts)
+    one = sass(hinted(decode_attention.attn_decode_q, warps=1), BS=plan.attn_bs, **consts)
     assert one.count("BAR.SYNC") == 1 and "HMMA" in one and not spills(one)
+    assert spills(sass(hinted(decode_attention.attn_decode_q, warps=1), BS=64, **consts))
     four = sass(decode_attention.attn_decode_q, BS=plan.attn_bs, **consts)
     assert four.count("BAR.SYNC") > 1
