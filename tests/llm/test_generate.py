@@ -33,6 +33,21 @@ def test_generate_through_the_graph_and_op_by_op_give_the_same_tokens() -> None:
     assert graphed["launches_per_step"] == plain["launches_per_step"] == 2 + 7 * 2 + 1
 
 
+def test_streaming_in_chunks_gives_the_tokens_of_waiting_for_every_step() -> None:
+    """`--stream-every N` replays N steps back to back before each wait; the tokens are the
+    same as with a wait after every step, whatever N and however the last chunk is cut."""
+    args = ["--random-weights", "tiny", "--prompt-len", "4", "--new-tokens", "8",
+            "--no-progress", "--seed", "5"]
+    each = generate.main([*args, "--stream-every", "1"])
+    for n in ("3", "7", "16"):
+        chunked = generate.main([*args, "--stream-every", n])
+        assert chunked["tokens"] == each["tokens"] and len(each["tokens"]) == 8
+        assert chunked["stream_every"] == int(n)
+        assert chunked["launches_per_step"] == each["launches_per_step"]
+    with pytest.raises(SystemExit, match="stream-every"):
+        generate.main([*args, "--stream-every", "0"])
+
+
 def test_generate_from_a_checkpoint_with_a_tokenizer(tmp_path: Path, tiny: Any,
                                                       tiny_hf: dict[str, Any],
                                                       capsys: pytest.CaptureFixture[str]
