@@ -81,7 +81,7 @@ def _copy_chain(dsts: list[Any], src: Any, done: list[Any]) -> Any:
     return op
 
 
-def copy_bandwidth(elements: int, repeats: int = 5, batch: int = 8) -> float:
+def copy_bandwidth(elements: int, repeats: int = 5, batch: int = 4) -> float:
     """Device copy bandwidth (bytes read + written per second) of cutile's copy kernel:
     `batch` copies in one chain with one wait at the end, so the host's launch and wait
     (tens of µs) are spread over the batch instead of shortening the bandwidth of each
@@ -118,7 +118,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--top-p", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copy-mib", type=float,
-                    help="copy-bandwidth buffer size in MiB (default 256, 8 copies back to "
+                    help="copy-bandwidth buffer size in MiB (default 1024, 4 copies back to "
                          "back; 0.25 interpreted)")
     ap.add_argument("--stream-every", type=int, default=16, metavar="N",
                     help="decode steps replayed back to back before the host waits for them "
@@ -222,8 +222,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if tok is not None:
         print(f"text: {tok.decode(new)}")
 
-    elements = int((args.copy_mib or (256 if gpu else 0.25)) * 2**20) // 2
-    bw = copy_bandwidth(elements, repeats=5 if gpu else 1, batch=8 if gpu else 2)
+    elements = int((args.copy_mib or (1024 if gpu else 0.25)) * 2**20) // 2
+    bw = copy_bandwidth(elements, repeats=5 if gpu else 1, batch=4 if gpu else 2)
     mean_ctx = len(ids) + args.new_tokens / 2
     per_token = weights.decode_bytes() + engine.kv_bytes(int(mean_ctx))
     roof = bw / per_token
