@@ -23,6 +23,7 @@ __all__ = [
     "DLPackTensor",
     "DeviceBuffer",
     "Diagnostic",
+    "GraphAccesses",
     "HandleMeta",
     "HostRegistry",
     "KernelBase",
@@ -281,8 +282,8 @@ class Runtime:
                      accesses: Sequence[tuple[int, int, int, bool]]) -> int:
         """The work is on `slot`: its ranges move to the position after it."""
     def abort_external(self, token: int) -> int: ...
-    def launch_graph(self, slot: int, token: int, exec: int,
-                     accesses: Sequence[tuple[int, int, int, bool]]) -> int: ...
+    def launch_graph(self, slot: int, token: int, exec: int, accesses: GraphAccesses) -> int:
+        """Replay an instantiated graph, ordered and recorded by its capture's ranges."""
     def launch_kernel(self, slot: int, token: int, accesses: Sequence[tuple[int, int, int, bool]],
                       function: int, grid: tuple[int, int, int], block: tuple[int, int, int],
                       shared_mem: int, params: int, record: Any = None) -> tuple[int, bool]:
@@ -291,7 +292,7 @@ class Runtime:
         """Wait for position `seq` of `slot`; the CUresult (0: done)."""
     def free_storage(self, storage: int, home: int = 0) -> None: ...
     def begin_capture(self, slot: int, recording: list[Any]) -> None: ...
-    def end_capture(self, slot: int) -> list[tuple[int, int, int, bool]]: ...
+    def end_capture(self, slot: int) -> GraphAccesses: ...
     def capturing(self, slot: int) -> bool: ...
     def acquire(self, token: int, accesses: Sequence[tuple[int, int, int, bool]]) -> None:
         """Record (storage, lo, hi, exclusive) byte ranges for an external holder `token`,
@@ -305,6 +306,14 @@ class Runtime:
     def stats(self) -> dict[str, int]: ...
 
 Ledger = Runtime
+
+@final
+class GraphAccesses:
+    """The ranges a captured graph touches, held natively; each replay is ordered and
+    recorded by them."""
+    def __len__(self) -> int: ...
+    def tuples(self) -> list[tuple[int, int, int, bool]]: ...
+
 
 @disjoint_base
 class DeviceBuffer:

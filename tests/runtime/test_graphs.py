@@ -149,6 +149,20 @@ def test_dropping_a_graph_waits_for_its_replays() -> None:
     _close(y.unpartition().to_numpy(), _expected(_rand(0)))
 
 
+def test_a_replay_is_ordered_by_the_ranges_of_its_capture() -> None:
+    """The capture's ranges, merged per tensor and kind of access, are what each replay is
+    ordered and recorded by (held natively: a replay converts nothing)."""
+    x, h, y = _layers()
+    g = cutile.graph(two_layers, x, h, y)
+    ranges = g._accesses.tuples()
+    # x read; h written by the first launch and read by the second; y written
+    assert len(g._accesses) == len(ranges) == 4
+    assert sorted(w for *_, w in ranges) == [False, False, True, True]
+    assert all(lo < hi for _, lo, hi, _ in ranges)
+    g.replay(_rand(5))
+    _close(g.read(0).reshape(-1), _expected(_rand(5)))
+
+
 def test_a_view_kept_from_the_capture_is_ordered_after_replays() -> None:
     x, h, y = _layers()
     kept: list[api.Tensor] = []

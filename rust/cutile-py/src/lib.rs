@@ -490,6 +490,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The ledger's old name: a runtime on the interpreter's virtual streams by default.
     m.add("Ledger", m.py().get_type::<runtime::Runtime>())?;
     m.add_class::<runtime::DeviceBuffer>()?;
+    m.add_class::<runtime::GraphAccesses>()?;
     m.add("DRIVER_SYMBOLS", runtime::SYMBOLS.to_vec())?;
     m.add_function(wrap_pyfunction!(runtime::null_driver, m)?)?;
     m.add_class::<launch::HandleMeta>()?;

@@ -20,6 +20,7 @@ mod buffer;
 mod copies;
 mod devices;
 mod driver;
+mod graph_accesses;
 mod launch_ex;
 mod null;
 mod ordering;
@@ -28,6 +29,7 @@ pub use buffer::DeviceBuffer;
 pub(crate) use devices::{current_device, DeviceSlots};
 pub use devices::{set_default_device, set_thread_device, thread_device};
 pub(crate) use driver::{Driver, SYMBOLS};
+pub use graph_accesses::GraphAccesses;
 
 use crate::errors::{guard, host_err};
 use crate::launch::{next_op_id, LaunchFn};
@@ -544,11 +546,10 @@ impl Runtime {
         slot: u32,
         token: u64,
         exec: usize,
-        accesses: Vec<AccessTuple>,
+        accesses: &GraphAccesses,
     ) -> PyResult<u64> {
-        let acc = accesses_of(&accesses);
         self.run(py, || {
-            self.enqueue_work(token, slot, &acc, |d, stream| match d {
+            self.enqueue_work(token, slot, &accesses.ranges, |d, stream| match d {
                 Some(d) if exec != 0 => match d.graph_launch(exec, stream) {
                     0 => Ok(()),
                     code => Err((code, "cuGraphLaunch")),
@@ -676,7 +677,7 @@ impl Runtime {
 
     /// Stop recording `slot`: the accesses the captured work makes, one hull per storage
     /// and kind (`(storage, lo, hi, exclusive)`).
-    fn end_capture(&self, py: Python<'_>, slot: u32) -> PyResult<Vec<AccessTuple>> {
+    fn end_capture(&self, py: Python<'_>, slot: u32) -> PyResult<GraphAccesses> {
         let taken = {
             let mut r = self
                 .recordings
@@ -687,13 +688,10 @@ impl Runtime {
         };
         drop(taken); // a Python list: dropped without the lock held
         self.run(py, || {
-            Ok(self
-                .lock()?
-                .flight
-                .end_capture(slot)
-                .into_iter()
-                .map(|a| (a.storage, a.lo, a.hi, a.exclusive))
-                .collect())
+            let ranges = self.lock()?.flight.end_capture(slot);
+            Ok(GraphAccesses {
+                ranges: ranges.into_boxed_slice(),
+            })
         })
     }
 
