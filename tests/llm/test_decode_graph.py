@@ -121,7 +121,10 @@ def test_graph_decoding_on_the_gpu_with_the_4b_plan() -> None:
     replayed through the CUDA graph against op-by-op decoding of the same prompt. The
     residual adds are atomics (summation order may differ between runs, and a different f32
     sum can round a bf16 activation the other way): logits to bf16 rounding (the H200 run
-    showed 0.35% of the logits off by up to 0.9% of the largest), tokens exactly."""
+    showed 0.35% of the logits off by up to 0.9% of the largest), tokens exactly until the
+    two part at a near-tie (top two logits within 1% of the largest; with this prompt the
+    one-warp attention meets one at step 4 whose 0.02-0.07% gap flips between two op-by-op
+    runs as well), after which the sequences differ by design."""
     from llm.config import preset, with_layers
     from llm.weights import random_weights
 
@@ -144,6 +147,15 @@ def test_graph_decoding_on_the_gpu_with_the_4b_plan() -> None:
                 eng.decode_step()
                 logits.append(eng.read_logits())
         runs.append(([int(t) for t in eng.token_ids()], logits))
-    assert runs[0][0] == runs[1][0]
-    for a, b in zip(runs[0][1], runs[1][1], strict=True):
+    (want, want_logits), (got, got_logits) = runs
+    new = len(prompt)
+    compared = 0
+    for k, (a, b) in enumerate(zip(want_logits, got_logits, strict=True)):
         np.testing.assert_allclose(b, a, rtol=2e-2, atol=2e-2 * float(np.abs(a).max()))
+        compared += 1
+        if want[new + k] != got[new + k]:
+            top = np.sort(a.ravel())[-2:]
+            gap = float(top[1] - top[0]) / abs(float(top[1]))
+            assert gap <= 1e-2, f"step {k}: tokens differ, the top two logits {gap:.2%} apart"
+            break
+    assert compared >= 4 and want[:new] == got[:new] == prompt
