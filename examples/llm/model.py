@@ -171,8 +171,10 @@ class Engine:
         self.attn = slot("attn", [c.q_size], bf16)
         if p.attn_path != "split":             # the QKV GEMV's sums of squares of h
             self.qkv_ss = slot("qkv_ss", [p.qkv.splits(h), cdiv(c.qkv_size, p.qkv.BO)], f32)
-        if p.attn_path == "fused":             # the new key and value, for the combine
-            self.kv_new = slot("kv_new", [kv, ns, 2 * d], bf16)
+        if p.attn_path in ("fused", "ahead"):  # the new key and value, for the combine
+            # (a tile per block of the kernel that writes it: (KV, NS) or (KV, G))
+            rows = ns if p.attn_path == "fused" else g
+            self.kv_new = slot("kv_new", [kv, rows, 2 * d], bf16)
         if p.attn_path != "split":             # the step's cos | sin row (one per block)
             self.rope_cs = slot("rope_cs", [cdiv(h, p.embed_tile), d], f32)
         if not p.mlp_fused:
@@ -322,7 +324,7 @@ class Engine:
             attn_paths.embed(self)
         for i, lw in enumerate(w.layers):
             if p.attn_path != "split":
-                attn_paths.attention(self, i, lw)    # "heads" | "fused" (+ the combine)
+                attn_paths.attention(self, i, lw)    # "heads" | "fused" | "ahead"
                 if p.attn_fused:                     # "heads": the combine in the GEMV
                     self._attn_out(lw.wo)
                 else:

@@ -201,7 +201,8 @@ class Plan:
 # layer between the QKV GEMV and the output projection.
 ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
               "heads": ("qkv_heads", "attn_decode_q", "attn_combine_heads"),
-              "fused": ("attn_decode_qkv", "attn_combine_cache")}
+              "fused": ("attn_decode_qkv", "attn_combine_cache"),
+              "ahead": ("qkv_heads_new", "attn_decode_ahead", "attn_combine_cache")}
 
 
 # Named variants of the decode step's small kernels: Plan fields changed on top of
@@ -229,6 +230,7 @@ SMALL_VARIANTS: dict[str, dict[str, object]] = {
     "heads_bs32": {"attn_path": "heads", **_FAST, "attn_bs": 32},
     "heads_w1": {"attn_path": "heads", **_FAST, "attn_warps": 1, "attn_bs": 32},
     "heads_bs64w4": {"attn_path": "heads", **_FAST, "attn_warps": None, "attn_bs": 64},
+    "ahead": {"attn_path": "ahead", **_FAST},
     "fused": {"attn_path": "fused", **_FAST},
     "fused_oldg": {"attn_path": "fused", **_FAST, "combine_o_tma": False},
     "fused_w4": {"attn_path": "fused", **_W4},

@@ -1,8 +1,8 @@
-"""The engine on the latency attention paths (`Plan.attn_path` "heads" and "fused", every
-named variant of `SMALL_VARIANTS`: TMA on and off, one or four worker warps, other tile
-and split counts): the tiny model decodes the
-numpy reference's tokens, logits to f32 summation order against the default path, one
-kernel less per layer on "fused", through a captured graph too; and the plan checks."""
+"""The engine on the latency attention paths (`Plan.attn_path` "heads", "fused" and
+"ahead", every named variant of `SMALL_VARIANTS`: TMA on and off, one or four worker warps,
+other tile and split counts): the tiny model decodes the numpy reference's tokens, logits
+to f32 summation order against the default path, one kernel less per layer on "fused",
+through a captured graph too; and the plan checks."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_latency_paths_decode_the_reference_tokens(
                                        atol=2e-2 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("path", ["heads", "fused"])
+@pytest.mark.parametrize("path", ["heads", "fused", "ahead"])
 def test_bf16_attention_decodes_the_reference_tokens(
         tiny: Any, tiny_weights: Any, split_path: tuple[list[int], list[np.ndarray]],
         reference_tokens: list[int], path: str) -> None:
@@ -94,7 +94,7 @@ def test_bf16_attention_decodes_the_reference_tokens(
     assert worst > 0.0                  # bf16 inputs: not the exact path under another name
 
 
-@pytest.mark.parametrize("path", ["heads", "fused"])
+@pytest.mark.parametrize("path", ["heads", "fused", "ahead"])
 def test_every_position_through_the_decode_step(tiny: Any, tiny_weights: Any,
                                                 tiny_hf: dict[str, Any], path: str) -> None:
     """A one-token prompt: the cache is written only by the decode step's kernels (the
@@ -107,7 +107,7 @@ def test_every_position_through_the_decode_step(tiny: Any, tiny_weights: Any,
         assert float(np.abs(got - want).max()) <= 1e-2 * scale
 
 
-@pytest.mark.parametrize("variant", ["heads", "fused"])
+@pytest.mark.parametrize("variant", ["heads", "fused", "ahead"])
 def test_latency_paths_in_a_captured_graph(tiny: Any, tiny_weights: Any,
                                            split_path: tuple[list[int], list[np.ndarray]],
                                            variant: str) -> None:
@@ -129,8 +129,10 @@ def test_latency_paths_in_a_captured_graph(tiny: Any, tiny_weights: Any,
 def test_plan_checks_for_the_latency_paths(tiny: Any, tiny_weights: Any) -> None:
     with pytest.raises(ValueError, match="unknown attention path"):
         engine(tiny_weights, tiny, "flash")
-    with pytest.raises(ValueError, match="attn_fused must be off"):
-        Engine(tiny_weights, MAX_SEQ, plan_for(tiny, attn_fused=True).with_(attn_path="fused"))
+    for path in ("fused", "ahead"):
+        with pytest.raises(ValueError, match="attn_fused must be off"):
+            Engine(tiny_weights, MAX_SEQ,
+                   plan_for(tiny, attn_fused=True).with_(attn_path=path))
     with pytest.raises(ValueError, match="does not split into"):
         engine(tiny_weights, tiny, "fused", max_seq=2)     # 2 positions, 4 combine blocks
     three = replace(tiny, num_heads=6)                     # 3 query heads per kv head

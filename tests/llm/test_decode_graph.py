@@ -115,47 +115,75 @@ def test_sampled_decoding_through_the_graph(tiny_weights: Any) -> None:
     g.close()
 
 
+def _decode_4b_layers(weights: Any, prompt: list[int], plan: Any, graphed: bool,
+                      steps: int = 24) -> tuple[list[int], list[np.ndarray]]:
+    eng = Engine(weights, 256, plan)
+    eng.load_prompt(prompt)
+    logits = []
+    if graphed:
+        g = eng.capture_decode()
+        for _ in range(steps):
+            g.step().wait()
+            logits.append(g.read_logits())
+        g.close()
+    else:
+        for _ in range(steps):
+            eng.decode_step()
+            logits.append(eng.read_logits())
+    return [int(t) for t in eng.token_ids()], logits
+
+
+def _agree_until_a_near_tie(want: tuple[list[int], list[np.ndarray]],
+                            got: tuple[list[int], list[np.ndarray]], prompt: list[int]) -> None:
+    """Logits to bf16 rounding at every step both ran on the same tokens, tokens exactly
+    until the two part at a near-tie (top two logits within 1% of the largest), after which
+    the sequences differ by design; at least 4 steps compared."""
+    new = len(prompt)
+    compared = 0
+    for k, (a, b) in enumerate(zip(want[1], got[1], strict=True)):
+        np.testing.assert_allclose(b, a, rtol=2e-2, atol=2e-2 * float(np.abs(a).max()))
+        compared += 1
+        if want[0][new + k] != got[0][new + k]:
+            top = np.sort(a.ravel())[-2:]
+            gap = float(top[1] - top[0]) / abs(float(top[1]))
+            assert gap <= 1e-2, f"step {k}: tokens differ, the top two logits {gap:.2%} apart"
+            break
+    assert compared >= 4 and want[0][:new] == got[0][:new] == prompt
+
+
+def _qwen3_4b_layers() -> tuple[Any, list[int]]:
+    from llm.config import preset, with_layers
+    from llm.weights import random_weights
+
+    cfg = with_layers(preset("qwen3-4b"), 2)
+    prompt = [int(t) for t in np.random.default_rng(2).integers(0, cfg.vocab_size, 200)]
+    return random_weights(cfg, seed=1), prompt
+
+
 @pytest.mark.gpu
 def test_graph_decoding_on_the_gpu_with_the_4b_plan() -> None:
     """On the H200: Qwen3-4B's shapes and plan (two layers, random weights), 24 greedy steps
     replayed through the CUDA graph against op-by-op decoding of the same prompt. The
     residual adds are atomics (summation order may differ between runs, and a different f32
     sum can round a bf16 activation the other way): logits to bf16 rounding (the H200 run
-    showed 0.35% of the logits off by up to 0.9% of the largest), tokens exactly until the
-    two part at a near-tie (top two logits within 1% of the largest; with this prompt the
-    one-warp attention meets one at step 4 whose 0.02-0.07% gap flips between two op-by-op
-    runs as well), after which the sequences differ by design."""
-    from llm.config import preset, with_layers
-    from llm.weights import random_weights
+    showed 0.35% of the logits off by up to 0.9% of the largest), tokens exactly until a
+    near-tie (with this prompt the one-warp attention meets one at step 4 whose 0.02-0.07%
+    gap flips between two op-by-op runs as well)."""
+    w, prompt = _qwen3_4b_layers()
+    plan = plan_for(w.cfg)
+    _agree_until_a_near_tie(_decode_4b_layers(w, prompt, plan, graphed=False),
+                            _decode_4b_layers(w, prompt, plan, graphed=True), prompt)
 
-    cfg = with_layers(preset("qwen3-4b"), 2)
-    w = random_weights(cfg, seed=1)
-    prompt = [int(t) for t in np.random.default_rng(2).integers(0, cfg.vocab_size, 200)]
-    runs = []
-    for graphed in (False, True):
-        eng = Engine(w, 256)
-        eng.load_prompt(prompt)
-        logits = []
-        if graphed:
-            g = eng.capture_decode()
-            for _ in range(24):
-                g.step().wait()
-                logits.append(g.read_logits())
-            g.close()
-        else:
-            for _ in range(24):
-                eng.decode_step()
-                logits.append(eng.read_logits())
-        runs.append(([int(t) for t in eng.token_ids()], logits))
-    (want, want_logits), (got, got_logits) = runs
-    new = len(prompt)
-    compared = 0
-    for k, (a, b) in enumerate(zip(want_logits, got_logits, strict=True)):
-        np.testing.assert_allclose(b, a, rtol=2e-2, atol=2e-2 * float(np.abs(a).max()))
-        compared += 1
-        if want[new + k] != got[new + k]:
-            top = np.sort(a.ravel())[-2:]
-            gap = float(top[1] - top[0]) / abs(float(top[1]))
-            assert gap <= 1e-2, f"step {k}: tokens differ, the top two logits {gap:.2%} apart"
-            break
-    assert compared >= 4 and want[:new] == got[:new] == prompt
+
+@pytest.mark.gpu
+def test_ahead_path_on_the_gpu_with_the_4b_plan() -> None:
+    """On the H200: the "ahead" attention path (the position and the first cache tiles
+    loaded ahead of the PDL wait, the new key and value appended after attention) through
+    the CUDA graph, against the default path op by op: the same logits to bf16 rounding and
+    tokens until a near-tie."""
+    w, prompt = _qwen3_4b_layers()
+    plan = plan_for(w.cfg)
+    assert plan.pdl and plan.pdl_early
+    _agree_until_a_near_tie(
+        _decode_4b_layers(w, prompt, plan, graphed=False),
+        _decode_4b_layers(w, prompt, plan.with_(attn_path="ahead"), graphed=True), prompt)

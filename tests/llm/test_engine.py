@@ -268,6 +268,27 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
+def test_ahead_path_loads_the_position_and_first_cache_tiles_ahead_of_the_wait(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.attn_path` "ahead" with PDL: `attn_decode_ahead`'s first ops are the position's
+    load and its share's first key and value tiles, all three ahead of the wait (its
+    predecessor, `qkv_heads_new`, writes none of them: the cache row is appended by the
+    combine after attention), and the step decodes the same tokens."""
+    plan = plan_for(tiny, pdl=True).with_(attn_path="ahead")
+    launched = decode_as_greedy(tiny_weights, plan, greedy, tol=1e-4)
+    names = {k.name for k in launched}
+    assert {"qkv_heads_new", "attn_decode_ahead", "attn_combine_cache"} <= names
+    assert not {"qkv_heads", "attn_decode_q", "attn_combine_heads"} & names
+    ran = [low for k in set(launched) for low in k._lowered.values()
+           if low.entry_name == "attn_decode_ahead"]
+    assert ran
+    for low in ran:
+        ops = [op.name for op in low.module.functions[0].body.ops]
+        ahead = ops[:ops.index("gdc_wait_tko")]
+        assert ahead.count("load_view_tko") == 3
+        assert set(low.pdl_early) == {"pos", "kc", "vc"}
+
+
 @pytest.mark.parametrize(("steps", "rows"), [(2, None), (4, None), (4, 2)])
 def test_pdl_plan_with_weight_steps_ahead_decodes_the_same_tokens(
         tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],

@@ -47,14 +47,25 @@ from cutile.core import (
     bf16,
     block_id,
     cat,
+    cdiv,
     exp2,
     f32,
+    full,
     i32,
     maximum,
     where,
+    zeros,
 )
 
-from .attention import DECODE_OCCUPANCY, LOG2E, attend_cache, repeat_rows
+from .attention import (
+    DECODE_OCCUPANCY,
+    LOG2E,
+    attend_cache,
+    attend_tile,
+    kv_tiles,
+    repeat_rows,
+    split_bf16,
+)
 from .qkv import head_norm, rope
 from .qkv_heads import load_head_sums
 
@@ -105,13 +116,58 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
         kv_new.store(cat((kb, vb), axis=1).reshape((1, 1, D2)), allow_tma=TMA)
     m_i, l_i, acc = attend_cache(qs, kc, vc, kvh, s, t, BS, M, D, NS, KV_TMA, EXACT, COUNTED)
     if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
-        sc = (qs * kb.astype(f32)).sum(axis=1, keepdims=True)          # [M, 1]
-        m_new = maximum(m_i, sc)
-        alpha = exp2(m_i - m_new)
-        p = exp2(sc - m_new)
-        l_i = l_i * alpha + p
-        acc = acc * alpha + p * vb.astype(f32)
-        m_i = m_new
+        m_i, l_i, acc = add_new_key(qs, kb, vb, m_i, l_i, acc)
+    o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
+    m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+    l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+
+
+@cutile.device
+def add_new_key(qs, kn, vn, m_i, l_i, acc):
+    """The online softmax's step for one more key and value (rows (1, D), bf16 as the cache
+    holds them), exact in f32: what the share holding the new position adds."""
+    sc = (qs * kn.astype(f32)).sum(axis=1, keepdims=True)          # [M, 1]
+    m_new = maximum(m_i, sc)
+    alpha = exp2(m_i - m_new)
+    p = exp2(sc - m_new)
+    return m_new, l_i * alpha + p, acc * alpha + p * vn.astype(f32)
+
+
+@cutile.entry(occupancy=DECODE_OCCUPANCY)
+def attn_decode_ahead(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 1, "G"]]],
+                      l_out: Mut[Tensor[f32, [1, 1, "G"]]], pos: Tensor[i32, [-1]],
+                      kc: Tensor[bf16, [-1, -1, -1]], vc: Tensor[bf16, [-1, -1, -1]],
+                      q: Tensor[f32, [-1, -1]], kv_new: Tensor[bf16, [-1, -1, -1]],
+                      scale: f32, GD: Const[int], G: Const[int], D: Const[int],
+                      BS: Const[int], M: Const[int], NS: Const[int], TMA: Const[bool],
+                      KV_TMA: Const[bool], EXACT: Const[bool]):
+    """Decode attention whose first memory accesses are the position and the share's first
+    key and value tiles: with `pdl_early=("pos", "kc", "vc")` they are loaded ahead of the
+    PDL wait, while `qkv_heads_new` still runs (it writes neither; the cache row of the new
+    position is appended after attention, by `attn_combine_cache`, and the position by the
+    previous step's sampling). The keys below pos come from the cache, the new key and
+    value from `kv_new`, added exactly by the share that holds position pos."""
+    kvh = block_id(0)
+    s = block_id(1)
+    t = pos.load_tile((1,), (0,), allow_tma=TMA).item()            # keys 0..t-1 cached
+    cap = min(cdiv(kc.shape[1], BS), cdiv(vc.shape[1], BS))
+    kt, vs = kv_tiles(kc, vc, kvh, s, cap, BS, D, KV_TMA)            # the share's first tile
+    qs = repeat_rows(q.load_tile((G, D), (kvh, 0), allow_tma=TMA) * (scale * LOG2E), M, G, D)
+    kn = kv_new.load_tile((1, 1, D), (kvh, 0, 0), allow_tma=TMA).reshape((1, D))
+    vn = kv_new.load_tile((1, 1, D), (kvh, 0, 1), allow_tma=TMA).reshape((1, D))
+    q_hi, q_lo = split_bf16(qs)
+    m_i = full((M, 1), -math.inf, f32)
+    l_i = zeros((M, 1), f32)
+    acc = zeros((M, D), f32)
+    if s * BS < t:
+        m_i, l_i, acc = attend_tile(q_hi, q_lo, kt, vs, s, t, m_i, l_i, acc, BS, M, EXACT)
+    for i in range(1, cdiv(cap, NS)):
+        j = i * NS + s
+        if j * BS < t:
+            kj, vj = kv_tiles(kc, vc, kvh, j, cap, BS, D, KV_TMA)
+            m_i, l_i, acc = attend_tile(q_hi, q_lo, kj, vj, j, t, m_i, l_i, acc, BS, M, EXACT)
+    if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
+        m_i, l_i, acc = add_new_key(qs, kn, vn, m_i, l_i, acc)
     o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
     m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
     l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)

@@ -22,11 +22,16 @@ EARLY_WEIGHTS = frozenset({
     "gemv_add_loop", "gemv_swiglu", "gemv_norm_partial_ss", "gemv_norm_partial_ss_loop",
     "gemv_attn_add"})
 
+# Decode attention on the "ahead" path loads the position and its share's first key and
+# value tiles before anything else; its predecessor (`qkv_heads_new`) writes none of them.
+EARLY_LOADS = {"attn_decode_ahead": ("pos", "kc", "vc")}
+
 
 @functools.cache
 def with_pdl(kernel: cutile.EntryKernel, early: bool = True) -> cutile.EntryKernel:
     """`kernel` compiled and launched with programmatic dependent launch (one twin per
     kernel, so each compiles once); a GEMV's first weight load ahead of the wait unless
     `early` is False."""
-    names = ("w",) if early and kernel.name in EARLY_WEIGHTS else ()
+    names = EARLY_LOADS.get(kernel.name, ("w",) if kernel.name in EARLY_WEIGHTS else ())
+    names = names if early else ()
     return kernel.with_hints(pdl=True, pdl_early=names)

@@ -25,7 +25,7 @@ stores.
 from __future__ import annotations
 
 import cutile
-from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32
+from cutile.core import Const, Mut, Tensor, bf16, block_id, cat, f32, i32
 
 from .embed_rope import load_cs
 from .gemv_ss import load_ss, ss_scale
@@ -72,3 +72,26 @@ def qkv_heads(q: Mut[Tensor[f32, [1, 1, "D"]]], kc: Mut[Tensor[bf16, [1, "R", "D
         vrow = vc.partition_mut((1, 1, D))
         vrow.store((vs.sum(axis=0, keepdims=True) * inv).astype(bf16).reshape((1, 1, D)),
                    (0, r, 0), allow_tma=TMA)
+
+
+@cutile.entry
+def qkv_heads_new(q: Mut[Tensor[f32, [1, 1, "D"]]], kv_new: Mut[Tensor[bf16, [1, 1, "D2"]]],
+                  part: Tensor[f32, [-1, -1]], ss: Tensor[f32, [-1, -1]],
+                  qnw: Tensor[bf16, [-1]], knw: Tensor[bf16, [-1]], cs: Tensor[f32, [-1, -1]],
+                  eps: f32, G: Const[int], D: Const[int], D2: Const[int], H: Const[int],
+                  NH: Const[int], NKV: Const[int], SB: Const[int], TMA: Const[bool]):
+    """`qkv_heads` for the "ahead" path: the new key and value go to `kv_new` [KV, G, 2 D]
+    (block (j, 0) stores key | value of kv head j in its own tile), not into the cache, so
+    the kernel after it may read the cache ahead of its PDL wait; `attn_combine_cache`
+    appends them to the cache after attention. Reads no position."""
+    kvh = block_id(0)
+    g = block_id(1)
+    qs, ks, vs, qw, kw, c, sn, inv = load_head_sums(part, ss, qnw, knw, cs, kvh * G + g, kvh,
+                                                    eps, D, D, SB, H, NH, NKV, TMA)
+    qh = head_norm(qs.sum(axis=0, keepdims=True) * inv, qw, eps, D)
+    q.store(rope(qh, c, sn, D // 2).reshape((1, 1, D)), allow_tma=TMA)
+    if g == 0:
+        kh = rope(head_norm(ks.sum(axis=0, keepdims=True) * inv, kw, eps, D), c, sn, D // 2)
+        vh = vs.sum(axis=0, keepdims=True) * inv
+        kv_new.store(cat((kh.astype(bf16), vh.astype(bf16)), axis=1).reshape((1, 1, D2)),
+                     allow_tma=TMA)
