@@ -213,7 +213,11 @@ ATTN_PATHS = {"split": ("qkv_finish", "attn_decode", "attn_combine"),
 # small loads direct; "_tma": every load through TMA, tileiras' warps (a control: its fused
 # attention spills 24 registers on sm_90); "_ldg": the key and value tiles direct too;
 # "_bs32" / "_ns16" / "_ns8": 32-key tiles / 16 or 8 shares per kv head; "_bs64w4": 64-key
-# tiles on tileiras' four warps (the default before one-warp attention).
+# tiles on tileiras' four warps (the default before one-warp attention). "ahead": the cache
+# tiles loaded ahead of the PDL wait (`attn_paths.ahead`); correct on the H200 but slower
+# (Qwen3-4B raw graph: 393.5 against 397.8 tok/s at 1k, 354.1 against 359.1 at 8k;
+# results/2026-12-01-s6-llm-decode-4b-ahead.json): its attention kernel alone takes 18% /
+# 11% longer than `attn_decode_q`, more than the early loads hide.
 # each variant names every field it depends on (the defaults are "heads" with _FAST)
 _FAST: dict[str, object] = {"small_tma": False, "small_warps": 1, "combine_o_tma": True}
 _TMA: dict[str, object] = {"small_tma": True, "small_warps": None, "combine_o_tma": True,
