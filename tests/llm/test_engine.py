@@ -223,14 +223,20 @@ def test_combine_in_the_output_projection_with_pdl_loads_weights_ahead(
     plan = plan_for(tiny, attn_fused=True, pdl=True).with_(attn_path="heads",
                                                            early_steps=steps)
     launched = decode_as_greedy(tiny_weights, plan, greedy)
-    ran = [low for k in set(launched) for low in k._lowered.values()
-           if low.entry_name == "gemv_attn_add"]
-    assert ran
-    for low in ran:
+    for loads, early in loads_ahead_of_the_wait(launched, "gemv_attn_add"):
+        assert loads == min(steps, plan.o.KPS) and early == ("w",)
+
+
+def loads_ahead_of_the_wait(launched: list[Any], entry: str) -> list[tuple[int, tuple[str, ...]]]:
+    """For each compiled twin of kernel `entry` among `launched`: the loads before its PDL
+    wait, and the parameters the compiler reports loaded there (`pdl_early`)."""
+    out = []
+    for low in (low for k in set(launched) for low in k._lowered.values()
+                if low.entry_name == entry):
         ops = [op.name for op in low.module.functions[0].body.ops]
-        ahead = ops[:ops.index("gdc_wait_tko")]
-        assert ahead.count("load_view_tko") == min(steps, plan.o.KPS)
-        assert low.pdl_early == ("w",)
+        out.append((ops[:ops.index("gdc_wait_tko")].count("load_view_tko"), low.pdl_early))
+    assert out, f"{entry} was not launched"
+    return out
 
 
 def decode_as_greedy(weights: Any, plan: Any, greedy: tuple[list[int], list[np.ndarray]],
@@ -279,14 +285,8 @@ def test_ahead_path_loads_the_position_and_first_cache_tiles_ahead_of_the_wait(
     names = {k.name for k in launched}
     assert {"qkv_heads_new", "attn_decode_ahead", "attn_combine_cache"} <= names
     assert not {"qkv_heads", "attn_decode_q", "attn_combine_heads"} & names
-    ran = [low for k in set(launched) for low in k._lowered.values()
-           if low.entry_name == "attn_decode_ahead"]
-    assert ran
-    for low in ran:
-        ops = [op.name for op in low.module.functions[0].body.ops]
-        ahead = ops[:ops.index("gdc_wait_tko")]
-        assert ahead.count("load_view_tko") == 3
-        assert set(low.pdl_early) == {"pos", "kc", "vc"}
+    for loads, early in loads_ahead_of_the_wait(launched, "attn_decode_ahead"):
+        assert loads == 3 and set(early) == {"pos", "kc", "vc"}
 
 
 @pytest.mark.parametrize(("steps", "rows"), [(2, None), (4, None), (4, 2)])
