@@ -123,7 +123,6 @@ PLANS: dict[str, dict[str, Any]] = {
 # whose sm_90 code spills beyond that (`llm_early_sass.py`).
 FIELD_PLANS: dict[str, dict[str, object]] = {
     "noearly": {"pdl_early": False},
-    "nopos": {"pos_early": False},        # decode attention's position load after the wait
     "early1": {"early_steps": 1},
     "early2": {"early_steps": 2},
     "early3": {"early_steps": 3},

@@ -215,7 +215,7 @@ class Engine:
                  else a.slot.t[a.index] if isinstance(a, Row) else a for a in args]
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
-            kernel = with_pdl(kernel, self.plan.pdl_early, self.plan.pos_early)
+            kernel = with_pdl(kernel, self.plan.pdl_early)
         op = kernel(*bound, **kw)
         del bound
         if self.observer is not None:

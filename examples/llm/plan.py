@@ -146,8 +146,6 @@ class Plan:
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
     pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
                                  # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
-    pos_early: bool = True       # with `pdl_early`: decode attention's position load ahead
-                                 # of the wait too (`llm.kernels.pdl.EARLY_POSITION`)
     early_steps: int = 2         # the weight steps (1-4) each decode GEMV loads before
                                  # anything else, all ahead of the wait with `pdl_early`
                                  # (`llm.kernels.gemv.weight_steps`; 1: the first tile).

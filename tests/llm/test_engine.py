@@ -265,22 +265,13 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
     ran = [low for k in set(launched) for low in k._lowered.values()]
     assert ran and all(low.pdl for low in ran)
     most = 2 * max(plan.early(True), plan.early(False))   # gate/up: two tiles a step
-    for low in ran:      # the wait first, but after a GEMV's first weight steps and
-        ops = [op.name for op in low.module.functions[0].body.ops]    # attention's position
+    for low in ran:      # the wait first, but after a GEMV's first weight steps
+        ops = [op.name for op in low.module.functions[0].body.ops]
         at = ops.index("gdc_wait_tko")
         early = ops[:at].count("load_view_tko")
-        if low.pdl_early == ("w",):
-            assert 1 <= early <= most
-        elif low.pdl_early == ("pos",):
-            assert early == 1 and low.entry_name == "attn_decode_q"
-        else:
-            assert at == 0 and not low.pdl_early
+        assert (1 <= early <= most) if low.pdl_early == ("w",) else (at == 0)
     assert {low.entry_name for low in ran if low.pdl_early} >= {
-        "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax", "attn_decode_q"}
-    # `Plan.pos_early` off: attention's position after the wait
-    launched = decode_as_greedy(tiny_weights, plan.with_(pos_early=False), greedy)
-    for loads, early_params in loads_ahead_of_the_wait(launched, "attn_decode_q"):
-        assert loads == 0 and early_params == ()
+        "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
 def test_ahead_path_loads_the_position_and_first_cache_tiles_ahead_of_the_wait(

@@ -26,22 +26,12 @@ EARLY_WEIGHTS = frozenset({
 # value tiles before anything else; its predecessor (`qkv_heads_new`) writes none of them.
 EARLY_LOADS = {"attn_decode_ahead": ("pos", "kc", "vc")}
 
-# Decode attention on the "heads" and "fused" paths loads the position first (its
-# predecessor, `qkv_heads` or the QKV GEMV, reads it at most): ahead of the wait, the key
-# and value tiles' addresses are known as soon as the wait returns (`Plan.pos_early`).
-EARLY_POSITION = {"attn_decode_q": ("pos",), "attn_decode_qkv": ("pos",)}
-
 
 @functools.cache
-def with_pdl(kernel: cutile.EntryKernel, early: bool = True,
-             position: bool = True) -> cutile.EntryKernel:
+def with_pdl(kernel: cutile.EntryKernel, early: bool = True) -> cutile.EntryKernel:
     """`kernel` compiled and launched with programmatic dependent launch (one twin per
-    kernel, so each compiles once); with `early`, a GEMV's first weight loads and the
-    "ahead" attention's first loads ahead of the wait, and with `position` too decode
-    attention's position load."""
-    names: tuple[str, ...] = ()
-    if early:
-        names = EARLY_LOADS.get(kernel.name, ("w",) if kernel.name in EARLY_WEIGHTS else ())
-        if position:
-            names = EARLY_POSITION.get(kernel.name, names)
+    kernel, so each compiles once); a GEMV's first weight load ahead of the wait unless
+    `early` is False."""
+    names = EARLY_LOADS.get(kernel.name, ("w",) if kernel.name in EARLY_WEIGHTS else ())
+    names = names if early else ()
     return kernel.with_hints(pdl=True, pdl_early=names)
