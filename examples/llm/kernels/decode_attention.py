@@ -20,6 +20,10 @@ the finish waits on no load of the position.
   position pos adds the new key and value from registers, rounded to bf16 as the cache
   holds them. Block (j, 0) also writes them to `kv_new` [KV, NS, 2 D] (its own tile):
   `attn_combine_cache`, the next kernel, puts them in the cache.
+- `attn_decode_ahead` (the "ahead" path): `attn_decode_q` whose first loads, the position
+  and the share's first key and value tiles, may run ahead of the PDL wait; the new key
+  and value come from `kv_new` (`qkv_heads.qkv_heads_new`), added by the share holding pos
+  as in `attn_decode_qkv`, and `attn_combine_cache` appends them to the cache.
 - `attn_combine_heads`: `attn.attn_combine` on a (KV heads, G D / DC) grid, with every
   load first.
 - `attn_combine_cache`: the same, and the block whose rows of the caches ([1, R, D] per

@@ -13,6 +13,8 @@ partial-sum rows of G + 2 heads, and the step waits on 8 SMs. Here:
   capacity: the token store of each step checks pos + 1 on the device).
   The attention norm's factor comes from the sums of squares the QKV GEMV wrote
   (`gemv_ss`), not from h.
+- `qkv_heads_new`: the same query heads, with the new key and value left in `kv_new` for
+  the "ahead" path (appended to the cache after attention), and no load of the position.
 
 Every load is issued before the first use of any (the partial sums, the sums of squares,
 the norm weights, the step's cos and sin rows, which `embed_rope.embed_row_rope` wrote),
