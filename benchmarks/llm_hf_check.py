@@ -46,7 +46,7 @@ def engine_run(weights: Any, prompt: list[int], steps: int, plan: Any = None
 
 
 def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
-               logits: np.ndarray, dtype: str) -> dict[str, Any]:
+               logits: np.ndarray, dtype: str) -> tuple[dict[str, Any], np.ndarray]:
     import torch
 
     model = lt.hf_model(cfg, weights, dtype)
@@ -76,7 +76,6 @@ def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
     del model
     torch.cuda.empty_cache()
     return {
-        "ref": ref,                                     # dropped from the JSON by `check`
         "dtype": dtype,
         "max_rel_err": float((err / scale).max()),
         "rel_err_by_step": [round(float(e), 5) for e in err / scale],
@@ -85,7 +84,7 @@ def hf_compare(cfg: Any, weights: Any, prompt: list[int], tokens: list[int],
         "greedy_agree_steps": diverge,
         "gap_at_divergence": gap,
         "hf_self_agree_steps": self_diverge,
-    }
+    }, ref
 
 
 def check(cfg: Any, steps: int, prompt_len: int, seed: int = 0, plan: Any = None
@@ -94,11 +93,10 @@ def check(cfg: Any, steps: int, prompt_len: int, seed: int = 0, plan: Any = None
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, cfg.vocab_size,
                                                                     prompt_len)]
     tokens, logits = engine_run(weights, prompt, steps, plan)
-    bf16 = hf_compare(cfg, weights, prompt, tokens, logits, "bfloat16")
-    f32 = hf_compare(cfg, weights, prompt, tokens, logits, "float32")
+    bf16, a = hf_compare(cfg, weights, prompt, tokens, logits, "bfloat16")
+    f32, b = hf_compare(cfg, weights, prompt, tokens, logits, "float32")
     # transformers' bf16 model against its f32 model on the same tokens: the size of bf16's
     # own rounding, the yardstick for the engine's distance from either
-    a, b = bf16.pop("ref"), f32.pop("ref")
     floor = float((np.abs(a - b).max(axis=1) / np.abs(b).max(axis=1)).max())
     return {"config": cfg.name, "steps": steps, "prompt_len": prompt_len,
             "attn_exact": (plan or plan_for(cfg)).attn_exact,

@@ -88,9 +88,7 @@ def attn_decode_q(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1, 
     qs = q.load_tile((G, D), (kvh, 0), allow_tma=TMA) * (scale * LOG2E)
     m_i, l_i, acc = attend_cache(repeat_rows(qs, M, G, D), kc, vc, kvh, s, n, BS, M, D, NS,
                                  KV_TMA, EXACT, COUNTED)
-    o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
-    m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
-    l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+    store_share(o, m_out, l_out, m_i, l_i, acc, GD, G, TMA)
 
 
 @cutile.entry(occupancy=DECODE_OCCUPANCY)
@@ -119,11 +117,25 @@ def attn_decode_qkv(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, [1
     if s == 0:
         kv_new.store(cat((kb, vb), axis=1).reshape((1, 1, D2)), allow_tma=TMA)
     m_i, l_i, acc = attend_cache(qs, kc, vc, kvh, s, t, BS, M, D, NS, KV_TMA, EXACT, COUNTED)
-    if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
-        m_i, l_i, acc = add_new_key(qs, kb, vb, m_i, l_i, acc)
+    finish_share(o, m_out, l_out, qs, kb, vb, m_i, l_i, acc, s, t, GD, G, BS, NS, TMA)
+
+
+@cutile.device
+def store_share(o, m_out, l_out, m_i, l_i, acc, GD, G, TMA):
+    """A share's unnormalized output, running maximum and sum for its G query heads (the
+    rows past G of the tensor-core tile are copies, dropped)."""
     o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
     m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
     l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+
+
+@cutile.device
+def finish_share(o, m_out, l_out, qs, kn, vn, m_i, l_i, acc, s, t, GD, G, BS, NS, TMA):
+    """The share that holds position t adds the new key and value (not in the cache it
+    read); then every share stores its part."""
+    if s == (t // BS) % NS:
+        m_i, l_i, acc = add_new_key(qs, kn, vn, m_i, l_i, acc)
+    store_share(o, m_out, l_out, m_i, l_i, acc, GD, G, TMA)
 
 
 @cutile.device
@@ -170,11 +182,7 @@ def attn_decode_ahead(o: Mut[Tensor[f32, [1, 1, "GD"]]], m_out: Mut[Tensor[f32, 
         if j * BS < t:
             kj, vj = kv_tiles(kc, vc, kvh, j, cap, BS, D, KV_TMA)
             m_i, l_i, acc = attend_tile(q_hi, q_lo, kj, vj, j, t, m_i, l_i, acc, BS, M, EXACT)
-    if s == (t // BS) % NS:          # the share that holds position t: the new key, exact
-        m_i, l_i, acc = add_new_key(qs, kn, vn, m_i, l_i, acc)
-    o.store(acc[:G].reshape((1, 1, GD)), allow_tma=TMA)
-    m_out.store(m_i[:G].reshape((1, 1, G)), allow_tma=TMA)
-    l_out.store(l_i[:G].reshape((1, 1, G)), allow_tma=TMA)
+    finish_share(o, m_out, l_out, qs, kn, vn, m_i, l_i, acc, s, t, GD, G, BS, NS, TMA)
 
 
 @cutile.device
