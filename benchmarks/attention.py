@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import attention as ex
-from timing import time_launch, time_on_stream
+from timing import Timed, alternate, raw_launch, time_launch, time_on_stream
 
 # (BM, BN, hints, grid) per (causal, d). grid "q": the query tiles of one head on the grid's x
 # axis (the example's default, as cuTile Python's sample launches); "h": the heads on x (the
@@ -109,9 +109,10 @@ def load_sample(path: str | None) -> Any:
 
 
 def bench_sample(mod: Any, q: Any, k: Any, v: Any, causal: bool, ref: Any,
-                 flops: int) -> dict[str, Any]:
+                 flops: int) -> tuple[dict[str, Any], Any]:
     """The sample tuned by its own search (its search space and hints), then timed through
-    its own launch wrapper on (2, bh / 2, seq, d) views of the same inputs."""
+    its own launch wrapper on (2, bh / 2, seq, d) views of the same inputs; and that call
+    (None if it failed), for the alternating re-times."""
     import torch
 
     bh, seq, d = q.shape
@@ -130,9 +131,9 @@ def bench_sample(mod: Any, q: Any, k: Any, v: Any, causal: bool, ref: Any,
         err = float((o.view(bh, seq, d)[:1].float() - ref).abs().max())
         t = time_on_stream(call, torch.cuda.current_stream(), reps=5, trials=5)
         label = f"{cfg.TILE_M}x{cfg.TILE_N} ctas={cfg.num_ctas} occ={cfg.occupancy}"
-        return {"tflops": flops / t / 1e12, "err": err, "config": label}
+        return {"tflops": flops / t / 1e12, "err": err, "config": label}, call
     except Exception as exc:  # reported, not fatal
-        return {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+        return {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}, None
 
 
 def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
@@ -150,21 +151,27 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
                                          is_causal=causal)
     s = torch.cuda.current_stream()
     q4, k4, v4 = (t.unsqueeze(0) for t in (q, k, v))
+    peers: dict[str, Timed] = {}
     for name, backend in (("torch_flash", SDPBackend.FLASH_ATTENTION),
                           ("torch_cudnn", SDPBackend.CUDNN_ATTENTION)):
-        try:
+
+        def sdpa(backend: Any = backend) -> Any:
             with sdpa_kernel(backend):
-                o = F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
-                t = time_on_stream(
-                    lambda: F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal),
-                    s, reps=5, trials=5)
+                return F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
+
+        try:
+            o = sdpa()
+            t = time_on_stream(sdpa, s, reps=5, trials=5)
             err = float((o[0, :1].float() - ref).abs().max())
             out[name] = {"tflops": flops / t / 1e12, "err": err}
+            peers[name] = Timed(sdpa, s)
         except Exception as exc:
             out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:120]}"}
 
     if sample is not None:
-        out["cutile_python"] = bench_sample(sample, q, k, v, causal, ref, flops)
+        out["cutile_python"], call = bench_sample(sample, q, k, v, causal, ref, flops)
+        if call is not None:
+            peers["cutile_python"] = Timed(call, s)
 
     from cutile import api
     from cutile.dtypes import bf16
@@ -181,11 +188,13 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
             torch.bfloat16).cuda()
 
     x = [to_ct(t) for t in (q, k, v)]
+    made: dict[str, tuple[Any, int, int, bool]] = {}
     for bm, bn, hints, grid, variant in configs:
         label = label_of(bm, bn, hints, grid, variant)
         kernel = ex.make_attention(causal, queries_on_x=grid == "q", even_keys=seq % bn == 0,
                                    **variant).with_hints(**hints)
         qx = grid == "q"
+        made[label] = (kernel, bm, bn, qx)
         try:
             o, *back = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d),
                               BN=bn).sync()
@@ -199,6 +208,17 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
             out["cutile"][label] = {"tflops": flops / t / 1e12, "err": err}
         except Exception as exc:  # a configuration that fails is reported, not fatal
             out["cutile"][label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+    ok = {k: v["tflops"] for k, v in out["cutile"].items() if "tflops" in v}
+    if ok and peers:
+        best = max(ok, key=lambda k: ok[k])
+        kernel, bm, bn, qx = made[best]
+        op = kernel(ex.output(bh, seq, d, bm, qx), *x, 1.0 / math.sqrt(d), BN=bn)
+        run = raw_launch(kernel, op)
+        try:
+            vs = alternate({"cutile": Timed(run, run.stream), **peers}, "cutile")
+            out["duel"] = {"config": best, "vs": vs}
+        finally:
+            op.sync()
     return out
 
 

@@ -42,7 +42,7 @@ import layernorm as layernorm_ex
 import rmsnorm as rmsnorm_ex
 import softmax as softmax_ex
 from row_kernels.plans import hinted, next_pow2
-from timing import time_launch, time_on_stream
+from timing import Timed, alternate, raw_launch, time_launch, time_on_stream
 
 import cutile
 from cutile.core import bf16, f32
@@ -442,6 +442,8 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
     def error(y: Any) -> float:
         return float(((y.float() - ref).abs() / (1 + ref.abs())).max())
 
+    peers: dict[str, Timed] = {}
+
     def peer(name: str, call: Any, nbytes: int, check: bool = True) -> None:
         try:
             y = call()
@@ -450,6 +452,7 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
             out[name] = {"tbps": nbytes / t / 1e12, "us": t * 1e6}
             if check:
                 out[name]["err"] = error(y)
+            peers[name] = Timed(call, s, prelude)
         except Exception as exc:  # a peer that fails is reported, not fatal
             out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
 
@@ -511,6 +514,18 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
     ok = {k: v for k, v in out["cutile"].items() if v.get("ok")}
     out["best"] = max(ok, key=lambda k: ok[k]["tbps"]) if ok else None
     out["plan"] = next(iter(out["cutile"]), None)
+    if out["plan"] in ok and peers:    # the plan and the peers again, alternating
+        kernel = kernel_for(op, dtype, configs[0])
+        consts = consts_for(n, configs[0])
+        part = [consts.pop("BM"), consts.pop("BN")]
+        timed = kernel(result.partition(part), *ins, *scalars, **consts)
+        run = raw_launch(kernel, timed)
+        try:
+            out["duel"] = alternate({"plan": Timed(run, run.stream, ct_prelude), **peers},
+                                    "plan", reps=20, trials=11)
+        finally:
+            back = timed.sync()
+            result, ins = back[0].unpartition(), list(back[1:1 + len(ins)])
     del x, w, b, ref, ins, result
     torch.cuda.empty_cache()
     return out

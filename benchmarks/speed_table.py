@@ -85,12 +85,22 @@ def load(dirs: list[Path]) -> dict[str, Any]:
 
 
 def row(workload: str, ours: float | None, peer: float | None, peer_name: str, unit: str,
-        target: float, lower_is_better: bool = False) -> Row:
-    ratio = None
-    if ours and peer:
+        target: float, lower_is_better: bool = False,
+        duel: dict[str, float] | None = None, scale: float = 1.0) -> Row:
+    """One comparison. With `duel` (timing.alternate's result for this peer; `scale` turns
+    its ratio of times into one of the row's units, when the two move different bytes) the
+    ratio is the alternating re-times', with the spread of their rounds; the caller passes
+    their values as `ours` and `peer`."""
+    low = high = None
+    ratio: float | None
+    if duel is not None:
+        ratio, low, high = (duel[k] * scale for k in ("ratio", "low", "high"))
+    elif ours and peer:
         ratio = peer / ours if lower_is_better else ours / peer
+    else:
+        ratio = None
     return {"workload": workload, "cutile": ours, "peer": peer, "peer_name": peer_name,
-            "unit": unit, "ratio": ratio, "target": target,
+            "unit": unit, "ratio": ratio, "low": low, "high": high, "target": target,
             "met": None if ratio is None else ratio >= target}
 
 
@@ -154,13 +164,18 @@ def attention_rows(res: list[dict[str, Any]]) -> list[Row]:
             continue
         causal = "causal" if r["causal"] else "non-causal"
         name = f"attention d{r['d']} {causal} seq {r['seq']} ({best[0]})"
-        rows.append(row(name, best[1], r.get("torch_cudnn", {}).get("tflops"), "cuDNN",
-                        "TFLOP/s", 1.0))
+        flops = 4 * r["bh"] * r["seq"] ** 2 * r["d"] / (2 if r["causal"] else 1)
+        duels = r.get("duel", {}).get("vs", {}) if r.get("duel", {}).get("config") == best[0] \
+            else {}
         sample = r.get("cutile_python", {})
-        if "tflops" in sample:
-            rows.append(row(name, best[1], sample["tflops"],
-                            f"cuTile Python sample ({sample.get('config', 'tuned')})",
-                            "TFLOP/s", 1.0))
+        for key, peer_name in (("torch_cudnn", "cuDNN"), ("cutile_python", "cuTile Python "
+                               f"sample ({sample.get('config', 'tuned')})")):
+            if "tflops" not in r.get(key, {}):
+                continue
+            d = duels.get(key)
+            ours, peer = ((flops / d["ours_s"] / 1e12, flops / d["peer_s"] / 1e12) if d
+                          else (best[1], r[key]["tflops"]))
+            rows.append(row(name, ours, peer, peer_name, "TFLOP/s", 1.0, duel=d))
     return rows
 
 
@@ -173,12 +188,22 @@ def norm_rows(res: list[dict[str, Any]]) -> list[Row]:
         peers = {p: r[p]["tbps"] for p in ("torch", "triton") if "tbps" in r.get(p, {})}
         if not peers:
             continue
-        faster = max(peers, key=lambda p: peers[p])
-        name = f"{r['op']} {r['dtype']} 4096x{r['n']}"
-        rows.append(row(name, plan["tbps"], peers[faster], f"{faster} (the faster)", "TB/s",
-                        1.0))
-        if r["n"] >= 16384 and "tbps" in r.get("copy", {}):
-            rows.append(row(name, plan["tbps"], r["copy"]["tbps"], "copy", "TB/s", 0.9))
+        duels = r.get("duel", {})
+        if all(p in duels for p in peers):   # the faster peer by the alternating re-times
+            faster = min(peers, key=lambda p: duels[p]["ratio"])
+        else:
+            faster = max(peers, key=lambda p: peers[p])
+        name = f"{r['op']} {r['dtype']} {r['m']}x{r['n']}"
+        copy_bytes = 2 * r["m"] * r["n"] * (2 if r["dtype"] == "bf16" else 4)
+        for peer, nbytes, target, label in ((faster, r["bytes"], 1.0, f"{faster} (the faster)"),
+                                            ("copy", copy_bytes, 0.9, "copy")):
+            if peer == "copy" and (r["n"] < 16384 or "tbps" not in r.get("copy", {})):
+                continue
+            d = duels.get(peer)
+            ours, theirs = ((r["bytes"] / d["ours_s"] / 1e12, nbytes / d["peer_s"] / 1e12)
+                            if d else (plan["tbps"], r[peer]["tbps"]))
+            rows.append(row(name, ours, theirs, label, "TB/s", target, duel=d,
+                            scale=r["bytes"] / nbytes))
     return rows
 
 
@@ -225,15 +250,17 @@ def fmt(v: float | None, digits: int = 1) -> str:
 
 def markdown(rows: list[Row], missing: list[str]) -> str:
     lines = ["ratio: cutile's speed over the peer's (> 1: cutile is faster; for compile times,"
-             " the peer's seconds over cutile's)", "",
-             "| workload | cutile | peer | peer value | unit | ratio | target | met |",
-             "|---|---|---|---|---|---|---|---|"]
+             " the peer's seconds over cutile's); spread: the lowest and highest round of the"
+             " alternating re-times, where the part has them", "",
+             "| workload | cutile | peer | peer value | unit | ratio | spread | target | met |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
         digits = 2 if r["unit"] in ("TB/s", "s") else 1
+        spread = (f"{r['low']:.3f}–{r['high']:.3f}" if r.get("low") is not None else "-")
         lines.append(f"| {r['workload']} | {fmt(r['cutile'], digits)} | {r['peer_name']} | "
                      f"{fmt(r['peer'], digits)} | {r['unit']} | {fmt(r['ratio'], 3)} | "
-                     f"≥ {r['target']} | {met} |")
+                     f"{spread} | ≥ {r['target']} | {met} |")
     n_met = sum(1 for r in rows if r["met"])
     lines.append("")
     lines.append(f"{n_met} of {len(rows)} rows met"

@@ -109,3 +109,38 @@ def time_launch(kernel: Any, op: Any, reps: int = 20, trials: int = 11, warmup: 
     run = raw_launch(kernel, op)
     return time_on_stream(run, run.stream, reps=reps, trials=trials, warmup=warmup,
                           prelude=prelude)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One contender of `alternate`: what enqueues it, its stream, and its prelude."""
+
+    enqueue: Callable[[], Any]
+    stream: Any
+    prelude: Callable[[], Any] | None = None
+
+
+def alternate(contenders: dict[str, Timed], ours: str, rounds: int = 3, reps: int = 5,
+              trials: int = 5) -> dict[str, dict[str, float]]:
+    """`ours` against every other contender, all timed once a round with the order rotated
+    each round, so that none runs on a cooler (faster-clocked) GPU than the others; a
+    peer's ratio is taken round by round (ours' speed over the peer's, both from that
+    round) and reported as the median with the lowest and highest round: the spread between
+    runs that says whether a difference is noise (METHOD.md). Returns, per peer, {"ratio",
+    "low", "high", "ours_s", "peer_s"} (seconds: medians over the rounds)."""
+    names = list(contenders)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            c = contenders[n]
+            times[n].append(time_on_stream(c.enqueue, c.stream, reps=reps, trials=trials,
+                                           prelude=c.prelude))
+    out = {}
+    for n in names:
+        if n == ours:
+            continue
+        ratios = sorted(p / o for o, p in zip(times[ours], times[n], strict=True))
+        out[n] = {"ratio": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
+                  "ours_s": statistics.median(times[ours]),
+                  "peer_s": statistics.median(times[n])}
+    return out

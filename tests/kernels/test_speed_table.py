@@ -29,7 +29,7 @@ def test_rows_compare_with_the_right_peer_in_the_right_direction(tmp_path: Path)
     write(tmp_path, "compile", {"cutile": {"add": {"add": 0.2}},
                                 "cutile_python": {"add": {"compile_s": 0.3}}})
     write(tmp_path, "norms", [
-        {"op": "rmsnorm", "dtype": "bf16", "n": 16384, "plan": "p",
+        {"op": "rmsnorm", "dtype": "bf16", "m": 4096, "n": 16384, "plan": "p", "bytes": 1,
          "cutile": {"p": {"tbps": 3.6}, "q": {"tbps": 3.9}}, "torch": {"tbps": 3.0},
          "triton": {"tbps": 3.8}, "copy": {"tbps": 4.0}},
     ])
@@ -53,6 +53,46 @@ def test_rows_compare_with_the_right_peer_in_the_right_direction(tmp_path: Path)
     assert f"{sum(1 for r in rows if r['met'])} of {len(rows)} rows met" in text
 
 
+def test_alternating_re_times_decide_the_ratio_and_its_spread(tmp_path: Path) -> None:
+    m, n = 4096, 32768
+    moved = 2 * m * n * 2 + n * 2                  # x, y and the weight, bf16
+    copy = 2 * m * n * 2
+
+    def vs(ratio: float, low: float, high: float, ours: float) -> dict[str, float]:
+        return {"ratio": ratio, "low": low, "high": high, "ours_s": ours,
+                "peer_s": ours * ratio}
+
+    write(tmp_path, "norms", [{
+        "op": "rmsnorm", "dtype": "bf16", "m": m, "n": n, "plan": "p", "bytes": moved,
+        "cutile": {"p": {"tbps": 3.0}}, "torch": {"tbps": 2.0}, "triton": {"tbps": 3.1},
+        "copy": {"tbps": 4.0},
+        # re-timed alternately, torch came out the faster peer and cutile ahead of it
+        "duel": {"torch": vs(1.01, 0.99, 1.03, 1e-4), "triton": vs(1.05, 1.04, 1.06, 1e-4),
+                 "copy": vs(0.9, 0.89, 0.91, 1e-4)}}])
+    write(tmp_path, "attention", [{
+        "bh": 32, "seq": 1024, "d": 64, "causal": True,
+        "cutile": {"a": {"tflops": 100.0}, "b": {"tflops": 90.0}},
+        "torch_cudnn": {"tflops": 120.0}, "cutile_python": {"tflops": 80.0, "config": "c"},
+        "duel": {"config": "a", "vs": {"torch_cudnn": vs(0.97, 0.95, 1.01, 2e-4)}}}])
+    rows, _ = st.table(st.load([tmp_path]))
+    by = {(r["workload"], r["peer_name"]): r for r in rows}
+    faster = by[("rmsnorm bf16 4096x32768", "torch (the faster)")]
+    assert (faster["ratio"], faster["low"], faster["high"], faster["met"]) == (1.01, 0.99,
+                                                                               1.03, True)
+    assert abs(faster["cutile"] - moved / 1e-4 / 1e12) < 1e-9
+    cp = by[("rmsnorm bf16 4096x32768", "copy")]
+    scale = moved / copy                           # a ratio of TB/s, not of times
+    assert abs(cp["ratio"] - 0.9 * scale) < 1e-12 and abs(cp["low"] - 0.89 * scale) < 1e-12
+    assert abs(cp["peer"] - copy / 0.9e-4 / 1e12) < 1e-9 and cp["met"] is True
+    name = "attention d64 causal seq 1024 (a)"
+    cudnn = by[(name, "cuDNN")]
+    assert cudnn["ratio"] == 0.97 and cudnn["met"] is False and cudnn["high"] == 1.01
+    assert abs(cudnn["cutile"] - 4 * 32 * 1024**2 * 64 / 2 / 2e-4 / 1e12) < 1e-9
+    sample = by[(name, "cuTile Python sample (c)")]   # no re-times: the first pass
+    assert sample["ratio"] == 100.0 / 80.0 and sample["low"] is None
+    assert "0.950–1.010" in st.markdown(rows, [])
+
+
 def test_a_later_directory_replaces_a_part(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
@@ -65,3 +105,27 @@ def test_a_later_directory_replaces_a_part(tmp_path: Path) -> None:
     ours = {r["peer_name"]: r for r in rows if r["workload"] == "f32 add 2^28"}
     assert ours["cuTile Python"]["cutile"] == 4.5    # b's run; a wrong result never counts
     assert ours["torch"]["met"] is True
+
+
+def test_alternate_rotates_the_order_and_pairs_each_round(monkeypatch: Any) -> None:
+    """Each round times every contender once, starting one further along; a peer's ratio
+    is taken within each round, so a GPU that slows down from round to round moves both
+    sides of a ratio alike."""
+    import timing
+
+    order: list[str] = []
+    slow = {"ours": 1.0, "a": 1.1, "b": 0.5}        # seconds in round 0
+
+    def fake(enqueue: Any, stream: Any, **kw: Any) -> float:
+        name = enqueue()
+        order.append(name)
+        r = len(order) // 3 if len(order) % 3 else len(order) // 3 - 1   # the round
+        return slow[name] * (1 + r)                 # every round slower than the last
+
+    monkeypatch.setattr(timing, "time_on_stream", fake)
+    got = timing.alternate({n: timing.Timed(lambda n=n: n, None) for n in slow}, "ours",
+                           rounds=3)
+    assert order == ["ours", "a", "b", "a", "b", "ours", "b", "ours", "a"]
+    assert got["a"]["ratio"] == got["a"]["low"] == got["a"]["high"] == 1.1
+    assert abs(got["b"]["ratio"] - 0.5) < 1e-12 and got["b"]["peer_s"] == 1.0
+    assert set(got) == {"a", "b"} and got["a"]["ours_s"] == 2.0
