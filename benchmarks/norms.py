@@ -42,7 +42,7 @@ import layernorm as layernorm_ex
 import rmsnorm as rmsnorm_ex
 import softmax as softmax_ex
 from row_kernels.plans import hinted, next_pow2
-from timing import Timed, alternate, raw_launch, time_launch, time_on_stream
+from timing import Timed, alternate, raw_launch, spin, time_launch, time_on_stream
 
 import cutile
 from cutile.core import bf16, f32
@@ -398,24 +398,6 @@ def reference(op: str, x: Any, w: Any, b: Any) -> Any:
 
 
 # -- one case ------------------------------------------------------------------------------
-
-
-def spin(stream: Any) -> Any:
-    """A prelude for time_on_stream: about 2 ms of spinning on `stream` (None without
-    torch's spin kernel: then the timing includes what the host costs)."""
-    import torch
-
-    sleep = getattr(torch.cuda, "_sleep", None)
-    if sleep is None:
-        return None
-    ext = stream if isinstance(stream, torch.cuda.Stream) else torch.cuda.ExternalStream(
-        int(stream))
-
-    def run() -> None:
-        with torch.cuda.stream(ext):
-            sleep(4_000_000)
-
-    return run
 
 
 def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[str, Any] | None,

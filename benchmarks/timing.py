@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,36 +112,64 @@ def time_launch(kernel: Any, op: Any, reps: int = 20, trials: int = 11, warmup: 
                           prelude=prelude)
 
 
+def spin(stream: Any) -> Callable[[], None] | None:
+    """A prelude for time_on_stream: about 2 ms of spinning on `stream` (None without
+    torch's spin kernel: then the timing includes what the host costs), so that the host
+    has enqueued a trial's launches before the GPU reaches them."""
+    import torch
+
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None:
+        return None
+    ext = stream if isinstance(stream, torch.cuda.Stream) else torch.cuda.ExternalStream(
+        int(stream))
+
+    def run() -> None:
+        with torch.cuda.stream(ext):
+            sleep(4_000_000)
+
+    return run
+
+
 @dataclass(frozen=True)
 class Timed:
-    """One contender of `alternate`: what enqueues it, its stream, and its prelude."""
+    """One contender of `alternate`: what enqueues it, its stream, its prelude, and a
+    context it is timed in (e.g. torch's `sdpa_kernel(backend)`, entered once around a
+    timing rather than once a call)."""
 
     enqueue: Callable[[], Any]
     stream: Any
     prelude: Callable[[], Any] | None = None
+    context: Callable[[], AbstractContextManager[Any]] | None = None
 
 
-def alternate(contenders: dict[str, Timed], ours: str, rounds: int = 3, reps: int = 5,
-              trials: int = 5) -> dict[str, dict[str, float]]:
-    """`ours` against every other contender, all timed once a round with the order rotated
-    each round, so that none runs on a cooler (faster-clocked) GPU than the others; a
-    peer's ratio is taken round by round (ours' speed over the peer's, both from that
-    round) and reported as the median with the lowest and highest round: the spread between
-    runs that says whether a difference is noise (METHOD.md). Returns, per peer, {"ratio",
-    "low", "high", "ours_s", "peer_s"} (seconds: medians over the rounds)."""
+def alternate_times(contenders: dict[str, Timed], rounds: int = 3, reps: int = 5,
+                    trials: int = 5) -> dict[str, list[float]]:
+    """Every contender timed once a round, the order rotated each round, so that none runs
+    on a cooler (faster-clocked) GPU than the others: per name, its seconds each round."""
     names = list(contenders)
     times: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
         for n in names[r % len(names):] + names[:r % len(names)]:
             c = contenders[n]
-            times[n].append(time_on_stream(c.enqueue, c.stream, reps=reps, trials=trials,
-                                           prelude=c.prelude))
-    out = {}
-    for n in names:
-        if n == ours:
-            continue
-        ratios = sorted(p / o for o, p in zip(times[ours], times[n], strict=True))
-        out[n] = {"ratio": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
-                  "ours_s": statistics.median(times[ours]),
-                  "peer_s": statistics.median(times[n])}
-    return out
+            with c.context() if c.context is not None else nullcontext():
+                times[n].append(time_on_stream(c.enqueue, c.stream, reps=reps,
+                                               trials=trials, prelude=c.prelude))
+    return times
+
+
+def paired(times: dict[str, list[float]], ours: str, peer: str) -> dict[str, float]:
+    """`ours` against `peer` from `alternate_times`: the ratio taken round by round (ours'
+    speed over the peer's, both from that round), as the median with the lowest and highest
+    round (the spread between runs that says whether a difference is noise: METHOD.md), and
+    each side's median seconds."""
+    ratios = sorted(p / o for o, p in zip(times[ours], times[peer], strict=True))
+    return {"ratio": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
+            "ours_s": statistics.median(times[ours]), "peer_s": statistics.median(times[peer])}
+
+
+def alternate(contenders: dict[str, Timed], ours: str, rounds: int = 3, reps: int = 5,
+              trials: int = 5) -> dict[str, dict[str, float]]:
+    """`ours` against every other contender (`alternate_times`, then `paired`)."""
+    times = alternate_times(contenders, rounds, reps, trials)
+    return {n: paired(times, ours, n) for n in contenders if n != ours}
