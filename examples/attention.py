@@ -78,7 +78,7 @@ def lazy_softmax_step(s, qk_scale, vs, m_i, l_i, acc):
 
 def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = False, *,
                    pipelined: bool = False, lazy_rescale: bool = False,
-                   additive_mask: bool = False) -> cutile.EntryKernel:
+                   select_mask: bool = False) -> cutile.EntryKernel:
     """The kernel for one masking mode (a module-level flag folds into the kernel: each
     mode is its own kernel, checked and compiled without the other's branch).
 
@@ -102,10 +102,11 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
     `pipelined` issues the scores of key tile j+1 (Q K_{j+1}^T) before the softmax of tile
     j in the unmasked loop, so that tileiras may keep that MMA in flight during the
     softmax (FA3's intra-warpgroup overlap); `lazy_rescale` takes `lazy_softmax_step`;
-    `additive_mask` masks a masked tile's scores by adding a tile of 0 and -inf instead of
-    selecting: tileiras then computes the mask as floats, where the select kept one
-    predicate per score live across the scores' MMA (d = 64 causal, 64x64 at occupancy 4:
-    13 P2R and a spill in the masked loop; with the add, none)."""
+    `select_mask` masks a masked tile's scores with a select (`where(keep, s, -inf)`), as
+    this kernel did before the default, an added tile of 0 and -inf: with the select,
+    tileiras kept one predicate per score live across the scores' MMA (d = 64 causal,
+    64x64 at occupancy 4: 13 P2R and a spill in the masked loop), and the H200 ran that
+    shape 6-9% slower (benchmarks/RESULTS.md, seventh session)."""
 
     out_tile = ["BM", 1, "D"] if queries_on_x else [1, "BM", "D"]
     step = lazy_softmax_step if lazy_rescale else online_softmax_step
@@ -169,10 +170,10 @@ def make_attention(causal: bool, queries_on_x: bool = True, even_keys: bool = Fa
                     keep = (cols < n_keys) & (cols <= rows)
                 else:
                     keep = cols < n_keys
-                if additive_mask:   # a float tile added: no predicates held across the MMA
-                    s = s + where(keep, 0.0, -math.inf)
-                else:
+                if select_mask:
                     s = where(keep, s, -math.inf)
+                else:   # a float tile added: no predicate held across the MMA
+                    s = s + where(keep, 0.0, -math.inf)
                 vs = v.load_tile((1, BN, D), (bh, j, 0), latency=4).reshape((BN, D))
                 m_i, l_i, acc = step(s, qk_scale, vs, m_i, l_i, acc)
         out = truediv(acc, l_i, rounding="approx", flush_to_zero=True)

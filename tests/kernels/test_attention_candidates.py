@@ -1,5 +1,5 @@
 """The candidate attention kernels of the SASS round (issue 8; `make_attention(...,
-pipelined=, lazy_rescale=, additive_mask=)`, timed by `benchmarks/attention.py --candidates`) compute
+pipelined=, lazy_rescale=, select_mask=)`, timed by `benchmarks/attention.py --candidates`) compute
 softmax(Q K^T / sqrt(d)) V against a float64 reference on the interpreter: causal or not,
 with and without a ragged last key tile, tiles of equal and unequal sizes. The lazy
 rescale is also checked on keys whose scores grow from tile to tile, so that both of its
@@ -20,8 +20,8 @@ from cutile import api
 ex = load_example("attention", "example_attention_candidates")
 
 VARIANTS = [{"pipelined": True}, {"lazy_rescale": True},
-            {"pipelined": True, "lazy_rescale": True}, {"additive_mask": True},
-            {"additive_mask": True, "lazy_rescale": True}]
+            {"pipelined": True, "lazy_rescale": True}, {"select_mask": True},
+            {"select_mask": True, "lazy_rescale": True}]
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "+".join(v))

@@ -92,7 +92,7 @@ NO_SPILL = [
     ("attention", "attention", {"num_ctas": 2, "occupancy": 2}, {"BM": 128, "BN": 128, "D": 128}),
     ("attention", "attention_causal", {"num_ctas": 2, "occupancy": 2},
      {"BM": 128, "BN": 128, "D": 128}),
-    ("attention", "attention_causal", {"occupancy": 2}, {"BM": 128, "BN": 64, "D": 128}),
+    ("attention", "attention_causal", {"occupancy": 4}, {"BM": 64, "BN": 64, "D": 64}),
     ("attention", "attention_causal", {"occupancy": 4}, {"BM": 64, "BN": 64, "D": 128}),
     ("fp8_gemm", "fp8_gemm_persistent", {"num_worker_warps": 8},
      {"BM": 128, "BN": 128, "BK": 128, "G": 8}),
