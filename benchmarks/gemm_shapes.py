@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_sweep import CONFIGS, DTYPES, ct, persistent, tiled
-from timing import raw_launch, time_on_stream
+from timing import Timed, alternate_times, paired, raw_launch, time_on_stream
 
 SQUARES = [(n, n, n) for n in (1024, 2048, 4096, 8192, 16384)]
 SKINNY = [(1024, 8192, 8192), (8192, 1024, 8192), (8192, 8192, 1024), (16384, 16384, 1024),
@@ -177,21 +177,20 @@ def bench(shape: tuple[int, int, int], dtype_name: str, names: list[str], sms: i
 
 def duel(out: dict[str, Any], timers: dict[str, Any], cublas: Any, s: Any, flops: int,
          rounds: int = 3) -> None:
-    """The best configuration and cuBLAS again, alternating, so that neither runs on a
-    cooler (faster-clocked) GPU than the other: the ratio printed is the medians'."""
-    import statistics
-
+    """The best configuration and cuBLAS again, alternating (timing.alternate_times), so
+    that neither runs on a cooler (faster-clocked) GPU than the other: TFLOP/s from the
+    medians, and the ratio as the median of the per-round ratios with its spread."""
     ok = {k: v["tflops"] for k, v in out["cutile"].items() if "tflops" in v}
     if not ok:
         return
     best = max(ok, key=lambda k: ok[k])
     _, run = timers[best]
-    ours, theirs = [], []
-    for _ in range(rounds):
-        theirs.append(time_on_stream(cublas, s, reps=5, trials=5))
-        ours.append(time_on_stream(run, run.stream, reps=5, trials=5))
-    out["duel"] = {"config": best, "cutile": flops / statistics.median(ours) / 1e12,
-                   "cublas": flops / statistics.median(theirs) / 1e12}
+    times = alternate_times({"cublas": Timed(cublas, s), "cutile": Timed(run, run.stream)},
+                            rounds=rounds)
+    vs = paired(times, "cutile", "cublas")
+    out["duel"] = {"config": best, "cutile": flops / vs["ours_s"] / 1e12,
+                   "cublas": flops / vs["peer_s"] / 1e12,
+                   "ratio": vs["ratio"], "low": vs["low"], "high": vs["high"]}
 
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:

@@ -93,6 +93,19 @@ def test_alternating_re_times_decide_the_ratio_and_its_spread(tmp_path: Path) ->
     assert "0.950–1.010" in st.markdown(rows, [])
 
 
+def test_a_gemm_duel_with_rounds_gives_the_row_its_spread(tmp_path: Path) -> None:
+    write(tmp_path, "gemm", [
+        {"shape": [8192, 8192, 8192], "dtype": "bf16", "cutile": {"a": {"tflops": 700.0}},
+         "cublas": {"tflops": 650.0},
+         "duel": {"config": "a", "cutile": 660.0, "cublas": 650.0, "ratio": 1.012,
+                  "low": 0.998, "high": 1.02}}])
+    rows, _ = st.table(st.load([tmp_path]))
+    head, sweep = rows
+    assert (head["ratio"], head["low"], head["high"]) == (1.012, 0.998, 1.02)
+    assert head["cutile"] == 660.0 and head["met"] is True
+    assert sweep["ratio"] == 1.012                    # the paired ratio, not 660 / 650
+
+
 def test_a_later_directory_replaces_a_part(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
