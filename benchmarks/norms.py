@@ -228,6 +228,31 @@ SASS_CONFIGS: dict[int, list[Config]] = {
 }
 for _n, _extra in SASS_CONFIGS.items():
     CONFIGS[_n] += _extra
+# From the SASS against Triton's (2026-12, seventh helper; `_ffma` variants): tileiras
+# does not contract a product into the add that follows it, where Triton's ptxas makes an
+# FFMA. LayerNorm bf16 4k (4 warps) had 172 FADD + 99 FMUL + 10 FFMA a thread for 32
+# elements against Triton's 31 + 23 + 48 for 16. `gather_ffma` / `gather_w_ffma`
+# (LayerNorm; the plans' gather_shifted / gather_w_shifted) sum the squares as
+# fma(lo, lo, hi * hi) of the row's two halves and write fma(d - mean, inv * w, b);
+# `gather_ffma` / `rows_ffma` (RMSNorm; the plans' gather / rows) the squares only.
+# Hot-path instructions a thread: LayerNorm 4k 769 -> 700, 1k one warp 713 -> 674 (120 ->
+# 104 registers); RMSNorm 1k rows 718 -> 686, 4k 608 -> 597; no spill, no shared memory
+# added (each thread's halves are its own chunks where it holds two or more: not on 4
+# warps at 1k, where the halves cost an exchange). Triton's shape (8 warps at 4k, 16
+# elements a thread) too.
+FFMA_CONFIGS: dict[int, list[Config]] = {
+    1024: [gathered(1, variant="gather_w_ffma", num_worker_warps=1),
+           gathered(1, variant="gather_w_ffma", num_worker_warps=2),
+           rows(8, num_worker_warps=1, occupancy=4)._replace(variant="rows_ffma"),
+           rows(8, num_worker_warps=1)._replace(variant="rows_ffma")],
+    4096: [gathered(1, variant="gather_ffma", occupancy=8),
+           gathered(1, True, variant="gather_ffma", occupancy=6),
+           gathered(1, variant="gather_w_ffma", occupancy=8),
+           gathered(1, variant="gather_ffma", num_worker_warps=8, occupancy=4),
+           gathered(1, variant="gather_w_ffma", num_worker_warps=8, occupancy=4)],
+}
+for _n, _extra in FFMA_CONFIGS.items():
+    CONFIGS[_n] += _extra
 # SASS_CONFIGS entries that spill for one op and dtype (LayerNorm f32 holds the row, the
 # weight and the bias; at 32k the "rows" variants spilled for every op and are left out):
 # not timed, and tests/kernels/test_norm_variants_sass.py checks that these and only these
@@ -241,7 +266,8 @@ SASS_SPILLS = {("rmsnorm", "bf16", 1024, "rows BM=4 stg warps=1 occ=4"),
                ("layernorm", "f32", 16384, "rows BM=2 stg warps=16 occ=1"),
                ("layernorm", "bf16", 16384, "rows BM=2 stg warps=32 occ=1"),
                ("layernorm", "f32", 16384, "rows BM=2 stg warps=32 occ=1"),
-               ("layernorm", "f32", 32768, "gather_w_shifted BM=1 stg warps=32")}
+               ("layernorm", "f32", 32768, "gather_w_shifted BM=1 stg warps=32"),
+               ("rmsnorm", "f32", 4096, "gather_ffma BM=1 stg occ=8")}
 QUICK = 3  # --quick: the plan and the first configs of each list
 
 
@@ -574,7 +600,8 @@ def main() -> None:
     ap.add_argument("--variants",
                     help="only the candidates of these kinds or variants (comma-separated: "
                          "row, loop, shifted, gather, gather_shifted, gather_w, "
-                         "gather_w_shifted, gather_fma, rows); the plan always runs")
+                         "gather_w_shifted, gather_fma, rows, gather_ffma, gather_w_ffma, "
+                         "rows_ffma); the plan always runs")
     ap.add_argument("--with-best", metavar="JSON", action="append",
                     help="also run the best config of each case in this earlier --json output "
                          "(repeatable: one file per dtype)")

@@ -42,6 +42,7 @@ from cutile.core import (
     cat,
     extract,
     f32,
+    fma,
     gather,
     load_tile_like,
     maximum,
@@ -76,6 +77,24 @@ def shifted_stats(t, k, n, BM, BN):
     both = cat((reshape(d, (1, BM, BN)), reshape(d * d, (1, BM, BN))), axis=0)
     sums = both.sum(axis=2, keepdims=True)          # (2, BM, 1); divided apart (below):
     # a division of the stacked sums costs tileiras a second exchange and a spill
+    s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
+    s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
+    return d, s1, maximum(s2 - s1 * s1, 0.0)
+
+
+@cutile.device
+def fma_stats(t, k, n, BM, BN):
+    """As `shifted_stats`, with the squares summed by fused multiply-adds: the two halves
+    of d (each thread's first and last chunks of the row, so no data moves between
+    threads where a thread holds two or more chunks) as fma(lo, lo, hi * hi), one FMUL,
+    one FFMA and one FADD per pair where the plain sum costs two FMULs and two FADDs
+    (tileiras does not contract a product into the sum that follows it)."""
+    d = where(arange(BN)[None, :] < n, t - k, 0.0)
+    lo = extract(d, (0, 0), (BM, BN // 2))
+    hi = extract(d, (0, 1), (BM, BN // 2))
+    both = cat((reshape(lo + hi, (1, BM, BN // 2)),
+                reshape(fma(lo, lo, hi * hi), (1, BM, BN // 2))), axis=0)
+    sums = both.sum(axis=2, keepdims=True)
     s1 = reshape(extract(sums, (0, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean - k
     s2 = reshape(extract(sums, (1, 0, 0), (1, BM, 1)), (BM, 1)) / n    # mean of d^2
     return d, s1, maximum(s2 - s1 * s1, 0.0)
@@ -190,6 +209,48 @@ def make_layernorm_gather_w_shifted(dt: DType) -> cutile.EntryKernel:
     return layernorm_gather_w_shifted
 
 
+def make_layernorm_gather_w_fma(dt: DType) -> cutile.EntryKernel:
+    """`layernorm_gather_w_shifted` with fused multiply-adds where tileiras left an FMUL
+    and an FADD (it does not contract them; Triton's ptxas does): the squares summed by
+    `fma_stats`, and the output as fma(d - mean, inv * w, b), 3 instructions an element
+    where `(d - s1) * inv * w + b` is 4."""
+
+    @cutile.entry
+    def layernorm_gather_w_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                               w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
+                               BM: Const[int], BN: Const[int], TMA: Const[bool],
+                               STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        ws = gather_vector(w, BN).astype(f32)
+        bs = gather_vector(b, BN).astype(f32)
+        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
+        t = gather_rows(x, BM, BN).astype(f32)
+        d, s1, var = fma_stats(t, k, x.shape[1], BM, BN)
+        z.store(fma(d - s1, rsqrt(var + eps) * ws, bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_gather_w_fma
+
+
+def make_layernorm_gather_fma(dt: DType) -> cutile.EntryKernel:
+    """`layernorm_gather_shifted` (the weight and bias by tile loads, which tileiras places
+    after the reductions) with the fused multiply-adds of `make_layernorm_gather_w_fma`."""
+
+    @cutile.entry
+    def layernorm_gather_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                             w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
+                             BM: Const[int], BN: Const[int], TMA: Const[bool],
+                             STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
+        t = gather_rows(x, BM, BN).astype(f32)
+        d, s1, var = fma_stats(t, k, x.shape[1], BM, BN)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store(fma(d - s1, rsqrt(var + eps) * ws, bs).astype(dt), allow_tma=STORE_TMA)
+
+    return layernorm_gather_fma
+
+
 def make_layernorm_rows(dt: DType) -> cutile.EntryKernel:
     """BM rows a block, one after another, as examples/softmax.py `make_softmax_rows`: the
     next row (and its first element, the shift) is loaded before this row's one round of
@@ -272,7 +333,11 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
            (bf16, "gather_shifted"): layernorm_gather_shifted_bf16,
            (f32, "gather_w_shifted"): make_layernorm_gather_w_shifted(f32),
            (bf16, "gather_w_shifted"): make_layernorm_gather_w_shifted(bf16),
-           (f32, "rows"): make_layernorm_rows(f32), (bf16, "rows"): make_layernorm_rows(bf16)}
+           (f32, "rows"): make_layernorm_rows(f32), (bf16, "rows"): make_layernorm_rows(bf16),
+           (f32, "gather_w_ffma"): make_layernorm_gather_w_fma(f32),
+           (bf16, "gather_w_ffma"): make_layernorm_gather_w_fma(bf16),
+           (f32, "gather_ffma"): make_layernorm_gather_fma(f32),
+           (bf16, "gather_ffma"): make_layernorm_gather_fma(bf16)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

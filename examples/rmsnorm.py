@@ -31,7 +31,9 @@ from cutile.core import (
     Tensor,
     bf16,
     block_id,
+    extract,
     f32,
+    fma,
     load_tile_like,
     num_tiles,
     rsqrt,
@@ -42,6 +44,17 @@ from cutile.dtypes import DType
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared row_kernels package
 from row_kernels.loads import gather_row, gather_rows, gather_vector
 from row_kernels.plans import Plan, RowPlan, next_pow2, plan_rows
+
+
+@cutile.device
+def sum_sq(t, BM, BN):
+    """The rows' sums of squares by fused multiply-adds: fma(lo, lo, hi * hi) of the two
+    halves of the row (each thread's first and last chunks where it holds two or more, so
+    nothing moves between threads), one FMUL, one FFMA and one FADD per pair where
+    `(t * t).sum()` costs two FMULs and two FADDs (tileiras does not contract them)."""
+    lo = extract(t, (0, 0), (BM, BN // 2))
+    hi = extract(t, (0, 1), (BM, BN // 2))
+    return fma(lo, lo, hi * hi).sum(axis=1, keepdims=True)
 
 
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
@@ -121,6 +134,48 @@ def make_rmsnorm_rows(dt: DType) -> cutile.EntryKernel:
     return rmsnorm_rows
 
 
+def make_rmsnorm_gather_fma(dt: DType) -> cutile.EntryKernel:
+    """`rmsnorm_gather` with the sum of squares by `sum_sq` (fused multiply-adds, as
+    Triton's ptxas contracts them); the same arguments, TMA for the weight only."""
+
+    @cutile.entry
+    def rmsnorm_gather_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                           w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
+                           TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        t = gather_rows(x, BM, BN).astype(f32)
+        inv = rsqrt(sum_sq(t, BM, BN) / x.shape[1] + eps)
+        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
+        z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
+
+    return rmsnorm_gather_fma
+
+
+def make_rmsnorm_rows_fma(dt: DType) -> cutile.EntryKernel:
+    """`rmsnorm_rows` with the sums of squares by `sum_sq`."""
+
+    @cutile.entry
+    def rmsnorm_rows_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
+                         w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
+                         TMA: Const[bool], STORE_TMA: Const[bool]):
+        assert x.shape[1] <= BN, "a row must fit one tile"
+        out = z.partition_mut((1, BN))
+        first = block_id(0) * BM
+        ahead = gather_row(x, first, BN)
+        ws = gather_vector(w, BN).astype(f32)
+        scale = 1.0 / x.shape[1]
+        for r in range(BM - 1):
+            t = ahead.astype(f32)
+            ahead = gather_row(x, first + r + 1, BN)
+            inv = rsqrt(sum_sq(t, 1, BN) * scale + eps)
+            out.store((t * inv * ws).astype(dt), (r, 0), allow_tma=STORE_TMA)
+        t = ahead.astype(f32)
+        inv = rsqrt(sum_sq(t, 1, BN) * scale + eps)
+        out.store((t * inv * ws).astype(dt), (BM - 1, 0), allow_tma=STORE_TMA)
+
+    return rmsnorm_rows_fma
+
+
 def make_rmsnorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -155,7 +210,11 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, True): rmsnorm_looped, (bf16, True): rmsnorm_looped_bf16,
            (f32, "gather"): rmsnorm_gather, (bf16, "gather"): rmsnorm_gather_bf16,
            (f32, "gather_w"): rmsnorm_gather_w, (bf16, "gather_w"): rmsnorm_gather_w_bf16,
-           (f32, "rows"): rmsnorm_rows, (bf16, "rows"): rmsnorm_rows_bf16}
+           (f32, "rows"): rmsnorm_rows, (bf16, "rows"): rmsnorm_rows_bf16,
+           (f32, "gather_ffma"): make_rmsnorm_gather_fma(f32),
+           (bf16, "gather_ffma"): make_rmsnorm_gather_fma(bf16),
+           (f32, "rows_ffma"): make_rmsnorm_rows_fma(f32),
+           (bf16, "rows_ffma"): make_rmsnorm_rows_fma(bf16)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

@@ -119,7 +119,21 @@ GATHERED = [("softmax", "gather", 37, 1000, 4, False), ("softmax", "gather", 5, 
             ("softmax", "rows", 37, 1000, 4, False), ("softmax", "rows", 9, 3000, 2, False),
             ("softmax", "rows", 70, 100, 16, False),
             ("rmsnorm", "rows", 37, 1000, 8, False), ("rmsnorm", "rows", 5, 3001, 2, False),
-            ("layernorm", "rows", 37, 1000, 4, False), ("layernorm", "rows", 3, 12000, 2, False)]
+            ("layernorm", "rows", 37, 1000, 4, False), ("layernorm", "rows", 3, 12000, 2, False),
+            # fused multiply-adds (benchmarks/norms.py FFMA_CONFIGS): the squares summed as
+            # fma(lo, lo, hi * hi) of the row's halves, LayerNorm's output by an fma; a row
+            # shorter than half the tile (hi all padding) too
+            ("rmsnorm", "gather_ffma", 37, 1000, 2, False),
+            ("rmsnorm", "gather_ffma", 9, 3000, 1, True),
+            ("rmsnorm", "gather_ffma", 4, 1500, 1, False),
+            ("rmsnorm", "rows_ffma", 37, 1000, 8, False),
+            ("rmsnorm", "rows_ffma", 5, 3001, 2, False),
+            ("layernorm", "gather_ffma", 11, 1000, 2, False),
+            ("layernorm", "gather_ffma", 5, 3001, 1, False),
+            ("layernorm", "gather_ffma", 4, 1500, 1, False),
+            ("layernorm", "gather_w_ffma", 11, 1000, 2, False),
+            ("layernorm", "gather_w_ffma", 5, 3001, 1, False),
+            ("layernorm", "gather_w_ffma", 3, 12000, 1, False)]
 
 
 @pytest.mark.parametrize(("op", "variant", "m", "n", "bm", "tma"), GATHERED)
