@@ -61,13 +61,15 @@ class Config(NamedTuple):
     store_tma: bool = True           # False: the row's store straight from registers (row)
     hints: tuple[tuple[str, int], ...] = ()
     variant: str = ""                # a named one-pass variant (the example's KERNELS)
+    contract: bool = False           # compiled with `fp_contract=True` (products fused)
 
     def label(self) -> str:
         text = f"{self.variant or self.kind} BM={self.BM}" + (f" BK={self.BK}" if self.BK else "")
         text += " tma" if self.tma else ""
         text += " stg" if not self.store_tma else ""
         names = {"occupancy": "occ", "num_worker_warps": "warps", "num_ctas": "ctas"}
-        return text + "".join(f" {names[k]}={v}" for k, v in self.hints)
+        return (text + "".join(f" {names[k]}={v}" for k, v in self.hints)
+                + (" fp_contract" if self.contract else ""))
 
 
 def row(bm: int, tma: bool = False, **hints: int) -> Config:
@@ -314,7 +316,8 @@ def best_of(path: str) -> dict[tuple[str, str, int], Config]:
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
     """The example's kernel for this op, dtype and kind, with the config's hints."""
     key: bool | str = cfg.variant or cfg.kind == "loop"
-    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], cfg.hints)
+    kernel = hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], cfg.hints)
+    return kernel.with_hints(fp_contract=True) if cfg.contract else kernel
 
 
 def consts_for(n: int, cfg: Config) -> dict[str, Any]:
@@ -605,6 +608,9 @@ def main() -> None:
     ap.add_argument("--with-best", metavar="JSON", action="append",
                     help="also run the best config of each case in this earlier --json output "
                          "(repeatable: one file per dtype)")
+    ap.add_argument("--fp-contract", action="store_true",
+                    help="also run every config compiled with fp_contract=True (its twin, "
+                         "labelled `fp_contract`, products fused into their adds)")
     ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -616,6 +622,9 @@ def main() -> None:
                 if args.with_best else None)
     cases = [(op, d, n, configs_for(op, d, n, args.quick, variants, previous))
              for op in ops for d in dtypes for n in cols]
+    if args.fp_contract:    # the plan stays first: the examples' own, unfused
+        cases = [(op, d, n, cfgs + [c._replace(contract=True) for c in cfgs])
+                 for op, d, n, cfgs in cases]
     jobs = [(op, d, n, cfg) for op, d, n, cfgs in cases for cfg in cfgs]
     if args.compile_only:
         failed = precompile(jobs, "sm_90", args.workers)

@@ -63,7 +63,7 @@ class EntryKernel(_native.KernelBase):
                  deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
                  opt_level: int = 3, pdl: bool = False,
-                 pdl_early: tuple[str, ...] = ()) -> None:
+                 pdl_early: tuple[str, ...] = (), fp_contract: bool = False) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -84,6 +84,9 @@ class EntryKernel(_native.KernelBase):
         # Read-only tensor parameters whose leading loads may run ahead of the PDL wait
         # (`lowering/pdl.py`; checked against the parameters at the first lowering).
         self.pdl_early = check_pdl_early(pdl_early)
+        # Products fused into the adds that use them (`lowering/contract.py`): what the
+        # kernel computes, rounded once instead of twice, so part of its identity.
+        self.fp_contract = check_fp_contract(fp_contract)
         self._doc: K.Document | None = None
         self._kast_hash: str | None = None
         self._check: Any = None
@@ -98,12 +101,13 @@ class EntryKernel(_native.KernelBase):
 
     def with_hints(self, *, num_ctas: HintValue = None, occupancy: HintValue = None,
                    num_worker_warps: HintValue = None, opt_level: int | None = None,
-                   pdl: bool | None = None, pdl_early: tuple[str, ...] | None = None
-                   ) -> EntryKernel:
+                   pdl: bool | None = None, pdl_early: tuple[str, ...] | None = None,
+                   fp_contract: bool | None = None) -> EntryKernel:
         """The same kernel compiled with other hints or with(out) programmatic dependent
-        launch (the ones given replace this kernel's; the body, its proof and what its
-        launches compute are the same). `pdl_early`: read-only tensor parameters whose
-        loads that come first may run ahead of the PDL wait (docs/pdl.md)."""
+        launch (the ones given replace this kernel's; the body and its proof are the same,
+        and what its launches compute too, but for `fp_contract`'s rounding).
+        `pdl_early`: read-only tensor parameters whose loads that come first may run ahead
+        of the PDL wait (docs/pdl.md)."""
         args = dict(self.hint_args)
         for name, value in (("num_ctas", num_ctas), ("occupancy", occupancy),
                             ("num_worker_warps", num_worker_warps)):
@@ -114,6 +118,7 @@ class EntryKernel(_native.KernelBase):
                            opt_level=self.opt_level if opt_level is None else opt_level,
                            pdl=self.pdl if pdl is None else pdl,
                            pdl_early=self.pdl_early if pdl_early is None else pdl_early,
+                           fp_contract=self.fp_contract if fp_contract is None else fp_contract,
                            **args)
 
     # -- static stages ---------------------------------------------------------------------
@@ -171,7 +176,8 @@ class EntryKernel(_native.KernelBase):
             from .lowering.facts import LoweringFacts
 
             facts = None if self._unchecked else LoweringFacts.of(self.check())
-            got = pipeline.lower(self.document(), spec, facts, pdl, self._early_params())
+            got = pipeline.lower(self.document(), spec, facts, pdl, self._early_params(),
+                                 self.fp_contract)
             got.module.functions[0].hints = self.hints
             dump.after_lowering(self._identity(spec, pdl), self.kast_json(), self.check(),
                                 got)
@@ -195,7 +201,8 @@ class EntryKernel(_native.KernelBase):
         if self._kast_hash is None:
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
-                                        self.opt_level, pdl, self.pdl_early)
+                                        self.opt_level, pdl, self.pdl_early,
+                                        self.fp_contract)
 
     def _early_params(self) -> tuple[str, ...]:
         """`pdl_early`, each name checked to be a read-only tensor parameter (ConfigError
@@ -360,6 +367,14 @@ def check_pdl(pdl: Any) -> bool:
     return pdl
 
 
+def check_fp_contract(fp_contract: Any) -> bool:
+    if not isinstance(fp_contract, bool):
+        raise ConfigError(f"`fp_contract={fp_contract!r}` is not True or False", code="CT8020",
+                          hint="`@cutile.entry(fp_contract=True)` fuses each product into the "
+                               "add that uses it (one rounding); the default is False")
+    return fp_contract
+
+
 def pdl_allowed() -> bool:
     """CUTILE_PDL: `0` turns programmatic dependent launch off for every kernel; `1` or
     unset leaves it to each kernel's `pdl=` (anything else is a ConfigError, CT8008)."""
@@ -399,7 +414,7 @@ def entry(fn: Callable[..., Any], /) -> EntryKernel: ...
 def entry(
     *, unsafe: bool = False, deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
-    pdl: bool = False, pdl_early: tuple[str, ...] = (),
+    pdl: bool = False, pdl_early: tuple[str, ...] = (), fp_contract: bool = False,
 ) -> Callable[[Callable[..., Any]], EntryKernel]: ...
 
 
@@ -407,7 +422,7 @@ def entry(
     fn: Callable[..., Any] | None = None, /, *, unsafe: bool = False,
     deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
-    pdl: bool = False, pdl_early: tuple[str, ...] = (),
+    pdl: bool = False, pdl_early: tuple[str, ...] = (), fp_contract: bool = False,
 ) -> Any:
     """Mark a kernel: `@cutile.entry`, `@cutile.entry(unsafe=True)`, or with compiler hints
     (`num_ctas`, `occupancy`, `num_worker_warps`: an int or `cutile.ByTarget(...)`;
@@ -420,7 +435,11 @@ def entry(
     `pdl_early=("w", ...)`: loads of these read-only tensor parameters that come before
     any other memory access run ahead of that wait (a GEMV's first weight tiles stream in
     while the previous kernel finishes); such a launch gets the PDL attribute only while
-    no work in flight may write them."""
+    no work in flight may write them.
+
+    `fp_contract=True`: each float product that only an add or a subtract uses is fused
+    into it, one `fma` rounded once (as nvcc's `-fmad=true` and Triton do; tileiras keeps
+    them apart): fewer instructions, results that may differ in the last bit."""
     if fn is not None:
         return EntryKernel(fn)
     hints = {"num_ctas": num_ctas, "occupancy": occupancy, "num_worker_warps": num_worker_warps}
@@ -428,10 +447,12 @@ def entry(
     check_opt_level(opt_level)
     check_pdl(pdl)
     check_pdl_early(pdl_early)
+    check_fp_contract(fp_contract)
 
     def wrap(f: Callable[..., Any]) -> EntryKernel:
         return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks,
-                           opt_level=opt_level, pdl=pdl, pdl_early=pdl_early, **hints)
+                           opt_level=opt_level, pdl=pdl, pdl_early=pdl_early,
+                           fp_contract=fp_contract, **hints)
 
     return wrap
 

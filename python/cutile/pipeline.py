@@ -67,16 +67,21 @@ def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
 
 
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None,
-          pdl: bool = False, pdl_early: tuple[str, ...] = ()) -> LoweredKernel:
+          pdl: bool = False, pdl_early: tuple[str, ...] = (),
+          fp_contract: bool = False) -> LoweredKernel:
     """Lower with the checker's `facts` (None only where a test compiles without the
     checker); `pdl`: with the programmatic-dependent-launch prologue (`lowering/pdl.py`),
-    and loads of the `pdl_early` parameters ahead of its wait where they come first."""
+    and loads of the `pdl_early` parameters ahead of its wait where they come first;
+    `fp_contract`: products fused into the adds that use them (`lowering/contract.py`)."""
+    from .lowering.contract import contract_module
     from .lowering.lower import lower_kernel
 
     try:
         lowered = lower_kernel(doc, spec, facts, pdl, pdl_early)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
+    if fp_contract:
+        contract_module(lowered.module)
     _verify(lowered)
     return lowered
 
@@ -124,7 +129,8 @@ def kast_sha256(doc: K.Document) -> str:
 
 def kernel_identity(name: str, kast_hash: str, spec: Specialization,
                     hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3,
-                    pdl: bool = False, pdl_early: tuple[str, ...] = ()) -> dict[str, Any]:
+                    pdl: bool = False, pdl_early: tuple[str, ...] = (),
+                    fp_contract: bool = False) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
     entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
     return {
@@ -142,6 +148,7 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization,
         "opt_level": opt_level,
         "pdl": pdl,
         **({"pdl_early": list(pdl_early)} if pdl and pdl_early else {}),
+        **({"fp_contract": True} if fp_contract else {}),
     }
 
 
