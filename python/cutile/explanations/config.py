@@ -195,7 +195,8 @@ TEXTS: dict[str, str] = {
         3). Each may be one value or `cutile.ByTarget(sm_90=..., default=...)`. `pdl`
         (programmatic dependent launch, docs/pdl.md) is `True` or `False`; `pdl_early` is a
         tuple naming read-only tensor parameters (`Tensor[...]`, not `Mut`, `Atomic`,
-        scalars or pointers) whose first loads may run ahead of the PDL wait.
+        scalars or pointers) whose first loads may run ahead of the PDL wait. `fp_contract`
+        (products fused into the adds that use them, one rounding) is `True` or `False`.
 
         Example:
 
