@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..dtypes import DType
-from ..ir.core import Block, Function, Module, Op, Value
+from ..ir.builder import Builder
+from ..ir.core import Block, Function, Module, Op
 from ..ir.types import TileType
 
 CONTRACTIBLE = {"f16", "bf16", "f32", "f64"}
@@ -56,7 +57,9 @@ def _contract_block(block: Block, uses: Counter[int]) -> int:
 
 def _fuse(add: Op, products: dict[int, Op], gone: set[int]) -> list[Op] | None:
     """The ops that replace `add` (an `addf` or `subf`) when one operand is a product of
-    `products` it can fuse with (its `mulf` then goes: `gone`), else None."""
+    `products` it can fuse with (its `mulf` then goes: `gone`), else None. They are made
+    by the builder in a scratch block, and the `fma` takes over `add`'s result, so every
+    later use reads it unchanged."""
     if not _contractible(add):
         return None
     lhs, rhs = add.operands
@@ -66,21 +69,18 @@ def _fuse(add: Op, products: dict[int, Op], gone: set[int]) -> list[Op] | None:
             continue
         a, b = mul.operands
         other = rhs if which == 0 else lhs
-        prelude: list[Op] = []
-        if add.name == "subf" and which == 0:        # a * b - c = fma(a, b, -c)
-            other = _negated(other, add, prelude)
-        elif add.name == "subf":                      # c - a * b = fma(-a, b, c)
-            a = _negated(a, add, prelude)
+        builder = Builder()
+        scratch = Block()
+        with builder.at(scratch), builder.location(add.loc):
+            if add.name == "subf" and which == 0:        # a * b - c = fma(a, b, -c)
+                other = builder.unary("negf", other)
+            elif add.name == "subf":                      # c - a * b = fma(-a, b, c)
+                a = builder.unary("negf", a)
+            builder.fma(a, b, other, **add.attrs)
+        scratch.ops[-1].results = add.results
         gone.add(id(mul))
-        fma = Op("fma", [a, b, other], add.results, dict(add.attrs), [], add.loc)
-        return [*prelude, fma]
+        return scratch.ops
     return None
-
-
-def _negated(value: Value, at: Op, prelude: list[Op]) -> Value:
-    neg = Op("negf", [value], [Value(value.type)], {}, [], at.loc)
-    prelude.append(neg)
-    return neg.results[0]
 
 
 def _contractible(op: Op) -> bool:
