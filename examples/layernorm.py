@@ -100,6 +100,19 @@ def fma_stats(t, k, n, BM, BN):
     return d, s1, maximum(s2 - s1 * s1, 0.0)
 
 
+@cutile.device
+def normalized(d, s1, inv, ws, bs):
+    """(d - mean) * inv * w + b as written: an FMUL and an FADD where a product meets a
+    sum (tileiras does not contract them)."""
+    return (d - s1) * inv * ws + bs
+
+
+@cutile.device
+def normalized_fma(d, s1, inv, ws, bs):
+    """`normalized` as fma(d - mean, inv * w, b): 3 instructions an element, not 4."""
+    return fma(d - s1, inv * ws, bs)
+
+
 def make_layernorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def layernorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -165,9 +178,13 @@ def make_layernorm_gather(dt: DType) -> cutile.EntryKernel:
     return layernorm_gather
 
 
-def make_layernorm_gather_shifted(dt: DType) -> cutile.EntryKernel:
+def make_layernorm_gather_shifted(dt: DType, fused: bool = False) -> cutile.EntryKernel:
     """`layernorm_shifted` (one round of reductions) with the row read by a `gather`, as
-    `make_layernorm_gather`."""
+    `make_layernorm_gather`. `fused`: the squares summed by `fma_stats` and the output by
+    `normalized_fma`, fused multiply-adds where tileiras left an FMUL and an FADD (Triton's
+    ptxas contracts them; the "gather_ffma" variant)."""
+    stats = fma_stats if fused else shifted_stats
+    out = normalized_fma if fused else normalized
 
     @cutile.entry
     def layernorm_gather_shifted(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -178,20 +195,23 @@ def make_layernorm_gather_shifted(dt: DType) -> cutile.EntryKernel:
         n = x.shape[1]
         k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
         t = gather_rows(x, BM, BN).astype(f32)
-        d, s1, var = shifted_stats(t, k, n, BM, BN)
+        d, s1, var = stats(t, k, n, BM, BN)
         inv = rsqrt(var + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
-        z.store(((d - s1) * inv * ws + bs).astype(dt), allow_tma=STORE_TMA)
+        z.store(out(d, s1, inv, ws, bs).astype(dt), allow_tma=STORE_TMA)
 
     return layernorm_gather_shifted
 
 
-def make_layernorm_gather_w_shifted(dt: DType) -> cutile.EntryKernel:
+def make_layernorm_gather_w_shifted(dt: DType, fused: bool = False) -> cutile.EntryKernel:
     """`layernorm_gather_shifted` with the weight and the bias read by gathers too, ahead
     of the reductions (row_kernels/loads.py `gather_vector`): their tile loads in bf16 went
     out one 16-byte chunk at a time, after the reductions (4k over 4 warps: 4 round trips
-    of a weight and a bias chunk each); the same arguments, TMA unused."""
+    of a weight and a bias chunk each); the same arguments, TMA unused. `fused`: as in
+    `make_layernorm_gather_shifted` (the "gather_w_ffma" variant)."""
+    stats = fma_stats if fused else shifted_stats
+    out = normalized_fma if fused else normalized
 
     @cutile.entry
     def layernorm_gather_w_shifted(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -203,52 +223,10 @@ def make_layernorm_gather_w_shifted(dt: DType) -> cutile.EntryKernel:
         bs = gather_vector(b, BN).astype(f32)
         k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
         t = gather_rows(x, BM, BN).astype(f32)
-        d, s1, var = shifted_stats(t, k, x.shape[1], BM, BN)
-        z.store(((d - s1) * rsqrt(var + eps) * ws + bs).astype(dt), allow_tma=STORE_TMA)
+        d, s1, var = stats(t, k, x.shape[1], BM, BN)
+        z.store(out(d, s1, rsqrt(var + eps), ws, bs).astype(dt), allow_tma=STORE_TMA)
 
     return layernorm_gather_w_shifted
-
-
-def make_layernorm_gather_w_fma(dt: DType) -> cutile.EntryKernel:
-    """`layernorm_gather_w_shifted` with fused multiply-adds where tileiras left an FMUL
-    and an FADD (it does not contract them; Triton's ptxas does): the squares summed by
-    `fma_stats`, and the output as fma(d - mean, inv * w, b), 3 instructions an element
-    where `(d - s1) * inv * w + b` is 4."""
-
-    @cutile.entry
-    def layernorm_gather_w_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                               w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
-                               BM: Const[int], BN: Const[int], TMA: Const[bool],
-                               STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        ws = gather_vector(w, BN).astype(f32)
-        bs = gather_vector(b, BN).astype(f32)
-        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
-        t = gather_rows(x, BM, BN).astype(f32)
-        d, s1, var = fma_stats(t, k, x.shape[1], BM, BN)
-        z.store(fma(d - s1, rsqrt(var + eps) * ws, bs).astype(dt), allow_tma=STORE_TMA)
-
-    return layernorm_gather_w_fma
-
-
-def make_layernorm_gather_fma(dt: DType) -> cutile.EntryKernel:
-    """`layernorm_gather_shifted` (the weight and bias by tile loads, which tileiras places
-    after the reductions) with the fused multiply-adds of `make_layernorm_gather_w_fma`."""
-
-    @cutile.entry
-    def layernorm_gather_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                             w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
-                             BM: Const[int], BN: Const[int], TMA: Const[bool],
-                             STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        k = x.load_tile((BM, 1), (block_id(0), 0), allow_tma=False).astype(f32)
-        t = gather_rows(x, BM, BN).astype(f32)
-        d, s1, var = fma_stats(t, k, x.shape[1], BM, BN)
-        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
-        bs = b.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
-        z.store(fma(d - s1, rsqrt(var + eps) * ws, bs).astype(dt), allow_tma=STORE_TMA)
-
-    return layernorm_gather_fma
 
 
 def make_layernorm_rows(dt: DType) -> cutile.EntryKernel:
@@ -334,10 +312,10 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
            (f32, "gather_w_shifted"): make_layernorm_gather_w_shifted(f32),
            (bf16, "gather_w_shifted"): make_layernorm_gather_w_shifted(bf16),
            (f32, "rows"): make_layernorm_rows(f32), (bf16, "rows"): make_layernorm_rows(bf16),
-           (f32, "gather_w_ffma"): make_layernorm_gather_w_fma(f32),
-           (bf16, "gather_w_ffma"): make_layernorm_gather_w_fma(bf16),
-           (f32, "gather_ffma"): make_layernorm_gather_fma(f32),
-           (bf16, "gather_ffma"): make_layernorm_gather_fma(bf16)}
+           (f32, "gather_w_ffma"): make_layernorm_gather_w_shifted(f32, fused=True),
+           (bf16, "gather_w_ffma"): make_layernorm_gather_w_shifted(bf16, fused=True),
+           (f32, "gather_ffma"): make_layernorm_gather_shifted(f32, fused=True),
+           (bf16, "gather_ffma"): make_layernorm_gather_shifted(bf16, fused=True)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

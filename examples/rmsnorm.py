@@ -57,6 +57,12 @@ def sum_sq(t, BM, BN):
     return fma(lo, lo, hi * hi).sum(axis=1, keepdims=True)
 
 
+@cutile.device
+def sum_sq_plain(t, BM, BN):
+    """The rows' sums of squares as written: an FMUL and an FADD an element."""
+    return (t * t).sum(axis=1, keepdims=True)
+
+
 def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]], w: Tensor[dt, [-1]],
@@ -70,10 +76,12 @@ def make_rmsnorm(dt: DType) -> cutile.EntryKernel:
     return rmsnorm
 
 
-def make_rmsnorm_gather(dt: DType) -> cutile.EntryKernel:
+def make_rmsnorm_gather(dt: DType, fused: bool = False) -> cutile.EntryKernel:
     """`rmsnorm` with the row read by a `gather` (row_kernels/loads.py: predicated 16-byte
     loads, all in flight at once in bf16 too); the same arguments, TMA for the weight
-    only."""
+    only. `fused`: the sum of squares by `sum_sq` (fused multiply-adds, as Triton's ptxas
+    contracts them; the "gather_ffma" variant)."""
+    squares = sum_sq if fused else sum_sq_plain
 
     @cutile.entry
     def rmsnorm_gather(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -81,7 +89,7 @@ def make_rmsnorm_gather(dt: DType) -> cutile.EntryKernel:
                        TMA: Const[bool], STORE_TMA: Const[bool]):
         assert x.shape[1] <= BN, "a row must fit one tile"
         t = gather_rows(x, BM, BN).astype(f32)
-        inv = rsqrt((t * t).sum(axis=1, keepdims=True) / x.shape[1] + eps)
+        inv = rsqrt(squares(t, BM, BN) / x.shape[1] + eps)
         ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
         z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
 
@@ -107,10 +115,12 @@ def make_rmsnorm_gather_w(dt: DType) -> cutile.EntryKernel:
     return rmsnorm_gather_w
 
 
-def make_rmsnorm_rows(dt: DType) -> cutile.EntryKernel:
+def make_rmsnorm_rows(dt: DType, fused: bool = False) -> cutile.EntryKernel:
     """BM rows a block, one after another, as examples/softmax.py `make_softmax_rows`: the
     next row's loads go out before this row's reduction, the weight is read once a block,
-    and a block's start is paid once for BM rows."""
+    and a block's start is paid once for BM rows. `fused`: the sums of squares by `sum_sq`
+    (the "rows_ffma" variant)."""
+    squares = sum_sq if fused else sum_sq_plain
 
     @cutile.entry
     def rmsnorm_rows(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -125,55 +135,13 @@ def make_rmsnorm_rows(dt: DType) -> cutile.EntryKernel:
         for r in range(BM - 1):
             t = ahead.astype(f32)
             ahead = gather_row(x, first + r + 1, BN)
-            inv = rsqrt((t * t).sum(axis=1, keepdims=True) * scale + eps)
+            inv = rsqrt(squares(t, 1, BN) * scale + eps)
             out.store((t * inv * ws).astype(dt), (r, 0), allow_tma=STORE_TMA)
         t = ahead.astype(f32)
-        inv = rsqrt((t * t).sum(axis=1, keepdims=True) * scale + eps)
+        inv = rsqrt(squares(t, 1, BN) * scale + eps)
         out.store((t * inv * ws).astype(dt), (BM - 1, 0), allow_tma=STORE_TMA)
 
     return rmsnorm_rows
-
-
-def make_rmsnorm_gather_fma(dt: DType) -> cutile.EntryKernel:
-    """`rmsnorm_gather` with the sum of squares by `sum_sq` (fused multiply-adds, as
-    Triton's ptxas contracts them); the same arguments, TMA for the weight only."""
-
-    @cutile.entry
-    def rmsnorm_gather_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                           w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
-                           TMA: Const[bool], STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        t = gather_rows(x, BM, BN).astype(f32)
-        inv = rsqrt(sum_sq(t, BM, BN) / x.shape[1] + eps)
-        ws = w.load_tile((BN,), (0,), allow_tma=TMA).astype(f32)[None, :]
-        z.store((t * inv * ws).astype(dt), allow_tma=STORE_TMA)
-
-    return rmsnorm_gather_fma
-
-
-def make_rmsnorm_rows_fma(dt: DType) -> cutile.EntryKernel:
-    """`rmsnorm_rows` with the sums of squares by `sum_sq`."""
-
-    @cutile.entry
-    def rmsnorm_rows_fma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                         w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
-                         TMA: Const[bool], STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        out = z.partition_mut((1, BN))
-        first = block_id(0) * BM
-        ahead = gather_row(x, first, BN)
-        ws = gather_vector(w, BN).astype(f32)
-        scale = 1.0 / x.shape[1]
-        for r in range(BM - 1):
-            t = ahead.astype(f32)
-            ahead = gather_row(x, first + r + 1, BN)
-            inv = rsqrt(sum_sq(t, 1, BN) * scale + eps)
-            out.store((t * inv * ws).astype(dt), (r, 0), allow_tma=STORE_TMA)
-        t = ahead.astype(f32)
-        inv = rsqrt(sum_sq(t, 1, BN) * scale + eps)
-        out.store((t * inv * ws).astype(dt), (BM - 1, 0), allow_tma=STORE_TMA)
-
-    return rmsnorm_rows_fma
 
 
 def make_rmsnorm_looped(dt: DType) -> cutile.EntryKernel:
@@ -211,10 +179,10 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, "gather"): rmsnorm_gather, (bf16, "gather"): rmsnorm_gather_bf16,
            (f32, "gather_w"): rmsnorm_gather_w, (bf16, "gather_w"): rmsnorm_gather_w_bf16,
            (f32, "rows"): rmsnorm_rows, (bf16, "rows"): rmsnorm_rows_bf16,
-           (f32, "gather_ffma"): make_rmsnorm_gather_fma(f32),
-           (bf16, "gather_ffma"): make_rmsnorm_gather_fma(bf16),
-           (f32, "rows_ffma"): make_rmsnorm_rows_fma(f32),
-           (bf16, "rows_ffma"): make_rmsnorm_rows_fma(bf16)}
+           (f32, "gather_ffma"): make_rmsnorm_gather(f32, fused=True),
+           (bf16, "gather_ffma"): make_rmsnorm_gather(bf16, fused=True),
+           (f32, "rows_ffma"): make_rmsnorm_rows(f32, fused=True),
+           (bf16, "rows_ffma"): make_rmsnorm_rows(bf16, fused=True)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in
