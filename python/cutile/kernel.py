@@ -359,20 +359,23 @@ def check_pdl_early(names: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
+def check_flag(option: str, value: Any, hint: str) -> bool:
+    """An on/off option of `@cutile.entry`: True or False, else ConfigError CT8020."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"`{option}={value!r}` is not True or False", code="CT8020",
+                          hint=hint)
+    return value
+
+
 def check_pdl(pdl: Any) -> bool:
-    if not isinstance(pdl, bool):
-        raise ConfigError(f"`pdl={pdl!r}` is not True or False", code="CT8020",
-                          hint="`@cutile.entry(pdl=True)` launches the kernel with "
-                               "programmatic dependent launch; the default is False")
-    return pdl
+    return check_flag("pdl", pdl, "`@cutile.entry(pdl=True)` launches the kernel with "
+                                  "programmatic dependent launch; the default is False")
 
 
 def check_fp_contract(fp_contract: Any) -> bool:
-    if not isinstance(fp_contract, bool):
-        raise ConfigError(f"`fp_contract={fp_contract!r}` is not True or False", code="CT8020",
-                          hint="`@cutile.entry(fp_contract=True)` fuses each product into the "
-                               "add that uses it (one rounding); the default is False")
-    return fp_contract
+    return check_flag("fp_contract", fp_contract,
+                      "`@cutile.entry(fp_contract=True)` fuses each product into the add "
+                      "that uses it (one rounding); the default is False")
 
 
 def pdl_allowed() -> bool:
