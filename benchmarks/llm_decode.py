@@ -139,6 +139,7 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "bs64": {"attn_bs": 64},
     "w1": {"attn_warps": 1},              # decode attention on one warp (the default)
     "w4": {"attn_warps": None},           # ... on tileiras' own four warps
+    "contract": {"fp_contract": True},    # every kernel with fp_contract (fma fusion)
 }
 
 GEMV_ROLES = ("qkv", "o", "gate_up", "down")

@@ -51,7 +51,7 @@ from .config import Qwen3Config
 from .kernels import attention as attn
 from .kernels import decode_misc, prefill, sampling
 from .kernels.gemv import check_ahead, gemv_kernels
-from .kernels.pdl import with_pdl
+from .kernels.pdl import with_contract, with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
 from .prefill_plan import norm_kernel, prefill_kernels
@@ -216,6 +216,8 @@ class Engine:
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
             kernel = with_pdl(kernel, self.plan.pdl_early)
+        if self.plan.fp_contract:
+            kernel = with_contract(kernel)
         op = kernel(*bound, **kw)
         del bound
         if self.observer is not None:

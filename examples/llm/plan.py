@@ -187,6 +187,8 @@ class Plan:
                                        # (None: its own, DECODE_OCCUPANCY); with bf16
                                        # inputs 4 fits in 64 registers without a spill,
                                        # but 4B at 8k stays within 2% (RESULTS.md)
+    fp_contract: bool = False    # every kernel with `fp_contract` (a float product that
+                                 # only an add uses becomes one fma; docs/dsl.md)
     attn_warps: int | None = None  # "heads"/"fused": decode attention's worker warps
                                    # (None: tileiras' choice, 4); 1 keeps the row maximum
                                    # and sum in one warp (one barrier a tile instead of

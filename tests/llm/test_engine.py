@@ -274,6 +274,19 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
+def test_fp_contract_plan_decodes_the_same_tokens(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.fp_contract`: every kernel compiled with `fp_contract`. A fused product rounds
+    once instead of twice, so the logits move by f32 rounding only and the tokens stay."""
+    plan = plan_for(tiny).with_(fp_contract=True)
+    launched = decode_as_greedy(tiny_weights, plan, greedy, tol=1e-4)
+    assert launched and all(k.fp_contract for k in launched)
+    ran = [low for k in set(launched) for low in k._lowered.values()]
+    fused = {low.entry_name for low in ran
+             if any(op.name == "fma" for op in low.module.functions[0].body.walk())}
+    assert {"gemv_swiglu", "qkv_heads"} <= fused
+
+
 def test_ahead_path_loads_the_position_and_first_cache_tiles_ahead_of_the_wait(
         tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
     """`Plan.attn_path` "ahead" with PDL: `attn_decode_ahead`'s first ops are the position's

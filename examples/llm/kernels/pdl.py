@@ -35,3 +35,9 @@ def with_pdl(kernel: cutile.EntryKernel, early: bool = True) -> cutile.EntryKern
     names = EARLY_LOADS.get(kernel.name, ("w",) if kernel.name in EARLY_WEIGHTS else ())
     names = names if early else ()
     return kernel.with_hints(pdl=True, pdl_early=names)
+
+
+@functools.cache
+def with_contract(kernel: cutile.EntryKernel) -> cutile.EntryKernel:
+    """`kernel` compiled with `fp_contract` (`Plan.fp_contract`; one twin per kernel)."""
+    return kernel.with_hints(fp_contract=True)
