@@ -579,7 +579,7 @@ def plan_updates(results: list[dict[str, Any]]) -> list[str]:
         size = 2 if r["dtype"] == "bf16" else 4
         gain = r["cutile"][r["best"]]["tbps"] / (tbps(r["cutile"].get(r["plan"])) or 1e-9)
         if cfg["kind"] == "row":
-            hints = dict(cfg["hints"])
+            hints = dict(cfg["hints"]) | ({"fp_contract": True} if cfg.get("contract") else {})
             variant = f", {cfg['variant']!r}" if cfg.get("variant") else ""
             lines.append(f"{r['op']}: ROW_PLANS[({next_pow2(r['n'])}, {size})] = "
                          f"({cfg['BM']}, {cfg['tma']}, {cfg['store_tma']}, {hints}{variant})"

@@ -327,7 +327,8 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
 ROW_PLANS: dict[tuple[int, int], RowPlan] = {
     (1024, 2): (1, False, False, {"num_worker_warps": 1}, "gather_w_shifted"),
     (1024, 4): (4, False, False, {"num_worker_warps": 1}, "rows"),
-    (4096, 2): (1, False, False, {"occupancy": 8}, "gather_shifted"),  # x1.24
+    (4096, 2): (1, False, False, {"occupancy": 8, "fp_contract": True},
+                "gather_w_ffma"),  # x1.02 over "gather_shifted" (RESULTS.md, eighth session)
     (4096, 4): (1, False, False, {"num_worker_warps": 8, "occupancy": 5}),
     (16384, 2): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_shifted"),
     (16384, 4): (1, False, False, {"num_worker_warps": 16, "occupancy": 2}, "gather_w_shifted"),

@@ -17,7 +17,8 @@ from cutile.dtypes import DType
 # one-pass kernel (same arguments, another way to compute, e.g. LayerNorm's "shifted")
 Kernels = Mapping[tuple[DType, bool | str], cutile.EntryKernel]
 # (BN, element bytes) -> (BM, tma, store_tma, hints), or with a fifth element, the name of
-# the one-pass variant to run
+# the one-pass variant to run; the hints are `with_hints` keywords (`fp_contract`: True
+# compiles the kernel with its products fused into their adds)
 RowPlan = (tuple[int, bool, bool, dict[str, int]]
            | tuple[int, bool, bool, dict[str, int], str])
 RowPlans = Mapping[tuple[int, int], RowPlan]
