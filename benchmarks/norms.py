@@ -276,9 +276,11 @@ QUICK = 3  # --quick: the plan and the first configs of each list
 def plan_config(op: str, dtype: str, n: int) -> Config:
     """The example's own choice for this case."""
     p = EXAMPLES[op].plan(n, DTYPES[dtype])
+    hints = tuple(h for h in p.hints if h[0] != "fp_contract")   # a Config flag of its own
+    contract = bool(dict(p.hints).get("fp_contract", False))
     if p.BK is not None:
-        return Config("loop", p.BM, p.BK, False, True, p.hints)
-    return Config("row", p.BM, None, p.tma, p.store_tma, p.hints, p.variant)
+        return Config("loop", p.BM, p.BK, False, True, hints, contract=contract)
+    return Config("row", p.BM, None, p.tma, p.store_tma, hints, p.variant, contract)
 
 
 def configs_for(op: str, dtype: str, n: int, quick: bool, variants: set[str] | None = None,

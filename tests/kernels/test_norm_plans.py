@@ -150,3 +150,27 @@ def test_gather_variants_are_correct_on_ragged_rows(op: str, variant: str, m: in
         if op == "layernorm":
             xs = (xs.astype(np.float64) + 5.0).astype(host)   # a mean away from zero
         check(op, mod, xs, ws, bs, dt, p)
+
+
+@pytest.mark.parametrize("op", ["softmax", "rmsnorm", "layernorm"])
+def test_the_benchmark_times_each_plan_as_the_example_runs_it(op: str) -> None:
+    """benchmarks/norms.py's first config of every case is the example's own plan: the same
+    hints and, where a ROW_PLANS entry asks for it, `fp_contract` (a flag of the config,
+    not a hint it would label or pass twice)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    bench = importlib.import_module("norms")
+    mod = load(op)
+    for dtype, dt in (("bf16", bf16), ("f32", f32)):
+        for n in (1024, 4096, 16384, 32768, 65536):
+            cfg = bench.plan_config(op, dtype, n)
+            want = mod.plan(n, dt).kernel(dt)
+            got = bench.kernel_for(op, dtype, cfg)
+            assert "fp_contract" not in cfg.label().split("=")[0]
+            assert got.fp_contract == want.fp_contract == cfg.contract
+            assert got.hint_args == want.hint_args
+    assert op == "softmax" or any(bench.plan_config(op, "bf16", n).contract
+                                  for n in (1024, 4096))
