@@ -176,7 +176,7 @@ def bench(shape: tuple[int, int, int], dtype_name: str, names: list[str], sms: i
 
 
 def duel(out: dict[str, Any], timers: dict[str, Any], cublas: Any, s: Any, flops: int,
-         rounds: int = 3) -> None:
+         rounds: int = 7) -> None:
     """The best configuration and cuBLAS again, alternating (timing.alternate_times), so
     that neither runs on a cooler (faster-clocked) GPU than the other: TFLOP/s from the
     medians, and the ratio as the median of the per-round ratios with its spread."""
