@@ -90,7 +90,11 @@ def test_alternating_re_times_decide_the_ratio_and_its_spread(tmp_path: Path) ->
     assert abs(cudnn["cutile"] - 4 * 32 * 1024**2 * 64 / 2 / 2e-4 / 1e12) < 1e-9
     sample = by[(name, "cuTile Python sample (c)")]   # no re-times: the first pass
     assert sample["ratio"] == 100.0 / 80.0 and sample["low"] is None
-    assert "0.950–1.010" in st.markdown(rows, [])
+    text = st.markdown(rows, [])
+    assert "0.950–1.010 | ≥ 1.0 | **no** (within spread) |" in text   # its best round met it
+    assert st.within_spread(cudnn) and not st.within_spread(sample)
+    assert not st.within_spread(faster)                                # met: not "within"
+    assert "(1 more not met but within the spread of their rounds)" in text
 
 
 def test_a_gemm_duel_with_rounds_gives_the_row_its_spread(tmp_path: Path) -> None:
