@@ -85,6 +85,16 @@ TUNED: dict[tuple[str, int, int], GemvTiles] = {
     ("add", 4096, 4096): GemvTiles(128, 64, 8, 2),                    # o_proj 2.94 / 3.24
     ("swiglu", 24576, 4096): GemvTiles(32, 128, 32, 3, loop=True),    # gate/up 3.86 / 3.96
     ("add", 4096, 12288): GemvTiles(64, 128, 24, 2, loop=True, latency=10),  # down 3.69 / 3.89
+    # Qwen3-0.6B, in the decode step (`--plans role=tiles`; results/2026-12-01-s8-llm-decode-
+    # 06b-tiles*.json), raw graph tok/s at 1k against the rule's tiles (1047-1052). Its
+    # GEMVs are 4-13 MB, so a block's chain of dependent steps, not the bytes, sets the
+    # time: gate/up + SwiGLU in 8-row blocks of four 256-column steps (384 blocks; the
+    # rule's 16 x 64 x 16 looped, 192 blocks, ran at 0.8 TB/s), QKV and down in two-split
+    # blocks. Together 1413.8 / 1420.4 (+35%); QKV alone +4.5%, down +4.4%, gate/up +19%;
+    # no o_proj candidate moved it (1054-1057).
+    ("swiglu", 6144, 1024): GemvTiles(8, 256, 4, 4),
+    ("partial", 4096, 1024): GemvTiles(32, 128, 4, 3),
+    ("add", 1024, 3072): GemvTiles(32, 128, 2, 4),
 }
 
 

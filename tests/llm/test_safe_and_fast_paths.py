@@ -76,7 +76,7 @@ PDL_SPILLING: set[tuple[str, str]] = set()
 
 
 @pytest.mark.tileiras
-@pytest.mark.parametrize("config", ["qwen3-4b", "qwen3-8b"])
+@pytest.mark.parametrize("config", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
 def test_the_pdl_twins_the_engine_launches_do_not_spill(config: str) -> None:
     from llm.kernels.pdl import with_pdl
 
@@ -104,7 +104,7 @@ def test_the_pdl_twins_the_engine_launches_do_not_spill(config: str) -> None:
 
 
 @pytest.mark.tileiras
-@pytest.mark.parametrize("config", ["qwen3-4b", "qwen3-8b"])
+@pytest.mark.parametrize("config", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
 def test_decode_gemvs_load_with_tma_and_do_not_spill(config: str) -> None:
     """The split GEMVs in the plan's tiles (tuned per shape: an occupancy hint that fits a
     plain GEMV can spill the variant that also sums squares), unrolled or looped."""
