@@ -160,7 +160,8 @@ def gemv_tiles_of(spec: str) -> GemvTiles:
 def plan_named(cfg: Any, name: str) -> Any:
     """The plan a `--plans` name stands for: `PLANS` (plan_for keywords),
     `llm.plan.SMALL_VARIANTS` (field changes) and `role=tiles` (a decode GEMV's tiles,
-    `gemv_tiles_of`; roles qkv, o, gate_up, down), joined by "+" (e.g. `fused+mlp_split`,
+    `gemv_tiles_of`; roles qkv, o, gate_up, down, and lm for the LM head's rows and columns
+    per block and occupancy), joined by "+" (e.g. `fused+mlp_split`,
     `gate_up=32x128x20o3L+down=16x128x19o5L`)."""
     kw: dict[str, Any] = {}
     changes: dict[str, object] = {}
@@ -168,6 +169,9 @@ def plan_named(cfg: Any, name: str) -> Any:
         role, _, spec = part.partition("=")
         if spec and role in GEMV_ROLES:
             changes[role] = gemv_tiles_of(spec)
+        elif spec and role == "lm":          # the LM head: BOxBKx1[o<occupancy>]
+            t = gemv_tiles_of(spec)
+            changes.update(lm_bo=t.BO, lm_bk=t.BK, lm_occupancy=t.occupancy)
         elif part in PLANS:
             kw.update(PLANS[part])
         elif part in SMALL_VARIANTS:
