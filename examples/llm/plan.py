@@ -311,9 +311,12 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         down=gemv_tiles("add", h, i, sms),
         mlp_fused=mlp_fused,
         attn_fused=attn_fused,
-        lm_bo=32 if small else 128,
+        # Qwen3-0.6B's LM head (hidden 1024) in 64-row blocks at occupancy 3: 88.8 -> 82.4
+        # us, raw graph 1415.5 / 1417.9 -> 1437.9 tok/s (results/2026-12-01-s8-llm-decode-
+        # 06b-lm.json; 64 x 256, 256 x 64 and 64 x 64 were slower, 128 x 256 spills)
+        lm_bo=32 if small else 64 if h <= 1024 else 128,
         lm_bk=32 if small else 128,
-        lm_occupancy=None if small else 2,
+        lm_occupancy=None if small else 3 if h <= 1024 else 2,
         attn_bs=16 if small else 32,
         attn_splits=4 if small else splits,
         combine_chunk=combine_chunk(cfg, sms),

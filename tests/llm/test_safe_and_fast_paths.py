@@ -96,6 +96,8 @@ def test_the_pdl_twins_the_engine_launches_do_not_spill(config: str) -> None:
     cases.append((gemv_kernels(t.occupancy, t.latency, plan.early(True)).swiglu,
                    {"BO": t.BO, "BK": t.BK, "HB": pow2_at_least(cfg.hidden_size),
                     "UP": cfg.intermediate_size // t.BO}))
+    cases.append((gemv_kernels(plan.lm_occupancy, None, plan.early(True)).lm_head_argmax,
+                  {"BO": plan.lm_bo, "BK": plan.lm_bk, "HB": pow2_at_least(cfg.hidden_size)}))
     for kernel, consts in cases:
         text = sass(with_pdl(kernel), **consts)
         spills = bool(re.search(r"\b(LDL|STL)\b", text))
