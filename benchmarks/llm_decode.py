@@ -128,6 +128,8 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "early3": {"early_steps": 3},
     "early4": {"early_steps": 4},
     "early4r2": {"early_steps": 4, "early_rows": 2},
+    "early_o3": {"early_o": 3},           # the output projection alone, 3 or 4 steps ahead
+    "early_o4": {"early_o": 4},
     "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
     "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
     "counted": {"attn_counted": True},    # attention's loop over the share's tiles only

@@ -71,7 +71,7 @@ def qkv_projection(eng: Any, lw: Any) -> None:
     from .model import out
 
     t = eng.plan.qkv
-    g = gemv_ss_kernels(t.occupancy, t.latency, eng.plan.early(False))
+    g = gemv_ss_kernels(t.occupancy, t.latency, eng.plan.early_of("qkv"))
     outs = (out(eng.qkv_part, 1, t.BO), out(eng.qkv_ss, 1, 1))
     if t.loop:
         eng._run(g.norm_partial_ss_loop, *outs, lw.wqkv, eng.h, lw.attn_norm, t.KPS, BK=t.BK)

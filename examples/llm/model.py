@@ -126,10 +126,9 @@ class Engine:
         self.plan = plan or plan_for(c)
         self.sampling = sampling_ or Sampling()
         p = self.plan
-        self.gemv = {name: gemv_kernels(t.occupancy, t.latency,
-                                        p.early(name == "gate_up" and p.mlp_fused))
+        self.gemv = {name: gemv_kernels(t.occupancy, t.latency, p.early_of(name))
                      for name, t in self._gemvs().items()}
-        self.lm = gemv_kernels(p.lm_occupancy, None, p.early(True))
+        self.lm = gemv_kernels(p.lm_occupancy, None, p.early_of("lm"))
         # The cache and token buffer extents are powers of two: each is one tile, and a
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
@@ -508,8 +507,8 @@ def check_config(cfg: Qwen3Config, plan: Plan) -> None:
         raise ValueError(f"head_dim {cfg.head_dim} must be a power of two (one tile)")
     if plan.attn_splits & (plan.attn_splits - 1):
         raise ValueError("attention splits must be a power of two")
-    check_ahead(plan.early(False))
-    check_ahead(plan.early(True))
+    for role in ("qkv", "o", "gate_up", "down", "lm"):
+        check_ahead(plan.early_of(role))
     o = plan.o
     if plan.attn_fused and (cfg.head_dim % o.BK or o.KPS * o.BK != cfg.group * cfg.head_dim
                             or o.loop):

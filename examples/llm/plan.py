@@ -166,12 +166,21 @@ class Plan:
                                      # the LM head); None: `early_steps`. On sm_90 their
                                      # tiles spill (or drop to one CTA per SM) beyond 2-3
                                      # (`benchmarks/llm_early_sass.py`)
+    early_o: int | None = None   # the same for the output projection alone (None:
+                                 # `early_steps`): its predecessor, attention's combine,
+                                 # leaves HBM idle, where the other GEMVs follow GEMVs
 
     def early(self, whole_rows: bool) -> int:
         """The weight steps a decode GEMV loads ahead of its PDL wait."""
         if whole_rows and self.early_rows is not None:
             return self.early_rows
         return self.early_steps
+
+    def early_of(self, role: str) -> int:
+        """`early` for one of the step's GEMVs by role (qkv, o, gate_up, down, lm)."""
+        if role == "o" and self.early_o is not None:
+            return self.early_o
+        return self.early(role == "lm" or (role == "gate_up" and self.mlp_fused))
     # The decode step's small kernels between the QKV GEMV and the output projection
     # (see ATTN_PATHS): "split" qkv_finish + attn_decode + attn_combine (8-block finish,
     # TMA everywhere); "heads" qkv_heads + attn_decode_q + attn_combine_heads (a block per

@@ -302,6 +302,34 @@ def test_ahead_path_loads_the_position_and_first_cache_tiles_ahead_of_the_wait(
         assert loads == 3 and set(early) == {"pos", "kc", "vc"}
 
 
+def test_the_output_projection_alone_may_load_more_weight_steps_ahead(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.early_o`: the output projection (here unrolled, all 4 of its column tiles in
+    one split) loads 4 weight steps ahead of its PDL wait, the down projection (looped)
+    keeps `early_steps` (2); the same tokens and logits."""
+    base = plan_for(tiny, pdl=True)
+    plan = base.with_(early_o=4, o=replace(base.o, KPS=4, loop=False),
+                      down=replace(base.down, KPS=5, loop=True))
+    check_config(tiny, plan)
+    assert (plan.early_of("o"), plan.early_of("down"), plan.early_of("qkv")) == (4, 2, 2)
+    launched = decode_as_greedy(tiny_weights, plan, greedy)
+    want = {"gemv_add": 4, "gemv_add_loop": 2}
+    ran = [(low, dict(spec.consts)) for k in set(launched)
+           for (spec, _), low in k._lowered.items()
+           if low.entry_name in want and k.pdl_enabled()]
+    seen = set()
+    for low, consts in ran:
+        if low.entry_name == "gemv_add" and consts.get("KPS") != 4:
+            continue                  # another test's specialization of the same kernel
+        ops = [op.name for op in low.module.functions[0].body.ops]
+        ahead = ops[:ops.index("gdc_wait_tko")]
+        assert ahead.count("load_view_tko") == want[low.entry_name], low.entry_name
+        seen.add(low.entry_name)
+    assert seen == set(want)
+    with pytest.raises(ValueError, match="ahead of the PDL wait"):
+        check_config(tiny, plan.with_(early_o=5))
+
+
 @pytest.mark.parametrize(("steps", "rows"), [(2, None), (4, None), (4, 2)])
 def test_pdl_plan_with_weight_steps_ahead_decodes_the_same_tokens(
         tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]],
