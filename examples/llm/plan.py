@@ -168,7 +168,11 @@ class Plan:
                                      # (`benchmarks/llm_early_sass.py`)
     early_o: int | None = None   # the same for the output projection alone (None:
                                  # `early_steps`): its predecessor, attention's combine,
-                                 # leaves HBM idle, where the other GEMVs follow GEMVs
+                                 # leaves HBM idle, where the other GEMVs follow GEMVs.
+                                 # Qwen3-4B at 1k, raw graph: 3 or 4 steps 399.6 / 400.1
+                                 # tok/s against 401.0-401.2 (results/2026-12-01-s8-llm-
+                                 # decode-4b-early-o.json): the combine is too short to hide
+                                 # more than two steps
 
     def early(self, whole_rows: bool) -> int:
         """The weight steps a decode GEMV loads ahead of its PDL wait."""
