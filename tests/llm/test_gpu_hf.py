@@ -23,3 +23,5 @@ def test_engine_matches_transformers() -> None:
 
     r = llm_hf_check.check(with_layers(preset("qwen3-0.6b"), 3), steps=16, prompt_len=24)
     assert llm_hf_check.verdict(r, tol=5e-2, greedy_steps=16) == [], r
+    # teacher-forced, any step whose token is not transformers' argmax is a near-tie
+    assert all(g < 1e-2 for d in ("bf16", "f32") for g in r[d]["argmax_disagree_gaps"]), r
