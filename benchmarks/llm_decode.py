@@ -18,6 +18,8 @@ the memory roofline and Hugging Face, prefill, time to first token.
         --plans default,early2,early4r2  # GEMV weight steps ahead of the PDL wait
     python benchmarks/llm_decode.py --parts copy,decode --contexts 1024 \
         --plans default,gate_up=32x128x20o3L              # a decode GEMV's tiles, in the step
+    python benchmarks/llm_decode.py --parts copy,decode --configs qwen3-0.6b \
+        --contexts 1024 --plans default,lm=64x128x1o3     # the LM head's tiles, in the step
     python benchmarks/llm_decode.py --parts smallkernels --contexts 1024
 
 Parts:
