@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import host_time, time_launch, time_on_stream
+from timing import Timed, alternate, host_time, raw_launch, spin, time_on_stream
 
 import cutile
 from cutile import api
@@ -35,8 +35,12 @@ def add(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], y: Tensor[f32, [-1]], 
     z.store(load_tile_like(x, z) + load_tile_like(y, z))
 
 
-def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
+# Each bench_* returns its result and a `Timed` of its launch (the tensors it needs held by
+# the closure), so that `main` can re-time the best of each alternately (`duel`); cutile's
+# also returns the op that owns its tensors until the duel is over.
 
+def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray
+                 ) -> tuple[dict[str, Any], Timed, Any]:
     x, y = api.from_numpy(xs), api.from_numpy(ys)
     z = api.empty([n], f32).partition([tile])
     z, x, y = add(z, x, y).sync()                       # compiles, runs, checks
@@ -44,9 +48,10 @@ def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> dict[str,
     ok = bool(np.array_equal(out, xs + ys))
     z = api.full([n], np.nan, f32).partition([tile])
     op = add(z, x, y)                                   # the safe path, for its binding
-    t = time_launch(add, op)
-    op.sync()
-    return {"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok}
+    run = raw_launch(add, op)
+    t = time_on_stream(run, run.stream)
+    return ({"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok},
+            Timed(run, run.stream), op)
 
 
 if ct is not None:
@@ -59,7 +64,8 @@ if ct is not None:
         ct.store(c, index=(bid,), tile=ta + tb)
 
 
-def bench_cutile_python(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
+def bench_cutile_python(n: int, tile: int, xs: np.ndarray, ys: np.ndarray
+                        ) -> tuple[dict[str, Any], Timed]:
     import torch
 
     a = torch.from_numpy(xs).cuda()
@@ -70,22 +76,32 @@ def bench_cutile_python(n: int, tile: int, xs: np.ndarray, ys: np.ndarray) -> di
     ct.launch(stream, grid, ct_add, (a, b, c, tile))
     torch.cuda.synchronize()
     ok = bool(torch.equal(c, a + b))
-    t = time_on_stream(lambda: ct.launch(stream, grid, ct_add, (a, b, c, tile)), stream)
-    return {"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok}
+    def call() -> None:
+        ct.launch(stream, grid, ct_add, (a, b, c, tile))
+
+    t = time_on_stream(call, stream)
+    return ({"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok},
+            Timed(call, stream))
 
 
-def bench_torch(n: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
+def bench_torch(n: int, xs: np.ndarray, ys: np.ndarray) -> tuple[dict[str, Any], Timed]:
     import torch
 
     a = torch.from_numpy(xs).cuda()
     b = torch.from_numpy(ys).cuda()
     c = torch.empty_like(a)
     stream = torch.cuda.current_stream()
-    t = time_on_stream(lambda: torch.add(a, b, out=c), stream)
-    return {"s": t, "tbps": 12 * n / t / 1e12, "correct": True}
+    def call() -> None:
+        torch.add(a, b, out=c)
+
+    call()
+    torch.cuda.synchronize()
+    ok = bool(torch.equal(c, a + b))
+    t = time_on_stream(call, stream)
+    return {"s": t, "tbps": 12 * n / t / 1e12, "correct": ok}, Timed(call, stream)
 
 
-def bench_triton(n: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
+def bench_triton(n: int, xs: np.ndarray, ys: np.ndarray) -> tuple[dict[str, Any], Timed]:
     import torch
     import triton
     import triton.language as tl
@@ -104,8 +120,22 @@ def bench_triton(n: int, xs: np.ndarray, ys: np.ndarray) -> dict[str, Any]:
     torch.cuda.synchronize()
     ok = bool(torch.equal(c, a + b))
     stream = torch.cuda.current_stream()
-    t = time_on_stream(lambda: tr_add[grid](a, b, c, n, BLOCK=1024), stream)
-    return {"s": t, "tbps": 12 * n / t / 1e12, "correct": ok}
+    def call() -> None:
+        tr_add[grid](a, b, c, n, BLOCK=1024)
+
+    t = time_on_stream(call, stream)
+    return {"s": t, "tbps": 12 * n / t / 1e12, "correct": ok}, Timed(call, stream)
+
+
+def duel(results: dict[str, Any], timers: dict[str, Timed], rounds: int) -> None:
+    """The best cutile tile and each peer's best again, alternating (`timing.alternate`),
+    each behind a spin kernel so that no host cost shows: per peer, cutile's speed over the
+    peer's as the median of the per-round ratios, with their spread (`results["duel"]`)."""
+    contenders = {}
+    for name, t in timers.items():
+        prelude = spin(t.stream)
+        contenders[name] = Timed(t.enqueue, t.stream, prelude)
+    results["duel"] = alternate(contenders, "cutile", rounds=rounds, reps=20, trials=11)
 
 
 def bench_launch_overhead() -> dict[str, float]:
@@ -147,6 +177,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log", type=int, default=28)
     ap.add_argument("--tiles", default="1024,2048,4096,8192")
+    ap.add_argument("--rounds", type=int, default=7,
+                    help="alternating re-times of the best of each (0: none)")
     ap.add_argument("--json")
     args = ap.parse_args()
     n = 1 << args.log
@@ -155,16 +187,29 @@ def main() -> None:
     ys = rng.standard_normal(n, dtype=np.float32)
     tiles = [int(t) for t in args.tiles.split(",")]
     results: dict[str, Any] = {"n": n}
-    results["cutile"] = [bench_cutile(n, t, xs, ys) for t in tiles]
+    timers: dict[str, Timed] = {}
+    ours = [bench_cutile(n, t, xs, ys) for t in tiles]
+    results["cutile"] = [r for r, _, _ in ours]
+    best_i = max(range(len(ours)), key=lambda i: ours[i][0]["tbps"])
+    timers["cutile"] = ours[best_i][1]
+    for i, (_, _, op) in enumerate(ours):      # all but the best hand their tensors back
+        if i != best_i:
+            op.sync()
     try:
-        results["cutile_python"] = [bench_cutile_python(n, t, xs, ys) for t in tiles]
+        theirs = [bench_cutile_python(n, t, xs, ys) for t in tiles]
+        results["cutile_python"] = [r for r, _ in theirs]
+        timers["cutile_python"] = max(theirs, key=lambda rt: rt[0]["tbps"])[1]
     except Exception as exc:
         results["cutile_python_error"] = repr(exc)
-    results["torch"] = bench_torch(n, xs, ys)
+    results["torch"], timers["torch"] = bench_torch(n, xs, ys)
     try:
-        results["triton"] = bench_triton(n, xs, ys)
+        results["triton"], timers["triton"] = bench_triton(n, xs, ys)
     except Exception as exc:
         results["triton_error"] = repr(exc)
+    if args.rounds:
+        duel(results, timers, args.rounds)
+    ours[best_i][2].sync()
+    del timers, ours
     results["launch_overhead_s"] = bench_launch_overhead()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
@@ -185,6 +230,9 @@ def main() -> None:
         peer = max(results["cutile_python"], key=lambda r: r["tbps"])
         print(f"best cutile / best cuTile Python: {best['tbps'] / peer['tbps']:.3f}")
     print(f"best cutile / torch: {best['tbps'] / results['torch']['tbps']:.3f}")
+    for peer, d in results.get("duel", {}).items():
+        print(f"alternating re-times, cutile / {peer}: {d['ratio']:.3f} "
+              f"({d['low']:.3f}-{d['high']:.3f})")
     for k, v in results["launch_overhead_s"].items():
         if isinstance(v, float):
             print(f"host launch+sync {k}: {v * 1e6:.1f} us")

@@ -139,21 +139,36 @@ def best_of(entries: dict[str, Any], key: str, prefix: str = "") -> tuple[str, f
     return name, ok[name]
 
 
+FP8_PEERS = {"torch_scaled_mm_rowwise": "_scaled_mm rowwise",
+             "torch_scaled_mm_rowwise_fast_accum": "_scaled_mm rowwise fast_accum"}
+
+
 def fp8_rows(r: dict[str, Any]) -> list[Row]:
+    """The best "f32" and "fast" accumulation against their peers: from the alternating
+    re-times where the run has them (`fp8_gemm.py --focus --rounds`), else the first pass."""
     n = r["n"]
-    peer = r.get("torch_scaled_mm_rowwise", {}).get("tflops")
-    fast_peer = r.get("torch_scaled_mm_rowwise_fast_accum", {}).get("tflops")
+    flops = 2 * n**3 / 1e12
     rows = []
-    f32 = best_of(r["cutile"], "tflops", "f32")
-    fast = best_of(r["cutile"], "tflops", "fast")
-    if f32:
-        rows.append(row(f"FP8 GEMM {n}^3, f32 accumulation ({f32[0]})", f32[1], peer,
-                        "_scaled_mm rowwise", "TFLOP/s", 1.0))
-    if fast:
-        rows.append(row(f"FP8 GEMM {n}^3, fast accumulation ({fast[0]})", fast[1], fast_peer,
-                        "_scaled_mm rowwise fast_accum", "TFLOP/s", 1.0))
-        rows.append(row(f"FP8 GEMM {n}^3, fast accumulation ({fast[0]})", fast[1], peer,
-                        "_scaled_mm rowwise (default)", "TFLOP/s", 1.0))
+    pairs = (("f32", "f32 accumulation", ("torch_scaled_mm_rowwise",)),
+             ("fast", "fast accumulation", ("torch_scaled_mm_rowwise_fast_accum",
+                                            "torch_scaled_mm_rowwise")))
+    for acc, what, peers in pairs:
+        first = best_of(r["cutile"], "tflops", acc)
+        d = r.get("duel", {}).get(acc)
+        config = d["config"] if d else first[0] if first else None
+        if config is None:
+            continue
+        for p in peers:
+            name = FP8_PEERS[p] + (" (default)" if acc == "fast" and p.endswith("rowwise")
+                                   else "")
+            vs = d["vs"].get(p) if d else None
+            if vs is not None:
+                rows.append(row(f"FP8 GEMM {n}^3, {what} ({config})", flops / vs["ours_s"],
+                                flops / vs["peer_s"], name, "TFLOP/s", 1.0, duel=vs))
+            else:
+                rows.append(row(f"FP8 GEMM {n}^3, {what} ({config})",
+                                first[1] if first else None,
+                                r.get(p, {}).get("tflops"), name, "TFLOP/s", 1.0))
     return rows
 
 
@@ -210,13 +225,24 @@ def norm_rows(res: list[dict[str, Any]]) -> list[Row]:
 
 
 def add_rows(r: dict[str, Any]) -> list[Row]:
+    """cutile's best tile against each peer's best: from the alternating re-times where the
+    run has them (`elementwise.py --rounds`), else from the first pass."""
     ours = max((x["tbps"] for x in r["cutile"] if x.get("correct")), default=None)
-    peer = max((x["tbps"] for x in r.get("cutile_python", []) if x.get("correct")),
-               default=None)
-    out = [row("f32 add 2^28", ours, peer, "cuTile Python", "TB/s", 1.0)]
+    first = {"cutile_python": max((x["tbps"] for x in r.get("cutile_python", [])
+                                   if x.get("correct")), default=None)}
     for p in ("torch", "triton"):
-        if "tbps" in r.get(p, {}):
-            out.append(row("f32 add 2^28", ours, r[p]["tbps"], p, "TB/s", 1.0))
+        if r.get(p, {}).get("correct", True) and "tbps" in r.get(p, {}):
+            first[p] = r[p]["tbps"]
+    names = {"cutile_python": "cuTile Python", "torch": "torch", "triton": "triton"}
+    moved = 12 * r.get("n", 1 << 28) / 1e12      # TB per launch: two reads and a write
+    out = []
+    for p, peer in first.items():
+        d = r.get("duel", {}).get(p)
+        if d is not None:
+            out.append(row("f32 add 2^28", moved / d["ours_s"], moved / d["peer_s"], names[p],
+                           "TB/s", 1.0, duel=d))
+        elif peer is not None or p == "cutile_python":
+            out.append(row("f32 add 2^28", ours, peer, names[p], "TB/s", 1.0))
     return out
 
 

@@ -124,6 +124,56 @@ def test_a_later_directory_replaces_a_part(tmp_path: Path) -> None:
     assert ours["torch"]["met"] is True
 
 
+def test_the_add_rows_take_the_alternating_re_times(tmp_path: Path) -> None:
+    """`elementwise.py --rounds`: each peer's row is cutile's speed over that peer's from the
+    re-times (the median of the per-round ratios, with its spread); a peer without them
+    keeps the first pass; a peer whose result was wrong has no row."""
+    n = 1 << 28
+    duel = {"cutile_python": {"ratio": 1.002, "low": 0.998, "high": 1.004,
+                              "ours_s": 12 * n / 4.35e12, "peer_s": 12 * n / 4.34e12}}
+    write(tmp_path, "add", {
+        "n": n, "cutile": [{"tbps": 4.30, "correct": True}],
+        "cutile_python": [{"tbps": 4.36, "correct": True}], "torch": {"tbps": 4.2, "correct": True},
+        "triton": {"tbps": 9.0, "correct": False}, "duel": duel})
+    rows, _ = st.table(st.load([tmp_path]))
+    by = {r["peer_name"]: r for r in rows if r["workload"] == "f32 add 2^28"}
+    assert set(by) == {"cuTile Python", "torch"}
+    ct = by["cuTile Python"]
+    assert (ct["ratio"], ct["low"], ct["high"], ct["met"]) == (1.002, 0.998, 1.004, True)
+    assert abs(ct["cutile"] - 4.35) < 1e-9 and abs(ct["peer"] - 4.34) < 1e-9
+    assert by["torch"]["ratio"] == 4.30 / 4.2 and by["torch"]["low"] is None
+
+
+def test_the_fp8_rows_take_the_alternating_re_times(tmp_path: Path) -> None:
+    """`fp8_gemm.py --focus --rounds`: the re-times' config and ratios (per accumulation and
+    peer) decide the rows; the first pass gives the rest."""
+    n = 8192
+    tf = 2 * n**3 / 1e12
+
+    def vs(ratio: float, ours: float, peer: float) -> dict[str, float]:
+        return {"ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01,
+                "ours_s": tf / ours, "peer_s": tf / peer}
+
+    write(tmp_path, "fp8", {
+        "n": n, "torch_scaled_mm_rowwise": {"tflops": 1300.0},
+        "torch_scaled_mm_rowwise_fast_accum": {"tflops": 1350.0},
+        "cutile": {"f32 a": {"tflops": 1200.0}, "fast b": {"tflops": 1400.0},
+                   "fast c": {"tflops": 1390.0}},
+        "duel": {"fast": {"config": "fast c", "vs": {
+            "torch_scaled_mm_rowwise_fast_accum": vs(1.02, 1380.0, 1353.0),
+            "torch_scaled_mm_rowwise": vs(1.06, 1380.0, 1302.0)}}}})
+    rows, _ = st.table(st.load([tmp_path]))
+    by = {(r["workload"], r["peer_name"]): r for r in rows}
+    fast = by[("FP8 GEMM 8192^3, fast accumulation (fast c)", "_scaled_mm rowwise fast_accum")]
+    assert (fast["ratio"], fast["low"], fast["met"]) == (1.02, 1.01, True)
+    assert abs(fast["cutile"] - 1380.0) < 1e-6 and abs(fast["peer"] - 1353.0) < 1e-6
+    default = by[("FP8 GEMM 8192^3, fast accumulation (fast c)", "_scaled_mm rowwise (default)")]
+    assert default["ratio"] == 1.06
+    f32 = by[("FP8 GEMM 8192^3, f32 accumulation (f32 a)", "_scaled_mm rowwise")]
+    assert f32["ratio"] == 1200.0 / 1300.0 and f32["low"] is None     # no re-times: first pass
+    assert len(rows) == 3
+
+
 def test_alternate_rotates_the_order_and_pairs_each_round(monkeypatch: Any) -> None:
     """Each round times every contender once, starting one further along; a peer's ratio
     is taken within each round, so a GPU that slows down from round to round moves both
