@@ -153,6 +153,30 @@ def test_decode_attention_loads_need_no_device_checks() -> None:
         assert all(o.discharged != "device" for o in result.obligations), k.name
 
 
+@pytest.mark.parametrize("pdl", [False, True])
+def test_the_decode_path_launches_only_safe_cutile_kernels(tiny_weights: Any,
+                                                            pdl: bool) -> None:
+    """What a prefill and decode steps launch (the engine's observer sees every launch) is
+    cutile kernels only, none `unsafe`, each passing the checker; and no engine module
+    imports torch, cupy or triton, so no other kernel can run in the step."""
+    from llm.model import Engine
+
+    eng = Engine(tiny_weights, 32, plan_for(tiny_weights.cfg, pdl=pdl))
+    launched: list[Any] = []
+    eng.observer = lambda kernel, op: launched.append(kernel)
+    eng.load_prompt([3, 14, 15, 92, 65])
+    for _ in range(2):
+        eng.decode_step()
+    assert len(launched) > 20
+    for k in set(launched):
+        assert isinstance(k, cutile.EntryKernel) and not k.unsafe, k
+        assert k.pdl_enabled() == pdl, k.name
+        k.check()
+    for src in [*KERNELS.parent.glob("*.py"), *KERNELS.glob("*.py")]:
+        code = src.read_text()
+        assert not re.search(r"^\s*(import|from) (torch|cupy|triton)\b", code, re.M), src.name
+
+
 def spills(text: str) -> bool:
     return bool(re.search(r"\b(LDL|STL)\b", text))
 
