@@ -35,7 +35,6 @@ from timing import (
     Timed,
     alternate_times,
     paired,
-    raw_launch,
     spin,
     time_launch,
     time_on_stream,
@@ -240,8 +239,7 @@ def bench(bh: int, seq: int, d: int, causal: bool, sample: Any,
             xs = [to_ct(t) for t in (q, k, v)]    # each pending op holds its own inputs
             op = kernel(ex.output(bh, seq, d, bm, qx), *xs, 1.0 / math.sqrt(d), BN=bn)
             ops.append(op)
-            run = raw_launch(kernel, op)
-            ours[label] = Timed(run, run.stream, ct_prelude)
+            ours[label] = Timed.of_launch(kernel, op, ct_prelude)
         try:
             times = alternate_times({**ours, **peers})
             best = min(top, key=lambda k: statistics.median(times[k]))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import Timed, alternate, host_time, raw_launch, spin, time_on_stream
+from timing import Timed, alternate, host_time, spin, time_on_stream
 
 import cutile
 from cutile import api
@@ -48,10 +48,9 @@ def bench_cutile(n: int, tile: int, xs: np.ndarray, ys: np.ndarray
     ok = bool(np.array_equal(out, xs + ys))
     z = api.full([n], np.nan, f32).partition([tile])
     op = add(z, x, y)                                   # the safe path, for its binding
-    run = raw_launch(add, op)
-    t = time_on_stream(run, run.stream)
-    return ({"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok},
-            Timed(run, run.stream), op)
+    timed = Timed.of_launch(add, op)
+    t = time_on_stream(timed.enqueue, timed.stream)
+    return {"tile": tile, "s": t, "tbps": 12 * n / t / 1e12, "correct": ok}, timed, op
 
 
 if ct is not None:

@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import fp8_gemm as ex
-from timing import Timed, alternate_times, paired, raw_launch, spin, time_launch, time_on_stream
+from timing import Timed, alternate_times, paired, spin, time_launch, time_on_stream
 
 # name -> (BM, BN, BK, hints, latency): the A and B loads' latency hint (None: tileiras's
 # own pipeline depth, 5 stages at 128x128x128 with 8 worker warps, 2 for 2-CTA tiles).
@@ -167,6 +167,7 @@ def duel(out: dict[str, Any], runs: dict[str, Any], peers: dict[str, Any], s: An
     median of the per-round ratios, with their spread) and median seconds."""
     from cutile import api
     from cutile.core import bf16
+    from cutile.runtime import driver
 
     contenders: dict[str, Timed] = {}
     ops, best = [], {}
@@ -184,8 +185,7 @@ def duel(out: dict[str, Any], runs: dict[str, Any], peers: dict[str, Any], s: An
             x, w, xs, ws = fresh()         # each op holds its inputs until it is synced
             op = kernel(z, x, w, xs, ws, BK=bk, G=8)
             ops.append(op)
-            run = raw_launch(kernel, op)
-            contenders[acc] = Timed(run, run.stream, spin(run.stream))
+            contenders[acc] = Timed.of_launch(kernel, op, spin(driver.state().stream))
         for p in dict.fromkeys(p for acc in best for p in DUELS[acc]):
             if "tflops" in out.get(p, {}):
                 contenders[p] = Timed(peers[p], s, spin(s))

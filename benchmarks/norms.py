@@ -42,7 +42,7 @@ import layernorm as layernorm_ex
 import rmsnorm as rmsnorm_ex
 import softmax as softmax_ex
 from row_kernels.plans import hinted, next_pow2
-from timing import Timed, alternate, raw_launch, spin, time_launch, time_on_stream
+from timing import Timed, alternate, spin, time_launch, time_on_stream
 
 import cutile
 from cutile.core import bf16, f32
@@ -318,8 +318,8 @@ def best_of(path: str) -> dict[tuple[str, str, int], Config]:
 def kernel_for(op: str, dtype: str, cfg: Config) -> cutile.EntryKernel:
     """The example's kernel for this op, dtype and kind, with the config's hints."""
     key: bool | str = cfg.variant or cfg.kind == "loop"
-    kernel = hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], cfg.hints)
-    return kernel.with_hints(fp_contract=True) if cfg.contract else kernel
+    hints = tuple(sorted(cfg.hints + ((("fp_contract", True),) if cfg.contract else ())))
+    return hinted(EXAMPLES[op].KERNELS[(DTYPES[dtype], key)], hints)
 
 
 def consts_for(n: int, cfg: Config) -> dict[str, Any]:
@@ -532,9 +532,8 @@ def bench(op: str, dtype: str, m: int, n: int, configs: list[Config], tr: dict[s
         consts = consts_for(n, configs[0])
         part = [consts.pop("BM"), consts.pop("BN")]
         timed = kernel(result.partition(part), *ins, *scalars, **consts)
-        run = raw_launch(kernel, timed)
         try:
-            out["duel"] = alternate({"plan": Timed(run, run.stream, ct_prelude), **peers},
+            out["duel"] = alternate({"plan": Timed.of_launch(kernel, timed, ct_prelude), **peers},
                                     "plan", reps=20, trials=11)
         finally:
             back = timed.sync()

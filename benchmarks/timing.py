@@ -142,6 +142,14 @@ class Timed:
     prelude: Callable[[], Any] | None = None
     context: Callable[[], AbstractContextManager[Any]] | None = None
 
+    @classmethod
+    def of_launch(cls, kernel: Any, op: Any, prelude: Callable[[], Any] | None = None
+                  ) -> Timed:
+        """A pending cutile op's launch (`raw_launch`) on cutile's stream: valid while the
+        op holds its tensors, so the caller syncs it once the timing is done."""
+        run = raw_launch(kernel, op)
+        return cls(run, run.stream, prelude)
+
 
 def alternate_times(contenders: dict[str, Timed], rounds: int = 3, reps: int = 5,
                     trials: int = 5) -> dict[str, list[float]]:
