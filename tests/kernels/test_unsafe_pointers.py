@@ -1,6 +1,6 @@
 """The unsafe half of the language: raw pointers (`Ptr[...]` parameters, `ptr_offset`,
 `load_ptr`, `store_ptr`, `int_to_ptr`), the `assume_div_by` / `assume_bounds` hints and
-`store_unchecked` (docs/dsl.md "Unsafe").
+`store_unchecked` (docs/unsafe.md).
 
 Numerics against numpy on random inputs (on the interpreter here, on the GPU where there is
 one), what the race and bounds detector sees through pointers (CT6911-CT6913), what the

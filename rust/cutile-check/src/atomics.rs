@@ -1,5 +1,5 @@
 //! Element-indexed memory operations: `Atomic` parameters, `gather` and `scatter`
-//! (docs/dsl.md, "Memory" and "Unsafe").
+//! (docs/dsl.md "Memory", docs/unsafe.md).
 //!
 //! An `Atomic[Tensor]` parameter is shared by every block and touched only through atomic
 //! read-modify-writes (`atomic_add`, ..., `atomic_cas`), which do not race each other: two

@@ -1,4 +1,4 @@
-"""Raw pointers and `assume` hints, the unsafe half of the language (docs/dsl.md "Unsafe"):
+"""Raw pointers and `assume` hints, the unsafe half of the language (docs/unsafe.md):
 `ptr_offset`, `load_ptr`, `store_ptr`, `int_to_ptr`, `assume_div_by`, `assume_bounds`.
 
 A pointer is a Tile IR `tile<ptr<T>>` value: a `Ptr[T]` parameter is a rank-0 one, and
