@@ -15,9 +15,11 @@ computes changes: the touches only read weights, and write nothing the step read
         [--variants base,o,o+gu8,o+gu16,o+gu24] [--rounds 3] [--json out.json]
 
 Variant names: `base` (the step as `llm_decode.py` times it), `o` (the output projection),
-`gu<MB>` (MB of gate rows and as many of up rows, in the order the GEMV's blocks read
-them), `d<MB>` (the down projection's first column step of its first rows), joined by `+`;
-`@down` forks after the previous layer's down projection instead of after QKV.
+`gu<MB>` (MB of gate rows and up rows, in the order the GEMV's blocks read them), `d<MB>`
+(the down projection's first rows), `nil` (one tile: what the fork and join cost by
+themselves), each with `:N` for N blocks that loop over the tiles instead of a block a
+tile (`o:32`), joined by `+`; `@down` forks after the previous layer's down projection
+instead of after QKV.
 
 Each round times every variant once (raw graph, CUDA events, a spin first); rounds
 alternate, and the table gives each variant's median tok/s and its ratio to `base`.
@@ -46,7 +48,7 @@ from timing import raw_launch
 
 import cutile
 from cutile import api
-from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32
+from cutile.core import Const, Mut, Tensor, bf16, block_id, f32, i32, num_blocks, num_tiles, zeros
 
 BR, BC = 32, 512          # a touch tile: 32 KB of bf16, one per block
 
@@ -60,39 +62,80 @@ def l2_touch(out: Mut[Tensor[f32, [1, 1]]], w: Tensor[bf16, [-1, -1]], r0: i32,
     out.store(t.astype(f32).sum(axis=1, keepdims=True).sum(axis=0, keepdims=True))
 
 
+@cutile.entry
+def l2_touch_pair(out: Mut[Tensor[f32, [1, 1]]], w: Tensor[bf16, [-1, -1]], r0: i32, r1: i32,
+                  BR: Const[int], BC: Const[int]):
+    """`l2_touch` of two row ranges of one weight (an op holds its arguments, so one op
+    touches gate and up rows)."""
+    t = (w.load_tile((BR, BC), (r0 + block_id(0), block_id(1))).astype(f32)
+         + w.load_tile((BR, BC), (r1 + block_id(0), block_id(1))).astype(f32))
+    out.store(t.sum(axis=1, keepdims=True).sum(axis=0, keepdims=True))
+
+
+@cutile.entry
+def l2_touch_loop(out: Mut[Tensor[f32, [1, "BC"]]], w: Tensor[bf16, [-1, -1]], r0: i32,
+                  r1: i32, rows: i32, BR: Const[int], BC: Const[int]):
+    """Few blocks, each walking row tiles b, b + grid, ... below `rows` from tile row r0
+    and from r1 (the same range twice when r1 == r0), every column tile: the touch holds a
+    handful of multiprocessors instead of all of them, and keeps a column sum (BC floats)."""
+    acc = zeros((BC,), f32)
+    for j in range(block_id(0), rows, num_blocks(0)):
+        for c in range(num_tiles(w, 1, (BR, BC))):
+            acc = acc + w.load_tile((BR, BC), (r0 + j, c)).astype(f32).sum(axis=0)
+            if r1 != r0:
+                acc = acc + w.load_tile((BR, BC), (r1 + j, c)).astype(f32).sum(axis=0)
+    out.store(acc.reshape((1, BC)))
+
+
 @dataclass
 class Touch:
     """One `l2_touch` launch, bound, on the side stream."""
     run: Any
     nbytes: int
-    op: Any                    # kept alive: the op owns its scratch output
+    keep: Any                  # the scratch output the raw launch writes, kept alive
 
 
-def touch(w: Any, tile_rows: int, tile_cols: int, row0: int, side: Any) -> Touch:
-    out = api.zeros([tile_rows, tile_cols], f32).partition([1, 1])
-    op = l2_touch(out, w, row0, BR=BR, BC=BC)
-    return Touch(raw_launch(l2_touch, op, side), tile_rows * tile_cols * BR * BC * 2, op)
+def touch(w: Any, tile_rows: int, tile_cols: int, rows: tuple[int, ...], side: Any,
+          blocks: int = 0) -> Touch:
+    """Touch `tile_rows` row tiles from each tile row in `rows` (one or two ranges): one
+    block a tile, or `blocks` blocks that loop."""
+    if blocks:
+        out = api.zeros([blocks, BC], f32).partition([1, BC])
+        kernel = l2_touch_loop
+        op = kernel(out, w, rows[0], rows[-1], tile_rows, BR=BR, BC=BC)
+    else:
+        out = api.zeros([tile_rows, tile_cols], f32).partition([1, 1])
+        kernel = l2_touch if len(rows) == 1 else l2_touch_pair
+        op = kernel(out, w, *rows, BR=BR, BC=BC)
+    run = raw_launch(kernel, op, side)
+    back = op.sync()           # runs once through the safe path, which hands `w` back
+    return Touch(run, len(rows) * tile_rows * tile_cols * BR * BC * 2, back[0])
 
 
 def touches_for(variant: str, lw: Any, cfg: Any, side: Any) -> list[Touch]:
     """The touches of one layer for `variant` (see the module docs)."""
     h, inter = cfg.hidden_size, cfg.intermediate_size
     out = []
-    for part in variant.split("+"):
-        if part == "o":                                   # wo: [hidden, heads * head_dim]
+    for spec in variant.replace("@down", "").split("+"):
+        part, _, nb = spec.partition(":")            # `o:32`: 32 looping blocks
+        blocks = int(nb) if nb else 0
+        if part in ("base", ""):
+            continue
+        if sum(part.startswith(p) for p in ("o", "gu", "d", "nil")) == 0:
+            raise SystemExit(f"unknown variant part {part!r}")
+        if part == "nil":                                 # one tile: the fork's own cost
+            out.append(touch(lw.wo, 1, 1, (0,), side))
+        elif part == "o":                                   # wo: [hidden, heads * head_dim]
             n, k = lw.wo.shape
-            out.append(touch(lw.wo, n // BR, k // BC, 0, side))
+            out.append(touch(lw.wo, n // BR, k // BC, (0,), side, blocks))
         elif part.startswith("gu"):                       # wgu: gate rows, then up rows
             mb = float(part[2:])
             rows = min(inter, int(mb * 2**20 / 2 / (h * 2)) // BR * BR)
-            for r0 in (0, inter // BR):
-                out.append(touch(lw.wgu, rows // BR, h // BC, r0, side))
+            out.append(touch(lw.wgu, rows // BR, h // BC, (0, inter // BR), side, blocks))
         elif part.startswith("d"):                        # wd: [hidden, inter]
             mb = float(part[1:])
             rows = min(h, int(mb * 2**20 / (inter * 2)) // BR * BR)
-            out.append(touch(lw.wd, rows // BR, inter // BC, 0, side))
-        elif part not in ("base", "@down"):
-            raise SystemExit(f"unknown variant part {part!r}")
+            out.append(touch(lw.wd, rows // BR, inter // BC, (0,), side, blocks))
     return out
 
 
@@ -107,7 +150,7 @@ class ForkedGraph:
     joined `join` layers later (all joined before the LM head)."""
 
     def __init__(self, launches: list[lt.Launch], touches: list[list[Touch]], side: Any,
-                 join: int, at_down: bool):
+                 join: int, at_down: bool, priority: bool):
         cu = lt._cu()
         s = lt.stream()
         starts = layer_starts(launches)
@@ -141,7 +184,10 @@ class ForkedGraph:
         finally:
             graph = lt.check(cu.cuStreamEndCapture(s))
         self.graph = graph
-        self.exec = lt.check(cu.cuGraphInstantiate(graph, 0))
+        # with the flag, each node keeps the priority of the stream it was captured on
+        flags = (cu.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+                 if priority else 0)
+        self.exec = lt.check(cu.cuGraphInstantiate(graph, flags))
 
     def launch(self) -> None:
         lt.check(lt._cu().cuGraphLaunch(self.exec, lt.stream()))
@@ -170,6 +216,8 @@ def main() -> None:
     ap.add_argument("--variants", default="base,o,o+gu8,o+gu16,o+gu24")
     ap.add_argument("--join", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--priority", action="store_true",
+                    help="the side stream at the highest priority, kept by the graph's nodes")
     ap.add_argument("--json")
     args = ap.parse_args()
     cu = lt._cu()
@@ -181,14 +229,21 @@ def main() -> None:
     engine.load_prompt(prompt)
     engine.decode_step()                                     # compiles, warms
     launches = lt.record_step(engine, args.context)
-    side = lt.check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING))
+    flags = cu.CUstream_flags.CU_STREAM_NON_BLOCKING
+    if args.priority:
+        err, _least, greatest = cu.cuCtxGetStreamPriorityRange()
+        lt.check(err)
+        side = lt.check(cu.cuStreamCreateWithPriority(flags, greatest))
+    else:
+        side = lt.check(cu.cuStreamCreate(flags))
     variants = args.variants.split(",")
     graphs, per_layer_mb, touch_tbps = {}, {}, {}
     for v in variants:
         touches = [touches_for(v, lw, cfg, side) for lw in weights.layers]
         per_layer_mb[v] = sum(t.nbytes for t in touches[0]) / 2**20
         touch_tbps[v] = touch_bandwidth(touches[0])
-        graphs[v] = (ForkedGraph(launches, touches, side, args.join, "@down" in v), touches)
+        graphs[v] = (ForkedGraph(launches, touches, side, args.join, "@down" in v,
+                                  args.priority), touches)
     lt.sync()
     sec: dict[str, list[float]] = {v: [] for v in variants}
     for _ in range(args.rounds):
@@ -199,7 +254,8 @@ def main() -> None:
     rows = [{"variant": v, "tok_s": 1 / med[v], "vs_base": base / med[v],
              "rounds_tok_s": [1 / s for s in sec[v]], "touched_mb_per_layer": per_layer_mb[v],
              "touch_alone_tbps": touch_tbps[v]} for v in variants]
-    print(f"{args.config} context {args.context}, join {args.join}: raw graph tok/s "
+    print(f"{args.config} context {args.context}, join {args.join}"
+          f"{', side stream first' if args.priority else ''}: raw graph tok/s "
           f"(median of {args.rounds} alternating rounds)")
     print(f"{'variant':<18} {'MB/layer':>8} {'touch TB/s':>10} {'tok/s':>7} {'vs base':>7}  rounds")
     for r in rows:
@@ -210,7 +266,8 @@ def main() -> None:
         g.close()
     if args.json:
         Path(args.json).write_text(json.dumps({"config": args.config, "context": args.context,
-                                               "join": args.join, "rows": rows}, indent=1))
+                                               "join": args.join, "priority": args.priority,
+                                               "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
