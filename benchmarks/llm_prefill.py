@@ -105,11 +105,18 @@ def breakdown(launches: list[lt.Launch], labels: list[tuple[str, int]]
     return out
 
 
+def latency(row: dict[str, Any], key: str, fn: Any, reps: int = 7) -> None:
+    """row[key]: the median wall seconds of `reps` calls; row[key + "_runs"]: each call."""
+    runs = lt.wall_runs(fn, reps)
+    row[key] = float(np.median(runs))
+    row[key + "_runs"] = runs
+
+
 def bench_plan(cfg: Any, weights: Any, prompt: list[int], variant: str) -> dict[str, Any]:
     engine = Engine(weights, len(prompt) + 64, plan_for(cfg, prefill=variant))
     engine.load_prompt(prompt)                          # compiles, warms
-    row: dict[str, Any] = {"plan": variant, "load_prompt_s": lt.wall(
-        lambda: engine.load_prompt(prompt), 3)}
+    row: dict[str, Any] = {"plan": variant}
+    latency(row, "load_prompt_s", lambda: engine.load_prompt(prompt))
 
     def with_first_token() -> None:
         engine.load_prompt(prompt)
@@ -121,9 +128,9 @@ def bench_plan(cfg: Any, weights: Any, prompt: list[int], variant: str) -> dict[
         engine.position()
 
     with_first_token()
-    row["with_first_token_s"] = lt.wall(with_first_token, 3)
+    latency(row, "with_first_token_s", with_first_token)
     to_first_token()
-    row["to_first_token_s"] = lt.wall(to_first_token, 5)
+    latency(row, "to_first_token_s", to_first_token)
     launches, labels, held = record_prefill(engine, prompt)
     lt.sync()
     row["kernels"] = len(launches)
@@ -195,12 +202,13 @@ def hf_forward(cfg: Any, weights: Any, ids_: list[int], compile_: bool) -> dict[
         torch.cuda.synchronize()
 
     fwd()
-    out["hf_eager_s"] = lt.wall(fwd, 3)
+    latency(out, "hf_eager_s", fwd)
     if compile_:
         try:
             model.forward = torch.compile(model.forward)
             fwd()                                    # compiles
-            out["hf_compile_s"] = lt.wall(fwd, 3)
+            fwd()
+            latency(out, "hf_compile_s", fwd)
         except Exception as exc:  # reported, not fatal
             out["hf_compile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     del model

@@ -200,10 +200,22 @@ def timed(enqueue: Any, on: Any, reps: int, trials: int = 7, warmup: int = 2,
 
 
 def wall(fn: Any, reps: int) -> float:
+    """Mean wall seconds per call of `fn` over `reps` calls back to back (a throughput)."""
     t0 = time.perf_counter()
     for _ in range(reps):
         fn()
     return (time.perf_counter() - t0) / reps
+
+
+def wall_runs(fn: Any, reps: int) -> list[float]:
+    """Wall seconds of each of `reps` calls of `fn` (a latency: report the median, which
+    one slow call, a garbage collection or a host hiccup, does not move)."""
+    runs = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return runs
 
 
 # -- Hugging Face -----------------------------------------------------------------------------
