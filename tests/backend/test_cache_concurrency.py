@@ -80,7 +80,11 @@ def test_processes_compiling_one_kernel_run_tileiras_once(runs: Path) -> None:
     assert len(set(cubins)) == 1 and cubins[0].startswith(b"FAKECUBIN sm_90")
 
 
+# The child takes Ctrl-C as an interactive Python does, whatever it inherited: a test run
+# started in the background (`cmd &` in a script) ignores SIGINT, and so would the child.
 COMPILE = textwrap.dedent('''
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from cutile.backend.cache import compile_cubin
     compile_cubin(b"\\x7fTileIR\\x00\\x0d\\x03\\x00\\x00killed", "sm_90")
 ''')

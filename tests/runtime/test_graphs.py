@@ -125,8 +125,7 @@ def test_a_spent_graph_cannot_replay_read_or_give_back_again() -> None:
     assert "spent" in repr(g)
 
 
-def test_memory_of_a_graph_lives_as_long_as_the_graph() -> None:
-    cutile.synchronize()
+def test_memory_of_a_graph_lives_as_long_as_the_graph(settled: None) -> None:
     base = registry().storage_count()
     x, h, y = _layers()
     g = cutile.graph(two_layers, x, h, y)

@@ -48,8 +48,7 @@ def test_zeros_and_ones_fill_with_random_data_around() -> None:
     assert (o.to_numpy() == 1).all() and o.to_numpy().shape == (3, 5)
 
 
-def test_every_allocation_is_a_storage_that_goes_with_its_memory() -> None:
-    cutile.synchronize()
+def test_every_allocation_is_a_storage_that_goes_with_its_memory(settled: None) -> None:
     base = registry().storage_count()
     ts = [api.zeros([64], f32) for _ in range(10)]
     assert registry().storage_count() == base + 10

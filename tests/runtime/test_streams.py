@@ -236,8 +236,7 @@ def test_zip_then_join_waits_for_both_streams(pool3: None) -> None:
     np.testing.assert_allclose(zb.unpartition().to_numpy(), xb.to_numpy() * 3 + 1)
 
 
-def test_a_tensor_dropped_in_flight_is_freed_after_the_work() -> None:
-    cutile.synchronize()
+def test_a_tensor_dropped_in_flight_is_freed_after_the_work(settled: None) -> None:
     storages = registry().storage_count()
     before = streams.stats()
     # started and dropped unwaited: its tensors are handed back and die with the op, while
