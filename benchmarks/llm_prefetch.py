@@ -144,7 +144,7 @@ def layer_starts(launches: list[lt.Launch]) -> list[int]:
     return [i for i, x in enumerate(launches) if x.name.startswith("gemv_norm_partial")]
 
 
-class ForkedGraph:
+class ForkedGraph(lt.RawGraph):
     """The step's launches in a raw CUDA graph, with each layer's touches on a side stream
     forked after its QKV GEMV (or the previous layer's down projection, `@down`) and
     joined `join` layers later (all joined before the LM head)."""
@@ -152,15 +152,15 @@ class ForkedGraph:
     def __init__(self, launches: list[lt.Launch], touches: list[list[Touch]], side: Any,
                  join: int, at_down: bool, priority: bool):
         cu = lt._cu()
-        s = lt.stream()
         starts = layer_starts(launches)
         fork_after = {(i - 1 if at_down else i): n for n, i in enumerate(starts)}
         join_before = {starts[n + join]: n for n in range(len(starts) - join)}
         last = max(i for i, x in enumerate(launches) if x.name.startswith("gemv"))
         self.events = [lt.check(cu.cuEventCreate(0)) for _ in range(2 * len(starts))]
-        done: dict[int, Any] = {}
-        lt.check(cu.cuStreamBeginCapture(s, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL))
-        try:
+
+        def record() -> None:
+            s = lt.stream()
+            done: dict[int, Any] = {}
             for i, launch in enumerate(launches):
                 n = join_before.get(i)
                 if n is not None and n in done:
@@ -181,23 +181,16 @@ class ForkedGraph:
                     lt.check(cu.cuEventRecord(done[n], side))
             for ev in done.values():
                 lt.check(cu.cuStreamWaitEvent(s, ev, 0))
-        finally:
-            graph = lt.check(cu.cuStreamEndCapture(s))
-        self.graph = graph
-        # with the flag, each node keeps the priority of the stream it was captured on
-        flags = (cu.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
-                 if priority else 0)
-        self.exec = lt.check(cu.cuGraphInstantiate(graph, flags))
 
-    def launch(self) -> None:
-        lt.check(lt._cu().cuGraphLaunch(self.exec, lt.stream()))
+        # with the flag, each node keeps the priority of the stream it was captured on
+        super().__init__(launches, record, (
+            cu.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+            if priority else 0))
 
     def close(self) -> None:
-        cu = lt._cu()
-        cu.cuGraphExecDestroy(self.exec)
-        cu.cuGraphDestroy(self.graph)
+        super().close()
         for ev in self.events:
-            cu.cuEventDestroy(ev)
+            lt._cu().cuEventDestroy(ev)
 
 
 def touch_bandwidth(touches: list[Touch]) -> float:
@@ -267,7 +260,7 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"config": args.config, "context": args.context,
                                                "join": args.join, "priority": args.priority,
-                                               "rows": rows}, indent=1))
+                                               "rows": rows}, separators=(",", ":")))
 
 
 if __name__ == "__main__":

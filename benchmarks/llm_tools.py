@@ -149,18 +149,20 @@ def launch_times(launches: list[Launch], trials: int = 5, cycles: int = 40_000_0
 
 
 class RawGraph:
-    """The recorded launches of one step captured into a CUDA graph on cutile's stream."""
+    """The recorded launches of one step captured into a CUDA graph on cutile's stream;
+    or whatever `record` enqueues there (other streams join through events), instantiated
+    with `flags`."""
 
-    def __init__(self, launches: list[Launch]):
+    def __init__(self, launches: list[Launch], record: Any = None, flags: Any = 0):
         cu = _cu()
         s = stream()
         check(cu.cuStreamBeginCapture(s, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL))
         try:
-            replay(launches)
+            record() if record is not None else replay(launches)
         finally:
             graph = check(cu.cuStreamEndCapture(s))
         self.graph = graph
-        self.exec = check(cu.cuGraphInstantiate(graph, 0))
+        self.exec = check(cu.cuGraphInstantiate(graph, flags))
 
     def launch(self) -> None:
         check(_cu().cuGraphLaunch(self.exec, stream()))
