@@ -255,24 +255,6 @@ FFMA_CONFIGS: dict[int, list[Config]] = {
 }
 for _n, _extra in FFMA_CONFIGS.items():
     CONFIGS[_n] += _extra
-def rows_tma(bm: int, **hints: int) -> Config:
-    """The "rows_tma" variants: BM rows a block, each loaded whole through the TMA unit in
-    a loop tileiras unrolls, so the next rows' copies wait in shared memory (130-230 KB a
-    block) while this row is reduced in registers; stored from registers."""
-    return Config("row", bm, None, True, False, tuple(sorted(hints.items())), "rows_tma")
-
-
-# 2026-12-01, tenth session: long rows fill an SM's registers (a 32k row over 32 warps is
-# 32 f32 values a thread), so one row at a time is in flight per multiprocessor and its
-# load, reductions and store follow one another; softmax bf16 32k reached 73% of copy.
-# Kept in shared memory instead, the next rows' bytes arrive during this row's arithmetic.
-ROWS_TMA_CONFIGS: dict[int, list[Config]] = {
-    16384: [rows_tma(4, num_worker_warps=16), rows_tma(4, num_worker_warps=8)],
-    32768: [rows_tma(4, num_worker_warps=32), rows_tma(2, num_worker_warps=32),
-            rows_tma(2, num_worker_warps=16)],
-}
-for _n, _extra in ROWS_TMA_CONFIGS.items():
-    CONFIGS[_n] += _extra
 # SASS_CONFIGS entries that spill for one op and dtype (LayerNorm f32 holds the row, the
 # weight and the bias; at 32k the "rows" variants spilled for every op and are left out):
 # not timed, and tests/kernels/test_norm_variants_sass.py checks that these and only these
@@ -287,18 +269,7 @@ SASS_SPILLS = {("rmsnorm", "bf16", 1024, "rows BM=4 stg warps=1 occ=4"),
                ("layernorm", "bf16", 16384, "rows BM=2 stg warps=32 occ=1"),
                ("layernorm", "f32", 16384, "rows BM=2 stg warps=32 occ=1"),
                ("layernorm", "f32", 32768, "gather_w_shifted BM=1 stg warps=32"),
-               ("rmsnorm", "f32", 4096, "gather_ffma BM=1 stg occ=8"),
-               ("layernorm", "f32", 16384, "rows_tma BM=4 tma stg warps=16"),
-               ("rmsnorm", "bf16", 32768, "rows_tma BM=2 tma stg warps=32"),
-               ("rmsnorm", "f32", 32768, "rows_tma BM=4 tma stg warps=32"),
-               ("layernorm", "f32", 32768, "rows_tma BM=4 tma stg warps=32"),
-               ("layernorm", "f32", 32768, "rows_tma BM=2 tma stg warps=16"),
-               ("layernorm", "f32", 16384, "rows_tma BM=4 tma stg warps=8")}
-# Configs tileiras 13.5 takes minutes to assemble (LayerNorm bf16 "rows_tma" over 16-32
-# warps: each over 90 s where the others take 1-2 s): left out, as the spills are
-SLOW_COMPILES = {("layernorm", "bf16", n, cfg.label())
-                 for n, cfgs in ROWS_TMA_CONFIGS.items() for cfg in cfgs
-                 if dict(cfg.hints)["num_worker_warps"] >= 16}
+               ("rmsnorm", "f32", 4096, "gather_ffma BM=1 stg occ=8")}
 QUICK = 3  # --quick: the plan and the first configs of each list
 
 
@@ -319,7 +290,7 @@ def configs_for(op: str, dtype: str, n: int, quick: bool, variants: set[str] | N
     it; with `variants`, only those whose variant, or kind "row" / "loop", is named)."""
     got = CONFIGS.get(n) or CONFIGS[min(CONFIGS, key=lambda c: abs(c - n))]
     got = [c for c in got if not c.variant or (DTYPES[dtype], c.variant) in EXAMPLES[op].KERNELS]
-    got = [c for c in got if (op, dtype, n, c.label()) not in SASS_SPILLS | SLOW_COMPILES]
+    got = [c for c in got if (op, dtype, n, c.label()) not in SASS_SPILLS]
     if variants is not None:
         got = [c for c in got if (c.variant or c.kind) in variants]
     if op != "rmsnorm":  # the gather variants' `tma` is for the weights: softmax has none,

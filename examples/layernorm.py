@@ -261,34 +261,6 @@ def make_layernorm_rows(dt: DType) -> cutile.EntryKernel:
     return layernorm_rows
 
 
-def make_layernorm_rows_tma(dt: DType) -> cutile.EntryKernel:
-    """BM rows a block, each (and the weight and bias with it) loaded through the TMA unit,
-    as examples/softmax.py `make_softmax_rows_tma`: the next rows wait in shared memory,
-    not in registers, while this one is reduced in one round (`shifted_stats`, shifted by
-    the row's first element). The weight and bias are read again for each row (from L2)
-    so that the block never holds them in registers beside a whole row."""
-
-    @cutile.entry
-    def layernorm_rows_tma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                           w: Tensor[dt, [-1]], b: Tensor[dt, [-1]], eps: f32,
-                           BM: Const[int], BN: Const[int], TMA: Const[bool],
-                           STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        n = x.shape[1]
-        out = z.partition_mut((1, BN))
-        first = block_id(0) * BM
-        last = x.shape[0] - 1      # a last block's rows past M redo row M - 1
-        for r in range(BM):
-            t = x.load_tile((1, BN), (min(first + r, last), 0), allow_tma=True).astype(f32)
-            ws = w.load_tile((BN,), (0,), allow_tma=True).astype(f32)[None, :]
-            bs = b.load_tile((BN,), (0,), allow_tma=True).astype(f32)[None, :]
-            d, s1, var = shifted_stats(t, extract(t, (0, 0), (1, 1)), n, 1, BN)
-            out.store(normalized(d, s1, rsqrt(var + eps), ws, bs).astype(dt), (r, 0),
-                      allow_tma=STORE_TMA)
-
-    return layernorm_rows_tma
-
-
 def make_layernorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def layernorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -343,9 +315,7 @@ KERNELS = {(f32, False): layernorm, (bf16, False): layernorm_bf16,
            (f32, "gather_w_ffma"): make_layernorm_gather_w_shifted(f32, fused=True),
            (bf16, "gather_w_ffma"): make_layernorm_gather_w_shifted(bf16, fused=True),
            (f32, "gather_ffma"): make_layernorm_gather_shifted(f32, fused=True),
-           (bf16, "gather_ffma"): make_layernorm_gather_shifted(bf16, fused=True),
-           (f32, "rows_tma"): make_layernorm_rows_tma(f32),
-           (bf16, "rows_tma"): make_layernorm_rows_tma(bf16)}
+           (bf16, "gather_ffma"): make_layernorm_gather_shifted(bf16, fused=True)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

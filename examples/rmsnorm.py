@@ -144,30 +144,6 @@ def make_rmsnorm_rows(dt: DType, fused: bool = False) -> cutile.EntryKernel:
     return rmsnorm_rows
 
 
-def make_rmsnorm_rows_tma(dt: DType) -> cutile.EntryKernel:
-    """BM rows a block, each (and the weight with it) loaded through the TMA unit, as
-    examples/softmax.py `make_softmax_rows_tma`: the next rows wait in shared memory, not
-    in registers, while this one is reduced. The weight is read again for each row (from
-    L2) so that the block never holds it in registers beside a whole row."""
-
-    @cutile.entry
-    def rmsnorm_rows_tma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                         w: Tensor[dt, [-1]], eps: f32, BM: Const[int], BN: Const[int],
-                         TMA: Const[bool], STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        out = z.partition_mut((1, BN))
-        first = block_id(0) * BM
-        last = x.shape[0] - 1      # a last block's rows past M redo row M - 1
-        scale = 1.0 / x.shape[1]
-        for r in range(BM):
-            t = x.load_tile((1, BN), (min(first + r, last), 0), allow_tma=True).astype(f32)
-            ws = w.load_tile((BN,), (0,), allow_tma=True).astype(f32)[None, :]
-            inv = rsqrt((t * t).sum(axis=1, keepdims=True) * scale + eps)
-            out.store((t * inv * ws).astype(dt), (r, 0), allow_tma=STORE_TMA)
-
-    return rmsnorm_rows_tma
-
-
 def make_rmsnorm_looped(dt: DType) -> cutile.EntryKernel:
     @cutile.entry
     def rmsnorm_looped(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
@@ -206,9 +182,7 @@ KERNELS = {(f32, False): rmsnorm, (bf16, False): rmsnorm_bf16,
            (f32, "gather_ffma"): make_rmsnorm_gather(f32, fused=True),
            (bf16, "gather_ffma"): make_rmsnorm_gather(bf16, fused=True),
            (f32, "rows_ffma"): make_rmsnorm_rows(f32, fused=True),
-           (bf16, "rows_ffma"): make_rmsnorm_rows(bf16, fused=True),
-           (f32, "rows_tma"): make_rmsnorm_rows_tma(f32),
-           (bf16, "rows_tma"): make_rmsnorm_rows_tma(bf16)}
+           (bf16, "rows_ffma"): make_rmsnorm_rows(bf16, fused=True)}
 
 
 # One-pass plans for sm_90 by (BN, element bytes): (BM, tma, store_tma, hints), as in

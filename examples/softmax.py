@@ -139,31 +139,6 @@ def make_softmax_rows(dt: DType) -> cutile.EntryKernel:
     return softmax_rows
 
 
-def make_softmax_rows_tma(dt: DType) -> cutile.EntryKernel:
-    """BM rows a block, each loaded whole through the TMA unit into shared memory, in a
-    loop tileiras unrolls: it issues the next rows' copies (up to 3.5 rows of 64 KB at
-    32k bf16) before this row's arithmetic, so the block's memory traffic goes on while a
-    row is reduced, with the rows waiting in shared memory, not in the registers that a
-    whole 32k row already fills. Written from registers through a (1, BN) sub-partition
-    of the block's own tile; a last block's rows past the matrix load row M - 1 again (a
-    tile load must be in bounds), and their stores fall outside it."""
-
-    @cutile.entry
-    def softmax_rows_tma(z: Mut[Tensor[dt, ["BM", "BN"]]], x: Tensor[dt, [-1, -1]],
-                         BM: Const[int], BN: Const[int], TMA: Const[bool],
-                         STORE_TMA: Const[bool]):
-        assert x.shape[1] <= BN, "a row must fit one tile"
-        out = z.partition_mut((1, BN))
-        first = block_id(0) * BM
-        last = x.shape[0] - 1      # a last block's rows past M redo row M - 1
-        for r in range(BM):
-            row = x.load_tile((1, BN), (min(first + r, last), 0), padding="neg_inf",
-                              allow_tma=True)
-            out.store(normalized(row.astype(f32)).astype(dt), (r, 0), allow_tma=STORE_TMA)
-
-    return softmax_rows_tma
-
-
 def make_softmax_looped(dt: DType) -> cutile.EntryKernel:
     """Whole rows per block, read in (BM, BK) column tiles: one pass for the max and the sum,
     one to write."""
@@ -202,9 +177,7 @@ KERNELS = {(f32, False): softmax, (bf16, False): softmax_bf16,
            (f32, True): softmax_looped, (bf16, True): softmax_looped_bf16,
            (f32, "gather"): softmax_gather, (bf16, "gather"): softmax_gather_bf16,
            (f32, "gather_fma"): softmax_gather_fma, (bf16, "gather_fma"): softmax_gather_fma_bf16,
-           (f32, "rows"): softmax_rows, (bf16, "rows"): softmax_rows_bf16,
-           (f32, "rows_tma"): make_softmax_rows_tma(f32),
-           (bf16, "rows_tma"): make_softmax_rows_tma(bf16)}
+           (f32, "rows"): softmax_rows, (bf16, "rows"): softmax_rows_bf16}
 
 
 # One-pass plans for sm_90, by the row's padded length BN and the element size in bytes:

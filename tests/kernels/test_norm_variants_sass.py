@@ -149,35 +149,3 @@ def test_ffma_variants_fuse_the_products_into_adds() -> None:
     rows = {v: compiled("rmsnorm", "bf16", 1024, bench.rows(8, num_worker_warps=1, occupancy=4)
                         ._replace(variant=v)) for v in ("rows", "rows_ffma")}
     assert len(instructions(rows["rows"])) - len(instructions(rows["rows_ffma"])) >= 16
-
-
-def _rows_tma_cases() -> list[tuple[str, str, int, Any]]:
-    bench = norms()
-    return [(op, dtype, n, cfg) for n, cfgs in bench.ROWS_TMA_CONFIGS.items() for cfg in cfgs
-            for op in ("softmax", "rmsnorm", "layernorm") for dtype in ("bf16", "f32")
-            if (op, dtype, n, cfg.label()) not in bench.SLOW_COMPILES]
-
-
-@pytest.mark.parametrize(("op", "dtype", "n", "cfg"), _rows_tma_cases(),
-                         ids=lambda v: v.label() if hasattr(v, "label") else str(v))
-def test_rows_tma_keeps_more_than_a_row_in_shared_memory(op: str, dtype: str, n: int,
-                                                         cfg: Any) -> None:
-    """The "rows_tma" candidates (benchmarks/norms.py ROWS_TMA_CONFIGS): the rows come in
-    through the TMA unit into more shared memory than one row takes (the next row's copy
-    is in flight during this one's arithmetic), the output goes out from registers, and
-    none spills but those the benchmark leaves out."""
-    from cutile import dump
-
-    bench = norms()
-    cubin = bench.kernel_for(op, dtype, cfg).compile(target="sm_90",
-                                                     **bench.consts_for(n, cfg)).cubin
-    text = sass_of(cubin)
-    where = f"{op} {dtype} {n} {cfg.label()}"
-    spills = bool(re.search(r"\bLDL\b", text))
-    assert spills == ((op, dtype, n, cfg.label()) in bench.SASS_SPILLS), f"{where}: {spills=}"
-    if spills:
-        return
-    assert "UTMALDG" in text and "STG.E.128" in text, f"{where}: not TMA in, registers out"
-    res = dump.resources(cubin)
-    assert res is not None
-    assert res.shared > n * DTYPES[dtype].itemsize, f"{where}: {res.shared} B of shared memory"
