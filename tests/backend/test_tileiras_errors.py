@@ -3,6 +3,7 @@ one, the Python source line (from the Debug section we wrote)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,13 @@ import sample_kernels as sk
 
 from cutile import dtypes as dt
 from cutile.backend.bytecode import write_bytecode
-from cutile.backend.tileiras import Tileiras, assemble, disassemble, parse_diagnostics
+from cutile.backend.tileiras import (
+    Tileiras,
+    assemble,
+    disassemble,
+    parse_diagnostics,
+    time_limit,
+)
 from cutile.errors import CompileError
 from cutile.ir import Builder, Location, TileType
 from cutile.ir.types import I32
@@ -142,3 +149,25 @@ def test_missing_disassembler_is_reported(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as err:
         disassemble(b"", tool=tool)
     assert err.value.code == "CT7006"
+
+
+def test_a_time_limit_stops_tileiras_and_names_what_raises_it(tmp_path: Path) -> None:
+    """`time_limit` (the autotuner's per-candidate `compile_timeout`) stops a tileiras that
+    runs past it with CT7005 naming the limit to raise; outside the block, an assemble
+    has the usual limit and hint again."""
+    slow = tmp_path / "tileiras"
+    slow.write_text("#!/bin/sh\nsleep 60\n")
+    slow.chmod(0o755)
+    tool = Tileiras(slow, "CUTILE_TILEIRAS", {})
+    start = time.perf_counter()
+    with time_limit(0.5, "`compile_timeout`"), pytest.raises(CompileError) as err:
+        assemble(b"", "sm_90", tool=tool)
+    assert time.perf_counter() - start < 30
+    assert err.value.code == "CT7005"
+    assert "within 0.5 s" in str(err.value) and "`compile_timeout` raises" in str(err.value)
+    with pytest.raises(CompileError) as err:
+        assemble(b"", "sm_90", tool=tool, timeout=0.3)
+    assert "CUTILE_TILEIRAS_TIMEOUT raises" in str(err.value)
+    with time_limit(None, "`compile_timeout`"), pytest.raises(CompileError) as err:
+        assemble(b"", "sm_90", tool=tool, timeout=0.3)   # None and an explicit timeout
+    assert "within 0.3 s" in str(err.value)

@@ -417,6 +417,10 @@ def test_mistakes_in_the_search_space_are_typed_errors() -> None:
         with pytest.raises(ConfigError) as info:
             bad()
         assert info.value.code == "CT8021", info.value
+    for timeout in (0, -1.0, "60", True, float("nan")):
+        with pytest.raises(ConfigError) as info:
+            cutile.autotune(scale, configs=[C({"B": 64})], compile_timeout=timeout)  # type: ignore[arg-type]
+        assert info.value.code == "CT8021" and "compile_timeout" in str(info.value)
     with pytest.raises(ConfigError) as info:
         C({"B": 64}, num_ctas=3)
     assert info.value.code == "CT8020"
@@ -424,6 +428,32 @@ def test_mistakes_in_the_search_space_are_typed_errors() -> None:
     assert repr(C({"B": 64}, occupancy=cutile.ByTarget(sm_90=2), num_blocks=4)) == (
         "Config({'B': 64}, occupancy=ByTarget(default=None, per_arch={'sm_90': 2}), "
         "num_blocks=4)")
+
+
+def test_each_candidate_compiles_under_the_compile_timeout(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Every candidate's bind and compile run inside `tileiras.time_limit` with the tuner's
+    `compile_timeout` (the GPU test below sees a slow candidate skipped); without one, the
+    usual limit applies."""
+    from cutile.backend import tileiras
+    from cutile.kernel import EntryKernel
+
+    seen: list[Any] = []
+    real = EntryKernel._runnable
+
+    def spy(self: EntryKernel, spec: Any, device: int | None = None) -> Any:
+        seen.append(tileiras._LIMIT.get())
+        return real(self, spec, device)
+
+    monkeypatch.setattr(EntryKernel, "_runnable", spy)
+    x = api.from_numpy(np.arange(100, dtype=np.float32))
+    for timeout, expected, b in ((2.5, (2.5, "`compile_timeout`"), 32), (None, None, 16)):
+        seen.clear()     # (other configs each time: a choice on disk would not tune again)
+        tuned = cutile.autotune(scale, configs=[C({"B": b}), C({"B": 64})],
+                                compile_timeout=timeout)
+        tuned.choose(api.zeros([100], f32), x, 2.0)
+        assert seen and all(limit == expected for limit in seen), seen
+    assert tileiras._LIMIT.get() is None
 
 
 def test_the_decorator_form_keeps_the_kernel() -> None:
@@ -519,3 +549,21 @@ def test_gpu_tuning_picks_the_fastest_gemm_config() -> None:
     _, op2 = run_gemm(second, a, b)
     assert op2.choice.how == "cached" and op2.config == choice.config
     assert second.stats["benchmarked"] == 0 and second.stats["disk_hits"] == 1
+
+
+@pytest.mark.gpu
+def test_gpu_tuning_skips_a_candidate_past_its_compile_timeout() -> None:
+    """A tile of 2^20 elements keeps tileiras busy for minutes: with `compile_timeout=5`
+    the tuner skips it (CT7005) after 5 s and runs the next config."""
+    import time
+
+    tuned = cutile.autotune(scale, configs=[C({"B": 1 << 20}), C({"B": 1024})],
+                            compile_timeout=5)
+    xs = np.random.default_rng(3).standard_normal(4096).astype(np.float32)
+    start = time.perf_counter()
+    z, _ = tuned(api.zeros([4096], f32), api.from_numpy(xs), 3.0).sync()
+    assert time.perf_counter() - start < 120
+    choice = tuned.choices[next(iter(tuned.choices))]
+    assert choice.index == 1, choice
+    assert [s["code"] for s in choice.skipped] == ["CT7005"], choice.skipped
+    np.testing.assert_array_equal(z.to_numpy(), xs * np.float32(3.0))

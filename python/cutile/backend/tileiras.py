@@ -26,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -41,6 +43,9 @@ _log = _logging.get("tileiras")
 PIP_PACKAGES = ("nvidia-cuda-tileiras", "nvidia-cuda-nvcc", "nvidia-nvvm")
 INSTALL_HINT = "install the assembler with `pip install 'cutile[tileiras]'`"
 DEFAULT_TIMEOUT_S = 300.0
+# A limit set around a block of compiles (`time_limit`: the autotuner's per-candidate
+# `compile_timeout`), with what the error's hint should tell the user to raise
+_LIMIT: ContextVar[tuple[float, str] | None] = ContextVar("cutile_tileiras_limit", default=None)
 
 
 @dataclass(frozen=True)
@@ -396,6 +401,19 @@ def _timeout_from_env(environ: Mapping[str, str]) -> float:
     return value
 
 
+@contextmanager
+def time_limit(seconds: float | None, raise_with: str) -> Iterator[None]:
+    """Every `assemble` in this block (this thread or task) without a timeout of its own
+    stops tileiras after `seconds` (None: the usual limit) and, if it does, says to raise
+    `raise_with`. Some tile shapes keep tileiras busy for minutes (`cutile explain CT7005`):
+    an autotuner skips such a candidate after its own limit instead."""
+    token = _LIMIT.set(None if seconds is None else (seconds, raise_with))
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
 def assemble(
     bytecode: bytes,
     arch: str = "sm_90",
@@ -408,7 +426,10 @@ def assemble(
     """Run `tileiras --gpu-name ARCH -O N in.tilebc -o out.cubin` in a temporary
     directory and return the cubin."""
     tool = tool or find_tileiras()
-    timeout = _timeout_from_env(os.environ) if timeout is None else timeout
+    raise_with = "CUTILE_TILEIRAS_TIMEOUT"
+    if timeout is None:
+        limit = _LIMIT.get()
+        timeout, raise_with = limit or (_timeout_from_env(os.environ), raise_with)
     with tempfile.TemporaryDirectory(prefix=temp_prefix("tileiras")) as tmp:
         src = Path(tmp) / "kernel.tilebc"
         out = Path(tmp) / "kernel.cubin"
@@ -422,7 +443,7 @@ def assemble(
             raise CompileError(
                 f"tileiras did not finish within {timeout:g} s",
                 code="CT7005",
-                hint="smaller tiles compile faster; CUTILE_TILEIRAS_TIMEOUT raises the limit",
+                hint=f"smaller tiles compile faster; {raise_with} raises the limit",
                 log=_text(exc.stdout) + _text(exc.stderr),
             ) from exc
         log = proc.stdout + proc.stderr

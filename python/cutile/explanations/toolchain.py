@@ -56,7 +56,8 @@ TEXTS: dict[str, str] = {
             big.compile(B=1 << 22)      # [CT7005] tileiras timed out after 300 s
 
         Fix: smaller tiles compile faster; `CUTILE_TILEIRAS_TIMEOUT` (seconds) raises the
-        limit.
+        limit. `cutile.autotune(..., compile_timeout=60)` gives each candidate a limit of
+        its own: one that runs past it is skipped (with this code), not waited for.
     """,
     "CT7006": """
         `compiled.ir_text()` needs `tileirdisasm` next to tileiras, and it is missing.

@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import environment, log
 from .._version import __version__
+from ..backend import tileiras
 from ..errors import AutotuneError, ConfigError, CutileError, DeviceError, LaunchError
 from ..frontend import kast as K
 from ..hints import ByTarget
@@ -149,8 +150,8 @@ class Autotuned:
     Call it like the kernel; `choose(...)` tunes without launching; `choices` holds what
     this process decided; `stats` counts tunings, benchmarks and cache hits."""
 
-    def __init__(self, kernel: EntryKernel, configs: Sequence[Config], key: KeySpec = None
-                 ) -> None:
+    def __init__(self, kernel: EntryKernel, configs: Sequence[Config], key: KeySpec = None,
+                 compile_timeout: float | None = None) -> None:
         if not isinstance(kernel, EntryKernel):
             raise ConfigError(
                 f"`cutile.autotune` tunes a `@cutile.entry` kernel, got {kernel!r}",
@@ -166,7 +167,14 @@ class Autotuned:
                 raise ConfigError(f"`key` is a list of parameter names, got {key!r}",
                                   code="CT8021", hint='e.g. `key=["x", "y"]`')
             key = list(key)
+        if compile_timeout is not None and not (
+                isinstance(compile_timeout, (int, float)) and not isinstance(compile_timeout, bool)
+                and compile_timeout > 0):
+            raise ConfigError(f"`compile_timeout` is a number of seconds above 0 (or None), "
+                              f"got {compile_timeout!r}", code="CT8021",
+                              hint="e.g. `compile_timeout=60`")
         self.kernel = kernel
+        self.compile_timeout = None if compile_timeout is None else float(compile_timeout)
         self.configs = configs
         self.key = key
         self.__name__ = kernel.__name__
@@ -418,19 +426,21 @@ class Autotuned:
         values = {**consts, **cfg.consts}
         call = dict(runtime)
         cut: dict[str, Partition] = {}
+        op = None
         try:
             for p in self._written:
                 arg = scratch[p.name]
                 if p.kind == "mut_tensor" and isinstance(arg, Tensor):
                     arg = cut[p.name] = self._cut(arg, p, cfg, values, runtime)
                 call[p.name] = arg
-            op = variant(**call, **values)
-            try:
+            # tileiras runs at the bind or at the first `_runnable`: both within the limit
+            with tileiras.time_limit(self.compile_timeout, "`compile_timeout`"):
+                op = variant(**call, **values)
                 runnable = variant._runnable(op.binding.spec)
-                return bench.time_op(op, runnable) if timed else None
-            finally:
-                op._give_back()
+            return bench.time_op(op, runnable) if timed else None
         finally:
+            if op is not None:
+                op._give_back()
             for name, part in cut.items():
                 scratch[name] = part.unpartition()
 
