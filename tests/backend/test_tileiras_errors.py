@@ -137,6 +137,8 @@ def test_timeout_is_a_compile_error(tool: Tileiras) -> None:
 
 @pytest.mark.tileiras
 def test_disassembler_rejects_garbage(tool: Tileiras) -> None:
+    if not tool.disassembler.exists():   # a packed toolchain may carry tileiras alone
+        pytest.skip(f"no tileirdisasm next to {tool.path}")
     with pytest.raises(CompileError, match="tileirdisasm could not read"):
         disassemble(b"\x7fTileIR\x00garbage", tool=tool)
 
