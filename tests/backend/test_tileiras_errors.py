@@ -173,3 +173,24 @@ def test_a_time_limit_stops_tileiras_and_names_what_raises_it(tmp_path: Path) ->
     with time_limit(None, "`compile_timeout`"), pytest.raises(CompileError) as err:
         assemble(b"", "sm_90", tool=tool, timeout=0.3)   # None and an explicit timeout
     assert "within 0.3 s" in str(err.value)
+
+
+def test_a_hanging_or_broken_tool_is_a_compile_error(tmp_path: Path) -> None:
+    """A tileiras that never answers `--version` (CT7003), and one that cannot be started
+    at all (CT7004), are typed errors, not a raw subprocess exception."""
+    from cutile.backend.tileiras import _query
+
+    hung = tmp_path / "hung" / "tileiras"
+    hung.parent.mkdir()
+    hung.write_text("#!/bin/sh\nsleep 60\n")
+    hung.chmod(0o755)
+    with pytest.raises(CompileError) as err:
+        _query(Tileiras(hung, "CUTILE_TILEIRAS", {}), "--version", timeout=0.5)
+    assert err.value.code == "CT7003" and "did not answer within 0.5 s" in str(err.value)
+    broken = tmp_path / "broken" / "tileiras"
+    broken.parent.mkdir()
+    broken.write_bytes(b"\x00\x01 not a program")
+    broken.chmod(0o755)
+    with pytest.raises(CompileError) as err:
+        assemble(b"", "sm_90", tool=Tileiras(broken, "CUTILE_TILEIRAS", {}), timeout=5)
+    assert err.value.code == "CT7004" and "could not run" in str(err.value)

@@ -73,17 +73,24 @@ def run_tool(
     """Run a tool in its own process group, and never leave it running without us: a
     timeout or any exception while waiting (Ctrl-C, SystemExit) kills the group (the tool
     and the ptxas it started), and a parent that dies without running Python code (SIGKILL,
-    SIGTERM) takes the tool with it (`orphan_guard`)."""
-    with subprocess.Popen(
-        argv,
-        env=dict(env),
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=orphan_guard(),
-    ) as proc:
+    SIGTERM) takes the tool with it (`orphan_guard`). A tool that cannot be started (not an
+    executable any more, a broken interpreter line) is a CompileError (CT7004)."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=dict(env),
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=orphan_guard(),
+        )
+    except OSError as exc:
+        raise CompileError(f"could not run {argv[0]}: {exc.strerror or exc}", code="CT7004",
+                           hint="reinstall the `tileiras` extra, or point CUTILE_TILEIRAS "
+                           "at a working tileiras") from exc
+    with proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
@@ -253,7 +260,7 @@ def tileiras_version(tool: Tileiras | None = None) -> str:
     if isinstance(remembered, str):  # a fresh process skips the subprocess (cached loads)
         _version_cache[ident] = remembered
         return remembered
-    proc = tool.run(["--version"])
+    proc = _query(tool, "--version")
     if proc.returncode != 0:
         raise CompileError(
             f"`{tool.path} --version` failed", code="CT7003", log=proc.stdout + proc.stderr
@@ -265,6 +272,18 @@ def tileiras_version(tool: Tileiras | None = None) -> str:
     if memo:
         _write_memo(memo, key, text)
     return text
+
+
+def _query(tool: Tileiras, flag: str, timeout: float = 60.0
+           ) -> subprocess.CompletedProcess[str]:
+    """`tileiras FLAG`, a question that takes it milliseconds: one that hangs is a
+    CompileError (CT7003), not a stuck or crashed process."""
+    try:
+        return tool.run([flag], timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(f"`{tool.path} {flag}` did not answer within {timeout:g} s",
+                           code="CT7003", hint=INSTALL_HINT,
+                           log=_text(exc.stdout) + _text(exc.stderr)) from exc
 
 
 def _version_memo_path() -> Path | None:
@@ -309,7 +328,7 @@ def list_versions(tool: Tileiras | None = None) -> list[str]:
         key = None
     if key is not None and key in _listed:
         return list(_listed[key])
-    proc = tool.run(["--list-versions"])
+    proc = _query(tool, "--list-versions")
     if proc.returncode != 0:
         raise CompileError(
             f"`{tool.path} --list-versions` failed (tileiras older than 13.3?)",
@@ -482,7 +501,11 @@ def disassemble(bytecode: bytes, *, tool: Tileiras | None = None, debug_info: bo
         src = Path(tmp) / "kernel.tilebc"
         src.write_bytes(bytecode)
         args = [str(disasm), *(["-g"] if debug_info else []), str(src)]
-        proc = run_tool(args, tool.env, timeout=60)
+        try:
+            proc = run_tool(args, tool.env, timeout=60)
+        except subprocess.TimeoutExpired as exc:
+            raise CompileError("tileirdisasm did not finish within 60 s", code="CT7005",
+                               log=_text(exc.stdout) + _text(exc.stderr)) from exc
     if proc.returncode != 0:
         message, location = parse_diagnostics(proc.stderr)
         raise CompileError(
