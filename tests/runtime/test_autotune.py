@@ -456,6 +456,38 @@ def test_each_candidate_compiles_under_the_compile_timeout(monkeypatch: pytest.M
     assert tileiras._LIMIT.get() is None
 
 
+def test_a_candidate_past_its_compile_timeout_is_not_compiled_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate stopped by `compile_timeout` (CT7005) is skipped by the next tuning of
+    the same tuner (another shape class) without a compile, and says so; without a
+    `compile_timeout` nothing is remembered (the usual limit: the user asked to wait)."""
+    from cutile.errors import CompileError
+    from cutile.kernel import EntryKernel
+
+    compiles: list[int] = []
+    real = EntryKernel._runnable
+
+    def slow_at_512(self: EntryKernel, spec: Any, device: int | None = None) -> Any:
+        b = dict(spec.consts)["B"]
+        compiles.append(b)
+        if b == 512:
+            raise CompileError("tileiras did not finish within 5 s", code="CT7005")
+        return real(self, spec, device)
+
+    monkeypatch.setattr(EntryKernel, "_runnable", slow_at_512)
+    for timeout, compiled_again, other in ((5.0, False, 128), (None, True, 64)):
+        # (another search space each time: a choice on disk would not tune again)
+        tuned = cutile.autotune(scale, configs=[C({"B": 512}), C({"B": other})],
+                                compile_timeout=timeout)
+        compiles.clear()
+        for n in (100, 3000, 70000):               # three shape classes
+            choice = tuned.choose(api.zeros([n], f32), api.zeros([n], f32), 1.0)
+            assert choice.index == 1 and choice.skipped[0]["code"] == "CT7005"
+        assert compiles.count(512) == (3 if compiled_again else 1), compiles
+        if not compiled_again:
+            assert "not compiled again" in choice.skipped[0]["reason"]
+
+
 def test_the_decorator_form_keeps_the_kernel() -> None:
     @cutile.autotune(configs=[C({"B": 64})], key=["x"])
     @cutile.entry
@@ -586,3 +618,6 @@ def test_gpu_tuning_skips_a_candidate_past_its_compile_timeout(
     assert [(s["index"], s["code"]) for s in choice.skipped] == [(0, "CT7005")], choice.skipped
     assert "within 5 s" in choice.skipped[0]["reason"], choice.skipped
     np.testing.assert_array_equal(z.to_numpy(), xs * np.float32(3.0))
+    # another shape class: the slow candidate is not compiled (nor waited for) again
+    again = tuned.choose(api.zeros([70000], f32), api.zeros([70000], f32), 1.0)
+    assert again.index == 1 and "not compiled again" in again.skipped[0]["reason"], again

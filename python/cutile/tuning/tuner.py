@@ -30,7 +30,14 @@ from typing import Any
 from .. import environment, log
 from .._version import __version__
 from ..backend import tileiras
-from ..errors import AutotuneError, ConfigError, CutileError, DeviceError, LaunchError
+from ..errors import (
+    AutotuneError,
+    CompileError,
+    ConfigError,
+    CutileError,
+    DeviceError,
+    LaunchError,
+)
 from ..frontend import kast as K
 from ..hints import ByTarget
 from ..kernel import EntryKernel
@@ -185,6 +192,10 @@ class Autotuned:
                       "memory_hits": 0}
         self._choices: dict[tuple[bool, str], Choice] = {}
         self._variants: dict[int, EntryKernel] = {}
+        # (config index, its Const values) -> the CT7005 of a compile past
+        # `compile_timeout`: a later tuning (another shape class) skips it at once rather
+        # than wait for tileiras again
+        self._too_slow: dict[tuple[int, str], CutileError] = {}
         self._prepared = False
         self._lock = threading.Lock()
 
@@ -424,6 +435,11 @@ class Autotuned:
         itself and hands every tensor back."""
         variant = self._variant(i)
         values = {**consts, **cfg.consts}
+        slow_key = (i, json.dumps(values, sort_keys=True, default=repr))
+        if slow_key in self._too_slow:
+            first = self._too_slow[slow_key]
+            raise CompileError(f"{first.message} (an earlier tuning in this process; not "
+                               "compiled again)", code=first.code, hint=first.hint)
         call = dict(runtime)
         cut: dict[str, Partition] = {}
         op = None
@@ -434,9 +450,14 @@ class Autotuned:
                     arg = cut[p.name] = self._cut(arg, p, cfg, values, runtime)
                 call[p.name] = arg
             # tileiras runs at the bind or at the first `_runnable`: both within the limit
-            with tileiras.time_limit(self.compile_timeout, "`compile_timeout`"):
-                op = variant(**call, **values)
-                runnable = variant._runnable(op.binding.spec)
+            try:
+                with tileiras.time_limit(self.compile_timeout, "`compile_timeout`"):
+                    op = variant(**call, **values)
+                    runnable = variant._runnable(op.binding.spec)
+            except CompileError as err:
+                if err.code == "CT7005" and self.compile_timeout is not None:
+                    self._too_slow[slow_key] = err
+                raise
             return bench.time_op(op, runnable) if timed else None
         finally:
             if op is not None:
