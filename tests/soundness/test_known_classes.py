@@ -314,3 +314,35 @@ def test_new_sub_tile_past_a_ragged_end() -> None:
 
 def test_new_index_that_divides_by_zero() -> None:
     assert_sound(index_divides_by_zero, lambda: ((part(16, 4), arange(16)), {}))
+
+
+# -- a `for` over a range with a run-time step --------------------------------------------
+
+
+@cutile.entry
+def loop_with_scalar_step(z: Mut[Tensor[i32, [8]]], s: i32):
+    # Tile IR's `for` requires a positive step: a step of 0 or less was undefined
+    # behaviour on the device (the interpreter's `for` stopped with a fault), and on a
+    # loop compiled as `j += s while j < 2` the sub-tile index would leave the own tile
+    p = z.partition_mut((4,))
+    for j in range(0, 2, s):
+        p.store(full((4,), j + 1, i32), (j,))
+
+
+@cutile.entry
+def own_tile_loop_with_i64_step(z: Mut[Tensor[i32, [4]]], s: i64):
+    # the i64 step 2**32 runs as the i32 step 0
+    for j in range(0, 2, s):
+        z.store(full((4,), j + 1, i32))
+
+
+def test_new_loop_step_that_is_not_positive() -> None:
+    for s in (-1, 0, -2**31):
+        what, _ = outcome(loop_with_scalar_step, lambda s=s: ((part(32, 8), s), {}))
+        assert what == "device-check", (s, what)
+    assert_sound(loop_with_scalar_step, lambda: ((part(32, 8), 1), {}))
+    what, _ = outcome(loop_with_scalar_step, lambda: ((part(32, 8), 1), {}))
+    assert what == "ran", what
+    what, _ = outcome(own_tile_loop_with_i64_step, lambda: ((part(16, 4), 2**32), {}))
+    assert what == "device-check", what
+    assert_sound(own_tile_loop_with_i64_step, lambda: ((part(16, 4), 2**32 + 1), {}))

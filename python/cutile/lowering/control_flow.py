@@ -400,13 +400,16 @@ class ControlFlow:
             step = self.low.index_value(it.step, s.iter.span)
         counted = _breaks(s.body) or _returns(s.body)
         unit = isinstance(it, RangeV) and isinstance(it.step, ConstV) and it.step.value == 1
+        if isinstance(it, RangeV) and not isinstance(it.step, ConstV):
+            # Tile IR's `for` requires a positive step (a step of 0 or less is undefined
+            # behaviour, and the interpreter's `for` stops there), and a counting `loop`
+            # would not end without one: the device checks it, before either form, at the
+            # step the loop runs with (an i64 step truncated to 32 bits included). A
+            # compile-time step is checked by the checker (CT3039).
+            zero = self.b.scalar_const(0, dt.i32)
+            self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
+                           "range() step must be positive")
         if counted and not unit:
-            if isinstance(it, RangeV) and not isinstance(it.step, ConstV):
-                # Tile IR's `for` requires a positive step, and a counting `loop` would
-                # not end without one: the device checks it, as the interpreter's `for` does
-                zero = self.b.scalar_const(0, dt.i32)
-                self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
-                               "range() step must be positive")
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
 
         def bind(iv: Value) -> None:
