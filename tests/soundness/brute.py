@@ -328,12 +328,24 @@ class Machine:
         stop = np.broadcast_to(np.asarray(self.eval(s.n, ctx).v, dtype=np.int64), rows)
         start = np.zeros(rows, dtype=np.int64) if s.start is None else \
             np.broadcast_to(np.asarray(self.eval(s.start, ctx).v, dtype=np.int64), rows)
-        counts = np.maximum(stop - start, 0)
+        step = np.ones(rows, dtype=np.int64)
+        if s.step is not None:
+            # the step the loop runs with: an i64 scalar truncated to the i32 counter
+            step = wrap_arr(np.broadcast_to(np.asarray(self.eval(s.step, ctx).v,
+                                                       dtype=np.int64), rows), 32)
+            if (step <= 0).any():
+                # Tile IR's `for` needs a positive step: the lowering checks a run-time
+                # one on the device (CT6910), which the interpreter launch must show
+                r = int(np.argmax(step <= 0))
+                raise Fault("loop-step", f"block {self.block_of(ctx, r)} runs a range() "
+                            f"with step {int(step[r])}")
+        counts = np.maximum(-(-(stop - start) // step), 0)
         if int(counts.sum()) > LOOP_LIMIT:  # before `repeat` makes an array that long
             raise ModelCompileError("loop too long for the model")
         first = np.repeat(start, counts)
+        stride = np.repeat(step, counts)
         self._expand(ctx, counts, lambda inner, k: inner.local.__setitem__(
-            s.var, Val(first + k, "i32")), s.body)
+            s.var, Val(first + k * stride, "i32")), s.body)
 
     def while_(self, s: While, ctx: Ctx) -> None:
         """`v = 0; while v < limit: v = v + 1; ...`: the body runs with v = 1 .. limit (the

@@ -117,12 +117,14 @@ class LoadLike(Stmt):
 
 @dataclass
 class Loop(Stmt):
-    """`for var in range(n):`, or `range(start, n)` with a start."""
+    """`for var in range(n):`, or `range(start, n)` with a start, or `range(start, n,
+    step)` with a step (a start of None then renders as 0)."""
 
     var: str
     n: Expr
     body: list[Stmt]
     start: Expr | None = None
+    step: Expr | None = None
 
 
 @dataclass
@@ -315,8 +317,11 @@ class Renderer:
                 lines.append(f"{ind}val = val + {s.target} * 0")
             return lines
         if isinstance(s, Loop):
-            self._note_exprs([s.n] if s.start is None else [s.start, s.n])
+            self._note_exprs([e for e in (s.start, s.n, s.step) if e is not None])
             bounds = render(s.n) if s.start is None else f"{render(s.start)}, {render(s.n)}"
+            if s.step is not None:
+                first = "0" if s.start is None else render(s.start)
+                bounds = f"{first}, {render(s.n)}, {render(s.step)}"
             return [f"{ind}for {s.var} in range({bounds}):", *self.stmts(s.body, ind + "    ")]
         if isinstance(s, While):
             self._note_exprs([s.limit])
@@ -521,7 +526,7 @@ def exprs_of(body: list[Stmt]) -> list[Expr]:
         elif isinstance(s, (Store, MutLoad, SubStore, LoadTile)) and s.index is not None:
             out += list(s.index)
         elif isinstance(s, Loop):
-            out += [s.n, *([s.start] if s.start is not None else []), *exprs_of(s.body)]
+            out += [e for e in (s.n, s.start, s.step) if e is not None] + exprs_of(s.body)
         elif isinstance(s, While):
             out += [s.limit, *exprs_of(s.body)]
         elif isinstance(s, (Exit, Return)):
