@@ -334,8 +334,8 @@ class Machine:
             step = wrap_arr(np.broadcast_to(np.asarray(self.eval(s.step, ctx).v,
                                                        dtype=np.int64), rows), 32)
             if (step <= 0).any():
-                # Tile IR's `for` needs a positive step: the lowering checks a run-time
-                # one on the device (CT6910), which the interpreter launch must show
+                # Tile IR's `for` needs a positive step: the checker's obligation
+                # `loop-step-positive` (at launch for a scalar step, else a device check)
                 r = int(np.argmax(step <= 0))
                 raise Fault("loop-step", f"block {self.block_of(ctx, r)} runs a range() "
                             f"with step {int(step[r])}")

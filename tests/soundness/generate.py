@@ -465,8 +465,8 @@ class Gen(IndexGen):
                 limit = Lit(n) if d.chance(0.5) else Call("min", (self.while_limit(n), Lit(n)))
                 stmts = [While(v, limit, stmts)]
             elif d.chance(0.15):
-                # a step known only at launch: Tile IR's `for` needs it positive, and the
-                # lowering checks that on the device (CT6910) in every loop form
+                # a step known only at launch: Tile IR's `for` needs it positive, which
+                # the checker decides at launch (obligation `loop-step-positive`)
                 self.features.add("loop-step")
                 step = self.scalar()
                 self.scalar_values[step.name] = [1, 2, 0, -1, 2**31 - 1]

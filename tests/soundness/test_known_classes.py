@@ -336,13 +336,40 @@ def own_tile_loop_with_i64_step(z: Mut[Tensor[i32, [4]]], s: i64):
         z.store(full((4,), j + 1, i32))
 
 
+@cutile.entry
+def loop_with_carried_step(z: Mut[Tensor[i32, [8]]], s: i32):
+    # the step changes round the `while`: not known before the loop, so a device check
+    p = z.partition_mut((4,))
+    t = s
+    k = 0
+    while k < 2:
+        for j in range(0, 2, t):
+            p.store(full((4,), j + 1, i32), (j,))
+        t = t - 1
+        k += 1
+
+
 def test_new_loop_step_that_is_not_positive() -> None:
+    # The checker owns the goal (obligation `loop-step-positive`): a launch-known step is
+    # checked at launch, against the i32 value the loop runs with.
     for s in (-1, 0, -2**31):
-        what, _ = outcome(loop_with_scalar_step, lambda s=s: ((part(32, 8), s), {}))
-        assert what == "device-check", (s, what)
+        what, detail = outcome(loop_with_scalar_step, lambda s=s: ((part(32, 8), s), {}))
+        assert what == "refused CT6200", (s, what)
+        assert "the step of `range(0, 2, s)` is positive" in detail, detail
     assert_sound(loop_with_scalar_step, lambda: ((part(32, 8), 1), {}))
     what, _ = outcome(loop_with_scalar_step, lambda: ((part(32, 8), 1), {}))
     assert what == "ran", what
-    what, _ = outcome(own_tile_loop_with_i64_step, lambda: ((part(16, 4), 2**32), {}))
+    # 2**32 runs as the step 0; 2**32 + 1 would run as 1, but a step that does not fit
+    # the 32-bit counter is refused like a bound that does not fit
+    for s in (2**32, 2**32 + 1):
+        what, _ = outcome(own_tile_loop_with_i64_step, lambda s=s: ((part(16, 4), s), {}))
+        assert what == "refused CT6200", (s, what)
+    what, _ = outcome(own_tile_loop_with_i64_step, lambda: ((part(16, 4), 3), {}))
+    assert what == "ran", what
+    # A step known only on the device: the lowering emits the check the checker named.
+    kinds = {o.kind: o.discharged for o in loop_with_carried_step.check_report()}
+    assert kinds["loop-step-positive"] == "device", kinds
+    what, _ = outcome(loop_with_carried_step, lambda: ((part(32, 8), 1), {}))
     assert what == "device-check", what
-    assert_sound(own_tile_loop_with_i64_step, lambda: ((part(16, 4), 2**32 + 1), {}))
+    what, _ = outcome(loop_with_carried_step, lambda: ((part(32, 8), 3), {}))
+    assert what == "ran", what

@@ -402,13 +402,17 @@ class ControlFlow:
         unit = isinstance(it, RangeV) and isinstance(it.step, ConstV) and it.step.value == 1
         if isinstance(it, RangeV) and not isinstance(it.step, ConstV):
             # Tile IR's `for` requires a positive step (a step of 0 or less is undefined
-            # behaviour, and the interpreter's `for` stops there), and a counting `loop`
-            # would not end without one: the device checks it, before either form, at the
-            # step the loop runs with (an i64 step truncated to 32 bits included). A
-            # compile-time step is checked by the checker (CT3039).
-            zero = self.b.scalar_const(0, dt.i32)
-            self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
-                           "range() step must be positive")
+            # behaviour), and a counting `loop` would not end without one. The checker
+            # decides how (obligation `loop-step-positive`, on the `range` call): at launch,
+            # or by this device check before either loop form, at the step the loop runs
+            # with (an i64 step truncated to 32 bits included). A compile-time step is
+            # CT3039. Without the checker's facts (the compiler's own tests) the check stays.
+            self.low.op_node = s.iter.nid
+            self.low.require_fact(s.iter.span, "range() step")
+            if self.low.facts is None or self.low.needs_device_check():
+                zero = self.b.scalar_const(0, dt.i32)
+                self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
+                               "range() step must be positive")
         if counted and not unit:
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
 

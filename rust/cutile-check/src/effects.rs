@@ -10,7 +10,6 @@ use crate::width::INDEX_BITS;
 use cutile_kast::ops::{table, Signature};
 use cutile_kast::{BinOp, Expr, Span, Target};
 
-/// Integer arithmetic on abstract values.
 /// Integer arithmetic on abstract values. Between compile-time values it is exact (the
 /// lowering folds it); otherwise it is a device operation in the operands' width, whose
 /// result may wrap (`width.rs`).
@@ -237,13 +236,21 @@ pub fn loop_binder<'d>(
             // The frontend wrote `range(n)` as `range(0, n, 1)`.
             let a = Args::eval(c, table().builtin("range"), args, st);
             let id = c.instance(iter.nid(), 0);
-            if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), a.int("step"))
-            {
+            let step = a.int("step");
+            if step.as_ref().and_then(Poly::as_const).is_none() {
+                let text = a
+                    .expr("step")
+                    .map_or_else(|| "step".to_string(), |e| c.describe(e));
+                step_positive(c, iter, step.as_ref(), text);
+            }
+            if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), step) {
                 let (lo, hi) = loop_bounds(c, iter, lo, hi);
                 match step.as_const() {
                     Some(s) if s > 0 => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                     Some(s) if s < 0 => c.set_loop_range(id, (hi.add(&Poly::c(1)), lo)),
-                    _ => {}
+                    Some(_) => {}
+                    // Positive by the obligation above, checked before the loop runs.
+                    None => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                 }
             }
             Val::Int(Poly::atom(Atom::Loop(id)))
@@ -280,6 +287,40 @@ pub fn loop_binder<'d>(
             c.fresh_opaque()
         }
     }
+}
+
+/// A `range` step known only at run time must be positive: Tile IR's `for` with a step of
+/// 0 or less is undefined behaviour, and a counting `loop` would not end. The loop runs
+/// with the step truncated to its 32-bit counter (an `i64` step of 2^32 runs as 0), so the
+/// goal is `1 <= step` on that value, with the fit's own condition where the step may not
+/// fit (as for the bounds). Decided at launch where the step is launch-known (a scalar, an
+/// extent), else a device check before the loop (CT2008 under `deny_in_kernel_checks`). A
+/// step that is non-positive on every launch is left to the launch predicate, which then
+/// refuses every launch with its text. A compile-time step is the lowering's (CT3039).
+fn step_positive(c: &mut Checker<'_>, iter: &Expr, step: Option<&Poly>, text: String) {
+    let rung = match step {
+        Some(step) => {
+            let wrapped = c.wrap(step.clone(), INDEX_BITS);
+            let (exact, fits) = c.unwrap_fitting(&wrapped);
+            let one = Poly::c(1);
+            let positive = match c.ranges.decide_le(&one, &exact) {
+                Rung::Refuted => {
+                    crate::launch_pred::le(&one, &exact).map_or(Rung::Device, Rung::Launch)
+                }
+                r => r,
+            };
+            crate::bounds::worse(fits, positive)
+        }
+        None => Rung::Device,
+    };
+    c.op_node = iter.nid();
+    c.oblige(
+        "loop-step-positive",
+        format!("the step of `{}` is positive", c.describe(iter)),
+        rung,
+        format!("{text} > 0"),
+        iter.span(),
+    );
 }
 
 /// The bounds of `range(lo, hi, step)` as the loop counter runs over them. The counter is

@@ -84,7 +84,8 @@ impl Discharge {
 pub struct Obligation {
     /// `store-own-tile`, `store-mapped-index`, `store-index-injective`, `subpartition-shape`,
     /// `subtile-bounds`, `bounds`, `load-own-tile`, `loop-bounds-fit` (a `range` bound the
-    /// device computes in i32 fits, so the loop runs over its exact range).
+    /// device computes in i32 fits, so the loop runs over its exact range),
+    /// `loop-step-positive` (a run-time `range` step is at least 1 as the loop runs it).
     pub kind: String,
     pub description: String,
     pub node: NodeRef,
