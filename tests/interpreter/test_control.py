@@ -72,6 +72,24 @@ def test_for_unsigned_bounds_and_step() -> None:
     assert scalar_out(build, scalar(dt.i32), args=(0,)) == 0
 
 
+def test_for_counter_that_would_wrap_is_a_fault() -> None:
+    # The H200 steps an i32 counter in 32 bits: 2^31 - 17 + (2^30 + 1) wraps negative,
+    # below the bound, and the loop ran four times (tests/gpu/test_loop_counter_gpu.py).
+    # The interpreter does not quietly stop after one: it reports the counter.
+    def build(b, ps):  # type: ignore[no-untyped-def]
+        lo, hi, st = ps
+        with for_loop(b, lo, hi, st, [i32(b, 0)]) as (_iv, (acc,), op):
+            term(b, "continue", [b.binary("addi", acc, i32(b, 1))])
+        return op.results[0]
+
+    params = (scalar(dt.i32),) * 3
+    with pytest.raises(InterpreterError, match="counter passes the top of i32"):
+        scalar_out(build, *params, args=(2**31 - 17, 2**31 - 16, 2**30 + 1))
+    # the last value plus the step exactly at the top is no wrap
+    assert scalar_out(build, *params, args=(2**31 - 17, 2**31 - 16, 16)) == 1
+    assert scalar_out(build, *params, args=(0, 2**30, 2**30 - 1)) == 2
+
+
 def test_if_with_yields() -> None:
     def build(b, ps):  # type: ignore[no-untyped-def]
         (x,) = ps

@@ -442,12 +442,21 @@ class Gen(IndexGen):
         idx: list[Expr] = [Lit(d.between(0, r - 1)) for r in ratio]
         inner: list[Stmt] = []
         nest: list[tuple[str, int, bool]] = []
+        tops: dict[str, ScalarRef] = {}
         for k in loops:
             v = self.fresh("i")
             n = ratio[k] + (1 if d.chance(0.15) else 0)
             is_while = d.chance(0.3)
             nest.append((v, n, is_while))
             it: Expr = Bin("-", Var(v), Lit(1)) if is_while else Var(v)
+            if not is_while and d.chance(0.08):
+                # `range(base, base + n, step)` with the index `v - base`, `base` up to
+                # near 2^31: a 32-bit counter stepped past 2^31 - 1 wraps on the H200
+                # (the lowering counts such loops in 64 bits)
+                self.features.add("loop-top")
+                base = tops[v] = self.scalar()
+                self.scalar_values[base.name] = [0, 3, 2**31 - 17, 2**31 - 1 - n]
+                it = Bin("-", Var(v), base)
             idx[k] = it if d.chance(0.7) else Bin("-", Lit(ratio[k] - 1), it)
         if d.chance(0.1):
             k = d.between(0, self.rank - 1)
@@ -464,13 +473,20 @@ class Gen(IndexGen):
                 self.features.add("while-subtile")
                 limit = Lit(n) if d.chance(0.5) else Call("min", (self.while_limit(n), Lit(n)))
                 stmts = [While(v, limit, stmts)]
+            elif v in tops:
+                base = tops[v]
+                step: Expr = Lit(d.pick([1, 2, 2**30 + 1]))
+                if d.chance(0.5):
+                    step = self.scalar()
+                    self.scalar_values[step.name] = [1, 2, 2**30 + 1, 2**31 - 1]
+                stmts = [Loop(v, Bin("+", base, Lit(n)), stmts, start=base, step=step)]
             elif d.chance(0.15):
                 # a step known only at launch: Tile IR's `for` needs it positive, which
                 # the checker decides at launch (obligation `loop-step-positive`)
                 self.features.add("loop-step")
-                step = self.scalar()
-                self.scalar_values[step.name] = [1, 2, 0, -1, 2**31 - 1]
-                stmts = [Loop(v, Lit(n), stmts, step=step)]
+                rstep = self.scalar()
+                self.scalar_values[rstep.name] = [1, 2, 0, -1, 2**31 - 1]
+                stmts = [Loop(v, Lit(n), stmts, step=rstep)]
             else:
                 stmts = [Loop(v, Lit(n), stmts)]
         body.extend(stmts)

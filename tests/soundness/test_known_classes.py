@@ -373,3 +373,26 @@ def test_new_loop_step_that_is_not_positive() -> None:
     assert what == "device-check", what
     what, _ = outcome(loop_with_carried_step, lambda: ((part(32, 8), 3), {}))
     assert what == "ran", what
+
+
+# -- a `for` counter that passes 2^31 - 1 --------------------------------------------------
+
+
+@cutile.entry
+def loop_counter_near_the_top(z: Mut[Tensor[i32, [16]]], x: Tensor[i32, [-1]], lo: i32,
+                              hi: i32, s: i32):
+    # The checker takes `j` in [lo, hi); the H200 stepped a 32-bit counter past 2^31 - 1,
+    # where it wrapped to a negative `j` still below `hi`, so `j - lo` left the tensor.
+    acc = full((16,), 0, i32)
+    for j in range(lo, hi, s):
+        acc += x.load_tile((16,), (j - lo,))
+    z.store(acc)
+
+
+def test_new_loop_counter_that_wraps() -> None:
+    top = 2**31
+    args = (part(16, 16), arange(64), top - 17, top - 16, 2**30 + 1)
+    what, detail = outcome(loop_counter_near_the_top, lambda: (args, {}))
+    assert what == "ran", (what, detail)     # once, over tile 0 (the lowering counts in i64)
+    z = loop_counter_near_the_top(*args).sync()[0]
+    assert z.unpartition().to_numpy().tolist() == list(range(16))

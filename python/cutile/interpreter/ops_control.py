@@ -55,6 +55,16 @@ def _for(m: Machine, op: Op, args: list[Any]) -> Any:
     lo, hi, st = (int(view(v, d)) for v in (lb, ub, step))
     if st <= 0:
         raise InterpreterError(f"`for` step must be positive, got {st}")
+    # The H200 steps the counter in its own width: past the type's top it wraps to a value
+    # still below the bound, and the loop goes on outside its range (measured with tileiras
+    # 13.5: `tests/gpu/test_loop_counter_gpu.py`). A loop whose last step passes the top is
+    # therefore a fault here, not the clean end a Python range would give.
+    count = len(range(lo, hi, st))
+    top = (1 << d.bits) - 1 if unsigned_cmp else (1 << (d.bits - 1)) - 1
+    if count and lo + count * st > top:
+        raise InterpreterError(
+            f"`for` counter passes the top of {d.name}: {lo + (count - 1) * st} + step {st} "
+            f"> {top}; the device's counter wraps and the loop runs outside [{lo}, {hi})")
     body = op.regions[0]
     for i in range(lo, hi, st):
         iv = freeze(wrap_int(np.array(i, dtype=np.int64), d))

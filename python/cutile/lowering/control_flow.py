@@ -10,9 +10,10 @@ differ become results of the structured op. The rules:
   branch alone, so its ops follow the `if` in the enclosing block.
 - A `for` over a range without `break` is Tile IR's `for` (`continue` included). A `for`
   with a `break` (or a `return` inside) and every `while` are a `loop`: the loop test is the
-  first thing in the body and leaves with `break`. A range's counter then runs in 64 bits
-  unless the step is 1, so `iv + step` never wraps past the bound (the checker assumes the
-  counter stays in `[start, stop)`).
+  first thing in the body and leaves with `break`. In both forms a range's counter runs in
+  64 bits unless the step is 1 or a constant stop and step keep it below 2^31, so
+  `iv + step` never wraps past the bound (the checker assumes the counter stays in
+  `[start, stop)`; the H200 wraps a 32-bit `for` counter and goes on).
 - A name assigned in a loop body and defined before the loop is carried (an argument of the
   body, a result of the op); a name first assigned inside is not visible after the loop,
   and neither is the loop variable of a `for`.
@@ -413,7 +414,12 @@ class ControlFlow:
                 zero = self.b.scalar_const(0, dt.i32)
                 self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
                                "range() step must be positive")
-        if counted and not unit:
+        if not unit and not _stays_in_i32(it):
+            # Tile IR steps a `for` counter in its own width, and on the H200 a 32-bit one
+            # that passes 2^31 - 1 wraps below the bound and the loop goes on (measured:
+            # tests/gpu/test_loop_counter_gpu.py); a counting `loop` adds the step itself.
+            # In 64 bits `iv + step` < 2^32 cannot wrap, so the loop variable stays in
+            # `[start, stop)`, as the checker assumes.
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
 
         def bind(iv: Value) -> None:
@@ -575,6 +581,16 @@ def _walk(stmts: list[K.Stmt], into_loops: bool = True) -> Iterator[K.Stmt]:
             yield from _walk(s.body, into_loops)
         elif isinstance(s, (K.For, K.While)) and into_loops:
             yield from _walk(s.body, into_loops)
+
+
+def _stays_in_i32(it: RangeV | MappedRangeV) -> bool:
+    """Whether a 32-bit counter surely never passes 2^31 - 1: the last value is below the
+    stop, so a constant stop and step with `stop - 1 + step` in range settle it."""
+    if not (isinstance(it, RangeV) and isinstance(it.stop, ConstV)
+            and isinstance(it.step, ConstV)):
+        return False
+    stop, step = it.stop.value, it.step.value
+    return isinstance(stop, int) and isinstance(step, int) and stop - 1 + step <= 2**31 - 1
 
 
 def _breaks(stmts: list[K.Stmt]) -> bool:
