@@ -140,6 +140,19 @@ def integers(q: Mut[Tensor[i32, ["B"]]], r: Mut[Tensor[i32, ["B"]]],
 
 
 @cutile.entry
+def shifts(shl: Mut[Tensor[i32, ["B"]]], shr: Mut[Tensor[i32, ["B"]]],
+           shl_c: Mut[Tensor[i32, ["B"]]], x: Tensor[i32, [-1]], s: Tensor[i32, [-1]],
+           B: Const[int]):
+    # amounts past the width and below 0 among them: what the device does there is what
+    # the interpreter must do
+    a = load_tile_like(x, shl)
+    n = load_tile_like(s, shl)
+    shl.store(a << n)
+    shr.store(a >> n)
+    shl_c.store(a << 33)
+
+
+@cutile.entry
 def rows(s: Mut[Tensor[f32, [1, "B"]]], m: Mut[Tensor[f32, [1, "B"]]],
          c: Mut[Tensor[f32, [1, "B"]]], x: Tensor[f32, [-1, -1]], B: Const[int]):
     t = load_tile_like(x, s)
@@ -162,7 +175,9 @@ def inputs(seed: int = 11) -> dict[str, np.ndarray]:
     yi[1] = -1
     xi[1] = np.iinfo(np.int32).min
     rows_x = (rng.standard_normal((8, 200)) * 10).astype(np.float32)
-    return {"x": x, "y": y, "xi": xi, "yi": yi, "rows": rows_x}
+    si = rng.integers(-3, 41, N).astype(np.int32)
+    si[:8] = [0, 1, 31, 32, 33, 63, -1, -2**31]
+    return {"x": x, "y": y, "xi": xi, "yi": yi, "rows": rows_x, "si": si}
 
 
 def _out(dtype: Any, shape: list[int], tile: list[int]) -> Any:
@@ -199,6 +214,9 @@ def run_all() -> dict[str, np.ndarray]:
     *outs, _, _ = integers(*(_out(d, [N], [TILE]) for d in (i32, i32, i32, f32)), xi,
                            yi).sync()
     keep(["floordiv_i", "mod_i", "bits_i", "itof"], tuple(outs))
+    si = api.from_numpy(v["si"])
+    *outs, _, _ = shifts(*(_out(i32, [N], [TILE]) for _ in range(3)), xi, si).sync()
+    keep(["shl_i", "shr_i", "shl_33_i"], tuple(outs))
     r = api.from_numpy(v["rows"])
     *outs, _ = rows(*(_out(f32, [8, 200], [1, 256]) for _ in range(3)), r).sync()
     keep(["row_sum", "row_max", "row_cumsum"], tuple(outs))
