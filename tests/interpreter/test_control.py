@@ -74,7 +74,7 @@ def test_for_unsigned_bounds_and_step() -> None:
 
 def test_for_counter_that_would_wrap_is_a_fault() -> None:
     # The H200 steps an i32 counter in 32 bits: 2^31 - 17 + (2^30 + 1) wraps negative,
-    # below the bound, and the loop ran four times (tests/gpu/test_loop_counter_gpu.py).
+    # below the bound, and the loop ran four times (tests/kernels/test_loop_step.py).
     # The interpreter does not quietly stop after one: it reports the counter.
     def build(b, ps):  # type: ignore[no-untyped-def]
         lo, hi, st = ps

@@ -6,7 +6,8 @@ it follows from the block ids and loop ranges, at launch where the step is launc
 else a device check before the loop, which `deny_in_kernel_checks` refuses (CT2008). The
 lowering emits exactly the check the checker named, and no other.
 
-Every launch here runs on the interpreter under the race and bounds detector."""
+Every launch here runs on the interpreter under the race and bounds detector, but for the
+`gpu` tests at the end, which ask the H200 what a loop counter near 2^31 does."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ rng = np.random.default_rng(7)
 
 
 @pytest.fixture(autouse=True)
-def _interpreted(interpreter: None) -> None:
-    """On the interpreter, whose detector sees every access (conftest.py)."""
+def _interpreted(request: pytest.FixtureRequest) -> None:
+    """On the interpreter, whose detector sees every access (conftest.py); the `gpu`
+    tests on the GPU."""
+    if "gpu" not in request.keywords:
+        request.getfixturevalue("interpreter")
 
 
 @cutile.entry
@@ -172,6 +176,7 @@ def test_deny_in_kernel_checks_allows_the_launch_check_and_refuses_the_device_on
     assert "`t > 0`" in str(info.value)
 
 
+
 @cutile.entry
 def count_iterations(z: Mut[Tensor[i32, [16]]], lo: i32, hi: i32, s: i32):
     c = 0
@@ -182,9 +187,35 @@ def count_iterations(z: Mut[Tensor[i32, [16]]], lo: i32, hi: i32, s: i32):
     z.store(full((16,), c * 1000 + (low < 0), i32))
 
 
-def test_the_counter_runs_over_the_range_without_wrapping() -> None:
-    # One iteration: a naive 32-bit `j += s` would wrap to a negative j below `hi` and
-    # run three more (tests/gpu/test_loop_counter_gpu.py asks the same of the GPU).
+@cutile.entry
+def count_iterations_constant_step(z: Mut[Tensor[i32, [16]]], lo: i32, hi: i32):
+    c = 0
+    low = 0
+    for j in range(lo, hi, 1073741825):
+        c += 1
+        low = min(low, j)
+    z.store(full((16,), c * 1000 + (low < 0), i32))
+
+
+# One iteration. A 32-bit counter stepped naively wraps 2^31 - 17 + (2^30 + 1) to a
+# negative value below `hi`: on the H200 (tileiras 13.5) such a loop ran four times, its
+# variable below 0, until the lowering counted it in 64 bits; the interpreter reports a
+# counter that would wrap as a fault.
+TOP = (2**31 - 17, 2**31 - 16)
+
+
+def _count(kernel: Any, *args: int) -> int:
     z = api.zeros([16], i32).partition([16])
-    out = count_iterations(z, 2**31 - 17, 2**31 - 16, 2**30 + 1).sync()[0]
-    assert int(out.unpartition().to_numpy()[0]) == 1000
+    return int(kernel(z, *args).sync()[0].unpartition().to_numpy()[0])
+
+
+def test_the_counter_runs_over_the_range_without_wrapping() -> None:
+    with cutile.check_races():
+        assert _count(count_iterations, *TOP, 2**30 + 1) == 1000
+        assert _count(count_iterations_constant_step, *TOP) == 1000
+
+
+@pytest.mark.gpu
+def test_the_h200_counter_runs_over_the_range_without_wrapping() -> None:
+    assert _count(count_iterations, *TOP, 2**30 + 1) == 1000
+    assert _count(count_iterations_constant_step, *TOP) == 1000

@@ -57,7 +57,7 @@ def _for(m: Machine, op: Op, args: list[Any]) -> Any:
         raise InterpreterError(f"`for` step must be positive, got {st}")
     # The H200 steps the counter in its own width: past the type's top it wraps to a value
     # still below the bound, and the loop goes on outside its range (measured with tileiras
-    # 13.5: `tests/gpu/test_loop_counter_gpu.py`). A loop whose last step passes the top is
+    # 13.5: `tests/kernels/test_loop_step.py`). A loop whose last step passes the top is
     # therefore a fault here, not the clean end a Python range would give.
     count = len(range(lo, hi, st))
     top = (1 << d.bits) - 1 if unsigned_cmp else (1 << (d.bits - 1)) - 1

@@ -417,7 +417,7 @@ class ControlFlow:
         if not unit and not _stays_in_i32(it):
             # Tile IR steps a `for` counter in its own width, and on the H200 a 32-bit one
             # that passes 2^31 - 1 wraps below the bound and the loop goes on (measured:
-            # tests/gpu/test_loop_counter_gpu.py); a counting `loop` adds the step itself.
+            # tests/kernels/test_loop_step.py); a counting `loop` adds the step itself.
             # In 64 bits `iv + step` < 2^32 cannot wrap, so the loop variable stays in
             # `[start, stop)`, as the checker assumes.
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
