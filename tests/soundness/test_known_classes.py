@@ -19,12 +19,16 @@ from cutile.core import (
     Mut,
     Tensor,
     block_id,
+    f32,
     full,
+    i8,
     i32,
     i64,
     load_tile_like,
     num_blocks,
     num_tiles,
+    u8,
+    u32,
 )
 
 from .harness import assert_sound, outcome
@@ -396,3 +400,76 @@ def test_new_loop_counter_that_wraps() -> None:
     assert what == "ran", (what, detail)     # once, over tile 0 (the lowering counts in i64)
     z = loop_counter_near_the_top(*args).sync()[0]
     assert z.unpartition().to_numpy().tolist() == list(range(16))
+
+
+# -- integers narrower than 32 bits, unsigned, or of a type the checker does not know ------
+# (an adversarial review, 2026-12-01). The checker read every value it did not follow as a
+# 32-bit integer and cancelled `(w + 200) + 100 - w` to 300; the device computes a `u8` in
+# 8 bits (44). Now every operation with such an operand is a value the checker does not
+# follow either, so indices built from them are checked on the device or not proved.
+
+
+@cutile.entry
+def u8_cancelled(z: Mut[Tensor[i32, [4]]], s: u8):
+    w = max(min(s + 0, 100), 0)
+    c = (w + 200) + 100 - w            # u8 on the device: 44, not 300
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(min(b, num_blocks(0) + c - 301),))
+
+
+@cutile.entry
+def i8_merged(z: Mut[Tensor[i32, [4]]], t: i8):
+    v = t
+    if t > 0:
+        v = t + 1                      # the merge of two i8 values is an i8
+    c = (v + 100) + 100 - v            # i8 on the device: -56, not 200
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(min(b, num_blocks(0) + c - 201),))
+
+
+@cutile.entry
+def i8_folded(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [-1]], s: i8):
+    # `s * 0` folded to the constant 0 and lost its type: + 100 + 100 wraps in i8 to -56
+    z.store(x.load_tile((16,), ((s * 0 + 100) + 100 + block_id(0),)))
+
+
+@cutile.entry
+def i8_tile_value(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]], y: Tensor[i8, [-1]]):
+    w = max(min(y.load_tile((1,), (0,)).item(), 10), 0)
+    c = (w + 100) + 100 - w            # i8 on the device: -56, not 200
+    z.store(x.load_tile((4,), (min(block_id(0), c - 1 + num_blocks(0) - 200),)))
+
+
+@cutile.entry
+def u32_difference(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]], s: u32):
+    w = s + 0
+    e = (w - 1) - w                    # u32 on the device: 2**32 - 1, not -1
+    z.store(x.load_tile((4,), (block_id(0) + (e // 2 + 1),)))
+
+
+@cutile.entry
+def int_of_i64(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, [-1]], s: i64):
+    d = max(min(int(s), 0), -10)       # int() is the value in i32: 2**32 - 5 is -5
+    z.store(x.load_tile((4,), (block_id(0) + d,)))
+
+
+def test_new_narrow_integers_in_an_index() -> None:
+    # stores whose index the narrow value moves: not proved
+    for k in (u8_cancelled, i8_merged):
+        what, detail = outcome(k, lambda: ((part(4 * 300, 4), 0), {}))
+        assert what == "rejected", (k.name, what, detail)
+    # loads: the bound is checked on the device, where the value is what the device made
+    xs = api.from_numpy(np.arange(16 * 300, dtype=np.float32))
+    what, _ = outcome(i8_folded, lambda: ((api.zeros([16], f32).partition([16]), xs, 5), {}))
+    assert what == "device-check", what
+    y = api.from_numpy(np.array([3], np.int8))
+    what, _ = outcome(i8_tile_value, lambda: ((part(4 * 8, 4), arange(4 * 8), y), {}))
+    assert what == "device-check", what
+    what, _ = outcome(u32_difference, lambda: ((part(4 * 8, 4), arange(4 * 8), 7), {}))
+    assert what == "device-check", what
+    for k in (i8_folded, i8_tile_value, u32_difference):
+        assert any(o.discharged == "device" for o in k.check_report()), k.name
+    # int() of an i64 that does not fit i32: refused at launch
+    what, _ = outcome(int_of_i64, lambda: ((part(4 * 30, 4), arange(4 * 120), 2**32 - 5), {}))
+    assert what == "refused CT6200", what
+    assert_sound(int_of_i64, lambda: ((part(4 * 30, 4), arange(4 * 120), 3), {}))

@@ -85,6 +85,12 @@ pub struct Checker<'d> {
     /// persistent root, whose blocks own the tiles the schedule mints.
     own_uses: Vec<(usize, Span, &'static str)>,
     opaque_ids: HashMap<(u32, u32), u32>,
+    /// Opaque values whose device type the checker does not know (a value of a tile, a
+    /// merge, a `u8`): possibly narrower than 32 bits or unsigned, so arithmetic on them
+    /// is not the arithmetic of `i32`/`i64` (`Checker::narrow`).
+    pub narrow_ids: HashSet<u32>,
+    /// `i8`/`i16` scalar parameters: exact values, but arithmetic on them wraps narrow.
+    pub narrow_scalars: HashSet<String>,
     /// Device results that may have wrapped: opaque id -> (the exact value, its width).
     wraps: HashMap<u32, (Poly, u8)>,
     next_opaque: u32,
@@ -253,6 +259,14 @@ impl<'d> Checker<'d> {
             own_uses: Vec::new(),
             wraps: HashMap::new(),
             opaque_ids: HashMap::new(),
+            narrow_ids: HashSet::new(),
+            narrow_scalars: entry
+                .params
+                .iter()
+                .filter(|p| p.kind == ParamKind::Scalar)
+                .filter(|p| int_bits(p.dtype.as_deref()).is_some_and(|b| b < 32))
+                .map(|p| p.name.clone())
+                .collect(),
             next_opaque: 0,
             var_ids: HashMap::new(),
             var_names: Vec::new(),

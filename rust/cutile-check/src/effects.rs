@@ -17,6 +17,9 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
     let (Val::Int(a), Val::Int(b)) = (l, r) else {
         return c.fresh_opaque();
     };
+    if c.narrow(l) || c.narrow(r) {
+        return c.fresh_opaque();
+    }
     let bits = c.width_of(a).max(c.width_of(b));
     let exact = match exact_arith(op, a, b) {
         Some(p) => p,
@@ -444,6 +447,8 @@ pub fn call<'d>(
         (None, "block_id") => grid_query(c, &a, |k| Poly::atom(Atom::BlockId(k)), Poly::zero()),
         (None, "num_blocks") => grid_query(c, &a, |k| Poly::atom(Atom::Grid(k)), Poly::c(1)),
         (None, "num_tiles") => num_tiles(c, &a),
+        // An operation on a narrow value is computed in its type (`Checker::narrow`).
+        (_, _) if narrow_operands(c, builtin, func, &a) => c.fresh_opaque(),
         (None, "cdiv") => match (a.int("a"), a.int("b")) {
             (Some(x), Some(y)) => Val::Int(x.cdiv(&y)),
             _ => c.fresh_opaque(),
@@ -481,8 +486,9 @@ pub fn call<'d>(
                 _ => c.fresh_opaque(),
             }
         }
+        // `int(x)` is the value in `i32`: an `i64` is truncated.
         (Some("int"), _) => match a.int("x") {
-            Some(p) => Val::Int(p),
+            Some(p) => Val::Int(c.wrap(p, INDEX_BITS)),
             None => c.fresh_opaque(),
         },
         // `print(...)` and the `format(value, spec)` pieces of an f-string read their
@@ -507,6 +513,16 @@ pub fn call<'d>(
             c.fresh_opaque()
         }
     }
+}
+
+/// The integer operations the provers follow (`cdiv`, `minimum`/`maximum`, `min`/`max`,
+/// `int`), given an operand that is narrow (`Checker::narrow`).
+fn narrow_operands(c: &Checker<'_>, builtin: Option<&str>, func: &str, a: &Args<'_>) -> bool {
+    let follows = matches!(
+        (builtin, func),
+        (None, "cdiv" | "minimum" | "maximum") | (Some("min" | "max" | "int"), _)
+    );
+    follows && a.all().any(|(_, v)| c.narrow(v))
 }
 
 /// Certainly an integer (not a tile): built only from integer atoms. Opaque values stand for

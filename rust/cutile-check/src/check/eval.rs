@@ -200,6 +200,7 @@ impl<'d> Checker<'d> {
                 let v = self.eval(operand, st);
                 self.no_mut(&v, operand);
                 match (op, v) {
+                    (_, v) if self.narrow(&v) => self.fresh_opaque(),
                     (cutile_kast::UnaryOp::Neg, Val::Int(p)) => {
                         let w = self.width_of(&p);
                         Val::Int(self.wrap(p.scale(-1), w))

@@ -4,9 +4,31 @@
 use super::*;
 
 impl<'d> Checker<'d> {
+    /// A device value the checker does not follow. Its type is not known (a tile's value,
+    /// a `u8`, an `i16` sum), so it counts as narrow: arithmetic on it is not followed
+    /// either (`Checker::narrow`).
     pub fn fresh_opaque(&mut self) -> Val {
         self.next_opaque += 1;
+        self.narrow_ids.insert(self.next_opaque);
         Val::Int(Poly::atom(Atom::Opaque(self.next_opaque)))
+    }
+
+    /// Does `v` hold an integer of a type narrower than 32 bits or unsigned, or of a type
+    /// the checker does not know? Such a value wraps (or compares, or widens) unlike the
+    /// polynomial over the integers modulo 2^32 that the provers reason in: `u8` 100 + 200
+    /// is 44 on the device, and `(w + 200) - w` is not 200. So every operation with such an
+    /// operand gives a fresh opaque value, which keeps the narrowness (the operation's
+    /// type is at most as wide as its widest operand's, and may be unsigned).
+    pub fn narrow(&self, v: &Val) -> bool {
+        match v {
+            Val::Int(p) => p.any_atom(&|a| match a {
+                Atom::Opaque(id) => self.narrow_ids.contains(id),
+                Atom::Scalar(n) => self.narrow_scalars.contains(n),
+                _ => false,
+            }),
+            Val::Tuple(vs) => vs.iter().any(|x| self.narrow(x)),
+            _ => false,
+        }
     }
 
     /// A deterministic opaque value for variable `var` merged at node `at` (so loop joins
@@ -18,6 +40,9 @@ impl<'d> Checker<'d> {
             None => {
                 self.next_opaque += 1;
                 self.opaque_ids.insert(key, self.next_opaque);
+                // A merge of a name's values: the checker does not track the name's type
+                // (an `i8` carried round a loop stays `i8`), so the merge counts as narrow.
+                self.narrow_ids.insert(self.next_opaque);
                 self.next_opaque
             }
         };
