@@ -515,13 +515,12 @@ pub fn call<'d>(
     }
 }
 
-/// The integer operations the provers follow (`cdiv`, `minimum`/`maximum`, `min`/`max`,
-/// `int`), given an operand that is narrow (`Checker::narrow`).
+/// `cdiv` or `int` with a narrow operand (`Checker::narrow`): `cdiv` adds in the operand's
+/// type, which may wrap, and `int` of a `u32` past 2^31 - 1 is negative. (`min`/`max`
+/// compare values and never wrap: a Python int operand must fit the type (CT3052), and a
+/// wider operand promotes both. Their result stays narrow through the atom inside.)
 fn narrow_operands(c: &Checker<'_>, builtin: Option<&str>, func: &str, a: &Args<'_>) -> bool {
-    let follows = matches!(
-        (builtin, func),
-        (None, "cdiv" | "minimum" | "maximum") | (Some("min" | "max" | "int"), _)
-    );
+    let follows = matches!((builtin, func), (None, "cdiv") | (Some("int"), _));
     follows && a.all().any(|(_, v)| c.narrow(v))
 }
 
