@@ -15,7 +15,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT0002": "a name that is not defined in the kernel's scope",
     "CT0003": "a missing, plain-Python or unknown parameter annotation, or a default value",
     "CT0004": "the kernel's source text cannot be read",
-    "CT0005": "a tensor shape names something that is not a `Const` parameter",
+    "CT0005": "a tensor shape names something that is not a `Const[int]` parameter",
     "CT0006": "a global of a type kernels cannot use, or an operation used as a value",
     "CT0007": "a call of host code (a Python function, numpy, math) or of a kernel",
     "CT0010": "a DSL operation or device function called outside a kernel",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import cutile
-from cutile.core import Const, Mut, Tensor, exp, f16, f32, i32, load_tile_like
+from cutile.core import Atomic, Const, Mut, Tensor, block_id, exp, f16, f32, i32, load_tile_like
 
 SCALE = 3
 
@@ -138,6 +138,23 @@ def test_missing_annotation_and_unknown_const_name() -> None:
         cutile.entry(f2).check()
     assert info.value.codes == ["CT0005"]
     assert "`Q`" in str(info.value)
+
+
+def test_a_shape_named_by_a_float_or_bool_const_is_refused() -> None:
+    # The checker reads the name as the extent, but only an int `Const` is matched against
+    # the tensor at launch: `Tensor[i32, ["S"]]` with `S: Const[float]` once read past a
+    # 4-element input given S=16.0 (an adversarial review, 2026-12-01).
+    def f(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, ["S"]], S: Const[float]):  # type: ignore[no-untyped-def]
+        z.store(x.load_tile((4,), (block_id(0),)))
+
+    def g(a: Atomic[Tensor[i32, ["S"]]], S: Const[bool]):  # type: ignore[no-untyped-def]
+        pass
+
+    for k in (f, g):
+        with pytest.raises(cutile.KernelCheckError) as info:
+            cutile.entry(k).check()
+        assert info.value.codes == ["CT0005"]
+        assert "a size is a `Const[int]`" in str(info.value)
 
 
 def test_plain_int_annotation_suggests_const_or_dtype() -> None:

@@ -130,3 +130,20 @@ def test_grids_past_cudas_limits_are_refused_before_anything_runs(shape: list[in
     op = fill3d(api.zeros(at_limit, i8).partition([1, 1, 1]))
     assert op.grid == tuple(at_limit)
     op._give_back()
+
+
+@cutile.entry
+def first_tile(z: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    z.store(x.load_tile((4,), (0,)))
+
+
+@pytest.mark.parametrize("step", [2**31, 2**32 + 1])
+def test_a_stride_past_i32_on_an_extent_1_axis_is_passed_in_i64(step: int) -> None:
+    # The axis spans nothing, but its stride is still passed: in i32 it wrapped (the
+    # interpreter faulted; the GPU packing raised an untyped struct.error).
+    data = np.arange(8, dtype=np.float32) + 5
+    view = api.from_numpy(data)[0:1:step]
+    assert view.shape == (1,)
+    with cutile.check_races():
+        z = first_tile(api.zeros([4], f32).partition([4]), view).sync()[0]
+    assert z.unpartition().to_numpy().tolist()[0] == 5.0

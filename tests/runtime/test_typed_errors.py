@@ -118,6 +118,7 @@ def test_tensor_builders_still_take_what_they_took() -> None:
     (saxpy, np.float64(-1e39), "`a` = -1e39 overflows `f32`"),
     (saxpy, 10**40, "is an int past 64 bits, which an `f32` parameter does not take"),
     (shift, 70000.0, "`a` = 70000.0 overflows `f16`"),
+    (shift, 100000, "`a` = 100000.0 overflows `f16`"),  # an int too (it once ran as inf)
 ])
 def test_a_scalar_that_overflows_to_infinity_is_refused(kernel: cutile.EntryKernel,
                                                         value: Any, needle: str) -> None:

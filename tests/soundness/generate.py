@@ -22,6 +22,7 @@ import math
 from .draw import Draw
 from .indices import JOINT, TEMPLATES, IndexGen, int_value, spell
 from .model import (
+    BITS,
     Bin,
     Call,
     Cmp,
@@ -36,6 +37,7 @@ from .model import (
     ScalarRef,
     ShapeOf,
     Var,
+    wrap_int,
 )
 from .program import (
     Alias,
@@ -105,9 +107,12 @@ class Gen(IndexGen):
 
     def scalar(self) -> ScalarRef:
         name = f"s{len(self.scalars)}"
-        self.scalars[name] = self.d.weighted([("i32", 85), ("i64", 15)])
+        self.scalars[name] = self.d.weighted([("i32", 78), ("i64", 14), ("i8", 4), ("i16", 4)])
         if self.scalars[name] == "i64":
             self.features.add("i64-scalar")
+        if self.scalars[name] in ("i8", "i16"):
+            # arithmetic wraps in 8 or 16 bits, which the checker does not follow
+            self.features.add("narrow-scalar")
         return ScalarRef(name)
 
     def number(self, v: int | None = None) -> Expr:
@@ -728,7 +733,10 @@ class Gen(IndexGen):
         scalars = {}
         for name in self.scalars:
             vals = self.scalar_values.get(name) or [int_value(d)]
-            scalars[name] = d.pick(vals) if d.chance(0.8) else int_value(d)
+            value = d.pick(vals) if d.chance(0.8) else int_value(d)
+            bits = BITS[self.scalars[name]]
+            scalars[name] = wrap_int(value, bits) if bits < 32 else value  # the launcher
+            # refuses an i8 or i16 that does not fit, before anything the model sees
         persistent = None
         if "persistent" in self.features:
             tiles_n = 1

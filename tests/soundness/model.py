@@ -7,8 +7,9 @@ independently so that a disagreement with the checker *or* the compiler shows up
 - literals and `Const` parameters are compile-time values; an operation on two of them is
   folded exactly (unbounded Python integers, Python's `//` and `%`);
 - everything that depends on a block id, a grid size, a dynamic extent or a runtime scalar is
-  a device integer (`i32`, or `i64` for `i64` scalars) and every operation on it wraps
-  (two's complement); a compile-time operand is converted to the device type first, and
+  a device integer (`i32`, or the scalar's own `i8`/`i16`/`i64`; two of them compute in
+  the wider type) and every operation on it wraps in that type (two's complement; an `i8`
+  computes in 8 bits); a compile-time operand is converted to the device type first, and
   one that does not fit it does not compile (CT3052, as the checker and the lowering say);
 - `//` floors and `%` takes the divisor's sign (Python semantics, as the DSL documents);
   a zero divisor reads as 1 (`x // 0 == x`, `x % 0 == 0`), as the lowering defines it;
@@ -28,7 +29,7 @@ import numpy as np
 
 Array = np.ndarray
 
-BITS = {"i32": 32, "i64": 64}
+BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}
 
 
 def wrap_int(v: int, bits: int) -> int:
@@ -252,7 +253,7 @@ def dev_fns(e: Expr) -> list[DevFn]:
 @dataclass
 class Val:
     v: int | Array
-    kind: str  # "c" | "i32" | "i64"
+    kind: str  # "c" | "i8" | "i16" | "i32" | "i64"
 
 
 class ModelCompileError(Exception):

@@ -15,7 +15,7 @@ from .model import Cmp, DevCall, DevFn, Expr, Var, dev_fns, render, render_cond,
 
 HEADER = (
     "import cutile\n"
-    "from cutile.core import (Const, Mut, Tensor, block_id, cdiv, full, i32, i64,\n"
+    "from cutile.core import (Const, Mut, Tensor, block_id, cdiv, full, i8, i16, i32, i64,\n"
     "                         load_tile_like, num_blocks, num_tiles)\n"
 )
 

@@ -73,8 +73,9 @@ TEXTS: dict[str, str] = {
     """,
     "CT0005": """
         A tensor annotation names a dimension (`Tensor[f32, ["B"]]`) that is not a
-        `Const` parameter of the kernel. Names in shapes bind `Const` values: the launch
-        infers them from the arguments' shapes, and they must be declared.
+        `Const[int]` parameter of the kernel. Names in shapes bind `Const` values: the
+        launch infers them from the arguments' shapes (or checks them against the shapes),
+        and they must be declared as ints; a `Const[float]` or `Const[bool]` is refused.
 
         Example:
 

@@ -69,7 +69,7 @@ def read_params(fn: Callable[..., Any], src: CapturedSource, kind: str) -> list[
                 "this annotation",
             ) from None
         params.append(_param_of(name, spec, span, ann_span, kind))
-    consts = {p.name for p in params if p.kind == "const"}
+    consts = {p.name: p.dtype for p in params if p.kind == "const"}
     for q in params:
         for d in q.shape or []:
             if isinstance(d, str) and d not in consts:
@@ -77,6 +77,14 @@ def read_params(fn: Callable[..., Any], src: CapturedSource, kind: str) -> list[
                     "CT0005", f"shape of `{q.name}` names `{d}`, which is not a `Const` parameter",
                     q.span, f"`{d}` unknown",
                     help=f"add a parameter `{d}: Const[int]`, or write the size as an int",
+                )
+            if isinstance(d, str) and consts[d] != "int":
+                # the checker reads the name as the extent; only an int is matched against
+                # the tensor at launch
+                raise fail(
+                    "CT0005", f"shape of `{q.name}` names `{d}`, a `Const[{consts[d]}]`; a size "
+                    "is a `Const[int]`", q.span, f"`{d}` is not an int",
+                    help=f"declare `{d}: Const[int]`",
                 )
     return params
 

@@ -355,7 +355,31 @@ impl LaunchPlan {
                                         None,
                                     ))
                                 }
-                                _ => {}
+                                // A size named by a float or bool `Const` would never be
+                                // matched against the tensor, while the checker reads it as
+                                // the extent (the frontend refuses it, CT0005): refuse.
+                                Dim::Const(c) => {
+                                    return Err(launch_err(
+                                        "CT6105",
+                                        format!(
+                                            "`{}` is sized on axis {axis} by `{}`, which is not \
+                                             an int `Const`",
+                                            p.name, self.consts[c].name
+                                        ),
+                                        None,
+                                    ))
+                                }
+                                Dim::Unknown => {
+                                    return Err(launch_err(
+                                        "CT6105",
+                                        format!(
+                                            "`{}` is sized on axis {axis} by a name that is no \
+                                             `Const` parameter",
+                                            p.name
+                                        ),
+                                        None,
+                                    ))
+                                }
                             }
                         }
                         wide |= d.wide;
@@ -520,30 +544,9 @@ impl LaunchPlan {
                 None,
             )),
             (_, Arg::Other) if !last_word => Err(Refusal::Slow("scalar")),
-            (Some(ElemClass::Float), Arg::Float(f)) => {
-                // A finite value that rounds to infinity in the parameter's type is lost.
-                let overflows = f.is_finite()
-                    && match dname {
-                        "f16" => f.abs() >= 65520.0,
-                        "f32" | "tf32" | "bf16" => (f as f32).is_infinite(),
-                        _ => false,
-                    };
-                if overflows {
-                    return Err(launch_err(
-                        "CT6102",
-                        format!(
-                            "`{}` = {f:?} overflows `{dname}` (it would be infinite)",
-                            p.name
-                        ),
-                        Some(format!(
-                            "pass a value within `{dname}`'s range, or declare the parameter \
-                             with a wider float type"
-                        )),
-                    ));
-                }
-                Ok(Value::Float(f))
-            }
-            (Some(ElemClass::Float), Arg::Int(v)) => Ok(Value::Float(v as f64)),
+            (Some(ElemClass::Float), Arg::Float(f)) => float_value(&p.name, dname, f),
+            // an int too: `f16` 100000 would be infinite
+            (Some(ElemClass::Float), Arg::Int(v)) => float_value(&p.name, dname, v as f64),
             (Some(ElemClass::Float), Arg::Other) => {
                 // An int past 64 bits is still a number: say so, not "expects a number".
                 let got = describe();
@@ -661,4 +664,26 @@ fn list(s: &[i64]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// A float scalar's value; a finite value that rounds to infinity in the parameter's type
+/// is lost, so it is refused.
+fn float_value(name: &str, dname: &str, f: f64) -> Result<Value, Refusal> {
+    let overflows = f.is_finite()
+        && match dname {
+            "f16" => f.abs() >= 65520.0,
+            "f32" | "tf32" | "bf16" => (f as f32).is_infinite(),
+            _ => false,
+        };
+    if overflows {
+        return Err(launch_err(
+            "CT6102",
+            format!("`{name}` = {f:?} overflows `{dname}` (it would be infinite)"),
+            Some(format!(
+                "pass a value within `{dname}`'s range, or declare the parameter with a wider \
+                 float type"
+            )),
+        ));
+    }
+    Ok(Value::Float(f))
 }

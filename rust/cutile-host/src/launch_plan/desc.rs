@@ -266,7 +266,14 @@ impl TensorDesc {
         let extent: i128 = pairs
             .map(|(s, d)| i128::from(*s).abs() * i128::from((d - 1).max(0)))
             .sum();
-        let wide = extent > INT32_LIMIT || view.shape.iter().any(|d| i128::from(*d) > INT32_LIMIT);
+        // Every shape and stride is passed in the index type: one past i32 (a stride of 2^31
+        // on an axis of extent 1 spans nothing, but is still passed) needs i64.
+        let wide = extent > INT32_LIMIT
+            || view.shape.iter().any(|d| i128::from(*d) > INT32_LIMIT)
+            || view
+                .strides
+                .iter()
+                .any(|s| i128::from(*s).abs() > INT32_LIMIT);
         let facts = Facts {
             align16: view.address.is_multiple_of(16),
             last_stride_one: rank > 0 && (view.strides[rank - 1] == 1 || view.shape[rank - 1] == 1),

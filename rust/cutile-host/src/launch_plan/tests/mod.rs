@@ -169,6 +169,14 @@ fn descriptor_facts_and_span() {
     })
     .unwrap();
     assert!(wide.wide);
+    // a stride past i32 on an axis of extent 1 spans nothing but is still passed
+    let one = TensorDesc::new(View {
+        shape: vec![1, 2],
+        strides: vec![1 << 31, 1],
+        ..d.view.clone()
+    })
+    .unwrap();
+    assert!(one.wide);
     assert!(TensorDesc::new(View {
         strides: vec![],
         ..d.view.clone()
@@ -748,4 +756,25 @@ fn word_hasher_separates_keys() {
     assert_eq!(hashes.len(), keys.len());
     assert_eq!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[1i64, 2][..]));
     assert_ne!(b.hash_one(&[1i64, 2][..]), b.hash_one(&[2i64, 1][..]));
+}
+
+#[test]
+fn a_shape_named_by_a_float_const_is_refused() {
+    // The checker reads `S` as the extent of `x`; a float `Const` is never matched against
+    // the tensor, so the launch must not go on (the frontend refuses such a kernel too).
+    let specs = [
+        param("z", "mut_tensor", "i32", &[DimSpec::Int(4)]),
+        param("x", "tensor", "i32", &[n("S")]),
+    ];
+    let plan = plan_of(&specs, &[("S".into(), ConstType::Float)], &[], vec![], 132);
+    let z = view(1, &[16], Some(&[4]), "i32");
+    let x = view(2, &[4], None, "i32");
+    let args = [Arg::Handle(&z), Arg::Handle(&x)];
+    match plan.bind(&args, &[Some(Value::Float(16.0))]) {
+        Err(Refusal::Refused(e)) => {
+            assert_eq!(e.code, "CT6105");
+            assert!(e.message.contains("not an int `Const`"), "{}", e.message);
+        }
+        other => panic!("{other:?}"),
+    }
 }
