@@ -283,3 +283,42 @@ def test_replays_can_be_awaited() -> None:
     r = g.replay()
     assert r.done() and "done" in repr(r)
     g.wait()
+
+
+def test_a_replay_does_not_write_memory_another_library_may_see() -> None:
+    # An adversarial review (2026-12-01): the copy-in of a replay wrote an input that was
+    # exported (numpy saw 7.0 appear), or an input imported shared (the user's own array).
+    x = api.from_numpy(_rand(1))
+    exported = np.from_dlpack(x)
+    before = exported.copy()
+    g = cutile.graph(axpb(api.zeros([N], f32).partition([128]), x, 2.0))
+    with pytest.raises(cutile.BorrowError) as info:
+        g.replay(None, np.full(N, 7.0, np.float32))
+    assert info.value.code == "CT5041"
+    np.testing.assert_array_equal(exported, before)
+    del exported          # the export ends: the replay may write again
+    g.replay(None, np.full(N, 7.0, np.float32)).wait()
+    _close(g.read(0), np.full(N, 15.0, np.float32))
+
+    mine = _rand(2)
+    g = cutile.graph(axpb(api.zeros([N], f32).partition([128]), mine, 2.0))  # imported shared
+    with pytest.raises(cutile.BorrowError) as info:
+        g.replay(None, np.full(N, 7.0, np.float32))
+    assert info.value.code == "CT5040"
+    np.testing.assert_array_equal(mine, _rand(2))
+
+
+def test_a_replay_does_not_write_an_output_exported_since_the_capture() -> None:
+    def capture(x: api.Tensor, z: api.Partition) -> Any:
+        z, x, _ = axpb(z, x, 2.0).sync()
+        kept.append(z.unpartition())
+        return z
+
+    kept: list[Any] = []
+    g = cutile.graph(capture, api.from_numpy(_rand(3)), api.zeros([N], f32).partition([128]))
+    seen = np.from_dlpack(kept[0])
+    with pytest.raises(cutile.BorrowError) as info:
+        g.replay()
+    assert info.value.code == "CT5041"
+    del seen
+    g.replay().wait()

@@ -105,3 +105,16 @@ def test_a_launch_is_one_driver_call_and_cross_stream_work_one_event(rt: Any) ->
     made = dict(c.made)
     assert made.pop("cuStreamSynchronize") >= 1
     assert made == {"cuLaunchKernel": 2, "cuEventRecord": 1, "cuStreamWaitEvent": 1}
+
+
+def test_a_writable_export_waits_for_pending_readers_on_other_streams(rt: Any) -> None:
+    # An adversarial review (2026-12-01): the export waited for pending writers only, so a
+    # consumer could write `x` while a kernel on another stream still read it.
+    s1 = streams.pool()[1]
+    x, y = api.empty([1024], f32), api.empty([1024], f32)
+    add(api.empty([1024], f32).partition([256]), x, y).submit(s1)  # handed back, unwaited
+    lo, hi = x._span_bytes()
+    assert rt.conflicts(x._storage, lo, hi, True)       # a pending reader of x
+    cap = x.__dlpack__(stream=-1, max_version=(1, 0))
+    assert not rt.conflicts(x._storage, lo, hi, True)   # it finished before the hand-over
+    del cap

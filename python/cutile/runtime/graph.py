@@ -208,6 +208,7 @@ class Graph:
         with self._lock:
             self._check_alive("replay")
             copies = self._copy_plan(inputs)
+            self._refuse_foreign_writes([dst._storage for dst, _ in copies])
             slot = self._stream.slot
             with streams.on_slot(slot):
                 for dst, src in copies:
@@ -221,6 +222,25 @@ class Graph:
                 for runnable, grid, names, values in self._records:
                     _interpret(runnable, grid, names, values)
             return Replay(self.name, slot, seq)
+
+    def _refuse_foreign_writes(self, copied: list[int]) -> None:
+        """A replay writes the bytes its copy-ins fill and every range the capture wrote.
+        Memory another library may see is not cutile's to write: imported shared (CT5040),
+        or exported since the capture (CT5041, a view kept and exported later)."""
+        written = {storage for storage, _, _, write in self._accesses.tuples() if write}
+        for storage in [*copied, *sorted(written)]:
+            shared, exports = registry().storage_sharing(storage)
+            if shared:
+                raise _refuse("CT5040", f"cannot replay {self.name}: it writes memory of "
+                              "another library imported shared, which cutile only reads",
+                              "copy the input into a cutile tensor (`api.from_numpy`, "
+                              "`api.empty`) and capture with that one")
+            if exports:
+                raise _refuse("CT5041", f"cannot replay {self.name}: it writes memory "
+                              f"exported to another library ({exports} live export"
+                              f"{'' if exports == 1 else 's'}), which may still read it",
+                              "drop the other library's tensor first, or export a copy "
+                              "(`__dlpack__(copy=True)`)")
 
     def _copy_plan(self, inputs: tuple[Any, ...]) -> list[tuple[_Handle, Any]]:
         """Check every replay input against the graph's (CT5064) before copying any."""

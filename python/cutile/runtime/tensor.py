@@ -107,6 +107,12 @@ class _Handle(_native.HandleMeta):
         storage, lo, hi = self._ledger_range()
         ledger().host_access(storage, lo, hi, False)
 
+    def _ensure_no_pending_access(self) -> None:
+        """A host write (or a hand-over to a consumer that may write) must not race pending
+        work that reads the bytes either: wait for every reader and writer on a stream."""
+        storage, lo, hi = self._ledger_range()
+        ledger().host_access(storage, lo, hi, True)
+
     def _to_numpy(self) -> np.ndarray:
         lo, hi = self._span_bytes()
         raw = self._alloc.read(lo, hi - lo)

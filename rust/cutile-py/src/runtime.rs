@@ -284,12 +284,26 @@ impl Runtime {
         if self.is_pool_slot(slot) {
             return Err(PyValueError::new_err("the pool's streams stay open"));
         }
-        let seq = self.run(py, || Ok(self.lock()?.flight.clocks.enqueued(slot)))?;
-        self.run(py, || self.wait_for(py, slot, seq))?;
-        self.run(py, || {
-            self.lock()?.flight.retire(slot);
-            Ok(())
-        })
+        // Retire only what the wait covered: work another thread enqueues on the slot while
+        // this one waits (without the lock) is waited for in another round, or it would be
+        // marked complete while it may still run.
+        let mut seq = self.run(py, || Ok(self.lock()?.flight.clocks.enqueued(slot)))?;
+        loop {
+            self.run(py, || self.wait_for(py, slot, seq))?;
+            let retired = self.run(py, || {
+                let mut st = self.lock()?;
+                let now = st.flight.clocks.enqueued(slot);
+                if now != seq {
+                    return Ok(Some(now));
+                }
+                st.flight.retire(slot);
+                Ok(None)
+            })?;
+            match retired {
+                None => return Ok(()),
+                Some(now) => seq = now,
+            }
+        }
     }
 
     /// `(CUstream handle, name, open, device)` of a slot.

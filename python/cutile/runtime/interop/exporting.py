@@ -69,7 +69,14 @@ class _Export:
 
 def _check_exportable(t: Tensor, what: str) -> None:
     t._ensure_live(what)  # CT5001 (moved into an op), CT5002, CT5009
-    t._ensure_no_pending_writer()  # waits for pending writers (CT5060 / CT5008 refuse)
+    shared, _ = registry().storage_sharing(t._storage)
+    if shared:
+        # a read-only export: pending readers may go on (CT5060 / CT5008 refuse)
+        t._ensure_no_pending_writer()
+    else:
+        # a writable export: the consumer's writes are ordered after nothing of cutile's
+        # on other streams, so every pending reader finishes first too
+        t._ensure_no_pending_access()
 
 
 def _refuse(message: str, hint: str) -> InteropError:
