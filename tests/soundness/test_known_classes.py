@@ -473,3 +473,58 @@ def test_new_narrow_integers_in_an_index() -> None:
     what, _ = outcome(int_of_i64, lambda: ((part(4 * 30, 4), arange(4 * 120), 2**32 - 5), {}))
     assert what == "refused CT6200", what
     assert_sound(int_of_i64, lambda: ((part(4 * 30, 4), arange(4 * 120), 3), {}))
+
+
+# -- the two readers of one kernel (an adversarial review, 2026-12-01) ----------------------
+# The compiler folds any constant `if` test (`if 0:`, `if C == 2:`) to one branch, which the
+# checker did not: a name bound to different tensors on the two branches was followed as
+# the first branch's, and the compiler kept the other. And the checker stopped following
+# device calls 32 deep while the compiler inlined them 33 deep.
+
+
+@cutile.entry
+def outputs_chosen_by_a_constant_test(z1: Mut[Tensor[i32, [4]]], z2: Mut[Tensor[i32, [4]]]):
+    b = block_id(0)
+    z2.store(full((4,), b + 1, i32), index=(num_tiles(z2, 0) - 1 - b,))
+    if 0:
+        w = z1
+    else:
+        w = z2
+    w.store(w.load() + 1)
+
+
+@cutile.entry
+def partitions_chosen_by_a_const(z: Mut[Tensor[i32, [8]]], S: Const[int]):
+    if S == 2:
+        p = z.partition_mut((2,))
+    else:
+        p = z.partition_mut((S,))
+    for j in range(4):
+        p.store(full((S,), j + 1, i32), (j,))
+
+
+def test_new_tensors_chosen_by_a_constant_test() -> None:
+    what, detail = outcome(outputs_chosen_by_a_constant_test,
+                           lambda: ((part(16, 4), part(16, 4)), {}))
+    assert what == "rejected" and "CT1010" in detail, (what, detail)
+    what, detail = outcome(partitions_chosen_by_a_const, lambda: ((part(32, 8),), {"S": 4}))
+    assert what == "rejected" and "CT1010" in detail, (what, detail)
+
+
+def test_new_device_calls_nested_past_the_checkers_depth(tmp_path: Path) -> None:
+    import importlib.util
+
+    chain = ["import cutile", "from cutile.core import *", "",
+             "@cutile.device", "def f0(z):",
+             "    z.store_unchecked(full((4,), block_id(0) + 1, i32), (0,))"]
+    for i in range(1, 33):
+        chain += ["", "@cutile.device", f"def f{i}(z):", f"    f{i - 1}(z)"]
+    chain += ["", "@cutile.entry", "def k(z: Mut[Tensor[i32, [4]]]):", "    f32(z)", ""]
+    src = tmp_path / "deep_chain.py"
+    src.write_text("\n".join(chain))
+    spec = importlib.util.spec_from_file_location("deep_chain", src)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    what, detail = outcome(mod.k, lambda: ((part(16, 4),), {}))
+    assert what == "rejected" and "CT1012" in detail, (what, detail)

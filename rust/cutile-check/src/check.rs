@@ -95,7 +95,7 @@ pub struct Checker<'d> {
     wraps: HashMap<u32, (Poly, u8)>,
     next_opaque: u32,
     var_ids: HashMap<String, u32>,
-    var_names: Vec<Rc<str>>,
+    pub var_names: Vec<Rc<str>>,
     /// `decide_index` results: loops re-evaluate their bodies and kernels repeat accesses.
     bounds_cache: HashMap<(Poly, Poly), Rung>,
     /// The first store map seen for each root, and where.

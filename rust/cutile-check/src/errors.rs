@@ -173,6 +173,33 @@ pub fn recursive_call(callee: &str, at: Span) -> Diagnostic {
     .with_help("rewrite the recursion as a loop")
 }
 
+pub fn inlined_too_deep(callee: &str, at: Span, depth: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT1012",
+        format!("device function `{callee}` would be inlined {depth} calls deep"),
+        Label::new(at, "too deep to follow"),
+    )
+    .with_note("device functions are always inlined; the checker follows calls 31 deep")
+    .with_help("flatten the chain of device functions")
+}
+
+/// A name bound to different tensors on the two branches of an `if`: after the `if`, no
+/// single owner can be followed (the compiler keeps one branch only where the test is a
+/// constant, and refuses the merge otherwise).
+pub fn branch_tensors_differ(name: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1010",
+        format!("`{name}` names a different tensor on each branch of this `if`"),
+        Label::new(at, "the checker cannot follow the owner of this tensor"),
+    )
+    .with_note(
+        "a tensor or partition may be bound to a name on one path, or the same one on every path",
+    )
+    .with_help(format!(
+        "use the tensors directly in each branch instead of through `{name}`"
+    ))
+}
+
 pub fn store_collision(
     name: &str,
     at: Span,

@@ -84,7 +84,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT1011",
         "non-mutable argument for a mutable device function parameter",
     ),
-    k("CT1012", "recursive device function call"),
+    k(
+        "CT1012",
+        "recursive or too deeply nested device function call",
+    ),
     k("CT1013", "plain read of an `Atomic` tensor"),
     k("CT1014", "plain write to an `Atomic` tensor"),
     k(

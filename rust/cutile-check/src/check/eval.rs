@@ -105,6 +105,8 @@ impl<'d> Checker<'d> {
             return Val::Other;
         }
         if self.frames.len() >= MAX_INLINE_DEPTH {
+            // Not followed, so not accepted: the compiler would inline it all the same.
+            self.report(errors::inlined_too_deep(name, span, self.frames.len()));
             return Val::Other;
         }
         let mut inner = State {
@@ -255,6 +257,15 @@ impl<'d> Checker<'d> {
                 if a == b {
                     a
                 } else {
+                    if [&a, &b]
+                        .iter()
+                        .any(|v| matches!(v, Val::Shared(_) | Val::Sub { .. }))
+                    {
+                        // The compiler folds a constant test to one side; the checker
+                        // would follow neither (an input or a partition has one owner).
+                        let name = self.describe(body);
+                        self.report(errors::branch_tensors_differ(&name, test.span()));
+                    }
                     self.fresh_opaque()
                 }
             }

@@ -222,6 +222,7 @@ impl<'d> Checker<'d> {
                 st.conditional = true;
                 let a = self.exec_block(body, st.clone());
                 let b = self.exec_block(orelse, st);
+                self.refuse_diverging_tensors(a.as_ref(), b.as_ref(), test.span());
                 // After the `if`, code runs on every path unless a branch left.
                 let left = a.is_none() || b.is_none();
                 let mut out = self.join_at(a, b, MoveWhy::Branch, s.nid());
@@ -374,6 +375,38 @@ impl<'d> Checker<'d> {
         let returned = self.frames.last().map_or(0, |f| f.returns.len()) > returns;
         out.conditional = pre || returned;
         out
+    }
+
+    /// After an `if`, a name may not hold different tensors (outputs, sub-partitions,
+    /// inputs) on the two paths: the compiler folds a constant test (`if 0:`, `if C == 2:`)
+    /// to one branch, which this checker does not, so the owner it would follow could be
+    /// the other branch's.
+    fn refuse_diverging_tensors(&mut self, a: Option<&State>, b: Option<&State>, at: Span) {
+        let (Some(a), Some(b)) = (a, b) else {
+            return;
+        };
+        let n = a.vars.len().min(b.vars.len());
+        for i in 0..n {
+            let (Some(x), Some(y)) = (
+                a.vars.get(i).and_then(|v| v.as_ref()),
+                b.vars.get(i).and_then(|v| v.as_ref()),
+            ) else {
+                continue;
+            };
+            let tensor = |v: &Val| {
+                matches!(
+                    v,
+                    Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
+                )
+            };
+            if x.val != y.val && (tensor(&x.val) || tensor(&y.val)) {
+                let name = self
+                    .var_names
+                    .get(i)
+                    .map_or_else(String::new, |n| n.to_string());
+                self.report(errors::branch_tensors_differ(&name, at));
+            }
+        }
     }
 
     pub fn bind_target(&mut self, t: &Target, v: Val, st: &mut State) {
