@@ -231,9 +231,10 @@ TEXTS: dict[str, str] = {
     """,
     "CT3019": """
         `@cutile.device` functions call each other more than 32 levels deep. Every call is
-        inlined, so the chain of calls is bounded (recursion itself is refused earlier, by
-        the checker: CT1012). The example is cut short: the whole kernel, 34 functions
-        long, is `tests/ui/lowering/CT3019_device_calls_too_deep.py`.
+        inlined, so the chain of calls is bounded. The code cannot be raised in this
+        release: the checker follows calls 31 deep and refuses a deeper chain first
+        (CT1012; it once stopped following them silently, and the compiler inlined what it
+        had not checked). It stays reserved as the compiler's own limit.
 
         Example:
 
@@ -244,8 +245,8 @@ TEXTS: dict[str, str] = {
             @cutile.entry
             def k(z: Mut[Tensor[f32, [16]]]):
                 z.store(step0(z.load()))
-            # error[CT3019]: `step33` would be inlined 34 calls deep; device function
-            #   calls nest at most 32 deep
+            # error[CT1012]: device function `step31` would be inlined 32 calls deep
+            #   (the checker's refusal, before any CT3019)
 
         Fix: flatten the chain of helpers; loops with `range` express repetition.
     """,
