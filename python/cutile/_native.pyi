@@ -193,6 +193,9 @@ class HostRegistry:
     def unpin_export(self, storage: int) -> int:
         """An export of `storage` ended; returns the live export count."""
 
+    def check_writable(self, storages: Sequence[int], what: str) -> None:
+        """BorrowError CT5040 (imported shared) / CT5041 (exported) unless cutile alone may
+        write every storage of `storages`."""
     def storage_sharing(self, storage: int) -> tuple[bool, int]:
         """(imported shared, live exports) of `storage`."""
 

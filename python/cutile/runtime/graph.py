@@ -107,6 +107,8 @@ class Graph:
             self._abort_capture(gpu_ended=True)
             raise
         self._accesses = rt.end_capture(slot)
+        # what every replay writes, besides its copy-ins
+        self._written = sorted({st for st, _, _, write in self._accesses.tuples() if write})
         if not self._records:
             self._abort_capture(gpu_ended=True, ended=True)
             raise _refuse("CT5065", f"{self.name} started no op: there is nothing to replay",
@@ -208,7 +210,10 @@ class Graph:
         with self._lock:
             self._check_alive("replay")
             copies = self._copy_plan(inputs)
-            self._refuse_foreign_writes([dst._storage for dst, _ in copies])
+            # Memory another library may see is not cutile's to write: imported shared
+            # (CT5040), or exported since the capture (CT5041, a view kept and exported).
+            registry().check_writable([*(dst._storage for dst, _ in copies), *self._written],
+                                      f"replay {self.name}")
             slot = self._stream.slot
             with streams.on_slot(slot):
                 for dst, src in copies:
@@ -222,25 +227,6 @@ class Graph:
                 for runnable, grid, names, values in self._records:
                     _interpret(runnable, grid, names, values)
             return Replay(self.name, slot, seq)
-
-    def _refuse_foreign_writes(self, copied: list[int]) -> None:
-        """A replay writes the bytes its copy-ins fill and every range the capture wrote.
-        Memory another library may see is not cutile's to write: imported shared (CT5040),
-        or exported since the capture (CT5041, a view kept and exported later)."""
-        written = {storage for storage, _, _, write in self._accesses.tuples() if write}
-        for storage in [*copied, *sorted(written)]:
-            shared, exports = registry().storage_sharing(storage)
-            if shared:
-                raise _refuse("CT5040", f"cannot replay {self.name}: it writes memory of "
-                              "another library imported shared, which cutile only reads",
-                              "copy the input into a cutile tensor (`api.from_numpy`, "
-                              "`api.empty`) and capture with that one")
-            if exports:
-                raise _refuse("CT5041", f"cannot replay {self.name}: it writes memory "
-                              f"exported to another library ({exports} live export"
-                              f"{'' if exports == 1 else 's'}), which may still read it",
-                              "drop the other library's tensor first, or export a copy "
-                              "(`__dlpack__(copy=True)`)")
 
     def _copy_plan(self, inputs: tuple[Any, ...]) -> list[tuple[_Handle, Any]]:
         """Check every replay input against the graph's (CT5064) before copying any."""

@@ -336,6 +336,15 @@ impl HostRegistry {
             .ok_or_else(|| unknown_storage(storage))
     }
 
+    /// Refuse writes of `storages` (`what` names the writer) where another library may
+    /// see one of them (CT5040, CT5041): a graph replay checks the memory it writes.
+    pub fn check_writable(&self, storages: &[u64], what: &str) -> Result<(), HostError> {
+        for &s in storages {
+            self.refuse_foreign_write(s, || what.to_string())?;
+        }
+        Ok(())
+    }
+
     /// Refuse a write of `storage` (`what()` names it: made only for the error) that
     /// another library may see: memory imported shared (CT5040), or exported and not yet
     /// released (CT5041).

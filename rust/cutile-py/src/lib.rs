@@ -399,6 +399,12 @@ impl HostRegistry {
         guard(|| Ok(self.inner.unpin_export(storage)))?.map_err(|e| host_err(py, e))
     }
 
+    /// BorrowError CT5040 / CT5041 unless every storage of `storages` is cutile's alone to
+    /// write (`what` names the writer in the message).
+    fn check_writable(&self, py: Python<'_>, storages: Vec<u64>, what: &str) -> PyResult<()> {
+        guard(|| Ok(self.inner.check_writable(&storages, what)))?.map_err(|e| host_err(py, e))
+    }
+
     fn storage_sharing(&self, py: Python<'_>, storage: u64) -> PyResult<(bool, u32)> {
         guard(|| Ok(self.inner.storage_sharing(storage)))?.map_err(|e| host_err(py, e))
     }

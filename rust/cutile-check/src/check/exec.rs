@@ -385,19 +385,15 @@ impl<'d> Checker<'d> {
         let (Some(a), Some(b)) = (a, b) else {
             return;
         };
-        let n = a.vars.len().min(b.vars.len());
-        for i in 0..n {
-            let (Some(x), Some(y)) = (
-                a.vars.get(i).and_then(|v| v.as_ref()),
-                b.vars.get(i).and_then(|v| v.as_ref()),
-            ) else {
+        let tensor = |v: &Val| {
+            matches!(
+                v,
+                Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
+            )
+        };
+        for (i, (x, y)) in a.vars.iter().zip(&b.vars).enumerate() {
+            let (Some(x), Some(y)) = (x.as_ref(), y.as_ref()) else {
                 continue;
-            };
-            let tensor = |v: &Val| {
-                matches!(
-                    v,
-                    Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
-                )
             };
             if x.val != y.val && (tensor(&x.val) || tensor(&y.val)) {
                 let name = self
