@@ -101,6 +101,7 @@ class CheckResult:
     index_width: int  # bits of the integers the prover reasoned in
     device_checks: list[tuple[list[int], int]]  # (node path, nid): emit a device assert
     checked_nodes: list[tuple[list[int], int]]  # (node path, nid): every checked access
+    loop_counters: list[tuple[list[int], int, int]]  # (node path, nid, bits) per `for`
     def rendered(self, color: bool = False) -> str: ...
 
 def check_kernel(kast_json: str) -> CheckResult:

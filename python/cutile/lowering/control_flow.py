@@ -414,12 +414,11 @@ class ControlFlow:
                 zero = self.b.scalar_const(0, dt.i32)
                 self.b.assert_(self.b.cmp("cmpi", "greater_than", step, zero),
                                "range() step must be positive")
-        if not unit and not _stays_in_i32(it):
-            # Tile IR steps a `for` counter in its own width, and on the H200 a 32-bit one
-            # that passes 2^31 - 1 wraps below the bound and the loop goes on (measured:
-            # tests/kernels/test_loop_step.py); a counting `loop` adds the step itself.
-            # In 64 bits `iv + step` < 2^32 cannot wrap, so the loop variable stays in
-            # `[start, stop)`, as the checker assumes.
+        self.low.op_node = s.iter.nid
+        if self.low.loop_counter_bits(s.iter.span, unit) == 64:
+            # The checker's width (`effects::counter_bits`): a 32-bit counter that passes
+            # 2^31 - 1 wraps on the GPU and the loop goes on; a counting `loop` adds the
+            # step itself. In 64 bits `iv + step` < 2^32 cannot wrap.
             lo, hi, step = (self.arith.convert(TileV(v), dt.i64).v for v in (lo, hi, step))
 
         def bind(iv: Value) -> None:
@@ -581,16 +580,6 @@ def _walk(stmts: list[K.Stmt], into_loops: bool = True) -> Iterator[K.Stmt]:
             yield from _walk(s.body, into_loops)
         elif isinstance(s, (K.For, K.While)) and into_loops:
             yield from _walk(s.body, into_loops)
-
-
-def _stays_in_i32(it: RangeV | MappedRangeV) -> bool:
-    """Whether a 32-bit counter surely never passes 2^31 - 1: the last value is below the
-    stop, so a constant stop and step with `stop - 1 + step` in range settle it."""
-    if not (isinstance(it, RangeV) and isinstance(it.stop, ConstV)
-            and isinstance(it.step, ConstV)):
-        return False
-    stop, step = it.stop.value, it.step.value
-    return isinstance(stop, int) and isinstance(step, int) and stop - 1 + step <= 2**31 - 1
 
 
 def _breaks(stmts: list[K.Stmt]) -> bool:

@@ -2,9 +2,10 @@
 
 The Rust checker decides, per node of the kernel AST (and per inlined instance: the path of
 `call_device` node ids that leads to it), how each safety obligation is discharged. The
-lowering emits exactly the device asserts those facts name, and refuses to emit an access
-the checker has no fact for (a disagreement between the two readers of one kernel). It
-decides nothing about safety itself.
+lowering emits exactly the device asserts those facts name, steps each `for` counter in
+the width they give, and refuses to emit an access or a loop the checker has no fact for
+(a disagreement between the two readers of one kernel). It decides nothing about safety
+itself.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ Node = tuple[tuple[int, ...], int]
 class LoweringFacts:
     device_checks: frozenset[Node]
     checked_nodes: frozenset[Node]
+    # the bits of each `for` loop's counter (keyed by its iterable's node)
+    loop_counters: dict[Node, int]
 
     @staticmethod
     def of(check_result: Any) -> LoweringFacts:
@@ -27,6 +30,7 @@ class LoweringFacts:
         return LoweringFacts(
             frozenset((tuple(p), n) for p, n in check_result.device_checks),
             frozenset((tuple(p), n) for p, n in check_result.checked_nodes),
+            {(tuple(p), n): bits for p, n, bits in check_result.loop_counters},
         )
 
 

@@ -488,6 +488,21 @@ class Lowerer:
     def needs_device_check(self) -> bool:
         return self.facts is not None and self.node() in self.facts.device_checks
 
+    def loop_counter_bits(self, span: K.Span, unit_step: bool) -> int:
+        """The width the checker chose for the counter of the `for` at `op_node`. Without
+        facts (the compiler's own tests) every counter but a step-1 one is 64 bits."""
+        if self.facts is None:
+            return 32 if unit_step else 64
+        bits = self.facts.loop_counters.get(self.node())
+        if bits is None:
+            raise self.error(
+                "CT9002", "the checker has no fact for this loop; refusing to compile it",
+                span, "unchecked loop",
+                help="this is a bug in cutile (the checker and the compiler disagree); "
+                "please report it with the kernel",
+            )
+        return bits
+
     def require_fact(self, span: K.Span, what: str) -> None:
         """An access the checker must have decided about; without a fact the two readers
         of the kernel disagree, and nothing is emitted."""

@@ -18,7 +18,7 @@ use cutile_kast::{
     stmt_exprs, walk_stmts, Dim, Document, Expr, Function, FunctionKind, ParamKind, Span, Stmt,
     Target,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 /// An entry `Mut` parameter.
@@ -70,6 +70,9 @@ pub struct Checker<'d> {
     diag_keys: HashSet<(String, Span)>,
     pub obligations: Vec<Obligation>,
     obl_keys: HashMap<(String, NodeRef, String), usize>,
+    /// Bits of each `for` loop instance's counter (`effects::loop_binder`): the widest
+    /// any visit of the loop asked for.
+    loop_counters: BTreeMap<NodeRef, u8>,
     /// Ids of the `call_device` nodes from the entry down to the function being walked:
     /// with a node id it names one inlined instance of a node.
     pub call_path: Vec<u32>,
@@ -251,6 +254,7 @@ impl<'d> Checker<'d> {
             diag_keys: HashSet::new(),
             obligations: Vec::new(),
             obl_keys: HashMap::new(),
+            loop_counters: BTreeMap::new(),
             call_path: Vec::new(),
             op_node: 0,
             instances: HashMap::new(),
@@ -306,7 +310,23 @@ impl<'d> Checker<'d> {
             grid_rank: self.grid_rank as u8,
             index_width: 32,
             obligations,
+            loop_counters: self
+                .loop_counters
+                .iter()
+                .map(|(n, &b)| (n.clone(), b))
+                .collect(),
         }
+    }
+
+    /// The `for` loop at node `nid` (in the current call path) steps its counter in
+    /// `bits`; a loop reached on several paths gets the widest.
+    pub fn set_loop_counter(&mut self, nid: u32, bits: u8) {
+        let node = NodeRef {
+            path: self.call_path.clone(),
+            nid,
+        };
+        let e = self.loop_counters.entry(node).or_insert(bits);
+        *e = (*e).max(bits);
     }
 
     /// Every store to one root must use the same map (CT2010).

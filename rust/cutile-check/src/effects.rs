@@ -246,8 +246,10 @@ pub fn loop_binder<'d>(
                     .map_or_else(|| "step".to_string(), |e| c.describe(e));
                 step_positive(c, iter, step.as_ref(), text);
             }
+            let mut bits = 64;
             if let (Some(lo), Some(hi), Some(step)) = (a.int("start"), a.int("stop"), step) {
                 let (lo, hi) = loop_bounds(c, iter, lo, hi);
+                bits = counter_bits(c, &hi, &step);
                 match step.as_const() {
                     Some(s) if s > 0 => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                     Some(s) if s < 0 => c.set_loop_range(id, (hi.add(&Poly::c(1)), lo)),
@@ -256,6 +258,7 @@ pub fn loop_binder<'d>(
                     None => c.set_loop_range(id, (lo, hi.sub(&Poly::c(1)))),
                 }
             }
+            c.set_loop_counter(iter.nid(), bits);
             Val::Int(Poly::atom(Atom::Loop(id)))
         }
         Expr::Method {
@@ -266,6 +269,8 @@ pub fn loop_binder<'d>(
         } if method == "iter_indices" => {
             let v = c.eval(receiver, st);
             let _ = Args::eval(c, table().method("iter_indices"), args, st);
+            // The schedule's counter steps by the grid's size from a block id: 64 bits.
+            c.set_loop_counter(iter.nid(), 64);
             match v {
                 Val::Mut(r) => {
                     c.persistent.insert(r);
@@ -285,10 +290,34 @@ pub fn loop_binder<'d>(
             }
         }
         other => {
+            c.set_loop_counter(iter.nid(), 64);
             let v = c.eval(other, st);
             c.no_mut(&v, other);
             c.fresh_opaque()
         }
+    }
+}
+
+/// The bits of a `range` loop's counter. Tile IR steps a `for` counter in its own width,
+/// and a 32-bit counter that passes 2^31 - 1 wraps below the bound on the GPU, so the loop
+/// goes on with its variable outside the range assumed above (measured on the H200:
+/// tests/kernels/test_loop_step.py). 32 bits where the last value plus the step provably
+/// stays at most 2^31 - 1 (a step of 1 always: the last value is below a 32-bit stop),
+/// else 64, in which `iv + step` < 2^32 cannot wrap.
+fn counter_bits(c: &Checker<'_>, hi: &Poly, step: &Poly) -> u8 {
+    match step.as_const() {
+        Some(1) => 32,
+        Some(s) if s > 0 => {
+            let top = Poly::c(crate::width::signed_range(INDEX_BITS).1);
+            match c
+                .ranges
+                .decide_le(&hi.sub(&Poly::c(1)).add(&Poly::c(s)), &top)
+            {
+                Rung::Static => 32,
+                _ => 64,
+            }
+        }
+        _ => 64,
     }
 }
 

@@ -8,6 +8,9 @@
 //!   (one block per tile) or persistent (blocks walk the tiles by the checked schedule);
 //! - `grid_rank` and `index_width`: the grid axes the kernel may use, and the integer width
 //!   the prover assumed for index arithmetic (the width the lowering emits);
+//! - `loop_counters`: the width of every `for` loop's counter (a 32-bit counter that
+//!   steps past 2^31 - 1 wraps on the device and the loop goes on, so it is 64 bits
+//!   unless the checker proved it stays in range);
 //! - `obligations`: every safety goal, keyed by the node that creates it (its id and the
 //!   device-call path that leads there), with how it is discharged: statically, by a launch
 //!   predicate (a typed expression, `pred.rs`), or by a device assert the lowering emits.
@@ -119,6 +122,11 @@ pub struct KernelFacts {
     /// Bits of the integers the prover reasoned in (what the lowering emits for indices).
     pub index_width: u8,
     pub obligations: Vec<Obligation>,
+    /// Every `for` loop instance (keyed by its iterable's node) and the bits of the
+    /// counter the lowering steps it with: 32 where the checker proved the last value
+    /// plus the step stays at most 2^31 - 1, else 64. A loop the lowering meets without
+    /// an entry here is one the checker never read (the lowering refuses it).
+    pub loop_counters: Vec<(NodeRef, u8)>,
 }
 
 impl KernelFacts {
@@ -135,6 +143,14 @@ impl KernelFacts {
             Discharge::Launch(p) => Some((o, p)),
             _ => None,
         })
+    }
+
+    /// The counter width of the `for` loop at `node`, if the checker read it.
+    pub fn loop_counter_bits(&self, node: &NodeRef) -> Option<u8> {
+        self.loop_counters
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|&(_, bits)| bits)
     }
 
     /// Does any obligation at `node` need a device assert?

@@ -216,6 +216,15 @@ impl CheckResult {
         out.dedup();
         out
     }
+    /// `(node path, nid, bits)` of every `for` loop: the width of its counter.
+    #[getter]
+    fn loop_counters(&self) -> Vec<(Vec<u32>, u32, u8)> {
+        self.facts
+            .loop_counters
+            .iter()
+            .map(|(n, bits)| (n.path.clone(), n.nid, *bits))
+            .collect()
+    }
     #[pyo3(signature = (color = false))]
     fn rendered(&self, color: bool) -> PyResult<String> {
         guard(|| Ok(cutile_diag::render(&self.files, &self.diagnostics, color)))

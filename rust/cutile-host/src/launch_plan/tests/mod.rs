@@ -52,6 +52,7 @@ fn facts(params: &[ParamSpec], persistent: &[&str], preds: Vec<Pred>) -> KernelF
                 discharge: Discharge::Launch(p),
             })
             .collect(),
+        loop_counters: vec![],
     }
 }
 
