@@ -426,13 +426,14 @@ class _PausedKernel:
         return self.result
 
 
-@pytest.mark.xfail(strict=True, reason="finding: on the interpreter a host wait completes "
-                   "work another thread is still running (the export does not wait)")
 def test_interpreter_host_access_waits_for_a_kernel_running_in_another_thread() -> None:
-    """Host rule 4 on the interpreter with threads: thread A's kernel reads `x` (running,
-    paused in the interpreter); the main thread exports a view of `x` made earlier,
-    writably, and writes through it. The export must wait for A's kernel (its pending
-    read), so A computes with the values it was launched with."""
+    """Finding (fixed): host rule 4 on the interpreter with threads. Thread A's kernel
+    reads `x` (running, paused in the interpreter); another thread exports a view of `x`
+    made earlier, writably, and writes through it. The export's wait for the pending read
+    marked A's kernel complete without waiting (the interpreter's virtual streams took
+    "enqueued" for "ran"), and A computed with the consumer's values (z == 101). Now the
+    wait waits for the thread running the work, so A computes with the values it was
+    launched with."""
     z, x, y = _fresh()
     add(api.zeros([N], f32).partition([TILE]), x, y).sync()  # compiled outside
     view = x[:]
@@ -462,3 +463,27 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_interpreter_synchronize_waits_for_a_kernel_running_in_another_thread() -> None:
+    """The same finding through `cutile.synchronize()` and a read of a view: neither may
+    return while another thread's kernel that writes `z` still runs."""
+    z, x, y = _fresh()
+    add(api.zeros([N], f32).partition([TILE]), x, y).sync()  # compiled outside
+    kernel = _PausedKernel(z, x, y)
+    kernel.start()
+    returned = threading.Event()
+
+    def synchronize() -> None:
+        cutile.synchronize()
+        returned.set()
+
+    other = threading.Thread(target=synchronize)
+    other.start()
+    try:
+        waited = not returned.wait(0.3)
+    finally:
+        z2 = kernel.release()[0]
+        other.join(JOIN_S)
+    assert waited and returned.is_set()
+    np.testing.assert_array_equal(z2.unpartition().to_numpy(), 2.0)
