@@ -220,12 +220,20 @@ class Graph:
                     _copy_in(dst, src)
             token = _native.next_op_id()
             exec_handle = int(self._exec) if self._exec is not None else 0
-            seq = self._rt.launch_graph(slot, token, exec_handle, self._accesses)
-            if not self._rt.gpu:
-                from ..kernel import _interpret
+            if self._rt.gpu:
+                seq = self._rt.launch_graph(slot, token, exec_handle, self._accesses)
+                return Replay(self.name, slot, seq)
+            from ..kernel import _interpret
 
+            # The interpreter runs the replay here, after enqueueing it: hold its host work
+            # meanwhile, so that another thread's wait for the replay waits until it ran.
+            self._rt.begin_host_work()
+            try:
+                seq = self._rt.launch_graph(slot, token, exec_handle, self._accesses)
                 for runnable, grid, names, values in self._records:
                     _interpret(runnable, grid, names, values)
+            finally:
+                self._rt.end_host_work()
             return Replay(self.name, slot, seq)
 
     def _copy_plan(self, inputs: tuple[Any, ...]) -> list[tuple[_Handle, Any]]:

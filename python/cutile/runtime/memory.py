@@ -15,6 +15,8 @@ copies are stream-ordered too. Both run natively (`cutile._native.Runtime`).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -93,27 +95,43 @@ class HostAllocation(Allocation):
     def write(self, offset: int, data: np.ndarray) -> None:
         _refuse_in_capture(self._rt, "write a tensor from the host")
         raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-        self._rt.note(home_slot(self.device), [(self.storage, offset, offset + raw.size, True)])
-        self.buffer[offset : offset + raw.size] = raw
+        with _host_work(self._rt):
+            self._rt.note(home_slot(self.device),
+                          [(self.storage, offset, offset + raw.size, True)])
+            self.buffer[offset : offset + raw.size] = raw
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
         self._rt.host_access(self.storage, offset, offset + nbytes, False)
         return self.buffer[offset : offset + nbytes].copy()
 
     def fill_bytes(self, pattern: bytes) -> None:
-        self._rt.note(home_slot(self.device), [(self.storage, 0, self.nbytes, True)])
         pat = np.frombuffer(pattern, dtype=np.uint8)
         reps = -(-self.nbytes // pat.size)
-        self.buffer[: self.nbytes] = np.tile(pat, reps)[: self.nbytes]
+        with _host_work(self._rt):
+            self._rt.note(home_slot(self.device), [(self.storage, 0, self.nbytes, True)])
+            self.buffer[: self.nbytes] = np.tile(pat, reps)[: self.nbytes]
 
     def copy_from(self, offset: int, src: Allocation, src_offset: int, nbytes: int) -> None:
         assert isinstance(src, HostAllocation)
         # (from another modeled device too: the same note orders it after the source's
         # writers and the destination's users, on a stream of this device)
-        self._rt.note(home_slot(self.device), [(self.storage, offset, offset + nbytes, True),
-                                               (src.storage, src_offset,
-                                                src_offset + nbytes, False)])
-        self.buffer[offset : offset + nbytes] = src.buffer[src_offset : src_offset + nbytes]
+        with _host_work(self._rt):
+            self._rt.note(home_slot(self.device),
+                          [(self.storage, offset, offset + nbytes, True),
+                           (src.storage, src_offset, src_offset + nbytes, False)])
+            self.buffer[offset : offset + nbytes] = src.buffer[src_offset : src_offset + nbytes]
+
+
+@contextmanager
+def _host_work(rt: Any) -> Iterator[None]:
+    """The interpreter runs host copies and fills right after noting them: hold its host
+    work meanwhile (`Runtime.begin_host_work`), so that another thread's wait for them
+    waits until they ran."""
+    rt.begin_host_work()
+    try:
+        yield
+    finally:
+        rt.end_host_work()
 
 
 class DeviceAllocation(_native.DeviceBuffer, Allocation):

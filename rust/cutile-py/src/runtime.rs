@@ -21,6 +21,7 @@ mod copies;
 mod devices;
 mod driver;
 mod graph_accesses;
+mod host_work;
 mod launch_ex;
 mod null;
 mod ordering;
@@ -30,6 +31,7 @@ pub(crate) use devices::{current_device, DeviceSlots};
 pub use devices::{set_default_device, set_thread_device, thread_device};
 pub(crate) use driver::{Driver, SYMBOLS};
 pub use graph_accesses::GraphAccesses;
+pub(crate) use host_work::{HostWork, HostWorkHold};
 
 use crate::errors::{guard, host_err};
 use crate::launch::{next_op_id, LaunchFn};
@@ -143,6 +145,9 @@ pub struct Runtime {
     recordings: Mutex<Vec<(u32, Py<PyList>)>>,
     /// Freed blocks kept for their stream (`runtime/blocks.rs`); locked after `state`.
     blocks: Mutex<blocks::BlockCache>,
+    /// The interpreter's work running on a host thread (`runtime/host_work.rs`); taken
+    /// before `state`, never while holding it.
+    pub(crate) host_work: HostWork,
 }
 
 type AccessTuple = (u64, u64, u64, bool);
@@ -204,6 +209,7 @@ impl Runtime {
             registry,
             recordings: Mutex::new(Vec::new()),
             blocks: Mutex::new(blocks::BlockCache::default()),
+            host_work: HostWork::default(),
         };
         rt.set_up_device(device, handles, mem_pool, context)?;
         Ok(rt)
@@ -707,6 +713,22 @@ impl Runtime {
                 ranges: ranges.into_boxed_slice(),
             })
         })
+    }
+
+    /// Take the interpreter's host-work hold (`runtime/host_work.rs`; re-entrant): the
+    /// caller enqueues work and runs it on this thread before `end_host_work()`. Nothing
+    /// on the GPU.
+    fn begin_host_work(&self, py: Python<'_>) {
+        if !self.has_gpu() {
+            py.detach(|| self.host_work.acquire());
+        }
+    }
+
+    /// Give one level of the host-work hold back.
+    fn end_host_work(&self) {
+        if !self.has_gpu() {
+            self.host_work.release();
+        }
     }
 
     /// Whether `slot` is being captured.

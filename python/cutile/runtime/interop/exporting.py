@@ -54,7 +54,16 @@ class _Export:
         self.consumer_streams = consumer_streams
         registry().pin_export(self.storage)
 
+    def cancel(self) -> None:
+        """The export failed before the consumer got it: unpin, and nothing at death."""
+        self.consumer_streams = ()
+        storage, self.storage = self.storage, 0
+        if storage:
+            registry().unpin_export(storage)
+
     def __del__(self) -> None:
+        if not self.storage:
+            return
         try:
             nbytes = self.tensor._alloc.nbytes
             for s in self.consumer_streams:
@@ -77,6 +86,19 @@ def _check_exportable(t: Tensor, what: str) -> None:
         # a writable export: the consumer's writes are ordered after nothing of cutile's
         # on other streams, so every pending reader finishes first too
         t._ensure_no_pending_access()
+
+
+def _check_pinned(t: Tensor, what: str, unpin: Any) -> None:
+    """`_check_exportable` again, now that the storage is pinned: a check made before the
+    pin can be stale by the time of the pin (another thread, or code the export ran in
+    between, partitioned the tensor and started a writer), while once pinned no writer can
+    start (CT5041), so what this check finds is what the consumer gets. On a refusal,
+    `unpin()` first."""
+    try:
+        _check_exportable(t, what)
+    except BaseException:
+        unpin()
+        raise
 
 
 def _refuse(message: str, hint: str) -> InteropError:
@@ -131,11 +153,12 @@ def dlpack(t: Tensor, stream: Any, max_version: Any, dl_device: Any, copy: Any) 
 
         t = api.from_numpy(t.to_numpy())  # a new contiguous tensor nothing else holds
     consumers = streams.consumer_streams(stream) if ours[0] == codes.CUDA else ()
+    owner = _Export(t, consumers)
+    _check_pinned(t, "export it through DLPack", owner.cancel)
     for s in consumers:
         streams.stream_waits_for_runtime(s, t.device)
     shared, _ = registry().storage_sharing(t._storage)
     flags = (codes.READ_ONLY if shared and not copy else 0) | (codes.IS_COPIED if copy else 0)
-    owner = _Export(t, consumers)
     lo, hi = t._span_bytes()
     aliases.claim(ours, t._alloc.address + lo, t._alloc.address + hi, "export", owner)
     return _native.dlpack_capsule(
@@ -169,10 +192,11 @@ def cuda_array_interface(t: Tensor) -> dict[str, Any]:
     if driver.backend() != "gpu":
         raise AttributeError("`__cuda_array_interface__` describes CUDA memory; on the "
                              "interpreter a cutile tensor lives in host memory")
-    _check_exportable(t, "export it through `__cuda_array_interface__`")
+    what = "export it through `__cuda_array_interface__`"
+    _check_exportable(t, what)
     typestr = _typestr(t)
     shared, _ = registry().storage_sharing(t._storage)
-    _pin_for_lifetime(t)
+    _pin_for_lifetime(t, what)
     item = t.dtype.itemsize
     contiguous = t.strides == row_major(t.shape)
     return {
@@ -187,12 +211,14 @@ def cuda_array_interface(t: Tensor) -> dict[str, Any]:
     }
 
 
-def _pin_for_lifetime(t: Tensor) -> None:
-    """One export pin per tensor object, released when the object dies."""
+def _pin_for_lifetime(t: Tensor, what: str) -> None:
+    """One export pin per tensor object, released when the object dies (checked again once
+    pinned: `_check_pinned`)."""
     if t in _pinned:
         return
     storage = t._storage
     registry().pin_export(storage)
+    _check_pinned(t, what, lambda: registry().unpin_export(storage))
     _pinned.add(t)
     weakref.finalize(t, _unpin, storage)
     lo, hi = t._span_bytes()

@@ -5,7 +5,7 @@
 //! abandoning its arguments with a warning that names the line that made it.
 
 use super::*;
-use crate::runtime::Failure;
+use crate::runtime::{Failure, HostWorkHold};
 
 /// One launch, and the op a kernel call returns (`cutile.KernelOp`, a registered virtual
 /// subclass of `DeviceOp`): its arguments (moved in), grid and specialization, from creation
@@ -367,6 +367,10 @@ impl PendingLaunch {
         self.state
             .begin_start()
             .map_err(|r| PyRuntimeError::new_err(r.message()))?;
+        // The interpreter runs the launch on this thread after enqueueing it: hold its host
+        // work meanwhile, so no other thread takes it as complete before it ran.
+        let rt = self.launcher.get().runtime.get();
+        let _hold = (!rt.has_gpu()).then(|| HostWorkHold::take(py, &rt.host_work));
         let r = self.start_inner(py);
         if r.is_err() {
             self.release(py);

@@ -121,7 +121,8 @@ impl Runtime {
                 }
                 Err(_) => false,
             },
-            None => true,
+            // the interpreter: done, unless another thread is still running its work
+            None => !self.host_work.busy_elsewhere(),
         };
         if done {
             st.flight.clocks.stats.polls += 1;
@@ -149,6 +150,10 @@ impl Runtime {
             if code != 0 {
                 return Err(Failure::Cuda(code, "cuStreamSynchronize"));
             }
+        } else {
+            // Work up to `target` ran, or runs on the thread holding the interpreter's
+            // host work (it enqueued it under the hold): wait until that thread is done.
+            py.detach(|| self.host_work.wait_idle());
         }
         let mut st = self.lock()?;
         st.flight.clocks.stats.host_waits += 1;
