@@ -487,3 +487,78 @@ def test_interpreter_synchronize_waits_for_a_kernel_running_in_another_thread() 
         other.join(JOIN_S)
     assert waited and returned.is_set()
     np.testing.assert_array_equal(z2.unpartition().to_numpy(), 2.0)
+
+
+class _PausedRead:
+    """`t.to_numpy()` on a thread, paused inside the host copy (a trace function blocks at
+    the line that copies the bytes, after the read's checks and waits) until `release()`:
+    a read another thread preempts mid-copy."""
+
+    def __init__(self, t: Any) -> None:
+        self.inside, self.go = threading.Event(), threading.Event()
+        self.result: Any = None
+        self.thread = threading.Thread(target=self._run, args=(t,))
+
+    def _line(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line" and "buffer[offset" in _source_line(frame):
+            self.inside.set()
+            self.go.wait(JOIN_S)
+        return self._line
+
+    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
+        if (event == "call" and frame.f_code.co_name == "read"
+                and frame.f_code.co_filename.endswith("cutile/runtime/memory.py")
+                and not self.inside.is_set()):
+            return self._line
+        return None
+
+    def _run(self, t: Any) -> None:
+        sys.settrace(self._trace)
+        try:
+            self.result = t.to_numpy()
+        finally:
+            sys.settrace(None)
+
+    def start(self) -> None:
+        self.thread.start()
+        assert self.inside.wait(JOIN_S)
+
+    def release(self) -> Any:
+        self.go.set()
+        self.thread.join(JOIN_S)
+        assert not self.thread.is_alive()
+        return self.result
+
+
+def _source_line(frame: Any) -> str:
+    import linecache
+
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
+def test_a_writer_of_bytes_another_thread_is_copying_to_the_host_is_refused() -> None:
+    """Finding (fixed): a host read checked the tensor and waited for its writers, then
+    copied with nothing recorded, so another thread could move the same tensor into a
+    partition and launch a kernel that writes it during the copy (a torn read). Now the
+    read holds its bytes in the ledger until the copy is done: the writer is refused
+    (CT5008) and the read sees the values it was asked for."""
+    z = api.full([N], 3.0, f32)
+    x, y = api.ones([N], f32), api.ones([N], f32)
+    add(api.zeros([N], f32).partition([TILE]), x, y).sync()  # compiled outside
+    read = _PausedRead(z)
+    read.start()
+    errors: list[BaseException] = []
+
+    def write_it() -> None:
+        try:
+            add(z.partition([TILE]), x, y).sync()
+        except BaseException as e:
+            errors.append(e)
+
+    other = threading.Thread(target=write_it)
+    other.start()
+    other.join(JOIN_S)
+    got = read.release()
+    assert not other.is_alive()
+    assert [_code(e) for e in errors] == ["CT5008"], errors
+    np.testing.assert_array_equal(got, 3.0)

@@ -101,8 +101,8 @@ class HostAllocation(Allocation):
             self.buffer[offset : offset + raw.size] = raw
 
     def read(self, offset: int, nbytes: int) -> np.ndarray:
-        self._rt.host_access(self.storage, offset, offset + nbytes, False)
-        return self.buffer[offset : offset + nbytes].copy()
+        with host_read(self._rt, self.storage, offset, offset + nbytes):
+            return self.buffer[offset : offset + nbytes].copy()
 
     def fill_bytes(self, pattern: bytes) -> None:
         pat = np.frombuffer(pattern, dtype=np.uint8)
@@ -160,14 +160,43 @@ class DeviceAllocation(_native.DeviceBuffer, Allocation):
 def read_device(rt: Any, storage: int, address: int, device: int, offset: int,
                 nbytes: int) -> np.ndarray:
     """`nbytes` at `address + offset` of `device`'s memory, after their pending writers."""
-    rt.host_access(storage, offset, offset + nbytes, False)
     out = np.empty(nbytes, dtype=np.uint8)
-    if nbytes:
-        d = driver._driver()
-        with driver.on_device(device):
-            driver.check(d.cuMemcpyDtoH(out.ctypes.data, address + offset, nbytes),
-                         "cuMemcpyDtoH")
+    with host_read(rt, storage, offset, offset + nbytes):
+        if nbytes:
+            d = driver._driver()
+            with driver.on_device(device):
+                driver.check(d.cuMemcpyDtoH(out.ctypes.data, address + offset, nbytes),
+                             "cuMemcpyDtoH")
     return out
+
+
+# Rounds of "wait for the writers, then hold" a host read tries before it gives up: each
+# round that fails saw a new writer enqueued (by another thread) between the two.
+_HOLD_ROUNDS = 64
+
+
+@contextmanager
+def host_read(rt: Any, storage: int, lo: int, hi: int) -> Iterator[None]:
+    """Bytes `lo..hi` of `storage` held for a host read while the body copies them:
+    after their pending writers finished, and in the ledger as a reader with no stream
+    (an external holder) until the copy is done, so work another thread enqueues meanwhile
+    that writes them is refused (CT5008) rather than racing the copy. A writer enqueued
+    between the wait and the hold is waited for in the next round."""
+    from ..errors import BorrowError
+
+    token = _native.next_op_id()
+    for round_ in range(_HOLD_ROUNDS):
+        rt.host_access(storage, lo, hi, False)
+        try:
+            rt.acquire(token, [(storage, lo, hi, False)])
+            break
+        except BorrowError as e:
+            if e.code != "CT5008" or round_ == _HOLD_ROUNDS - 1:
+                raise
+    try:
+        yield
+    finally:
+        rt.release(token)
 
 
 def copy_device(dst: Allocation, offset: int, src: Allocation, src_offset: int,
