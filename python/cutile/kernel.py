@@ -202,7 +202,7 @@ class EntryKernel(_native.KernelBase):
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
                                         self.opt_level, pdl, self.pdl_early,
-                                        self.fp_contract)
+                                        self.fp_contract, self._unchecked)
 
     def _early_params(self) -> tuple[str, ...]:
         """`pdl_early`, each name checked to be a read-only tensor parameter (ConfigError
