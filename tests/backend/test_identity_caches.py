@@ -164,3 +164,19 @@ def test_a_hand_edited_tuning_choice_is_tuned_again(cache: Path, edit: str) -> N
     entry.write_text(json.dumps(data))
     again = _tune(_scaled(2.0))
     assert again.stats["tunings"] == 1
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize("claim", ["pdl", "another entry symbol", "a parameter it lacks"])
+def test_a_launch_entry_claiming_what_the_kernel_is_not_is_not_loaded(
+        cache: Path, gpu_load: Any, claim: str) -> None:
+    # An entry's digest proves it intact, not who wrote it: one that says the kernel has
+    # the PDL prologue (launched with the PDL attribute, a kernel without the wait would
+    # overlap the previous one) or another ABI was loaded as is before the fix.
+    k = _scaled(2.0)
+    want = launch_cache.fields(k.identity(k.specialization({"B": 128})), "sm_90", 3)
+    header = {"pdl": _header(pdl=True),
+              "another entry symbol": _header(entry_name="other"),
+              "a parameter it lacks": _header(slots=[["ptr", "w", 0, "i"]])}[claim]
+    assert DiskCache(cache).put(key_hash(want), want, _payload(header, b"forged cubin"))
+    assert gpu_load(k) == own_cubin(k)
