@@ -202,7 +202,7 @@ class EntryKernel(_native.KernelBase):
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
                                         self.opt_level, pdl, self.pdl_early,
-                                        self.fp_contract)
+                                        self.fp_contract, self._unchecked)
 
     def _early_params(self) -> tuple[str, ...]:
         """`pdl_early`, each name checked to be a read-only tensor parameter (ConfigError
@@ -255,7 +255,7 @@ class EntryKernel(_native.KernelBase):
         shortcut = not dump.requested()
         if shortcut:
             hit = launch_cache.load(identity, arch)
-            if hit is not None:
+            if hit is not None and self._fits(hit, pdl):
                 return LoadedKernel(hit.cubin, hit.entry_name, hit.abi, hit.pdl, device,
                                     hit.pdl_early)
         lowered = self.lowered(spec)
@@ -271,6 +271,21 @@ class EntryKernel(_native.KernelBase):
         # option: only a kernel with the PDL prologue is launched with it.
         return LoadedKernel(compiled.cubin, lowered.entry_name, lowered.abi, lowered.pdl,
                             device, lowered.pdl_early)
+
+    def _fits(self, hit: Any, pdl: bool) -> bool:
+        """A launch-cache entry's own claims agree with this kernel: its entry symbol, its
+        parameters and whether it carries the PDL prologue (launched with the attribute
+        otherwise, a kernel without the wait would race the one before it). The entry's
+        digest proves only that it is intact, not who wrote it."""
+        params = {p.name for p in self.runtime_params}
+        early = set(self.pdl_early) if pdl else set()
+        fits = (hit.entry_name == self.name and hit.pdl == pdl
+                and set(hit.pdl_early) <= early
+                and all(s.param in params for s in hit.abi.slots))
+        if not fits:
+            log.get("cache").warning("launch-cache entry for `%s` does not match the kernel; "
+                                     "recompiling", self.name)
+        return fits
 
     # -- launching -------------------------------------------------------------------------
 

@@ -130,9 +130,11 @@ def kast_sha256(doc: K.Document) -> str:
 def kernel_identity(name: str, kast_hash: str, spec: Specialization,
                     hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3,
                     pdl: bool = False, pdl_early: tuple[str, ...] = (),
-                    fp_contract: bool = False) -> dict[str, Any]:
+                    fp_contract: bool = False, unchecked: bool = False) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
-    entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names."""
+    entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names.
+    `unchecked`: lowered without the checker's facts (no device asserts; tests only), so
+    never the same entry as the checked kernel of the same AST."""
     return {
         "name": name,
         "kast_sha256": kast_hash,
@@ -149,6 +151,7 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization,
         "pdl": pdl,
         **({"pdl_early": list(pdl_early)} if pdl and pdl_early else {}),
         **({"fp_contract": True} if fp_contract else {}),
+        **({"unchecked": True} if unchecked else {}),
     }
 
 

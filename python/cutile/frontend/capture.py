@@ -97,7 +97,29 @@ def capture(fn: Callable[..., Any]) -> CapturedSource:
             code="CT0004",
             hint="kernels are ordinary (not async, not lambda) Python functions",
         )
+    _check_same_function(fn, tree, path)
     return CapturedSource(path, text, tree, first_line, indent)
+
+
+def _check_same_function(fn: Callable[..., Any], tree: ast.FunctionDef, path: str) -> None:
+    """The source is read from the file as it is now, found by the line the function's
+    code starts at: edited on disk since the module was loaded (lines inserted above), it
+    may be another function's text, which would then be checked and run under this
+    function's name. The code object's name and parameters (what the interpreter
+    compiled) must be the parsed function's."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    a = tree.args
+    parsed = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    compiled = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    if tree.name != code.co_name or parsed != compiled:
+        raise CutileError(
+            f"the source of `{getattr(fn, '__qualname__', code.co_name)}` in {path} is not "
+            f"the function that was loaded (found `def {tree.name}({', '.join(parsed)})`)",
+            code="CT0004",
+            hint="the file changed on disk after the module was imported; reload it",
+        )
 
 
 def _common_indent(src: str, dedented: str) -> int:

@@ -663,6 +663,10 @@ class DocumentBuilder:
         self.functions: list[K.Function] = []
         self.device_names: dict[int, str] = {}
         self.pending: list[Any] = []
+        # The entry's name too: a device function imported under another name may share
+        # it (`from helpers import add as helper` inside `def add`), and the document
+        # names every function once.
+        self.entry_name: str | None = None
 
     def add_file(self, src: CapturedSource) -> None:
         idx = self.file_index.get(src.path)
@@ -676,7 +680,7 @@ class DocumentBuilder:
         key = id(dev)
         if key not in self.device_names:
             base = dev.__name__
-            taken = {n for n in self.device_names.values()}
+            taken = {n for n in self.device_names.values()} | {self.entry_name}
             name = base if base not in taken else f"{base}#{len(taken)}"
             self.device_names[key] = name
             self.pending.append(dev)
@@ -688,6 +692,8 @@ class DocumentBuilder:
     ) -> K.Function:
         src = capture(fn)
         self.add_file(src)
+        if kind == "entry":
+            self.entry_name = name
         conv = FunctionConverter(fn, src, kind, name, unsafe, options, self.device_name)
         func = conv.convert()
         self.functions.append(func)
