@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 from . import _native, dump, environment, log, pipeline
 from .errors import ConfigError, CutileError
 from .frontend import kast as K
+from .frontend.capture import remember_source
 from .frontend.to_kast import build_document
 from .hints import HintValue, check_opt_level, entry_hints
 from .lowering.signature import Specialization, TensorFacts
@@ -34,6 +35,7 @@ class DeviceFunction:
     """A `@cutile.device` helper: inlined into every kernel that calls it."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
+        remember_source(fn)
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
@@ -64,6 +66,7 @@ class EntryKernel(_native.KernelBase):
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
                  opt_level: int = 3, pdl: bool = False,
                  pdl_early: tuple[str, ...] = (), fp_contract: bool = False) -> None:
+        remember_source(fn)
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__

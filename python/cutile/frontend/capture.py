@@ -11,6 +11,7 @@ import ast
 import inspect
 import linecache
 import textwrap
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -72,18 +73,50 @@ class CapturedSource:
         return Span(self.file_index, lo, lo + n, line_no, col, line_no, col + n)
 
 
-def capture(fn: Callable[..., Any]) -> CapturedSource:
-    """Read `fn`'s source and parse it. Raises CT0004 if the source is not available."""
+# (path, lines, first line, file text) of each decorated function, read when its decorator
+# ran: the text Python had just compiled it from. A kernel is parsed at its first check,
+# which may be long after; the file may have been edited on disk in between.
+_Source = tuple[str, list[str], int, str]
+_remembered: weakref.WeakKeyDictionary[Callable[..., Any], _Source] = (
+    weakref.WeakKeyDictionary())
+# path -> (linecache's list of the file's lines, their text joined): one copy of a file's
+# text for all the functions read from it while linecache holds the same lines
+_file_texts: dict[str, tuple[list[str], str]] = {}
+
+
+def _read(fn: Callable[..., Any]) -> _Source:
+    path = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    lines, first_line = inspect.getsourcelines(fn)
+    cached = linecache.getlines(path)
+    known = _file_texts.get(path)
+    if known is None or known[0] is not cached:
+        known = (cached, "".join(cached))
+        _file_texts[path] = known
+    return path, lines, first_line, known[1] or "".join(lines)
+
+
+def remember_source(fn: Callable[..., Any]) -> None:
+    """Read `fn`'s source now (its decorator runs right after Python compiled it), for
+    `capture` to parse later. The first reading stays (`with_hints` makes another kernel
+    of the same function). A source that cannot be read is left to `capture`'s CT0004."""
     try:
-        path = inspect.getsourcefile(fn) or inspect.getfile(fn)
-        lines, first_line = inspect.getsourcelines(fn)
+        if fn not in _remembered:
+            _remembered[fn] = _read(fn)
+    except (OSError, TypeError):
+        pass
+
+
+def capture(fn: Callable[..., Any]) -> CapturedSource:
+    """Parse `fn`'s source, as read when it was decorated (`remember_source`), else now.
+    Raises CT0004 if the source is not available."""
+    try:
+        path, lines, first_line, text = _remembered.get(fn) or _read(fn)
     except (OSError, TypeError) as exc:
         raise CutileError(
             f"cannot read the source of `{getattr(fn, '__qualname__', fn)}`: {exc}",
             code="CT0004",
             hint="cutile compiles a kernel from its source text; define it in a .py file",
         ) from None
-    text = "".join(linecache.getlines(path)) or "".join(lines)
     if first_line == 0:
         first_line = 1
     src = "".join(lines)
