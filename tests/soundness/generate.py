@@ -6,11 +6,14 @@ input; every store writes `full(shape, lin + 1, i32)` where `lin` is the block's
 Store indices come from templates of maps the checker is meant to prove (affine
 permutations, modular rotations, clamps that never clamp, digits of a linearized id, the
 persistent schedule, transposes), from known traps (32-bit wraparound, `z.shape` of a `Mut`,
-`num_tiles` with a foreign shape, runtime scalars), and from random expression trees; a
-template is sometimes mutated into a near miss. The same meaning is spelled many ways:
+`num_tiles` with a foreign shape, runtime scalars, integers narrower than 32 bits or unsigned
+in `narrow.py`), and from random expression trees; a template is sometimes mutated into a
+near miss. The same meaning is spelled many ways:
 keywords or positions, locals and tuple assignments, aliases of the output, device
 functions in two other files (called several times with different arguments), loops whose
 variable sits at the same byte offset as a loop in another file.
+
+A name bound to different tensors on the two branches of an `if` is `choice.py`'s.
 
 Each kernel records `features` (template and spelling names) for the completeness report.
 """
