@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import Env, Expr, ModelCompileError, Val, as_index, evaluate, test, wrap_arr
+from .model import Env, Expr, ModelCompileError, Val, as_index, evaluate, merge, test, wrap_arr
 from .program import (
     Alias,
     Assign,
     CallProc,
+    ChooseTensor,
     Exit,
+    ItemDef,
     Kernel,
     Launch,
     LoadLike,
@@ -27,6 +29,7 @@ from .program import (
     Loop,
     MutLoad,
     Persist,
+    Pick,
     Relay,
     Return,
     Stmt,
@@ -238,6 +241,20 @@ class Machine:
                         raise ModelCompileError(f"`{src}` is moved twice")
                     ctx.moved.add(src)
                 ctx.alias[t] = ctx.alias[src]
+        elif isinstance(s, Pick):
+            ctx.local[s.target] = merge(s.cond, s.a, s.b, self.env(ctx))
+        elif isinstance(s, ChooseTensor):
+            holds = test(s.cond, self.env(ctx))
+            if not isinstance(holds, bool):
+                raise ModelCompileError("a tensor chosen by a run-time test")
+            self.stmt(Alias((s.target,), (s.a if holds else s.b,)), ctx)
+        elif isinstance(s, ItemDef):
+            base, _ = self.dims(s.src, ctx)
+            self.access(ctx, base, [np.full(ctx.rows, s.pos, dtype=np.int64)], (1,), False,
+                        "load")
+            value = self.launch.data[base][s.pos]
+            ctx.local[s.target] = Val(np.full(ctx.rows, value, dtype=np.int64),
+                                      self.ins[base].dtype)
         elif isinstance(s, (ValueDef, Relay)):
             pass
         elif isinstance(s, Store):

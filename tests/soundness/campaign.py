@@ -51,6 +51,10 @@ def known_class(features: list[str], kinds: set[str], source: str) -> str:
     f = set(features)
     if "oob-ragged-subtile" in kinds or any("ragged" in k for k in kinds):
         return "ragged-subtile"
+    if f & {"tensor-choice", "input-choice"}:
+        return "11-tensor-choice"
+    if f & {"narrow", "int-wrap", "unsigned-scalar", "narrow-scalar"}:
+        return "10-narrow-integers"
     if f & {"store-badkw", "bad-kw"} or "like-badkw" in f:
         return "1-keywords"
     if f & {"while", "break", "continue", "early-return", "persistent-break"}:

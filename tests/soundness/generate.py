@@ -6,11 +6,14 @@ input; every store writes `full(shape, lin + 1, i32)` where `lin` is the block's
 Store indices come from templates of maps the checker is meant to prove (affine
 permutations, modular rotations, clamps that never clamp, digits of a linearized id, the
 persistent schedule, transposes), from known traps (32-bit wraparound, `z.shape` of a `Mut`,
-`num_tiles` with a foreign shape, runtime scalars), and from random expression trees; a
-template is sometimes mutated into a near miss. The same meaning is spelled many ways:
+`num_tiles` with a foreign shape, runtime scalars, integers narrower than 32 bits or unsigned
+in `narrow.py`), and from random expression trees; a template is sometimes mutated into a
+near miss. The same meaning is spelled many ways:
 keywords or positions, locals and tuple assignments, aliases of the output, device
 functions in two other files (called several times with different arguments), loops whose
 variable sits at the same byte offset as a loop in another file.
+
+A name bound to different tensors on the two branches of an `if` is `choice.py`'s.
 
 Each kernel records `features` (template and spelling names) for the completeness report.
 """
@@ -19,10 +22,10 @@ from __future__ import annotations
 
 import math
 
+from .choice import ChoiceGen
 from .draw import Draw
 from .indices import JOINT, TEMPLATES, IndexGen, int_value, spell
 from .model import (
-    BITS,
     Bin,
     Call,
     Cmp,
@@ -37,8 +40,9 @@ from .model import (
     ScalarRef,
     ShapeOf,
     Var,
-    wrap_int,
+    wrap_kind,
 )
+from .narrow import NarrowGen
 from .program import (
     Alias,
     Assign,
@@ -67,7 +71,9 @@ from .program import (
 TILE_SIZES = [(4, 30), (2, 25), (1, 15), (8, 20), (16, 8), (32, 2)]
 
 
-class Gen(IndexGen):
+# The mixins declare what they use from each other as stubs: NarrowGen's `narrow_index`
+# must come before IndexGen's stub of it, IndexGen's `component` before ChoiceGen's.
+class Gen(NarrowGen, IndexGen, ChoiceGen):
     def __init__(self, d: Draw, case_id: str) -> None:
         self.d = d
         self.case_id = case_id
@@ -85,6 +91,7 @@ class Gen(IndexGen):
         self.decl: list[int | str] = []
         self.out = "z"
         self.x: InParam | None = None
+        self.data_ins: list[InParam] = []  # inputs read by `.item()` (narrow.py)
         self.scalar_values: dict[str, list[int]] = {}
         self.want_square = False
         self.align = False
@@ -107,12 +114,15 @@ class Gen(IndexGen):
 
     def scalar(self) -> ScalarRef:
         name = f"s{len(self.scalars)}"
-        self.scalars[name] = self.d.weighted([("i32", 78), ("i64", 14), ("i8", 4), ("i16", 4)])
+        self.scalars[name] = self.d.weighted([("i32", 74), ("i64", 14), ("i8", 3), ("i16", 3),
+                                              ("u8", 3), ("u32", 3)])
         if self.scalars[name] == "i64":
             self.features.add("i64-scalar")
-        if self.scalars[name] in ("i8", "i16"):
-            # arithmetic wraps in 8 or 16 bits, which the checker does not follow
+        if self.scalars[name] in ("i8", "i16", "u8", "u32"):
+            # arithmetic wraps in 8 or 16 bits (or unsigned), which the checker does not follow
             self.features.add("narrow-scalar")
+        if self.scalars[name] in ("u8", "u32"):
+            self.features.add("unsigned-scalar")
         return ScalarRef(name)
 
     def number(self, v: int | None = None) -> Expr:
@@ -631,12 +641,15 @@ class Gen(IndexGen):
         self.setup_grid()
         self.body.append(ValueDef("val", tuple(self.decl)))
         self.loads(self.body)
+        if self.x is not None and self.rank == 1 and d.chance(0.08):
+            self.input_choice(self.body)
         recv = self.out
         kind = d.weighted([("index", 40), ("persistent", 16), ("sub", 12), ("own", 6),
-                           ("multi", 14), ("two-outputs", 6)]) if self.focus is None else "index"
+                           ("multi", 14), ("two-outputs", 6), ("choice", 5)]) \
+            if self.focus is None else "index"
         self.features.add(f"kind-{kind}")
         outs = [OutParam("z", self.rank, tuple(self.decl))]
-        if kind not in ("persistent", "multi", "two-outputs") and d.chance(0.15):
+        if kind not in ("persistent", "multi", "two-outputs", "choice") and d.chance(0.15):
             self.features.add("alias")
             if d.chance(0.5) and self.x is not None:
                 self.features.add("tuple-alias")
@@ -660,6 +673,9 @@ class Gen(IndexGen):
             self.body.extend(own)
         elif kind == "multi":
             self.multi(self.body)
+        elif kind == "choice":
+            outs.append(OutParam("o2", self.rank, tuple(self.decl)))
+            self.tensor_choice(self.body)
         else:
             outs.append(OutParam("o2", self.rank, tuple(self.decl)))
             self.index_store("z", self.body)
@@ -667,7 +683,7 @@ class Gen(IndexGen):
             self.out = "o2"
             self.index_store("o2", self.body)
             self.out = saved
-        kern = Kernel(self.case_id, outs, [self.x] if self.x else [],
+        kern = Kernel(self.case_id, outs, ([self.x] if self.x else []) + self.data_ins,
                       sorted(self.scalars.items()), sorted(self.consts), self.body, [],
                       self.features, self.align)
         kern.launches = [self.launch(kern) for _ in range(3)]
@@ -734,9 +750,10 @@ class Gen(IndexGen):
         for name in self.scalars:
             vals = self.scalar_values.get(name) or [int_value(d)]
             value = d.pick(vals) if d.chance(0.8) else int_value(d)
-            bits = BITS[self.scalars[name]]
-            scalars[name] = wrap_int(value, bits) if bits < 32 else value  # the launcher
-            # refuses an i8 or i16 that does not fit, before anything the model sees
+            dtype = self.scalars[name]
+            # the launcher refuses a narrow or unsigned value that does not fit, before
+            # anything the model sees
+            scalars[name] = value if dtype in ("i32", "i64") else int(wrap_kind(value, dtype))
         persistent = None
         if "persistent" in self.features:
             tiles_n = 1
@@ -744,7 +761,9 @@ class Gen(IndexGen):
                 tiles_n *= g
             persistent = d.weighted([(0, 3), (1, 2), (2, 3), (3, 1), (tiles_n, 1),
                                      (tiles_n + d.between(1, 5), 2)])
-        return Launch(shapes, tiles, consts, given, scalars, persistent)
+        data = self.item_data(d)
+        shapes |= {name: (len(v),) for name, v in data.items()}
+        return Launch(shapes, tiles, consts, given, scalars, persistent, data)
 
 
 def generate(d: Draw, case_id: str) -> Kernel:

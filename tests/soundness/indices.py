@@ -19,7 +19,7 @@ BIG = [2**31 - 1, 2**31, 2**31 + 1, -(2**31), -(2**31) - 1, 2**32 - 1, 2**32, 2*
        2**30, 2**33, 2**40]
 TEMPLATES = [("identity", 10), ("reverse", 14), ("modaffine", 14), ("clamp", 12),
              ("overflow", 10), ("scalar", 8), ("mutshape", 8), ("random", 14), ("constidx", 3),
-             ("cancel", 7)]
+             ("cancel", 7), ("narrow", 8)]
 JOINT = ("transpose", "digits", "digit-swap")
 
 
@@ -68,6 +68,9 @@ class IndexGen:
         raise NotImplementedError
 
     def fresh(self, base: str) -> str:
+        raise NotImplementedError
+
+    def narrow_index(self, k: int) -> Expr:
         raise NotImplementedError
 
     # -- index maps ------------------------------------------------------------------------
@@ -121,6 +124,8 @@ class IndexGen:
             c = self.number()
             e = d.pick([Bin("-", Bin("+", b, c), c), Bin("+", Bin("-", b, c), c),
                         Bin("//", Bin("*", b, c), c), Bin("%", b, Bin("+", n, c))])
+        elif t == "narrow":  # narrow.py
+            e = self.narrow_index(k)
         elif t == "constidx":
             e = Lit(d.between(0, 2))
         else:

@@ -6,11 +6,14 @@ independently so that a disagreement with the checker *or* the compiler shows up
 
 - literals and `Const` parameters are compile-time values; an operation on two of them is
   folded exactly (unbounded Python integers, Python's `//` and `%`);
-- everything that depends on a block id, a grid size, a dynamic extent or a runtime scalar is
-  a device integer (`i32`, or the scalar's own `i8`/`i16`/`i64`; two of them compute in
-  the wider type) and every operation on it wraps in that type (two's complement; an `i8`
-  computes in 8 bits); a compile-time operand is converted to the device type first, and
-  one that does not fit it does not compile (CT3052, as the checker and the lowering say);
+- everything that depends on a block id, a grid size, a dynamic extent, a runtime scalar or
+  a tile's `.item()` is a device integer (`i32`, or the value's own `i8`/`i16`/`i64`/`u8`/
+  `u32`; two of them compute in their common type as numpy's promotion picks it: the wider
+  of one kind, `u8 + i8 -> i16`, `u32 + i32 -> i64`) and every operation on it wraps in that
+  type (two's complement; a `u8` computes modulo 2^8 and compares unsigned); a compile-time
+  operand is converted to the device type first, and one that does not fit it does not
+  compile (CT3052, as the checker and the lowering say); `int(x)` is `x` in `i32` (an `i64`
+  truncated, a `u32` past 2^31 - 1 negative);
 - `//` floors and `%` takes the divisor's sign (Python semantics, as the DSL documents);
   a zero divisor reads as 1 (`x // 0 == x`, `x % 0 == 0`), as the lowering defines it;
 - `min`/`max` are signed; `cdiv(a, b)` folds exactly on constants, else is
@@ -29,7 +32,8 @@ import numpy as np
 
 Array = np.ndarray
 
-BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}
+BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u32": 32}
+UNSIGNED = {"u8", "u32"}
 
 
 def wrap_int(v: int, bits: int) -> int:
@@ -37,6 +41,20 @@ def wrap_int(v: int, bits: int) -> int:
     m = 1 << bits
     v %= m
     return v - m if v >= m >> 1 else v
+
+
+def wrap_kind(v: int | Array, kind: str) -> int | Array:
+    """`v` as a value of the device type `kind` (an unsigned one held non-negative)."""
+    bits = BITS[kind]
+    if kind in UNSIGNED:
+        return v % (1 << bits) if isinstance(v, int) else v % np.int64(1 << bits)
+    return wrap_int(v, bits) if isinstance(v, int) else wrap_arr(v, bits)
+
+
+def fits(v: int, kind: str) -> bool:
+    lo, hi = (0, 1 << BITS[kind]) if kind in UNSIGNED else \
+        (-(1 << (BITS[kind] - 1)), 1 << (BITS[kind] - 1))
+    return lo <= v < hi
 
 
 def wrap_arr(a: Array, bits: int) -> Array:
@@ -150,6 +168,13 @@ class Cmp:
 
 
 @dataclass(frozen=True)
+class IntOf(Expr):
+    """`int(a)`: the value in `i32`."""
+
+    a: Expr
+
+
+@dataclass(frozen=True)
 class DevFn:
     """A `@cutile.device` function that returns an integer expression of its parameters;
     with `guard` (cond, early) it returns `early` first where `cond` holds."""
@@ -210,6 +235,8 @@ def render(e: Expr) -> str:
         return f"-{inner}"
     if isinstance(e, Call):
         return f"{e.fn}({', '.join(render(a) for a in e.args)})"
+    if isinstance(e, IntOf):
+        return f"int({render(e.a)})"
     if isinstance(e, DevCall):
         if e.kw:
             parts = [f"{p}={render(a)}" for p, a in zip(e.fn.params, e.args, strict=True)]
@@ -228,7 +255,7 @@ def walk(e: Expr) -> list[Expr]:
     out: list[Expr] = [e]
     if isinstance(e, Bin):
         out += walk(e.a) + walk(e.b)
-    elif isinstance(e, Neg):
+    elif isinstance(e, (Neg, IntOf)):
         out += walk(e.a)
     elif isinstance(e, Call):
         for a in e.args:
@@ -253,7 +280,7 @@ def dev_fns(e: Expr) -> list[DevFn]:
 @dataclass
 class Val:
     v: int | Array
-    kind: str  # "c" | "i8" | "i16" | "i32" | "i64"
+    kind: str  # "c" or a key of BITS
 
 
 class ModelCompileError(Exception):
@@ -284,23 +311,34 @@ class Env:
 
 def _dev(v: Val, kind: str, rows: int) -> Array:
     """`v` as a device array of `kind`."""
-    bits = BITS[kind]
     if v.kind == "c":
         assert isinstance(v.v, int)
-        if not -(1 << (bits - 1)) <= v.v < 1 << (bits - 1):
+        if not fits(v.v, kind):
             raise ModelCompileError(f"the constant {v.v} does not fit {kind}")  # CT3052
         return np.full(rows, v.v, dtype=np.int64)
     assert isinstance(v.v, np.ndarray)
-    if v.kind == kind:
-        return v.v
-    if BITS[v.kind] < bits:
-        return v.v  # sign extension: the int64 array already holds the value
-    return wrap_arr(v.v, bits)
+    if v.kind == kind or common(v.kind, kind) == kind:
+        return v.v  # a widening keeps the value, which the int64 array already holds
+    out = wrap_kind(v.v, kind)
+    assert isinstance(out, np.ndarray)
+    return out
+
+
+def common(a: str, b: str) -> str:
+    """The type two device integers compute in (numpy's promotion, docs/dsl.md)."""
+    if a == b:
+        return a
+    if (a in UNSIGNED) == (b in UNSIGNED):
+        return max(a, b, key=lambda k: BITS[k])
+    u, s = (a, b) if a in UNSIGNED else (b, a)
+    if BITS[s] > BITS[u]:
+        return s
+    return {8: "i16", 16: "i32", 32: "i64"}[BITS[u]]
 
 
 def _unify(a: Val, b: Val, rows: int) -> tuple[Array, Array, str]:
     kinds = [k for k in (a.kind, b.kind) if k != "c"]
-    kind = max(kinds, key=lambda k: BITS[k])
+    kind = kinds[0] if len(kinds) == 1 else common(kinds[0], kinds[1])
     return _dev(a, kind, rows), _dev(b, kind, rows), kind
 
 
@@ -320,7 +358,6 @@ def binop(op: str, a: Val, b: Val, env: Env) -> Val:
         assert isinstance(a.v, int) and isinstance(b.v, int)
         return Val(_fold(op, a.v, b.v), "c")
     x, y, kind = _unify(a, b, env.rows)
-    bits = BITS[kind]
     with np.errstate(all="ignore"):
         if op == "+":
             r = x + y
@@ -331,7 +368,7 @@ def binop(op: str, a: Val, b: Val, env: Env) -> Val:
         else:
             safe = np.where(y == 0, 1, y)  # a zero divisor reads as 1
             r = np.floor_divide(x, safe) if op == "//" else np.mod(x, safe)
-    return Val(wrap_arr(r, bits), kind)
+    return Val(wrap_kind(r, kind), kind)
 
 
 def evaluate(e: Expr, env: Env) -> Val:
@@ -347,7 +384,7 @@ def evaluate(e: Expr, env: Env) -> Val:
         return Val(int(env.consts[e.name]), "c")
     if isinstance(e, ScalarRef):
         dtype, value = env.scalars[e.name]
-        return Val(np.full(env.rows, wrap_int(value, BITS[dtype]), dtype=np.int64), dtype)
+        return Val(np.full(env.rows, wrap_kind(value, dtype), dtype=np.int64), dtype)
     if isinstance(e, Var):
         return env.local[e.name]
     if isinstance(e, ShapeOf):
@@ -372,7 +409,13 @@ def evaluate(e: Expr, env: Env) -> Val:
             assert isinstance(a.v, int)
             return Val(-a.v, "c")
         assert isinstance(a.v, np.ndarray)
-        return Val(wrap_arr(-a.v, BITS[a.kind]), a.kind)
+        return Val(wrap_kind(-a.v, a.kind), a.kind)
+    if isinstance(e, IntOf):
+        a = evaluate(e.a, env)
+        if a.kind == "c":
+            return a
+        assert isinstance(a.v, np.ndarray)
+        return Val(wrap_arr(a.v, 32), "i32")
     if isinstance(e, Call):
         vals = [evaluate(a, env) for a in e.args]
         if e.fn == "cdiv":
@@ -425,6 +468,12 @@ def _guarded(guard: tuple[Cmp, Expr], body: Expr, env: Env) -> Val:
     return Val(np.where(t, x, y), kind)
 
 
+def merge(cond: Cmp, a: Expr, b: Expr, env: Env) -> Val:
+    """`a if cond else b` (or the same through an `if`): merged as a device function's two
+    returns are."""
+    return _guarded((cond, a), b, env)
+
+
 def cdiv(a: Val, b: Val, env: Env) -> Val:
     if a.kind == "c" and b.kind == "c":
         assert isinstance(a.v, int) and isinstance(b.v, int)
@@ -432,7 +481,7 @@ def cdiv(a: Val, b: Val, env: Env) -> Val:
     # as the lowering computes it: a // b + (a % b != 0), which cannot wrap
     q, r = binop("//", a, b, env), binop("%", a, b, env)
     x, y, kind = _unify(q, r, env.rows)
-    return Val(wrap_arr(x + (y != 0), BITS[kind]), kind)
+    return Val(wrap_kind(x + (y != 0), kind), kind)
 
 
 def minmax(fn: str, a: Val, b: Val, env: Env) -> Val:

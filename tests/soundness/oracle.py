@@ -42,6 +42,7 @@ from .program import Kernel, Launch, Persist, render_kernel
 from .replay import claims, confirm
 
 MAX_LAUNCH_BLOCKS = 600
+NUMPY = {"i8": np.int8, "i32": np.int32, "u8": np.uint8, "u32": np.uint32}
 
 
 @dataclass
@@ -129,6 +130,9 @@ def make_args(k: Kernel, ln: Launch) -> tuple[list[Any], dict[str, Any]]:
         args.append(p)
     for x in k.ins:
         shape = ln.shapes[x.name]
+        if x.name in ln.data:
+            args.append(api.from_numpy(np.array(ln.data[x.name], dtype=NUMPY[x.dtype])))
+            continue
         args.append(api.from_numpy(np.arange(math.prod(shape), dtype=np.int32).reshape(shape)))
     args += [ln.scalars[n] for n, _ in k.scalars]
     return args, dict(ln.given)

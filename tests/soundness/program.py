@@ -16,7 +16,7 @@ from .model import Cmp, DevCall, DevFn, Expr, Var, dev_fns, render, render_cond,
 HEADER = (
     "import cutile\n"
     "from cutile.core import (Const, Mut, Tensor, block_id, cdiv, full, i8, i16, i32, i64,\n"
-    "                         load_tile_like, num_blocks, num_tiles)\n"
+    "                         load_tile_like, num_blocks, num_tiles, u8, u32)\n"
 )
 
 
@@ -113,6 +113,41 @@ class LoadLike(Stmt):
     like: str
     style: str = "pos"  # pos | kw | rev | mixed | badkw
     combine: bool = False
+
+
+@dataclass
+class ItemDef(Stmt):
+    """`target = src.load_tile((1,), (pos,)).item()`: a device integer of `src`'s element
+    type, whose value the launch's data gives (`Launch.data`)."""
+
+    target: str
+    src: str
+    pos: int
+
+
+@dataclass
+class Pick(Stmt):
+    """`target` is `a` where `cond` holds, else `b`: a merge of two values, spelled as a
+    conditional expression (`ifexp`), an `if`/`else` (`if-else`) or a default rebound in
+    an `if` (`if-only`)."""
+
+    target: str
+    cond: Cmp
+    a: Expr
+    b: Expr
+    form: str = "ifexp"
+
+
+@dataclass
+class ChooseTensor(Stmt):
+    """`target` names tensor `a` where `cond` holds, else `b` (forms as `Pick`); the compiler
+    keeps one branch only where `cond` is a compile-time constant."""
+
+    target: str
+    cond: Cmp
+    a: str
+    b: str
+    form: str = "if-else"
 
 
 @dataclass
@@ -213,6 +248,7 @@ class InParam:
     name: str
     rank: int
     decl: tuple[int | str, ...]  # -1, literal, or Const name
+    dtype: str = "i32"
 
 
 @dataclass
@@ -223,6 +259,7 @@ class Launch:
     given: dict[str, int]  # the Consts passed by keyword
     scalars: dict[str, int]
     persistent: int | None = None  # `.persistent(n)` on the outputs (0: `.persistent()`)
+    data: dict[str, list[int]] = field(default_factory=dict)  # inputs not filled by arange
 
 
 @dataclass
@@ -316,6 +353,10 @@ class Renderer:
             if s.combine:
                 lines.append(f"{ind}val = val + {s.target} * 0")
             return lines
+        if isinstance(s, ItemDef):
+            return [f"{ind}{s.target} = {s.src}.load_tile((1,), ({s.pos},)).item()"]
+        if isinstance(s, (Pick, ChooseTensor)):
+            return self._pick(s, ind)
         if isinstance(s, Loop):
             self._note_exprs([e for e in (s.start, s.n, s.step) if e is not None])
             bounds = render(s.n) if s.start is None else f"{render(s.start)}, {render(s.n)}"
@@ -352,6 +393,20 @@ class Renderer:
             self.relays.setdefault(s.helper, s)
             return [f"{ind}{s.value} = {s.helper}({s.value})"]
         raise TypeError(f"cannot render {s!r}")
+
+    def _pick(self, s: Pick | ChooseTensor, ind: str) -> list[str]:
+        if isinstance(s, Pick):
+            self._note_exprs([s.a, s.b, s.cond.a, s.cond.b])
+            a, b = render(s.a), render(s.b)
+        else:
+            a, b = s.a, s.b
+        c = render_cond(s.cond)
+        if s.form == "ifexp":
+            return [f"{ind}{s.target} = {a} if {c} else {b}"]
+        if s.form == "if-only":
+            return [f"{ind}{s.target} = {b}", f"{ind}if {c}:", f"{ind}    {s.target} = {a}"]
+        return [f"{ind}if {c}:", f"{ind}    {s.target} = {a}", f"{ind}else:",
+                f"{ind}    {s.target} = {b}"]
 
     def _store(self, s: Store) -> str:
         if s.index is None and s.minted is None:
@@ -400,7 +455,7 @@ def _signature(k: Kernel) -> str:
         parts.append(f"{o.name}: Mut[Tensor[i32, [{dims}]]]")
     for x in k.ins:
         dims = ", ".join(f'"{d}"' if isinstance(d, str) else str(d) for d in x.decl)
-        parts.append(f"{x.name}: Tensor[i32, [{dims}]]")
+        parts.append(f"{x.name}: Tensor[{x.dtype}, [{dims}]]")
     parts += [f"{n}: {d}" for n, d in k.scalars]
     parts += [f"{c}: Const[int]" for c in k.consts]
     return ", ".join(parts)
@@ -529,8 +584,10 @@ def exprs_of(body: list[Stmt]) -> list[Expr]:
             out += [e for e in (s.n, s.start, s.step) if e is not None] + exprs_of(s.body)
         elif isinstance(s, While):
             out += [s.limit, *exprs_of(s.body)]
-        elif isinstance(s, (Exit, Return)):
+        elif isinstance(s, (Exit, Return, ChooseTensor)):
             out += [s.cond.a, s.cond.b]
+        elif isinstance(s, Pick):
+            out += [s.cond.a, s.cond.b, s.a, s.b]
         elif isinstance(s, Persist):
             out += ([s.group] if s.group is not None else []) + exprs_of(s.body)
         elif isinstance(s, CallProc):
@@ -543,7 +600,8 @@ def uses_var(body: list[Stmt], name: str) -> bool:
 
 
 __all__ = [
-    "Alias", "Assign", "CallProc", "DevCall", "DevProc", "Exit", "InParam", "Kernel",
-    "Launch", "LoadLike", "LoadTile", "Loop", "MutLoad", "OutParam", "Persist", "Relay",
+    "Alias", "Assign", "CallProc", "ChooseTensor", "DevCall", "DevProc", "Exit", "InParam",
+    "ItemDef", "Kernel", "Launch", "LoadLike", "LoadTile", "Loop", "MutLoad", "OutParam",
+    "Persist", "Pick", "Relay",
     "Return", "Stmt", "Store", "SubPart", "SubStore", "ValueDef", "While", "render_kernel",
 ]

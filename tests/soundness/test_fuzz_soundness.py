@@ -16,15 +16,41 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from .brute import truth
 from .draw import Draw, HypothesisSource
 from .generate import generate
-from .model import Bin, Env, Grid, Lit, NumTiles, evaluate
+from .model import (
+    Bin,
+    Cmp,
+    ConstRef,
+    Env,
+    Grid,
+    IntOf,
+    Lit,
+    ModelCompileError,
+    NumTiles,
+    ScalarRef,
+    Var,
+    evaluate,
+)
 from .oracle import Loader, report, run_case
-from .program import Assign, Kernel, Launch, OutParam, Persist, Store, ValueDef, render_kernel
+from .program import (
+    Assign,
+    ChooseTensor,
+    InParam,
+    ItemDef,
+    Kernel,
+    Launch,
+    OutParam,
+    Persist,
+    Store,
+    ValueDef,
+    render_kernel,
+)
 
 BUDGET = float(os.environ.get("CUTILE_FUZZ_SECONDS", "90"))
 SEED = int(os.environ.get("CUTILE_FUZZ_SEED", "20261201"))
@@ -174,3 +200,46 @@ def test_the_interpreter_output_is_compared_with_the_model() -> None:
     finally:
         mp.undo()
     assert [f.kind for f in out.findings] == ["mismatch"], report(k, out)
+
+
+# -- narrow integers and tensors chosen by a test (narrow.py, choice.py) -------------------
+
+
+def test_model_computes_narrow_and_unsigned_values_in_their_type() -> None:
+    b = Grid("block_id", 0)
+    env = _env((4, 1, 1))
+    env.scalars = {"u": ("u8", 7), "s": ("i8", 5), "w": ("u32", 9), "l": ("i64", 2**32 - 5)}
+    u, s, w, sl = ScalarRef("u"), ScalarRef("s"), ScalarRef("w"), ScalarRef("l")
+    cancel = evaluate(Bin("-", Bin("+", Bin("+", u, Lit(200)), Lit(100)), u), env)
+    assert cancel.kind == "u8" and list(cancel.v) == [44] * 4  # type: ignore[arg-type]
+    fold = evaluate(Bin("+", Bin("+", Bin("*", s, Lit(0)), Lit(100)), Lit(100)), env)
+    assert fold.kind == "i8" and list(fold.v) == [-56] * 4  # type: ignore[arg-type]
+    diff = evaluate(Bin("-", Bin("-", w, Lit(1)), w), env)
+    assert diff.kind == "u32" and list(diff.v) == [2**32 - 1] * 4  # type: ignore[arg-type]
+    assert evaluate(Bin("+", u, s), env).kind == "i16"  # u8 + i8: the type holding both
+    assert evaluate(Bin("+", w, b), env).kind == "i64"  # u32 + i32
+    assert list(evaluate(IntOf(sl), env).v) == [-5] * 4  # type: ignore[arg-type]
+    with pytest.raises(ModelCompileError):  # a Python int must fit the u8 (CT3052)
+        evaluate(Bin("+", u, Lit(300)), env)
+
+
+def test_brute_force_reads_item_values_and_follows_the_chosen_tensor() -> None:
+    b = Grid("block_id", 0)
+    w = Var("w")
+    shift = Bin("-", Bin("+", b, Bin("-", Bin("+", Bin("+", w, Lit(200)), Lit(100)), w)),
+                Lit(300))
+    body = [Assign(("lin",), (b,)), ValueDef("val", (4,)), ItemDef("w", "y", 0),
+            Store("z", (shift,))]
+    k = Kernel("t", [OutParam("z", 1, (4,))], [InParam("y", 1, (-1,), "u8")], [], [],
+               body, [])
+    ln = Launch({"z": (32,), "y": (1,)}, {"z": (4,)}, {}, {}, {}, data={"y": [255]})
+    assert truth(k, ln, set()).reason == "oob-store"  # 44 - 300: every block below 0
+    reverse = (Bin("-", Bin("-", NumTiles("z", 0), Lit(1)), b),)
+    for c, reason in ((1, "race-ww"), (0, "")):  # `w` is `o2` only where C == 1
+        pick = ChooseTensor("w", Cmp("==", ConstRef("C"), Lit(1)), "o2", "z")
+        body = [Assign(("lin",), (b,)), ValueDef("val", (4,)), Store("o2", reverse), pick,
+                Store("w", None)]
+        k = Kernel("t", [OutParam("z", 1, (4,)), OutParam("o2", 1, (4,))], [], [], ["C"],
+                   body, [])
+        ln = Launch({"z": (16,), "o2": (16,)}, {"z": (4,), "o2": (4,)}, {"C": c}, {"C": c}, {})
+        assert truth(k, ln, set()).reason == reason
