@@ -475,6 +475,54 @@ def test_new_narrow_integers_in_an_index() -> None:
     assert_sound(int_of_i64, lambda: ((part(4 * 30, 4), arange(4 * 120), 3), {}))
 
 
+@cutile.entry
+def i8_clamp_plus_block(z: Mut[Tensor[i32, [4]]], s: i8):
+    b = block_id(0)
+    # `b` is an i32 on the device: the i8 clamp is promoted, and the sum is exact
+    z.store(full((4,), b + 1, i32), index=(b + max(min(s, 0), -3),))
+
+
+@cutile.entry
+def i8_clamp_plus_constant(z: Mut[Tensor[i32, [4]]], s: i8):
+    c = max(min(s, 100), 0) + 100      # an i8 sum (a constant takes its partner's type)
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(min(b, num_blocks(0) + c - 201),))
+
+
+@cutile.entry
+def i8_plus_named_extent(z: Mut[Tensor[i32, [4]]], x: Tensor[i32, ["S"]], s: i8,
+                         S: Const[int]):
+    c = x.shape[0] + s                 # S is folded: an i8 sum, 100 + 100 is -56
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(min(b, num_blocks(0) + c - S - s - 1),))
+
+
+@cutile.entry
+def i8_plus_tile_count(z: Mut[Tensor[i32, [32]]], s: i8):
+    c = num_tiles(z, 0) + s            # 8 + s, folded: an i8 sum, 8 + 127 is -121
+    b = block_id(0)
+    z.store(full((4,), b + 1, i32), index=(min(b, num_blocks(0) + c - s - 9),))
+
+
+def test_narrow_values_promoted_by_a_32_bit_device_value_are_followed() -> None:
+    # An operation with a block id, a loop variable or an i32/i64 scalar is computed in
+    # 32 bits or more, so a narrow operand enters with its value; the bound is a launch
+    # predicate, and a clamp that moves the store off the grid is refused at launch.
+    assert i8_clamp_plus_block.check().ok
+    for s in (0, 1, 127):
+        assert outcome(i8_clamp_plus_block, lambda s=s: ((part(4 * 8, 4), s), {}))[0] == "ran"
+    for s in (-1, -3, -128):
+        what, _ = outcome(i8_clamp_plus_block, lambda s=s: ((part(4 * 8, 4), s), {}))
+        assert what == "refused CT6200", (s, what)
+    # with a constant, or an extent the compiler folds (a `Const`'s), the sum is narrow
+    for k, args in ((i8_clamp_plus_constant, (part(4 * 8, 4), 100)),
+                    (i8_plus_named_extent, (part(4 * 8, 4), arange(100), 100)),
+                    (i8_plus_tile_count, (part(4 * 8, 4), 127))):
+        kw = {"S": 100} if k is i8_plus_named_extent else {}
+        what, detail = outcome(k, lambda args=args, kw=kw: (args, kw))
+        assert what == "rejected", (k.name, what, detail)
+
+
 # -- the two readers of one kernel (an adversarial review, 2026-12-01) ----------------------
 # The compiler folds any constant `if` test (`if 0:`, `if C == 2:`) to one branch, which the
 # checker did not: a name bound to different tensors on the two branches was followed as

@@ -10,6 +10,19 @@ use crate::width::INDEX_BITS;
 use cutile_kast::ops::{table, Signature};
 use cutile_kast::{BinOp, Expr, Span, Target};
 
+/// `+ - * // %` with an operand that is a device value of 32 bits or more (`wide_device`)
+/// is computed in that type or wider: a narrow operand is promoted (sign- or
+/// zero-extended, numpy's rules), so its value (the exact polynomial of a narrow scalar,
+/// or of a `min`/`max` of one; an opaque otherwise) enters unchanged, and only the
+/// 32-bit-or-wider result may wrap, as `width.rs` models. Without such an operand (a
+/// constant takes its partner's type: `s + 200` is an `i8` sum) the result is narrow.
+fn promoted(c: &Checker<'_>, op: BinOp, a: &Poly, b: &Poly) -> bool {
+    matches!(
+        op,
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Floordiv | BinOp::Mod
+    ) && (c.wide_device(a) || c.wide_device(b))
+}
+
 /// Integer arithmetic on abstract values. Between compile-time values it is exact (the
 /// lowering folds it); otherwise it is a device operation in the operands' width, whose
 /// result may wrap (`width.rs`).
@@ -17,7 +30,7 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
     let (Val::Int(a), Val::Int(b)) = (l, r) else {
         return c.fresh_opaque();
     };
-    if c.narrow(l) || c.narrow(r) {
+    if (c.narrow(l) || c.narrow(r)) && !promoted(c, op, a, b) {
         return c.fresh_opaque();
     }
     let bits = c.width_of(a).max(c.width_of(b));

@@ -31,6 +31,21 @@ impl<'d> Checker<'d> {
         }
     }
 
+    /// Does `p` hold a value the device surely computes in 32 bits or more: a block id,
+    /// a loop variable or an `i32`/`i64` scalar takes part (the types of device integers
+    /// only widen). Not a grid or tensor extent or a tile count (the compiler folds them
+    /// where the shape is static or a `Const`'s, and a compile-time value takes its
+    /// partner's type), nor an opaque (it may stand for such a value).
+    pub fn wide_device(&self, p: &Poly) -> bool {
+        p.any_atom(&|a| match a {
+            Atom::BlockId(_) | Atom::Loop(_) => true,
+            Atom::Scalar(n) => {
+                !self.narrow_scalars.contains(n) && self.ranges.scalar_bits.contains_key(n)
+            }
+            _ => false,
+        })
+    }
+
     /// A deterministic opaque value for variable `var` merged at node `at` (so loop joins
     /// converge); one per inlined instance of the merge point.
     fn merged_opaque(&mut self, var: u32, at: u32) -> Val {
