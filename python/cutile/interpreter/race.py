@@ -101,7 +101,8 @@ class _Shadow:
     """Who touched each grain of one root buffer: per category, a first block and a second,
     different one (int32 block numbers, -1 for none), allocated on first use."""
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, base: int, nbytes: int) -> None:
+        self.base = base  # host address of the shadow's byte 0
         self.nbytes = nbytes
         self.grain = 16
         self.arrays: dict[tuple[int, int], Array] = {}
@@ -229,7 +230,7 @@ class Detector:
         self.grid = grid
         self.block = 0  # x + gx * (y + gy * z) of the running tile block
         self.args: dict[int, _Arg] = {}  # by region index
-        self._roots: dict[tuple[int, int], _Shadow] = {}
+        self._shadows: list[_Shadow] = []
         self._views: dict[TensorView, _ViewInfo] = {}
         self._kinds: dict[Op, int] = {}
         self._bounds: tuple[Array, Array, Array, Array] | None = None
@@ -241,11 +242,8 @@ class Detector:
         root = ptr.buffer
         while isinstance(root.base, np.ndarray):
             root = root.base
-        bounds = _byte_bounds(root)
-        shadow = self._roots.get(bounds)
-        if shadow is None:
-            shadow = self._roots[bounds] = _Shadow(bounds[1] - bounds[0])
-        root_off = int(ptr.buffer.__array_interface__["data"][0]) - bounds[0]
+        shadow = self._shadow_for(*_byte_bounds(root))
+        root_off = int(ptr.buffer.__array_interface__["data"][0]) - shadow.base
         itemsize = (tensor.itemsize if tensor is not None and tensor.itemsize else pointee_size)
         if tensor is not None and tensor.shape is not None:
             shape = tuple(int(n) for n in tensor.shape)
@@ -258,6 +256,27 @@ class Detector:
         self.args[region.index] = _Arg(region, ptr, name, itemsize, shape, strides, shadow,
                                        root_off)
         self._bounds = None
+
+    def _shadow_for(self, lo: int, hi: int) -> _Shadow:
+        """The shadow of host bytes [lo, hi): one shadow per run of overlapping memory.
+        Numpy roots are not enough: arrays made by `np.frombuffer` (or over an mmap) from
+        one buffer at different offsets are distinct roots over shared bytes. Arguments
+        are bound before any block runs, so shadows merged here are still empty, and the
+        arguments that had them move to the merged one."""
+        for sh in self._shadows:
+            if sh.base <= lo and hi <= sh.base + sh.nbytes:
+                return sh
+        overlap = [sh for sh in self._shadows if sh.base < hi and lo < sh.base + sh.nbytes]
+        for sh in overlap:
+            assert not sh.arrays, "shadows are merged before any access"
+            lo, hi = min(lo, sh.base), max(hi, sh.base + sh.nbytes)
+        shadow = _Shadow(lo, hi - lo)
+        self._shadows = [sh for sh in self._shadows if sh not in overlap] + [shadow]
+        for arg in self.args.values():
+            if arg.shadow in overlap:
+                arg.root_off += arg.shadow.base - lo
+                arg.shadow = shadow
+        return shadow
 
     def _arg_bounds(self) -> tuple[Array, Array, Array, Array]:
         if self._bounds is None:
