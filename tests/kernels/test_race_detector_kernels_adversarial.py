@@ -24,7 +24,6 @@ def gather_all(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1, -1]], B: Const[in
     z.store(gather(x, (lane // 4, lane % 4)))
 
 
-@pytest.mark.xfail(strict=True, reason="blind spot: greedy decomposition misses elements")
 def test_a_checked_gather_from_an_interleaved_import_is_clean() -> None:
     # x is a zero-copy (2, 3) import with strides (3, 2): elements at 0 2 4 / 3 5 7 of the
     # buffer. The checker accepts the kernel (gather masks every lane to x's bounds), so the
