@@ -27,7 +27,16 @@ strided numpy views of the shadow, so a tile costs a few vectorised numpy calls.
 Bounds: each pointer argument gets its own address region (`Memory.region_for(tag=...)`), so
 the region an address falls in is the argument it was derived from; an access outside that
 argument's bytes (its view inside a bigger buffer included) is out of bounds. A tile index
-outside a partition's index space is out of bounds too.
+outside a partition's index space is out of bounds too. Of a strided argument, only the bytes
+of its elements are in bounds, whatever the width of the access: an access must lie wholly
+in elements (an f64 read at an element of a strided f32 argument takes the gap after it).
+Elements are found by dividing by the largest stride first where that is exact (any slice
+of a contiguous array), else in a table of the argument's element offsets (strides (3, 2),
+overlapping layouts). Limit: provenance is the address, so a pointer moved by a multiple of
+the region spacing (2^40 bytes) onto another argument is taken for that argument's.
+
+Shadows are per run of overlapping host memory (not per numpy root: `np.frombuffer` arrays
+over one buffer are distinct roots that share bytes).
 """
 
 from __future__ import annotations
@@ -101,7 +110,8 @@ class _Shadow:
     """Who touched each grain of one root buffer: per category, a first block and a second,
     different one (int32 block numbers, -1 for none), allocated on first use."""
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, base: int, nbytes: int) -> None:
+        self.base = base  # host address of the shadow's byte 0
         self.nbytes = nbytes
         self.grain = 16
         self.arrays: dict[tuple[int, int], Array] = {}
@@ -147,17 +157,56 @@ class _Arg:
             self.lo = self.origin + itemsize * sum(min(0, s * (n - 1)) for s, n in pairs)
             self.hi = self.origin + itemsize * (sum(max(0, s * (n - 1)) for s, n in pairs) + 1)
         self.lo, self.hi = max(self.lo, 0), min(self.hi, region.size)
-        # Dense: every byte of [lo, hi) belongs to an element, so the span is the bounds.
-        self.dense = (self.hi - self.lo == itemsize * math.prod(shape)
-                      and all(s > 0 for s, n in zip(strides, shape, strict=True) if n > 1))
         self.order = sorted(range(len(shape)), key=lambda d: -abs(strides[d]))
+        # Nested: each stride (largest first) steps over everything the smaller ones reach,
+        # as in any slice of a C-contiguous array, so dividing by the largest stride first
+        # finds the one multi-index of an element. Other layouts (strides (3, 2), overlaps,
+        # negative strides) look slots up in a table of every element instead.
+        live = [(abs(strides[d]), shape[d]) for d in self.order if shape[d] > 1 and strides[d]]
+        self.nested = (all(strides[d] >= 0 for d in self.order) and all(
+            s > sum(t * (m - 1) for t, m in live[i + 1:]) for i, (s, _) in enumerate(live)))
+        self._table: tuple[Array, Array] | None = None
+        # Dense: every byte of [lo, hi) belongs to an element, so the span is the bounds.
+        # (An overlapping layout may span exactly as many slots as it has elements and still
+        # leave holes: (3, 3) with strides (2, 2) covers the even slots of 0..8 only.)
+        self.dense = (self.hi - self.lo == itemsize * math.prod(shape)
+                      and all(s > 0 for s, n in zip(strides, shape, strict=True) if n > 1)
+                      and (self.nested or np.unique(self.table()[0]).size == math.prod(shape)))
+
+    def table(self) -> tuple[Array, Array]:
+        """Every element's slot (its offset from element 0, in items), sorted, and the flat
+        (C-order) index of the element at each; built on first use."""
+        if self._table is None:
+            slots = np.zeros(1, np.int64)
+            for n, st in zip(self.shape, self.strides, strict=True):
+                slots = (slots[:, None] + np.arange(n, dtype=np.int64) * st).reshape(-1)
+            order = np.argsort(slots, kind="stable")
+            self._table = (slots[order], order)
+        return self._table
+
+    def _lookup(self, slots: Array) -> tuple[Array, Array]:
+        """Table lookup: whether each slot is an element's, and that element's flat index."""
+        keys, flat = self.table()
+        if keys.size == 0:
+            return np.zeros(slots.shape, bool), np.zeros(slots.shape, np.int64)
+        pos = np.minimum(np.searchsorted(keys, slots), keys.size - 1)
+        return keys[pos] == slots, flat[pos]
 
     def elements(self, offs: Array) -> tuple[list[Array], Array]:
         """Multi-indices of byte offsets (outermost index unbounded, so that a reference
         past the end reads `z[16]`) and whether each is an element of the argument."""
         rel = np.asarray(offs, dtype=np.int64) - self.origin
         e, rem = np.divmod(rel, self.itemsize)
-        inside = rem == 0
+        idx, inside = self._greedy(e)
+        if not self.nested:
+            inside, flat = self._lookup(e)
+            if inside.any():
+                exact = np.unravel_index(flat, self.shape) if self.shape else ()
+                idx = [np.where(inside, x, g) for x, g in zip(exact, idx, strict=True)]
+        return idx, inside & (rem == 0)
+
+    def _greedy(self, e: Array) -> tuple[list[Array], Array]:
+        inside = np.ones(e.shape, bool)
         idx = [np.zeros_like(e) for _ in self.shape]
         for d in self.order:
             st = self.strides[d]
@@ -170,18 +219,35 @@ class _Arg:
         return idx, inside & (e == 0)
 
     def element(self, off: int) -> tuple[int, ...]:
-        idx, _ = self.elements(np.array([off]))
-        return tuple(int(i[0]) for i in idx)
+        if -(1 << 62) < off < (1 << 62):
+            idx, _ = self.elements(np.array([off]))
+            return tuple(int(i[0]) for i in idx)
+        # A report about a far-away tile (index 2^32 - 1 of a big view): Python ints, which
+        # do not overflow, divided as `_greedy` does.
+        e, out = (off - self.origin) // self.itemsize, [0] * len(self.shape)
+        for d in self.order:
+            if self.strides[d]:
+                out[d], e = divmod(e, self.strides[d])
+        return tuple(out)
 
     def ref(self, element: tuple[int, ...] | None) -> str:
         if element is None:
             return self.name
         return f"{self.name}[{', '.join(str(i) for i in element)}]" if element else self.name
 
-    def contains(self, offs: Array) -> Array:
-        ok = (offs >= self.lo) & (offs + self.itemsize <= self.hi)
-        if not self.dense:
-            ok &= self.elements(offs)[1]
+    def contains(self, offs: Array, size: int) -> Array:
+        """Whether every byte of each access of `size` bytes at `offs` is an element's."""
+        offs = np.asarray(offs, dtype=np.int64)
+        ok = (offs >= self.lo) & (offs + size <= self.hi)
+        if self.dense or not ok.any():
+            return np.asarray(ok)
+        # Every item slot the access touches must be an element's: an access wider than
+        # the argument's items (an f64 through a strided f32 argument) spans gaps too.
+        rel = offs - self.origin
+        first, last = rel // self.itemsize, (rel + size - 1) // self.itemsize
+        for j in range(int((last - first).max()) + 1):
+            slot = np.minimum(first + j, last)
+            ok &= self._lookup(slot)[0] if not self.nested else self._greedy(slot)[1]
         return np.asarray(ok)
 
 
@@ -229,7 +295,7 @@ class Detector:
         self.grid = grid
         self.block = 0  # x + gx * (y + gy * z) of the running tile block
         self.args: dict[int, _Arg] = {}  # by region index
-        self._roots: dict[tuple[int, int], _Shadow] = {}
+        self._shadows: list[_Shadow] = []
         self._views: dict[TensorView, _ViewInfo] = {}
         self._kinds: dict[Op, int] = {}
         self._bounds: tuple[Array, Array, Array, Array] | None = None
@@ -241,11 +307,8 @@ class Detector:
         root = ptr.buffer
         while isinstance(root.base, np.ndarray):
             root = root.base
-        bounds = _byte_bounds(root)
-        shadow = self._roots.get(bounds)
-        if shadow is None:
-            shadow = self._roots[bounds] = _Shadow(bounds[1] - bounds[0])
-        root_off = int(ptr.buffer.__array_interface__["data"][0]) - bounds[0]
+        shadow = self._shadow_for(*_byte_bounds(root))
+        root_off = int(ptr.buffer.__array_interface__["data"][0]) - shadow.base
         itemsize = (tensor.itemsize if tensor is not None and tensor.itemsize else pointee_size)
         if tensor is not None and tensor.shape is not None:
             shape = tuple(int(n) for n in tensor.shape)
@@ -258,6 +321,27 @@ class Detector:
         self.args[region.index] = _Arg(region, ptr, name, itemsize, shape, strides, shadow,
                                        root_off)
         self._bounds = None
+
+    def _shadow_for(self, lo: int, hi: int) -> _Shadow:
+        """The shadow of host bytes [lo, hi): one shadow per run of overlapping memory.
+        Numpy roots are not enough: arrays made by `np.frombuffer` (or over an mmap) from
+        one buffer at different offsets are distinct roots over shared bytes. Arguments
+        are bound before any block runs, so shadows merged here are still empty, and the
+        arguments that had them move to the merged one."""
+        for sh in self._shadows:
+            if sh.base <= lo and hi <= sh.base + sh.nbytes:
+                return sh
+        overlap = [sh for sh in self._shadows if sh.base < hi and lo < sh.base + sh.nbytes]
+        for sh in overlap:
+            assert not sh.arrays, "shadows are merged before any access"
+            lo, hi = min(lo, sh.base), max(hi, sh.base + sh.nbytes)
+        shadow = _Shadow(lo, hi - lo)
+        self._shadows = [sh for sh in self._shadows if sh not in overlap] + [shadow]
+        for arg in self.args.values():
+            if arg.shadow in overlap:
+                arg.root_off += arg.shadow.base - lo
+                arg.shadow = shadow
+        return shadow
 
     def _arg_bounds(self) -> tuple[Array, Array, Array, Array]:
         if self._bounds is None:
@@ -306,7 +390,7 @@ class Detector:
         slices, _ = view.window(index)
         if not info.inside:
             offs = _window_offsets(tv, slices)
-            ok = arg.contains(offs)
+            ok = arg.contains(offs, tv.dtype.itemsize)
             if not ok.all():
                 off = int(offs.reshape(-1)[np.argmax(~ok.reshape(-1))])
                 raise self._oob(op, kind, arg, off)
@@ -342,7 +426,7 @@ class Detector:
             arg = self.args.get(int(r))
             if arg is not None and not arg.dense:
                 sel = kk == r
-                valid[sel] &= arg.elements(off[sel])[1]
+                valid[sel] &= arg.contains(off[sel], itemsize)
         if not valid.all():
             p = int(np.argmax(~valid))
             arg = self.args.get(int(k[p]))
