@@ -466,28 +466,25 @@ def test_a_byte_read_of_an_f32_another_block_writes(byte: int, racy: bool) -> No
         launch(k, 2, bufs)
 
 
-@pytest.mark.parametrize("racy", [True, False])
-def test_two_arguments_over_one_host_buffer_through_numpy_slices(racy: bool) -> None:
+def _slices() -> list[Pointer]:
     # x = mem[0:8], y = mem[4:12] as separate numpy views: y[0] is x[4]
-    def body(b: Builder, ps: list[Value], bx: Value) -> None:
-        with on_block(b, bx, 0):
-            store_ptr(b, offset(b, ps[0], i32(b, 4 if racy else 3)), const(b, 1.0, dt.f32))
-        with on_block(b, bx, 1):
-            store_ptr(b, ps[1], const(b, 2.0, dt.f32))
-
-    k = kernel([ptr(dt.f32), ptr(dt.f32)], body)
     mem = buf()
-    bufs = [Pointer.to(mem[0:8]), Pointer.to(mem[4:12])]
-    if racy:
-        races("write-write", k, 2, bufs)
-    else:
-        launch(k, 2, bufs)
+    return [Pointer.to(mem[0:8]), Pointer.to(mem[4:12])]
 
 
-@pytest.mark.parametrize("racy", [True, False])
-def test_two_arguments_over_one_bytearray_through_frombuffer(racy: bool) -> None:
+def _frombuffer() -> list[Pointer]:
     # np.frombuffer gives arrays whose base is the bytearray, not an ndarray: two of them
     # at different offsets are two numpy "roots" over the same bytes
+    mem = bytearray(64)
+    return [Pointer(np.frombuffer(mem, np.uint8, 32, 0)),
+            Pointer(np.frombuffer(mem, np.uint8, 32, 16))]
+
+
+@pytest.mark.parametrize("racy", [True, False])
+@pytest.mark.parametrize("make", [_slices, _frombuffer], ids=["numpy-slices", "frombuffer"])
+def test_two_arguments_over_one_host_buffer(make: Callable[[], list[Pointer]],
+                                            racy: bool) -> None:
+    # the second argument starts at the first's element 4
     def body(b: Builder, ps: list[Value], bx: Value) -> None:
         with on_block(b, bx, 0):
             store_ptr(b, offset(b, ps[0], i32(b, 4 if racy else 3)), const(b, 1.0, dt.f32))
@@ -495,13 +492,10 @@ def test_two_arguments_over_one_bytearray_through_frombuffer(racy: bool) -> None
             store_ptr(b, ps[1], const(b, 2.0, dt.f32))
 
     k = kernel([ptr(dt.f32), ptr(dt.f32)], body)
-    mem = bytearray(64)
-    bufs = [Pointer(np.frombuffer(mem, np.uint8, 32, 0)),
-            Pointer(np.frombuffer(mem, np.uint8, 32, 16))]
     if racy:
-        races("write-write", k, 2, bufs)
+        races("write-write", k, 2, make())
     else:
-        launch(k, 2, bufs)
+        launch(k, 2, make())
 
 
 # -- out of bounds ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import linecache
 import sys
 import threading
 import warnings
@@ -392,26 +393,32 @@ def test_an_export_whose_tensor_is_partitioned_meanwhile_is_refused(backend: str
 # -- 4. the interpreter's "streams" and threads ------------------------------------------------
 
 
-class _PausedKernel:
-    """`add(z, x, y).sync()` on a thread, paused inside the CPU interpreter (a trace
-    function blocks at its first call there) until `release()`: a kernel that has been
-    launched and is running, as a preempted thread leaves it."""
+class _Paused:
+    """`run()` on a thread, paused where `_stop(frame, event)` says (a trace function
+    blocks there) until `release()`: work that has started, as a preempted thread leaves
+    it."""
 
-    def __init__(self, z: Any, x: Any, y: Any) -> None:
+    def __init__(self) -> None:
         self.inside, self.go = threading.Event(), threading.Event()
         self.result: Any = None
-        self.thread = threading.Thread(target=self._run, args=(z, x, y))
+        self.thread = threading.Thread(target=self._run)
 
-    def _trace(self, frame: Any, event: str, arg: Any) -> None:
-        if (event == "call" and "cutile/interpreter/machine" in frame.f_code.co_filename
-                and not self.inside.is_set()):
+    def run(self) -> Any:
+        raise NotImplementedError
+
+    def _stop(self, frame: Any, event: str) -> bool:
+        raise NotImplementedError
+
+    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
+        if not self.inside.is_set() and self._stop(frame, event):
             self.inside.set()
             self.go.wait(JOIN_S)
+        return None if self.inside.is_set() else self._trace
 
-    def _run(self, z: Any, x: Any, y: Any) -> None:
-        sys.settrace(self._trace)  # type: ignore[arg-type]
+    def _run(self) -> None:
+        sys.settrace(self._trace)
         try:
-            self.result = add(z, x, y).sync()
+            self.result = self.run()
         finally:
             sys.settrace(None)
 
@@ -424,6 +431,21 @@ class _PausedKernel:
         self.thread.join(JOIN_S)
         assert not self.thread.is_alive()
         return self.result
+
+
+class _PausedKernel(_Paused):
+    """`add(z, x, y).sync()`, paused at its first call inside the CPU interpreter: a kernel
+    that has been launched and is running."""
+
+    def __init__(self, z: Any, x: Any, y: Any) -> None:
+        super().__init__()
+        self.args = (z, x, y)
+
+    def run(self) -> Any:
+        return add(*self.args).sync()
+
+    def _stop(self, frame: Any, event: str) -> bool:
+        return event == "call" and "cutile/interpreter/machine" in frame.f_code.co_filename
 
 
 def test_interpreter_host_access_waits_for_a_kernel_running_in_another_thread() -> None:
@@ -489,51 +511,22 @@ def test_interpreter_synchronize_waits_for_a_kernel_running_in_another_thread() 
     np.testing.assert_array_equal(z2.unpartition().to_numpy(), 2.0)
 
 
-class _PausedRead:
-    """`t.to_numpy()` on a thread, paused inside the host copy (a trace function blocks at
-    the line that copies the bytes, after the read's checks and waits) until `release()`:
-    a read another thread preempts mid-copy."""
+class _PausedRead(_Paused):
+    """`t.to_numpy()`, paused at the line that copies the bytes to the host (after the
+    read's checks and waits): a read another thread preempts mid-copy."""
 
     def __init__(self, t: Any) -> None:
-        self.inside, self.go = threading.Event(), threading.Event()
-        self.result: Any = None
-        self.thread = threading.Thread(target=self._run, args=(t,))
+        super().__init__()
+        self.t = t
 
-    def _line(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "line" and "buffer[offset" in _source_line(frame):
-            self.inside.set()
-            self.go.wait(JOIN_S)
-        return self._line
+    def run(self) -> Any:
+        return self.t.to_numpy()
 
-    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
-        if (event == "call" and frame.f_code.co_name == "read"
+    def _stop(self, frame: Any, event: str) -> bool:
+        return (event == "line" and frame.f_code.co_name == "read"
                 and frame.f_code.co_filename.endswith("cutile/runtime/memory.py")
-                and not self.inside.is_set()):
-            return self._line
-        return None
-
-    def _run(self, t: Any) -> None:
-        sys.settrace(self._trace)
-        try:
-            self.result = t.to_numpy()
-        finally:
-            sys.settrace(None)
-
-    def start(self) -> None:
-        self.thread.start()
-        assert self.inside.wait(JOIN_S)
-
-    def release(self) -> Any:
-        self.go.set()
-        self.thread.join(JOIN_S)
-        assert not self.thread.is_alive()
-        return self.result
-
-
-def _source_line(frame: Any) -> str:
-    import linecache
-
-    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+                and "buffer[offset" in linecache.getline(frame.f_code.co_filename,
+                                                          frame.f_lineno))
 
 
 def test_a_writer_of_bytes_another_thread_is_copying_to_the_host_is_refused() -> None:
