@@ -32,6 +32,7 @@ from .errors import (
     OpNeverRunWarning,
     RaceError,
     TensorError,
+    TensorIndexError,
 )
 from .hints import ByTarget
 from .interpreter.race_mode import check_races
@@ -77,6 +78,7 @@ __all__ = [
     "Stream",
     "Submitted",
     "TensorError",
+    "TensorIndexError",
     "api",
     "autotune",
     "check_races",

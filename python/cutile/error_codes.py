@@ -108,6 +108,8 @@ PYTHON_CODES: dict[str, str] = {
     "CT5033": "a tensor larger than the memory that can be allocated",
     "CT5034": "a reshape to a different number of elements, or of a strided tensor",
     "CT5035": "`Tensor.permute` axes that are not an order of the tensor's axes",
+    "CT5037": "a tensor index `t[...]` that names no view (too many indices, an int out of "
+              "range, a step below 1, neither int nor slice)",
     # devices
     "CT5036": "a device ordinal that names no device of the process (`device=`, "
               "`cutile.device(i)`, `cutile.set_device(i)`, `t.to(i)`)",

@@ -157,6 +157,15 @@ class TensorError(CutileError, ValueError, TypeError):
     code = "CT5030"
 
 
+class TensorIndexError(TensorError, IndexError):
+    """`t[...]` that names no view of the tensor (CT5037): more indices than axes, an int
+    out of range, a slice with a step below 1, or an index that is neither an int nor a
+    slice. It is also an `IndexError` (what `t[i]` raises past the end, so iteration
+    stops) and a `TypeError`."""
+
+    code = "CT5037"
+
+
 class InteropError(TensorError, BufferError):
     """Another library's tensor cannot be imported as asked, or a cutile tensor cannot be
     exported as asked (`cutile.from_dlpack`, `cutile.unsafe.from_dlpack_exclusive`,
@@ -385,4 +394,5 @@ __all__ = [
     "OpNeverRunWarning",
     "RaceError",
     "TensorError",
+    "TensorIndexError",
 ]

@@ -170,3 +170,24 @@ def test_partition_reshape_and_persistent_take_ints_with_typed_errors() -> None:
         api.zeros([16], f32).partition([4]).persistent(2.5)  # type: ignore[arg-type]
     assert err2.value.code == "CT5012"
     assert api.zeros([4, 6], f32).reshape([24]).shape == (24,)
+
+
+@pytest.mark.parametrize(("key", "needle"), [
+    ((slice(None, None, -1),), "step of 1 or more"),
+    (slice(0, 2, 0), "step of 1 or more"),
+    (4, "index 4 out of range for axis 0 of size 4"),
+    (-5, "index -5 out of range"),
+    ((0, 0, 0), "too many indices for a tensor of rank 2"),
+    ("a", "unsupported index 'a'"),
+    (slice("a", 2), "unsupported slice"),
+])
+def test_a_tensor_index_that_names_no_view_is_ct5037(key: Any, needle: str) -> None:
+    t = api.zeros([4, 6], f32)
+    e = raises(lambda: t[key], cutile.TensorIndexError, "CT5037", needle)
+    assert isinstance(e, IndexError)  # what `t[i]` past the end raised before it had a code
+
+
+def test_iterating_over_a_tensor_stops_at_its_end() -> None:
+    t = api.from_numpy(np.arange(12, dtype=np.float32).reshape(4, 3))
+    rows = [r.to_numpy() for r in t]
+    assert len(rows) == 4 and (rows[3] == [9, 10, 11]).all()

@@ -128,4 +128,20 @@ TEXTS: dict[str, str] = {
 
         Fix: list every axis once, e.g. `permute(1, 0, 2)` swaps the first two.
     """,
+    "CT5037": """
+        `t[...]` makes a view of the same bytes from ints (an axis dropped) and slices with
+        a step of 1 or more, at most one per axis. More indices than axes, an int outside
+        its axis, a slice with a step below 1 (a reversed view would need negative
+        strides) or an index of another kind names no view. `TensorIndexError` is also an
+        `IndexError`, so iterating over a tensor's first axis stops at its end.
+
+        Example:
+
+            t = api.zeros([4, 6], f32)
+            t[::-1]             # [CT5037] a view needs a slice step of 1 or more
+            t[4]                # [CT5037] index 4 out of range for axis 0 of size 4
+
+        Fix: index within the extents with steps of 1 or more; for a reversed copy, reverse
+        it on the host (`api.from_numpy(t.to_numpy()[::-1].copy())`).
+    """,
 }

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _native
 from ..dtypes import DType
-from ..errors import BorrowError, TensorError
+from ..errors import BorrowError, TensorError, TensorIndexError
 from .memory import Allocation
 from .ownership import ledger, registry
 from .tensor_args import shape_of
@@ -189,7 +189,8 @@ class Tensor(_Handle):
         if not isinstance(key, tuple):
             key = (key,)
         if len(key) > self.ndim:
-            raise IndexError(f"too many indices for a tensor of rank {self.ndim}")
+            raise TensorIndexError(f"too many indices for a tensor of rank {self.ndim}",
+                                   code="CT5037", hint="give at most one index per axis")
         offset = self._offset
         shape: list[int] = []
         strides: list[int] = []
@@ -198,18 +199,30 @@ class Tensor(_Handle):
             if isinstance(k, (int, np.integer)):
                 i = int(k) + n if k < 0 else int(k)
                 if not 0 <= i < n:
-                    raise IndexError(f"index {k} out of range for axis {axis} of size {n}")
+                    raise TensorIndexError(
+                        f"index {k} out of range for axis {axis} of size {n}", code="CT5037",
+                        hint=f"an index of axis {axis} is in [-{n}, {n})")
                 offset += i * s * self.dtype.itemsize
             elif isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                if step <= 0:
-                    raise IndexError("views need a positive step")
+                if k.step is not None and (not isinstance(k.step, (int, np.integer))
+                                           or k.step <= 0):
+                    raise TensorIndexError("a view needs a slice step of 1 or more",
+                                           code="CT5037",
+                                           hint="reverse a copy on the host instead")
+                try:
+                    start, stop, step = k.indices(n)
+                except TypeError:
+                    raise TensorIndexError(f"unsupported slice {k!r}: its bounds are ints",
+                                           code="CT5037",
+                                           hint="slice with ints, e.g. `t[1:3]`") from None
                 count = max(0, -(-(stop - start) // step))
                 offset += start * s * self.dtype.itemsize
                 shape.append(count)
                 strides.append(s * step)
             else:
-                raise TypeError(f"unsupported index {k!r}")
+                raise TensorIndexError(f"unsupported index {k!r}: a view takes ints and slices",
+                                       code="CT5037", hint="index with ints and slices, e.g. "
+                                       "`t[0]` or `t[:, 1:3]`")
         shape.extend(self.shape[len(key):])
         strides.extend(self.strides[len(key):])
         return Tensor(self._alloc, self._storage, offset, tuple(shape), tuple(strides),
