@@ -1,0 +1,141 @@
+"""Attacks on the host rules through the public API where earlier reviews did not look:
+several devices (the interpreter models two, `CUTILE_INTERPRETER_DEVICES=2`), persistent
+launches, raw kernels' host side, and collectives in a world of one process. Each test
+is a program a user could write; the runtime must refuse it with a typed error (a stable
+CTxxxx code), wait, or run it correctly (launches run under the interpreter's race
+detector, `CUTILE_INTERPRET=check` in tests/conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import cutile
+from cutile import api
+from cutile.core import Const, Mut, Tensor, f32, load_tile_like
+from cutile.runtime import driver
+
+
+@cutile.entry
+def walk(z: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    for idx in z.iter_indices():
+        z.store(x.load_tile((4,), idx) + 1.0, index=idx)
+
+
+@cutile.entry
+def walk_two(z: Mut[Tensor[f32, [4]]], w: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    for idx in z.iter_indices():
+        z.store(x.load_tile((4,), idx) + 1.0, index=idx)
+    for idx in w.iter_indices():
+        w.store(x.load_tile((4,), idx) + 2.0, index=idx)
+
+
+@cutile.entry
+def walk_and_map(z: Mut[Tensor[f32, [4]]], w: Mut[Tensor[f32, [4]]], x: Tensor[f32, [-1]]):
+    for idx in z.iter_indices():
+        z.store(x.load_tile((4,), idx) + 1.0, index=idx)
+    w.store(load_tile_like(x, w) + 2.0)
+
+
+@cutile.entry
+def add1(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+    z.store(load_tile_like(x, z) + 1.0)
+
+
+@pytest.fixture(autouse=True)
+def two_devices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for var in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "CUTILE_DEVICE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CUTILE_INTERPRETER_DEVICES", "2")
+    driver.reset_for_tests("interpreter")
+    cutile.distributed.destroy()
+    yield
+    cutile.distributed.destroy()
+    monkeypatch.undo()
+    driver.reset_for_tests(None)
+
+
+def _iota(n: int, offset: float = 0.0) -> Any:
+    return api.from_numpy(np.arange(n, dtype=np.float32) + offset)
+
+
+def _refused(fn: Any) -> cutile.CutileError:
+    with pytest.raises(cutile.CutileError) as err:
+        fn()
+    assert err.value.code and err.value.code.startswith("CT"), err.value
+    return err.value
+
+
+# -- persistent launches ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blocks", [None, 1, 3, 8, 9, 100])
+def test_a_persistent_schedule_covers_every_tile_whatever_the_block_count(
+        blocks: int | None) -> None:
+    with cutile.check_races():
+        z = api.full([32], -1.0, f32).partition([4]).persistent(blocks)
+        z, _ = walk(z, _iota(32)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
+
+
+@pytest.mark.parametrize("blocks", [2**31 - 1, 2**31, 2**63 - 1, np.uint64(2**64 - 1)])
+def test_a_block_count_past_the_schedule_is_ct6109(blocks: Any) -> None:
+    z = api.zeros([32], f32).partition([4]).persistent(blocks)
+    assert _refused(lambda: walk(z, _iota(32))).code == "CT6109"
+    z.unpartition()  # refused before anything was taken
+
+
+@pytest.mark.parametrize(("tiles_z", "tiles_w"), [(8, 0), (0, 8), (8, 4)])
+@pytest.mark.parametrize("blocks", [None, 3])
+def test_an_empty_persistent_output_does_not_stop_the_others(tiles_z: int, tiles_w: int,
+                                                             blocks: int | None) -> None:
+    # Was: a persistent output without tiles made the whole launch a `[0, 0, 0]` grid,
+    # so the other output's tiles were never written (its old contents came back).
+    with cutile.check_races():
+        z = api.full([4 * tiles_z], -1.0, f32).partition([4]).persistent(blocks)
+        w = api.full([4 * tiles_w], -1.0, f32).partition([4]).persistent(blocks)
+        z, w, _ = walk_two(z, w, _iota(32)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(4 * tiles_z) + 1)
+    np.testing.assert_array_equal(w.unpartition().to_numpy(), np.arange(4 * tiles_w) + 2)
+
+
+def test_a_regular_output_beside_an_empty_persistent_one_runs_or_is_refused() -> None:
+    # Was: the regular output `w` was silently left unwritten (a `[0, 0, 0]` grid).
+    with cutile.check_races():
+        z = api.zeros([0], f32).partition([4]).persistent(2)
+        w = api.full([8], -1.0, f32).partition([4])
+        z, w, _ = walk_and_map(z, w, _iota(32)).sync()
+    np.testing.assert_array_equal(w.unpartition().to_numpy(), np.arange(8) + 2)
+    # without `num_blocks` the persistent grid (one block) does not match `w`'s two tiles
+    z = api.zeros([0], f32).partition([4]).persistent()
+    w = api.full([8], -1.0, f32).partition([4])
+    assert _refused(lambda: walk_and_map(z, w, _iota(32))).code == "CT6001"
+    # both empty: nothing to run, nothing lost
+    z, w, _ = walk_and_map(api.zeros([0], f32).partition([4]).persistent(),
+                           api.zeros([0], f32).partition([4]), _iota(4)).sync()
+    assert w.unpartition().to_numpy().size == 0
+
+
+@pytest.mark.parametrize("grid", [(1,), (3,), (8,), (2, 2), 0])
+def test_an_explicit_grid_must_be_the_schedules(grid: Any) -> None:
+    z = api.zeros([32], f32).partition([4]).persistent(2)
+    assert _refused(lambda: walk(z, _iota(32), grid=grid)).code == "CT6001"
+    with cutile.check_races():
+        z, _ = walk(z, _iota(32), grid=(2,)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
+
+
+def test_persistence_on_a_kernel_without_a_schedule_is_ignored_safely() -> None:
+    # `add1` does not walk `z` with `iter_indices()`: its grid stays the tile grid
+    for blocks in (1, 2, 100):
+        with cutile.check_races():
+            z = api.zeros([32], f32).partition([4]).persistent(blocks)
+            z, _ = add1(z, _iota(32)).sync()
+        np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
+    # and a schedule walked over a plain partition runs one block per tile
+    with cutile.check_races():
+        z, _ = walk(api.zeros([32], f32).partition([4]), _iota(32)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
