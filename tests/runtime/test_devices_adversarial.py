@@ -139,3 +139,63 @@ def test_persistence_on_a_kernel_without_a_schedule_is_ignored_safely() -> None:
     with cutile.check_races():
         z, _ = walk(api.zeros([32], f32).partition([4]), _iota(32)).sync()
     np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
+
+
+# -- several devices -------------------------------------------------------------------
+
+
+@cutile.entry
+def accumulate(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
+    z.store(z.load() + load_tile_like(x, z))
+
+
+def _acc_operands(device: int) -> tuple[Any, Any]:
+    return (api.zeros([8], f32, device=device).partition([4]),
+            api.ones([8], f32, device=device))
+
+
+def test_a_capture_refuses_an_op_of_another_device() -> None:
+    # Was: the device-1 op ran at once, outside the graph (its output changed during the
+    # capture), and no replay ever ran it again: a capture silently lost its work.
+    z0, x0 = _acc_operands(0)
+    z1, x1 = _acc_operands(1)
+
+    def step(z0: Any, x0: Any, z1: Any, x1: Any) -> Any:
+        z0, x0 = accumulate(z0, x0).sync()
+        z1, x1 = accumulate(z1, x1).sync()
+        return z0, z1
+
+    err = _refused(lambda: cutile.graph(step, z0, x0, z1, x1))
+    assert isinstance(err, cutile.BorrowError) and err.code == "CT5065"
+    assert "device 0" in err.message and "device 1" in err.message
+    # nothing ran on device 1; every tensor is usable again
+    assert z1.unpartition().to_numpy().tolist() == [0.0] * 8
+    assert x1.to_numpy().tolist() == [1.0] * 8
+
+
+def test_a_capture_on_the_tensors_device_records_and_replays_its_work() -> None:
+    z1, x1 = _acc_operands(1)
+    with cutile.device(1):
+        g = cutile.graph(lambda z, x: accumulate(z, x).sync()[0], z1, x1)
+    assert g.read(0).tolist() == [0.0] * 8  # recorded, not run
+    g.replay()
+    g.replay()
+    assert g.read(0).tolist() == [2.0] * 8
+    # and a capture on device 1 refuses device-0 work in turn
+    z0, x0 = _acc_operands(0)
+    with cutile.device(1):
+        assert _refused(lambda: cutile.graph(accumulate(z0, x0))).code == "CT5065"
+    z0.unpartition()
+
+
+def test_a_collective_of_another_device_is_refused_in_a_capture() -> None:
+    # (a local collective of device 1 ran at once, outside the graph; so did a kernel)
+    y1, src = api.zeros([8], f32, device=1), api.ones([8], f32, device=1)
+
+    def with_gather(z: Any, x: Any) -> Any:
+        accumulate(z, x).sync()
+        return cutile.distributed.all_gather(y1, src).sync()
+
+    assert _refused(lambda: cutile.graph(with_gather, *_acc_operands(0))).code == "CT5065"
+    assert y1.to_numpy().tolist() == [0.0] * 8  # the gather never ran
+    assert src.to_numpy().tolist() == [1.0] * 8
