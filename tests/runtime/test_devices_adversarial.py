@@ -199,3 +199,31 @@ def test_a_collective_of_another_device_is_refused_in_a_capture() -> None:
     assert _refused(lambda: cutile.graph(with_gather, *_acc_operands(0))).code == "CT5065"
     assert y1.to_numpy().tolist() == [0.0] * 8  # the gather never ran
     assert src.to_numpy().tolist() == [1.0] * 8
+
+
+# -- collectives in a world of one process ---------------------------------------------
+
+
+def test_a_collective_holds_its_tensors_by_what_it_writes() -> None:
+    from cutile.distributed import all_gather
+
+    x = _iota(16)
+    assert _refused(lambda: all_gather(x, x)).code == "CT5005"
+    base = _iota(32)
+    assert _refused(lambda: all_gather(base[0:16], base[8:24])).code == "CT5006"
+    out, inp = all_gather(base[0:16], base[16:32]).sync()  # disjoint views of one buffer
+    np.testing.assert_array_equal(base.to_numpy(), np.r_[np.arange(16, 32), np.arange(16, 32)])
+    # the kernel's write is pending (`then` hands back before completion) when the
+    # gather on device 1 reads it: the gather is ordered after it
+    z, src = api.zeros([16], f32, device=1).partition([4]), _iota(16).to(1)
+    dst = api.zeros([16], f32, device=1)
+    dst, _ = add1(z, src).then(lambda z, x: all_gather(dst, z.unpartition())).sync()
+    np.testing.assert_array_equal(dst.to_numpy(), np.arange(16) + 1)
+
+
+@pytest.mark.parametrize("op", [np.array(["sum", "max"]), np.array(["sum"]), ["sum"], None, 3])
+def test_a_reduction_that_is_not_a_name_is_ct6131(op: Any) -> None:
+    # Was: a numpy array of names raised numpy's ValueError (`in` compared elementwise)
+    t = api.zeros([4], f32)
+    assert _refused(lambda: cutile.distributed.all_reduce(t, op)).code == "CT6131"
+    t.partition([4])  # nothing was taken
