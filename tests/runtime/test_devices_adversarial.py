@@ -7,6 +7,7 @@ detector, `CUTILE_INTERPRET=check` in tests/conftest.py)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -201,6 +202,49 @@ def test_a_collective_of_another_device_is_refused_in_a_capture() -> None:
     assert src.to_numpy().tolist() == [1.0] * 8
 
 
+
+def test_a_replay_takes_an_input_from_another_device_by_copy() -> None:
+    z1, x1 = _acc_operands(1)
+    with cutile.device(1):
+        g = cutile.graph(accumulate(z1, x1))
+    g.replay(None, api.full([8], 2.0, f32, device=0)).wait()
+    assert g.read(0).tolist() == [2.0] * 8
+    # an input a device-0 kernel is still writing (`then` hands it on early), copied over
+    z0, x0 = _acc_operands(0)
+    got = accumulate(z0, x0).then(
+        lambda z, x: (g.replay(None, z.unpartition().to(1)).wait(), g.read(0))[1]).sync()
+    assert got.tolist() == [3.0] * 8
+
+
+def test_threads_on_two_devices_launch_side_by_side() -> None:
+    errors: list[BaseException] = []
+
+    def work(device: int) -> None:
+        try:
+            for _ in range(10):
+                with cutile.device(device):
+                    z, x = _acc_operands(device)
+                    z, _ = accumulate(z, x).sync()
+                    assert z.device == device
+                    assert z.unpartition().to_numpy().tolist() == [1.0] * 8
+        except BaseException as e:  # reported below: an assert in a thread is lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i % 2,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("shape", [[0], [4, 0], [0, 4]])
+def test_an_empty_tensor_copies_to_another_device(shape: list[int]) -> None:
+    moved = api.zeros(shape, f32).to(1)
+    assert moved.device == 1 and moved.to_numpy().shape == tuple(shape)
+    assert api.zeros([4, 4], f32)[:, 2:2].to(1).to_numpy().shape == (4, 0)
+
+
 # -- collectives in a world of one process ---------------------------------------------
 
 
@@ -211,7 +255,7 @@ def test_a_collective_holds_its_tensors_by_what_it_writes() -> None:
     assert _refused(lambda: all_gather(x, x)).code == "CT5005"
     base = _iota(32)
     assert _refused(lambda: all_gather(base[0:16], base[8:24])).code == "CT5006"
-    out, inp = all_gather(base[0:16], base[16:32]).sync()  # disjoint views of one buffer
+    all_gather(base[0:16], base[16:32]).sync()  # disjoint views of one buffer
     np.testing.assert_array_equal(base.to_numpy(), np.r_[np.arange(16, 32), np.arange(16, 32)])
     # the kernel's write is pending (`then` hands back before completion) when the
     # gather on device 1 reads it: the gather is ordered after it
