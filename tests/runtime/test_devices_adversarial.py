@@ -271,3 +271,39 @@ def test_a_reduction_that_is_not_a_name_is_ct6131(op: Any) -> None:
     t = api.zeros([4], f32)
     assert _refused(lambda: cutile.distributed.all_reduce(t, op)).code == "CT6131"
     t.partition([4])  # nothing was taken
+
+
+# -- raw kernels: the host's side --------------------------------------------------------
+
+RAW = r"""extern "C" __global__ void k(const float* x, float* y, long long n, char c) {}"""
+
+
+def _raw(*params: Any) -> Any:
+    return cutile.unsafe.raw_kernel(RAW, "k", list(params), block=32)
+
+
+def test_a_raw_kernel_holds_written_tensors_exclusively_on_any_device() -> None:
+    u = cutile.unsafe
+    both_written = _raw(u.write("x", f32), u.write("y", f32), u.scalar("n", "long long"),
+                        u.scalar("c", "int8_t"))
+    y = api.zeros([8], f32, device=1)
+    assert _refused(lambda: both_written(y, y, 8, 0, grid=1)).code == "CT5005"
+    assert _refused(lambda: both_written(y[0:6], y[2:8], 8, 0, grid=1)).code == "CT5006"
+    # disjoint views pass the host's checks (then the interpreter cannot run C++)
+    assert _refused(lambda: both_written(y[0:4], y[4:8], 4, 0, grid=1)).code == "CT6120"
+    assert y.to_numpy().tolist() == [0.0] * 8  # every refusal handed it back
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize(("params", "words"), [
+    (["read", "write", ("n", "int"), ("c", "int8_t")], "is 4 bytes, but the C++ parameter 2"),
+    (["read", "write", ("n", "long long")], "declares 3 parameters, but its C++ signature has 4"),
+    (["read", "write", ("n", "long long"), ("c", "int8_t"), ("d", "int")], "declares 5"),
+])
+def test_declarations_unlike_the_cubins_signature_are_ct6123(params: list[Any],
+                                                             words: str) -> None:
+    u = cutile.unsafe
+    made = [u.read("x", f32) if p == "read" else u.write("y", f32) if p == "write"
+            else u.scalar(*p) for p in params]
+    err = _refused(lambda: _raw(*made).compile("sm_90"))
+    assert err.code == "CT6123" and words in err.message, err
