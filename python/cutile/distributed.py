@@ -202,7 +202,9 @@ def all_reduce(t: Any, op: str = "sum") -> CollectiveOp:
     `t` ends up holding the result. A `DeviceOp`: `(t,) = all_reduce(t).sync()`."""
     w = world()
     _check_tensors("all_reduce", w, [("t", t)])
-    if op not in REDUCE_OPS or (op == "avg" and not t.dtype.is_float):
+    # (a str first: `in` on an array or another container would compare elementwise)
+    if not isinstance(op, str) or op not in REDUCE_OPS or (op == "avg"
+                                                            and not t.dtype.is_float):
         raise _misfit("all_reduce", f"{op!r} is not a reduction of {t.dtype.name} values",
                       f"use one of {', '.join(REDUCE_OPS)} (`avg` for floats)")
     if t.dtype.name not in REDUCIBLE:

@@ -100,7 +100,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT5064": "a replay input that does not fit the graph's input (count, kind, shape, "
               "dtype, layout)",
     "CT5065": "`cutile.graph` of something it cannot capture (not an op or function, an op "
-              "that ran, a capture in a capture, no op started)",
+              "that ran, a capture in a capture, no op started, an op of another device)",
     # host tensors (`cutile.api`, TensorError)
     "CT5030": "a tensor shape that is not a sequence of non-negative integers",
     "CT5031": "an element type cutile does not have (unknown name or numpy dtype)",

@@ -55,8 +55,10 @@ TEXTS: dict[str, str] = {
     "CT5065": """
         `cutile.graph` got something it cannot capture: neither a `DeviceOp` nor a function,
         an op that already ran (an op runs once), a capture started inside another capture
-        on the same thread, or a function that started no op (there is nothing to
-        replay). A graph is built from work that has not run yet.
+        on the same thread, a function that started no op (there is nothing to
+        replay), or an op on another device than the capture's (a graph records the work
+        of one device; that op would run now and never at a replay). A graph is built
+        from work that has not run yet.
 
         Example:
 

@@ -1,7 +1,9 @@
 //! Host rule 6, decided from the kernel's facts: the grid is the partitions' common tile
 //! grid, or, for a persistent kernel (its facts say which outputs are walked with
 //! `iter_indices()`), `num_blocks` blocks that share those outputs' tiles by the checked
-//! schedule. A launch where some output has no tile at all runs no block (grid `[0, 0, 0]`).
+//! schedule. A launch where an output has no tile at all runs no block (grid `[0, 0, 0]`),
+//! except a persistent output's: the other outputs' tiles still run (persistent outputs
+//! may differ in tile count, so an empty one must not empty the launch).
 
 use super::{Arg, Dim, LaunchPlan, ParamKind, Refusal, Value};
 use crate::{validate_launch, HostError, PartitionArg};
@@ -186,7 +188,11 @@ impl LaunchPlan {
             validate_launch(kernel, [0, 0, 0], &regular).map_err(err)?
         } else {
             let mut asked: Option<u64> = None;
+            // the fewest tiles of an output that has any: an output without tiles gives
+            // its blocks nothing to do, but must not stop the others' (their tiles would
+            // go unwritten)
             let mut fewest = u64::MAX;
+            let mut any_tiles = false;
             for (part, nb) in &persistent {
                 let g =
                     validate_launch(kernel, [0, 0, 0], std::slice::from_ref(part)).map_err(err)?;
@@ -205,10 +211,22 @@ impl LaunchPlan {
                     asked = Some(*nb);
                 }
                 let tiles = g.iter().try_fold(1u64, |acc, x| acc.checked_mul(*x));
-                fewest = fewest.min(tiles.unwrap_or(u64::MAX));
+                if tiles != Some(0) {
+                    fewest = fewest.min(tiles.unwrap_or(u64::MAX));
+                    any_tiles = true;
+                }
             }
-            if fewest == 0 {
-                return Ok(Some([0, 0, 0]));
+            if !any_tiles {
+                // no persistent output has a tile: no block runs, so a regular output
+                // beside one must have none either (else its tiles go unwritten)
+                let empty = regular.is_empty()
+                    || validate_launch(kernel, [0, 0, 0], &regular)
+                        .map_err(err)?
+                        .contains(&0);
+                if empty {
+                    return Ok(Some([0, 0, 0]));
+                }
+                fewest = 1;
             }
             let nb = asked.unwrap_or_else(|| fewest.min(sm_count).max(1));
             // The schedule counts flat tile ids in 32 bits: block b visits b, b + nb, ...

@@ -134,6 +134,13 @@ impl Runtime {
         if id == self.id && dev == device {
             return Ok(slot);
         }
+        // A capture records the work of its stream's device; work on another device would
+        // run now, outside the graph, and never at replay: refused, not run.
+        if id == self.id && self.lock().is_ok_and(|st| st.flight.clocks.capturing(slot)) {
+            return Err(Python::attach(|py| {
+                host_err(py, capture_of_another_device(device, dev))
+            }));
+        }
         let d = self.device_pool(device)?;
         Ok(match d.pool.len() {
             0 => 0,
@@ -201,4 +208,20 @@ impl Runtime {
     pub(super) fn event_contexts<'a>(&self, st: &'a [usize]) -> Option<&'a [usize]> {
         self.multi.load(Ordering::Acquire).then_some(st)
     }
+}
+
+/// BorrowError CT5065: work on `device` started inside a capture of a stream of
+/// `captured` (see `pick_on`).
+fn capture_of_another_device(device: u32, captured: u32) -> HostError {
+    HostError::borrow(
+        "CT5065",
+        format!(
+            "a CUDA Graph capture records the work of device {captured}; this op runs on \
+             device {device}, so it would run now and never at a replay"
+        ),
+        Some(format!(
+            "capture the work of device {device} in its own graph, made under \
+             `with cutile.device({device}):`, or run it before or after the capture"
+        )),
+    )
 }

@@ -192,6 +192,64 @@ fn outputs_without_tiles_launch_no_block() {
     assert_eq!(plan.grid("k", &[Arg::Handle(&d)], &[]).unwrap(), [0; 3]);
 }
 
+/// A persistent output without tiles beside outputs with tiles: the launch still runs the
+/// others' blocks (a `[0, 0, 0]` grid would leave their tiles unwritten), and a regular
+/// output beside only empty persistent ones must itself be empty or match the grid.
+#[test]
+fn an_empty_persistent_output_does_not_empty_the_launch() {
+    let two = |persistent: &[&str]| {
+        plan_of(
+            &[
+                param("z", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+                param("w", "mut_tensor", "f32", &[DimSpec::Int(4)]),
+            ],
+            &[],
+            persistent,
+            vec![],
+            132,
+        )
+    };
+    let mk = |h: u64, n: i64, nb: Option<u64>| {
+        let d = view(h, &[n], Some(&[4]), "f32");
+        TensorDesc::new(View {
+            num_blocks: nb,
+            ..d.view
+        })
+        .unwrap()
+    };
+    let both = two(&["z", "w"]);
+    let grid = |plan: &LaunchPlan, a: &TensorDesc, b: &TensorDesc| {
+        plan.grid("k", &[Arg::Handle(a), Arg::Handle(b)], &[])
+    };
+    assert_eq!(
+        grid(&both, &mk(1, 32, None), &mk(2, 0, None)).unwrap(),
+        [8, 1, 1]
+    );
+    assert_eq!(
+        grid(&both, &mk(1, 0, Some(3)), &mk(2, 32, None)).unwrap(),
+        [3, 1, 1]
+    );
+    assert_eq!(
+        grid(&both, &mk(1, 0, None), &mk(2, 0, Some(3))).unwrap(),
+        [0; 3]
+    );
+    let mixed = two(&["z"]);
+    assert_eq!(
+        grid(&mixed, &mk(1, 0, None), &mk(2, 0, None)).unwrap(),
+        [0; 3]
+    );
+    assert_eq!(
+        grid(&mixed, &mk(1, 0, None), &mk(2, 4, None)).unwrap(),
+        [1, 1, 1]
+    );
+    for nb in [None, Some(2)] {
+        match grid(&mixed, &mk(1, 0, nb), &mk(2, 32, None)) {
+            Err(Refusal::Refused(e)) => assert_eq!(e.code, "CT6001"),
+            other => panic!("{nb:?}: {other:?}"),
+        }
+    }
+}
+
 /// `Atomic` parameters: bound like a tensor, held exclusively, no part of the grid; a
 /// kernel whose only outputs are `Atomic` runs the grid given at the call.
 #[test]
