@@ -70,7 +70,7 @@ pub struct Checker<'d> {
     diag_keys: HashSet<(String, Span)>,
     pub obligations: Vec<Obligation>,
     obl_keys: HashMap<(String, NodeRef, String), usize>,
-    /// Bits of each `for` loop instance's counter (`effects::loop_binder`): the widest
+    /// Bits of each `for` loop instance's counter (`loops::loop_binder`): the widest
     /// any visit of the loop asked for.
     loop_counters: BTreeMap<NodeRef, u8>,
     /// Ids of the `call_device` nodes from the entry down to the function being walked:

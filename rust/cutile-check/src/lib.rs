@@ -39,6 +39,7 @@ mod effects;
 pub mod errors;
 pub mod launch_pred;
 mod loads;
+mod loops;
 pub mod prover;
 pub mod schedule;
 pub mod search;

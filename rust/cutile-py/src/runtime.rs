@@ -20,6 +20,7 @@ mod buffer;
 mod copies;
 mod devices;
 mod driver;
+mod failure;
 mod graph_accesses;
 mod host_work;
 mod launch_ex;
@@ -30,6 +31,8 @@ pub use buffer::DeviceBuffer;
 pub(crate) use devices::{current_device, DeviceSlots};
 pub use devices::{set_default_device, set_thread_device, thread_device};
 pub(crate) use driver::{Driver, SYMBOLS};
+use failure::closed;
+pub(crate) use failure::Failure;
 pub use graph_accesses::GraphAccesses;
 pub(crate) use host_work::{HostWork, HostWorkHold};
 
@@ -72,46 +75,6 @@ struct State {
     /// Each device's primary context, by ordinal (0: not set up); bound before driver
     /// calls once several devices are in use.
     contexts: Vec<usize>,
-}
-
-/// Why enqueuing failed.
-pub(crate) enum Failure {
-    Host(HostError),
-    Cuda(c_int, &'static str),
-    Poisoned,
-}
-
-impl Failure {
-    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Host(e) => host_err(py, e),
-            Failure::Cuda(code, what) => cuda_error(py, code, what),
-            Failure::Poisoned => PyRuntimeError::new_err("the runtime's lock was poisoned"),
-        }
-    }
-}
-
-static RAISE_CUDA: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-/// The `DeviceError` for a driver call that returned `code`.
-pub(crate) fn cuda_error(py: Python<'_>, code: c_int, what: &str) -> PyErr {
-    let raised = RAISE_CUDA
-        .import(py, "cutile.runtime.driver", "raise_cuda_error")
-        .and_then(|f| f.call1((code, what)));
-    match raised {
-        Err(e) => e,
-        Ok(_) => PyRuntimeError::new_err(format!("{what} failed with CUresult {code}")),
-    }
-}
-
-fn closed(slot: u32) -> HostError {
-    HostError::borrow(
-        "CT5061",
-        format!("stream {slot} was closed: no work can be enqueued on it"),
-        Some(
-            "use a stream that is still open, or the default pool (leave `cutile.stream()`)".into(),
-        ),
-    )
 }
 
 /// `({symbol: address}, {symbol: calls})`: the entry points of a driver that does nothing

@@ -292,7 +292,7 @@ impl<'d> Checker<'d> {
                 span,
                 ..
             } => {
-                let binder = crate::effects::loop_binder(self, target, iter, &mut st);
+                let binder = crate::loops::loop_binder(self, target, iter, &mut st);
                 let once = runs_once(iter);
                 Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None, once))
             }
