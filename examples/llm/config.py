@@ -4,9 +4,26 @@ a tiny one for the CPU interpreter, and reading a checkpoint's own config.json."
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+import math
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+
+class CheckpointError(ValueError):
+    """A checkpoint directory or config.json the engine cannot use; the message names the
+    file (or field) and what is wrong. A ValueError, so `except ValueError` still works."""
+
+    # KeyError (a subclass below) would quote the message: keep it as written
+    __str__ = Exception.__str__
+
+
+class CheckpointFileError(CheckpointError, FileNotFoundError):
+    """A file the checkpoint needs is not there (config.json, a safetensors shard)."""
+
+
+class MissingTensorError(CheckpointError, KeyError):
+    """A tensor the config calls for is in none of the checkpoint's files."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +42,23 @@ class Qwen3Config:
     max_position_embeddings: int = 40960
 
     def __post_init__(self) -> None:
+        # every size must be a positive int: 0 divides by zero below, a negative or a bool
+        # one would allocate nonsense, a float one would be truncated somewhere later
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type == "int" and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ValueError(f"{self.name}: {f.name} must be a positive integer, got {v!r}")
+        if not (isinstance(self.rope_theta, (int, float)) and math.isfinite(self.rope_theta)
+                and self.rope_theta > 0):
+            raise ValueError(f"{self.name}: rope_theta must be a positive number, "
+                             f"got {self.rope_theta!r}")
+        if not (isinstance(self.rms_norm_eps, (int, float)) and math.isfinite(self.rms_norm_eps)
+                and self.rms_norm_eps >= 0):
+            raise ValueError(f"{self.name}: rms_norm_eps must be a number >= 0, "
+                             f"got {self.rms_norm_eps!r}")
+        if not isinstance(self.tie_word_embeddings, bool):
+            raise ValueError(f"{self.name}: tie_word_embeddings must be true or false, "
+                             f"got {self.tie_word_embeddings!r}")
         if self.num_heads % self.num_kv_heads:
             raise ValueError(f"{self.name}: {self.num_heads} query heads do not split into "
                              f"{self.num_kv_heads} key/value groups")
@@ -121,35 +155,99 @@ def preset(name: str) -> Qwen3Config:
     return PRESETS[key]
 
 
+def _int_field(cfg: dict[str, Any], key: str, default: int | None = None) -> int:
+    """An integer field of config.json (JSON may write 2560.0): a missing one without a
+    default, a string or a fraction is refused instead of failing inside int() or being
+    truncated. Its range is Qwen3Config's to check."""
+    v = cfg.get(key, default)
+    if v is None:
+        raise CheckpointError(f"config.json has no {key!r}")
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise CheckpointError(f"config.json: {key} = {v!r} is not an integer")
+    return v
+
+
+def _float_field(cfg: dict[str, Any], key: str, default: float) -> float:
+    v = cfg.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise CheckpointError(f"config.json: {key} = {v!r} is not a number")
+    return float(v)
+
+
 def from_hf_dict(cfg: dict[str, Any], name: str = "checkpoint") -> Qwen3Config:
-    """A config from a Hugging Face config.json dictionary (Qwen3ForCausalLM)."""
+    """A config from a Hugging Face config.json dictionary (Qwen3ForCausalLM). What the
+    engine does not implement (biases, another activation, sliding windows, RoPE scaling)
+    is refused rather than ignored, since ignoring it would give wrong tokens silently."""
+    if not isinstance(cfg, dict):
+        raise CheckpointError(f"config.json holds a {type(cfg).__name__}, not an object")
     kinds = cfg.get("architectures") or []
     if cfg.get("model_type") not in (None, "qwen3") or (kinds and "Qwen3ForCausalLM" not in kinds):
-        raise ValueError(f"not a Qwen3 causal LM config: model_type={cfg.get('model_type')!r}, "
-                         f"architectures={kinds}")
+        raise CheckpointError(f"not a Qwen3 causal LM config: model_type="
+                              f"{cfg.get('model_type')!r}, architectures={kinds}")
     if cfg.get("rope_scaling"):
-        raise ValueError(f"rope_scaling {cfg['rope_scaling']} is not supported")
-    heads = int(cfg["num_attention_heads"])
-    hidden = int(cfg["hidden_size"])
-    return Qwen3Config(
-        name=name,
-        hidden_size=hidden,
-        num_layers=int(cfg["num_hidden_layers"]),
-        num_heads=heads,
-        num_kv_heads=int(cfg.get("num_key_value_heads", heads)),
-        intermediate_size=int(cfg["intermediate_size"]),
-        vocab_size=int(cfg["vocab_size"]),
-        head_dim=int(cfg.get("head_dim") or hidden // heads),
-        rope_theta=float(cfg.get("rope_theta", 10000.0)),
-        rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        max_position_embeddings=int(cfg.get("max_position_embeddings", 40960)),
-    )
+        raise CheckpointError(f"rope_scaling {cfg['rope_scaling']} is not supported")
+    unsupported = {"attention_bias": cfg.get("attention_bias") not in (None, False),
+                   "hidden_act": cfg.get("hidden_act") not in (None, "silu"),
+                   "use_sliding_window": cfg.get("use_sliding_window") not in (None, False)}
+    for key, bad in unsupported.items():
+        if bad:
+            raise CheckpointError(f"config.json: {key} = {cfg[key]!r} is not supported "
+                                  "(the engine implements Qwen3: no biases, SiLU, full "
+                                  "attention)")
+    heads = _int_field(cfg, "num_attention_heads")
+    hidden = _int_field(cfg, "hidden_size")
+    head_dim = cfg.get("head_dim")
+    if head_dim is None and heads > 0 and hidden % heads:
+        raise CheckpointError(f"config.json has no head_dim and hidden_size {hidden} does not "
+                              f"split into {heads} heads")
+    tied = cfg.get("tie_word_embeddings", False)
+    if not isinstance(tied, bool):
+        raise CheckpointError(f"config.json: tie_word_embeddings = {tied!r} is not true or "
+                              "false")
+    try:
+        return Qwen3Config(
+            name=name,
+            hidden_size=hidden,
+            num_layers=_int_field(cfg, "num_hidden_layers"),
+            num_heads=heads,
+            num_kv_heads=_int_field(cfg, "num_key_value_heads", heads),
+            intermediate_size=_int_field(cfg, "intermediate_size"),
+            vocab_size=_int_field(cfg, "vocab_size"),
+            head_dim=(_int_field(cfg, "head_dim") if head_dim is not None
+                      else hidden // max(heads, 1)),
+            rope_theta=_float_field(cfg, "rope_theta", 10000.0),
+            rms_norm_eps=_float_field(cfg, "rms_norm_eps", 1e-6),
+            tie_word_embeddings=tied,
+            max_position_embeddings=_int_field(cfg, "max_position_embeddings", 40960),
+        )
+    except CheckpointError:
+        raise
+    except ValueError as e:                  # Qwen3Config's range checks, as the file's
+        raise CheckpointError(f"config.json: {e}") from None
 
 
 def from_checkpoint(directory: str | Path) -> Qwen3Config:
-    path = Path(directory) / "config.json"
-    return from_hf_dict(json.loads(path.read_text()), name=Path(directory).name)
+    """The config of a checkpoint directory; every way its config.json can be unusable
+    (absent, unreadable, not JSON, wrong fields) is a CheckpointError naming the file."""
+    d = Path(directory)
+    if not d.is_dir():
+        what = "does not exist" if not d.exists() else "is not a directory"
+        raise CheckpointFileError(f"checkpoint {d} {what} (give the directory that holds "
+                                  "config.json and *.safetensors)")
+    path = d / "config.json"
+    if not path.is_file():
+        raise CheckpointFileError(f"{path}: no such file; a Hugging Face checkpoint directory "
+                                  "holds config.json")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{path}: not readable JSON: {e}") from None
+    try:
+        return from_hf_dict(data, name=d.name)
+    except CheckpointError as e:
+        raise CheckpointError(f"{d}: {e}") from None
 
 
 def with_layers(cfg: Qwen3Config, num_layers: int) -> Qwen3Config:

@@ -33,14 +33,17 @@ class DecodeGraph:
 
     def __init__(self, engine: Any):
         self.engine = engine
-        ops = engine.ops
+        ops, self.start = engine.ops, engine.host_pos
+        engine.check_room(1)
         self.graph = cutile.graph(_step, engine)
-        engine.ops = ops   # the capture ran nothing
+        engine.ops, engine.host_pos = ops, self.start   # the capture ran nothing
         self.launches = self.graph.num_launches
         self.replays = 0
 
     def step(self) -> cutile.Replay:
         """Enqueue one decode step; returns the replay (`.wait()` for it)."""
+        # checked on the host: a replay past the last position fails its device check
+        self.engine.check_room(1, self.start + self.replays)
         self.replays += 1
         return self.graph.replay()
 
@@ -64,3 +67,4 @@ class DecodeGraph:
         reads through the engine work again, from where the replays left off)."""
         self.graph.into_inner()
         self.engine.ops += self.replays * self.launches
+        self.engine.host_pos = self.start + self.replays

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cutile import api
 from cutile.core import bf16
 from cutile.runtime import driver
-from llm.config import from_checkpoint, human, preset, with_layers
+from llm.config import PRESETS, CheckpointError, from_checkpoint, human, preset, with_layers
 from llm.model import Engine, check_config
 from llm.plan import SMALL_VARIANTS, plan_for
 from llm.reference import Sampling
@@ -108,9 +108,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                           "qwen3-4b, qwen3-8b, tiny")
     src.add_argument("--checkpoint", metavar="DIR", help="Hugging Face checkpoint directory")
     ap.add_argument("--layers", type=int, help="use only this many layers (quick runs)")
-    ap.add_argument("--prompt", help="prompt text (needs tokenizer.json)")
-    ap.add_argument("--prompt-ids", help="prompt as comma-separated token ids")
-    ap.add_argument("--prompt-len", type=int, default=16, help="random prompt of this length")
+    prompt = ap.add_mutually_exclusive_group()
+    prompt.add_argument("--prompt", help="prompt text (needs tokenizer.json)")
+    prompt.add_argument("--prompt-ids", help="prompt as comma-separated token ids")
+    prompt.add_argument("--prompt-len", type=int, default=16, help="random prompt of this length")
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--max-seq", type=int, help="positions to allocate (default: enough)")
     ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
@@ -120,16 +121,54 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--copy-mib", type=float,
                     help="copy-bandwidth buffer size in MiB (default 1024, 4 copies back to "
                          "back; 0.25 interpreted)")
-    ap.add_argument("--stream-every", type=int, default=16, metavar="N",
+    ap.add_argument("--stream-every", type=int, metavar="N",
                     help="decode steps replayed back to back before the host waits for them "
-                         "and reads their tokens (1: wait for every step)")
+                         "and reads their tokens (1: wait for every step; default 16)")
     ap.add_argument("--op-by-op", action="store_true",
                     help="launch each kernel of a step from the host (no cutile.graph)")
     ap.add_argument("--small-kernels", choices=sorted(SMALL_VARIANTS), default=None,
                     help="a variant of the decode step's small kernels (llm/plan.py "
                          "SMALL_VARIANTS; default: the plan's)")
     ap.add_argument("--no-progress", action="store_true")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    check_args(ap, args)
+    return args
+
+
+def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Ranges argparse's types do not check: each bad value is a one-line usage error
+    (exit 2) here, not a traceback from numpy or the engine later."""
+    at_least = {"--prompt-len": (args.prompt_len, 1), "--new-tokens": (args.new_tokens, 1),
+                "--layers": (args.layers, 1), "--max-seq": (args.max_seq, 2),
+                "--stream-every": (args.stream_every, 1), "--seed": (args.seed, 0)}
+    for flag, (value, low) in at_least.items():
+        if value is not None and value < low:
+            ap.error(f"{flag} takes a number >= {low}, got {value}")
+    if args.copy_mib is not None and not args.copy_mib > 0:
+        ap.error(f"--copy-mib takes a size > 0, got {args.copy_mib}")
+    if args.random_weights and args.random_weights.lower() not in PRESETS:
+        ap.error(f"--random-weights: no config named {args.random_weights!r}; known: "
+                 f"{', '.join(PRESETS)}")
+    if args.op_by_op and args.stream_every is not None:
+        ap.error("--stream-every sets how many graph replays run between waits; "
+                 "--op-by-op has no graph")
+    try:
+        Sampling(args.temperature, args.top_k, args.top_p, args.seed)
+    except ValueError as e:
+        ap.error(str(e).replace("temperature", "--temperature").replace("top_k", "--top-k")
+                 .replace("top_p", "--top-p"))
+    if args.prompt_ids is not None:
+        try:
+            args.prompt_ids = [int(x) for x in args.prompt_ids.split(",") if x.strip()]
+        except ValueError:
+            ap.error(f"--prompt-ids takes comma-separated integers, got {args.prompt_ids!r}")
+        if not args.prompt_ids:
+            ap.error("--prompt-ids names no token")
+
+
+def fail(message: str) -> SystemExit:
+    """A one-line error for what the run found wrong with its inputs (exit status 1)."""
+    return SystemExit(f"generate.py: error: {message}")
 
 
 def tokenizer_for(args: argparse.Namespace) -> Any:
@@ -140,7 +179,10 @@ def tokenizer_for(args: argparse.Namespace) -> Any:
         return None
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(path))
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as e:  # tokenizers raises plain Exception for a file it cannot parse
+        raise fail(f"{path}: not a tokenizers file ({e})") from None
 
 
 def prompt_ids(args: argparse.Namespace, vocab: int, tok: Any) -> list[int]:
@@ -148,9 +190,15 @@ def prompt_ids(args: argparse.Namespace, vocab: int, tok: Any) -> list[int]:
         if tok is None:
             raise SystemExit("--prompt needs a checkpoint with tokenizer.json; use --prompt-ids "
                              "or --prompt-len")
-        return list(tok.encode(args.prompt).ids)
+        ids = list(tok.encode(args.prompt).ids)
+        if not ids:
+            raise fail(f"the prompt {args.prompt!r} tokenizes to no token")
+        return ids
     if args.prompt_ids:
-        return [int(x) for x in args.prompt_ids.split(",") if x.strip()]
+        bad = [t for t in args.prompt_ids if not 0 <= t < vocab]
+        if bad:
+            raise fail(f"--prompt-ids: token id {bad[0]} is outside the vocabulary [0, {vocab})")
+        return list(args.prompt_ids)
     rng = np.random.default_rng(args.seed)
     return [int(x) for x in rng.integers(0, vocab, args.prompt_len)]
 
@@ -170,28 +218,44 @@ def _replay_chunk(graph: Any, n: int) -> None:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse(argv)
-    if args.stream_every < 1:
-        raise SystemExit("--stream-every takes a number of steps >= 1")
+    stream_every = args.stream_every or 16
     bar = Bar(not args.no_progress)
     t_start = time.perf_counter()
     gpu = driver.backend() == "gpu"
-    cfg = from_checkpoint(args.checkpoint) if args.checkpoint else preset(args.random_weights)
+    try:
+        cfg = from_checkpoint(args.checkpoint) if args.checkpoint else preset(args.random_weights)
+    except CheckpointError as e:
+        raise fail(str(e)) from None
     if args.layers:
+        if args.checkpoint and args.layers > cfg.num_layers:
+            raise fail(f"--layers {args.layers}: the checkpoint has {cfg.num_layers}")
         cfg = with_layers(cfg, args.layers)
     print(cfg.describe())
     print(f"backend: {driver.backend()}")
     print("loading weights" if args.checkpoint else f"making random weights (seed {args.seed})")
     t0 = time.perf_counter()
-    weights = (load_checkpoint(args.checkpoint, bar, cfg) if args.checkpoint
-               else random_weights(cfg, args.seed, bar))
+    try:
+        # the checkpoint's own config unless --layers cut it: then the layers past it are
+        # expected in the files, otherwise they are refused
+        weights = (load_checkpoint(args.checkpoint, bar, cfg if args.layers else None)
+                   if args.checkpoint else random_weights(cfg, args.seed, bar))
+    except CheckpointError as e:
+        raise fail(str(e)) from None
     t_load = time.perf_counter() - t0
     tok = tokenizer_for(args)
     ids = prompt_ids(args, cfg.vocab_size, tok)
-    max_seq = args.max_seq or len(ids) + args.new_tokens + 1
+    need = len(ids) + args.new_tokens
+    if args.max_seq is not None and args.max_seq < need:
+        raise fail(f"--max-seq {args.max_seq} cannot hold the prompt's {len(ids)} tokens and "
+                   f"{args.new_tokens} new ones ({need} positions)")
+    max_seq = args.max_seq or need + 1
     sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed)
     plan = plan_for(cfg).with_(**SMALL_VARIANTS.get(args.small_kernels or "", {}))
-    check_config(cfg, plan)
-    engine = Engine(weights, max_seq, plan, sampling)
+    try:      # shapes the kernels cannot take, a top-k past the sampler's candidates
+        check_config(cfg, plan)
+        engine = Engine(weights, max_seq, plan, sampling)
+    except ValueError as e:
+        raise fail(str(e)) from None
 
     # the whole prompt through the prefill and the LM head: the first token, one chain
     t_prefill = timed(lambda: engine.load_prompt(ids, first_token=True))
@@ -209,7 +273,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         t_capture = time.perf_counter() - t0
         left = args.new_tokens - 1
         while left:
-            n = min(args.stream_every, left)
+            n = min(stream_every, left)
             chunk = timed(lambda: _replay_chunk(graph, n))  # noqa: B023
             steps += [chunk / n] * n
             left -= n
@@ -231,7 +295,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                               "load_s": t_load, "prefill_s": t_prefill,
                               "ttft_s": ttft, "tokens": new,
                               "cutile_graph": t_capture is not None,
-                              "stream_every": 1 if t_capture is None else args.stream_every}
+                              "stream_every": 1 if t_capture is None else stream_every}
     if t_capture is not None:
         report["capture_s"] = t_capture
     print(f"weights {human(weights.nbytes(), 'B')} made/loaded in {t_load:.2f} s; "
@@ -244,8 +308,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       launches_per_step=(engine.ops - ops_before) / len(steps))
         how = ("launched one by one" if t_capture is None else
                f"replayed as one cutile.graph captured in {t_capture * 1e3:.1f} ms, "
-               + ("each step waited for" if args.stream_every == 1 else
-                  f"{args.stream_every} steps back to back per wait"))
+               + ("each step waited for" if stream_every == 1 else
+                  f"{stream_every} steps back to back per wait"))
         print(f"decode: {1 / step:.1f} tok/s, {step * 1e3:.2f} ms/token (median of "
               f"{len(steps)} steps, {report['launches_per_step']:.0f} kernels each, {how})")
         print(f"roofline: {human(per_token, 'B')}/token (weights "

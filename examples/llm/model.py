@@ -59,6 +59,13 @@ from .reference import Sampling, rope_tables
 from .weights import Weights
 
 
+class CapacityError(ValueError):
+    """The engine's positions (`Engine(max_seq=...)`) cannot hold what was asked: a prompt
+    longer than them, or a decode step past the last one. Checked on the host before any
+    op runs, so the engine keeps its state (a device check mid-step would leave its
+    buffers with the failed op)."""
+
+
 class Slot:
     """A persistent device buffer. Kernels read it whole and write it through a partition
     (`Out`); the handle changes when a partition is given back, the memory never does."""
@@ -122,6 +129,9 @@ class Engine:
     def __init__(self, weights: Weights, max_seq: int, plan: Plan | None = None,
                  sampling_: Sampling | None = None):
         c = weights.cfg
+        if isinstance(max_seq, bool) or not isinstance(max_seq, int) or max_seq < 2:
+            raise CapacityError(f"max_seq must be an integer >= 2 (a prompt token and a "
+                                f"generated one), got {max_seq!r}")
         self.cfg, self.w = c, weights
         self.plan = plan or plan_for(c)
         self.sampling = sampling_ or Sampling()
@@ -133,6 +143,9 @@ class Engine:
         # position past the end fails the device check instead of vanishing in padding.
         self.capacity = pow2_at_least(max_seq)
         attn_paths.check(c, self.plan, self.capacity)
+        # the device's pos as the host last left it (0 until a prompt is loaded): a step
+        # from the last position would write past the token buffer
+        self.host_pos = 0
         self.ops = 0                         # kernels launched so far
         self.prefill_k = prefill_kernels(self.plan.prefill)
         # the ops `_run` queued inside `_chained()` (None: `_run` launches and waits)
@@ -311,8 +324,19 @@ class Engine:
         on the persistent buffers only (no allocation, no host input). `chained`: the
         step's ops run as one chain with one wait at the end (`_chained`), rather than
         each waited for (the first token after a prompt, before a graph is captured)."""
+        self.check_room(1)
         with self._chained() if chained else nullcontext():
             self._decode_ops()
+        self.host_pos += 1
+
+    def check_room(self, steps: int, pos: int | None = None) -> None:
+        """Refuse `steps` decode steps from `pos` (default: the engine's) that would write a
+        token past the last position."""
+        pos = self.host_pos if pos is None else pos
+        if pos + steps >= self.capacity:
+            raise CapacityError(f"{steps} more decode step(s) from position {pos} would write "
+                                f"past the {self.capacity} positions allocated; make the "
+                                f"engine with a larger max_seq")
 
     def _decode_ops(self) -> None:
         c, p, w = self.cfg, self.plan, self.w
@@ -384,18 +408,28 @@ class Engine:
         next decode step generates the second: the prompt to the first token's logits in
         one chain of batched kernels, as a Hugging Face forward pass computes them."""
         c = self.cfg
-        if not 1 <= len(ids) < self.capacity:
-            raise ValueError(f"a prompt of {len(ids)} tokens does not fit {self.capacity} "
-                             "positions")
-        if any(not 0 <= t < c.vocab_size for t in ids):
-            raise ValueError(f"token ids must be in [0, {c.vocab_size})")
-        prompt = api.from_numpy(np.asarray(ids, np.int32))
+        arr = np.asarray(ids)
+        # a float id would be truncated by the int32 copy, a nested list misread
+        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(f"a prompt is a flat sequence of integer token ids, got "
+                             f"{arr.ndim}-d {arr.dtype}")
+        if not len(arr):
+            raise ValueError("an empty prompt does not fit: a prompt needs at least one token")
+        if len(arr) >= self.capacity:
+            raise CapacityError(f"a prompt of {len(arr)} tokens does not fit {self.capacity} "
+                                "positions (one more is needed for the first new token)")
+        bad = arr[(arr < 0) | (arr >= c.vocab_size)]
+        if len(bad):
+            raise ValueError(f"token ids must be in [0, {c.vocab_size}); got {int(bad[0])}")
+        prompt = api.from_numpy(arr.astype(np.int32))
         self._run(prefill.set_prompt, out(self.tokens, self.capacity), out(self.pos, 1),
                   prompt)
+        self.host_pos = len(arr) - 1
         if first_token:
             self._prefill(prompt, logits=True)
-        elif len(ids) > 1:
-            self._prefill(api.from_numpy(np.asarray(ids[:-1], np.int32)))
+            self.host_pos += 1
+        elif len(arr) > 1:
+            self._prefill(api.from_numpy(arr[:-1].astype(np.int32)))
 
     def _prefill(self, toks: Tensor, logits: bool = False) -> None:
         """Every layer over the prompt's tokens, filling the KV caches. The residual

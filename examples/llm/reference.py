@@ -14,7 +14,9 @@ and seeded sampling can be recomputed here.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import ml_dtypes
 import numpy as np
@@ -101,6 +103,19 @@ class Sampling:
     top_k: int = 50
     top_p: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # refused here, not on the device: a NaN or negative temperature read as greedy, a
+        # top-k of 0 or a top-p of 0 sampled anyway, each without a word
+        t, k, p = self.temperature, self.top_k, self.top_p
+        if isinstance(t, bool) or not (isinstance(t, Real) and math.isfinite(t) and t >= 0):
+            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {t!r}")
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+            raise ValueError(f"top_k must be an integer >= 1, got {k!r}")
+        if isinstance(p, bool) or not (isinstance(p, Real) and 0 < p <= 1):
+            raise ValueError(f"top_p must be in (0, 1], got {p!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
 
     @property
     def greedy(self) -> bool:

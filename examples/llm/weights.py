@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -32,7 +33,13 @@ from cutile import api
 from cutile.api import Tensor
 from cutile.core import bf16
 
-from .config import Qwen3Config, from_checkpoint
+from .config import (
+    CheckpointError,
+    CheckpointFileError,
+    MissingTensorError,
+    Qwen3Config,
+    from_checkpoint,
+)
 from .kernels.fill import init_uniform_1d, init_uniform_2d
 
 BF16 = ml_dtypes.bfloat16
@@ -114,41 +121,100 @@ def _as_bf16(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == BF16 else np.asarray(a, np.float32).astype(BF16)
 
 
+# safetensors dtypes the loader converts to bf16; anything else (integers of a quantized
+# checkpoint, bool) would be converted to meaningless values, so it is refused
+FLOAT_DTYPES = ("BF16", "F16", "F32", "F64")
+
+
 class _Checkpoint:
-    """Tensors by name across a checkpoint's safetensors files (memory-mapped)."""
+    """Tensors by name across a checkpoint's safetensors files (memory-mapped). Every way
+    the files can be unusable is a CheckpointError naming the file or tensor."""
 
     def __init__(self, directory: Path):
-        from safetensors import safe_open
+        from safetensors import SafetensorError, safe_open
 
+        _check_index(directory)
         files = sorted(directory.glob("*.safetensors"))
         if not files:
-            raise FileNotFoundError(f"no *.safetensors file in {directory}")
-        self._handles = [safe_open(str(f), framework="numpy") for f in files]
-        self._where = {name: h for h in self._handles for name in h.keys()}
+            raise CheckpointFileError(f"no *.safetensors file in {directory}")
+        self._handles = []
+        for f in files:
+            try:
+                self._handles.append((f, safe_open(str(f), framework="numpy")))
+            except (SafetensorError, OSError) as e:
+                raise CheckpointError(f"{f}: not a readable safetensors file ({e}); is it "
+                                      "truncated?") from None
+        self._where: dict[str, tuple[Path, Any]] = {}
+        for f, h in self._handles:
+            for name in h.keys():
+                if name in self._where:
+                    raise CheckpointError(f"{name} is in both {self._where[name][0].name} and "
+                                          f"{f.name}: which one the model uses is unclear")
+                self._where[name] = (f, h)
+        self.used: set[str] = set()
 
     def __contains__(self, name: str) -> bool:
         return name in self._where
 
-    def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    def names(self) -> set[str]:
+        return set(self._where)
+
+    def get(self, name: str, shape: tuple[int, ...], hint: str = "") -> np.ndarray:
         if name not in self._where:
-            raise KeyError(f"checkpoint has no tensor {name}")
-        a = _as_bf16(self._where[name].get_tensor(name))
-        if a.shape != shape:
-            raise ValueError(f"{name}: shape {a.shape}, the config says {shape}")
-        return a
+            raise MissingTensorError(f"checkpoint has no tensor {name}{hint}")
+        f, h = self._where[name]
+        # shape and dtype from the header, before a wrong tensor is read in full
+        meta = h.get_slice(name)
+        got, dtype = tuple(meta.get_shape()), meta.get_dtype()
+        if got != shape:
+            raise CheckpointError(f"{name}: shape {got}, the config says {shape}")
+        if dtype not in FLOAT_DTYPES:
+            raise CheckpointError(f"{name} in {f.name}: dtype {dtype}; the engine reads "
+                                  f"floating-point weights ({', '.join(FLOAT_DTYPES)}), not "
+                                  "quantized ones")
+        self.used.add(name)
+        return _as_bf16(h.get_tensor(name))
+
+
+def _check_index(directory: Path) -> None:
+    """A sharded checkpoint's index (`*.safetensors.index.json`) names its shards: one
+    that is absent is named here, rather than as the first tensor it would have held."""
+    for index in sorted(directory.glob("*.safetensors.index.json")):
+        try:
+            weight_map = json.loads(index.read_text())["weight_map"]
+            shards = set(weight_map.values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise CheckpointError(f"{index}: not a safetensors index (a JSON object with a "
+                                  f"weight_map): {e!r}") from None
+        missing = sorted(str(s) for s in shards if not (directory / str(s)).is_file())
+        if missing:
+            raise CheckpointFileError(f"{index.name} names shards that are not in "
+                                      f"{directory}: {', '.join(missing)}")
 
 
 def load_checkpoint(directory: str | Path, progress: Progress | None = None,
                     cfg: Qwen3Config | None = None) -> Weights:
+    """The weights of a checkpoint directory. `cfg`: the shapes to read (default: the
+    checkpoint's config.json); a cfg of fewer layers reads the first ones. A tensor the
+    config does not account for is refused (a bias, a layer past the config's count), as
+    is a tied config whose checkpoint holds a different LM head: either would run a model
+    other than the checkpoint's without a word."""
     d = Path(directory)
     c = cfg or from_checkpoint(d)
     ck = _Checkpoint(d)
     h, i_size = c.hidden_size, c.intermediate_size
-    embed = api.from_numpy(ck.get(EMBED, (c.vocab_size, h)))
+    embed_np = ck.get(EMBED, (c.vocab_size, h))
+    embed = api.from_numpy(embed_np)
     if c.tie_word_embeddings:
         head = embed
+        if LM_HEAD in ck and not np.array_equal(
+                ck.get(LM_HEAD, (c.vocab_size, h)).view(np.uint16), embed_np.view(np.uint16)):
+            raise CheckpointError(f"{d}: config.json says tie_word_embeddings true, but the "
+                                  f"checkpoint's {LM_HEAD} differs from {EMBED}")
     else:
-        head = api.from_numpy(ck.get(LM_HEAD, (c.vocab_size, h)))
+        head = api.from_numpy(ck.get(LM_HEAD, (c.vocab_size, h),
+                                     " (config.json says tie_word_embeddings false; a tied "
+                                     "checkpoint has none)"))
     w = Weights(c, embed, head, api.from_numpy(ck.get(FINAL_NORM, (h,))))
     for i in range(c.num_layers):
         def get(part: str, shape: tuple[int, ...], i: int = i) -> np.ndarray:
@@ -167,7 +233,23 @@ def load_checkpoint(directory: str | Path, progress: Progress | None = None,
             k_norm=api.from_numpy(get("self_attn.k_norm", (c.head_dim,)))))
         if progress:
             progress(i + 1, c.num_layers, "layers loaded")
+    _check_unused(d, ck, c, partial=cfg is not None)
     return w
+
+
+def _check_unused(d: Path, ck: _Checkpoint, c: Qwen3Config, partial: bool) -> None:
+    """Tensors the engine did not read. With a caller's cfg (`partial`), the layers past
+    its count are expected (`generate.py --layers`); anything else is refused."""
+    extra = ck.names() - ck.used - {LM_HEAD}
+    if partial:
+        extra = {n for n in extra if not (n.startswith("model.layers.")
+                                          and n.split(".")[2].isdigit()
+                                          and int(n.split(".")[2]) >= c.num_layers)}
+    if extra:
+        shown = sorted(extra)[:5]
+        raise CheckpointError(f"{d}: {len(extra)} tensor(s) the config does not account for "
+                              f"(the engine would ignore them): {', '.join(shown)}"
+                              f"{' ...' if len(extra) > 5 else ''}")
 
 
 # -- random -----------------------------------------------------------------------------------
