@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
 import cutile
+from cutile.runtime import driver
 
 
 @pytest.fixture
@@ -18,3 +20,18 @@ def settled() -> None:
     cutile.synchronize()
     gc.collect()
     cutile.synchronize()
+
+
+@pytest.fixture
+def one_process_two_devices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The interpreter modelling two devices, in a world of one process (no torchrun
+    variables, no device chosen by the environment), distributed state fresh."""
+    for var in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "CUTILE_DEVICE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CUTILE_INTERPRETER_DEVICES", "2")
+    driver.reset_for_tests("interpreter")
+    cutile.distributed.destroy()
+    yield
+    cutile.distributed.destroy()
+    monkeypatch.undo()
+    driver.reset_for_tests(None)

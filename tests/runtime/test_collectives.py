@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, bf16, f32, i16, i32, load_tile_like
 from cutile.distributed import all_gather, all_reduce, broadcast
-from cutile.runtime import driver, streams
+from cutile.runtime import streams
 
 
 @cutile.entry
@@ -25,17 +24,7 @@ def scale(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) * 2.0)
 
 
-@pytest.fixture(autouse=True)
-def one_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("CUTILE_INTERPRETER_DEVICES", "2")
-    driver.reset_for_tests("interpreter")
-    cutile.distributed.destroy()
-    yield
-    cutile.distributed.destroy()
-    monkeypatch.undo()
-    driver.reset_for_tests(None)
+pytestmark = pytest.mark.usefixtures("one_process_two_devices")
 
 
 def _rand(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:

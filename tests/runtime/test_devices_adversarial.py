@@ -8,7 +8,6 @@ detector, `CUTILE_INTERPRET=check` in tests/conftest.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,6 @@ import pytest
 import cutile
 from cutile import api
 from cutile.core import Const, Mut, Tensor, f32, load_tile_like
-from cutile.runtime import driver
 
 
 @cutile.entry
@@ -46,17 +44,7 @@ def add1(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], B: Const[int]):
     z.store(load_tile_like(x, z) + 1.0)
 
 
-@pytest.fixture(autouse=True)
-def two_devices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "CUTILE_DEVICE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("CUTILE_INTERPRETER_DEVICES", "2")
-    driver.reset_for_tests("interpreter")
-    cutile.distributed.destroy()
-    yield
-    cutile.distributed.destroy()
-    monkeypatch.undo()
-    driver.reset_for_tests(None)
+pytestmark = pytest.mark.usefixtures("one_process_two_devices")
 
 
 def _iota(n: int, offset: float = 0.0) -> Any:
