@@ -115,7 +115,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--max-seq", type=int, help="positions to allocate (default: enough)")
     ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
-    ap.add_argument("--top-k", type=int, default=50)
+    ap.add_argument("--top-k", type=int, default=50, help="0: no top-k (top-p alone)")
     ap.add_argument("--top-p", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copy-mib", type=float,

@@ -26,6 +26,7 @@ with the MLP unfused, `Plan.mlp_fused`, one less with the combine fused, `Plan.a
       gemv_add (down)              h += Wd act
     lm_head_argmax                 logits and each block's best
     select_greedy | topk_partial + sample_select    tokens[pos + 1], pos += 1
+      (| sample_exact: no top-k, or one above the plan's candidates)
 
 `Plan.pdl` launches every kernel with programmatic dependent launch (`llm.kernels.pdl`):
 each kernel's blocks start while the one before finishes, and wait for it on the device.
@@ -49,13 +50,13 @@ from cutile.core import bf16, f32, i32
 from . import attn_paths
 from .config import Qwen3Config
 from .kernels import attention as attn
-from .kernels import decode_misc, prefill, sampling
+from .kernels import decode_misc, prefill, sample_exact, sampling
 from .kernels.gemv import check_ahead, gemv_kernels
 from .kernels.pdl import with_contract, with_pdl
 from .kernels.qkv import qkv_finish
 from .plan import Plan, cdiv, plan_for, pow2_at_least
 from .prefill_plan import norm_kernel, prefill_kernels
-from .reference import Sampling, rope_tables
+from .reference import Sampling, rope_tables, uses_candidates
 from .weights import Weights
 
 
@@ -391,11 +392,18 @@ class Engine:
                       out(self.pos, 1), self.bmax, self.barg,
                       NB=pow2_at_least(self.bmax.t.shape[0]))
             return
+        if not uses_candidates(s, p.sample_k):     # no top-k, or one above the candidates
+            v = self.cfg.vocab_size
+            self._run(sample_exact.sample_exact, out(self.tokens, self.capacity),
+                      out(self.pos, 1), self.logits, 1.0 / s.temperature, s.top_p, s.top_k,
+                      s.seed & 0xFFFFFFFF, CH=p.sample_chunk, NT=-(-v // p.sample_chunk),
+                      BY_K=int(0 < s.top_k < v), BY_P=int(s.top_p < 1.0))
+            return
         self._run(sampling.topk_partial, out(self.cand_v, 1, p.sample_k),
                   out(self.cand_i, 1, p.sample_k), self.logits, CH=p.sample_chunk)
         self._run(sampling.sample_select, out(self.tokens, self.capacity), out(self.pos, 1),
                   self.cand_v, self.cand_i, 1.0 / s.temperature, s.top_p,
-                  min(s.top_k, p.sample_k), s.seed & 0xFFFFFFFF,
+                  s.top_k, s.seed & 0xFFFFFFFF,
                   NC=pow2_at_least(self.cand_v.t.shape[0]), K=p.sample_k)
 
     # -- prompt and prefill -------------------------------------------------------------------

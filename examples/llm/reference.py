@@ -97,7 +97,8 @@ def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int) -> 
 
 @dataclass
 class Sampling:
-    """Greedy when temperature is 0; else temperature, top-k (<= candidates) and top-p."""
+    """Greedy when temperature is 0; else temperature, top-k (0: none) and top-p, applied
+    in Hugging Face's order (top-k, then top-p within it)."""
 
     temperature: float = 0.0
     top_k: int = 50
@@ -110,8 +111,8 @@ class Sampling:
         t, k, p = self.temperature, self.top_k, self.top_p
         if isinstance(t, bool) or not (isinstance(t, Real) and math.isfinite(t) and t >= 0):
             raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {t!r}")
-        if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-            raise ValueError(f"top_k must be an integer >= 1, got {k!r}")
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:
+            raise ValueError(f"top_k must be an integer >= 0 (0: no top-k), got {k!r}")
         if isinstance(p, bool) or not (isinstance(p, Real) and 0 < p <= 1):
             raise ValueError(f"top_p must be in (0, 1], got {p!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
@@ -122,10 +123,19 @@ class Sampling:
         return self.temperature <= 0.0
 
 
+def uses_candidates(s: Sampling, candidates: int) -> bool:
+    """Whether the engine samples from the `candidates` largest logits (`kernels.sampling`)
+    or over the whole vocabulary (`kernels.sample_exact`: no top-k, or one above them)."""
+    return 1 <= s.top_k <= candidates
+
+
 def sample(logits: np.ndarray, pos: int, s: Sampling, candidates: int) -> int:
-    """The device's choice (`kernels.sampling`) for the token after position `pos`."""
+    """The device's choice (`kernels.sampling` or `kernels.sample_exact`) for the token
+    after position `pos`."""
     if s.greedy:
         return int(np.argmax(logits))
+    if not uses_candidates(s, candidates):
+        return sample_exact(logits, pos, s)
     order = np.argsort(-logits, kind="stable")[:candidates]
     vals = logits[order].astype(np.float32)
     rank = np.arange(candidates)
@@ -136,6 +146,46 @@ def sample(logits: np.ndarray, pos: int, s: Sampling, candidates: int) -> int:
     p = np.where((before < np.float32(s.top_p)) | (rank == 0), p, np.float32(0))
     u = uniform(pos, s.seed)[()] * p.sum(dtype=np.float32)
     return int(order[int(np.argmax(np.cumsum(p, dtype=np.float32) > u))])
+
+
+def order_key(x: np.ndarray) -> np.ndarray:
+    """`kernels.sample_exact.order_key`: i32 keys in the order of the f32 values."""
+    b = np.asarray(x, np.float32).view(np.int32)
+    return b ^ ((b >> 31) & np.int32(0x7FFFFFFF))
+
+
+def exact_kept(logits: np.ndarray, s: Sampling) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens `kernels.sample_exact` keeps (a mask) and their unnormalized
+    probabilities, with the k-th largest key and the top-p cut found exactly (by sorting,
+    not bit by bit). Sums are f32: a cut within rounding of a boundary may part from the
+    device's."""
+    x = np.asarray(logits, np.float32)
+    key = order_key(x)
+    v = x.size
+    kth = np.int32(np.partition(key, v - s.top_k)[v - s.top_k]) if 0 < s.top_k < v \
+        else np.int32(-2**31)
+    inv = np.float32(1.0 / s.temperature)
+    e = np.exp(x * inv - x.max() * inv).astype(np.float32)
+    kept = key >= kth
+    if s.top_p < 1.0:
+        need = e[kept].sum(dtype=np.float32) * np.float32(s.top_p)
+        # the mass of the kept keys strictly above each key: keep a key below need
+        desc = np.argsort(-key[kept], kind="stable")
+        ks, es = key[kept][desc], e[kept][desc]
+        first = np.searchsorted(-ks, -ks, side="left")     # where each key's run starts
+        above = (np.cumsum(es, dtype=np.float32) - es)[first]
+        kept &= key >= ks[above < need].min()
+    return kept, e
+
+
+def sample_exact(logits: np.ndarray, pos: int, s: Sampling) -> int:
+    """`kernels.sample_exact` on the host: the kept tokens (`exact_kept`), one draw, and
+    the first token in vocabulary order whose running kept mass passes it."""
+    kept, e = exact_kept(logits, s)
+    w = np.where(kept, e, np.float32(0))
+    u = uniform(pos, s.seed)[()] * w.sum(dtype=np.float32)
+    past = np.cumsum(w, dtype=np.float32) > u
+    return int(np.argmax(past)) if past.any() else int(np.argmax(logits))
 
 
 class Reference:

@@ -104,6 +104,18 @@ def test_seeded_sampling_matches_the_reference_and_repeats(
     assert other != first, "a different seed drew the same tokens"
 
 
+@pytest.mark.parametrize("setting", [Sampling(0.9, 0, 0.8, seed=5), Sampling(1.1, 40, 1.0, 2)],
+                         ids=["top-p alone", "top-k past the candidates"])
+def test_sampling_over_the_whole_vocabulary_matches_the_reference(
+        tiny: Any, tiny_weights: Any, tiny_hf: dict[str, Any], setting: Sampling) -> None:
+    """No top-k, or one above the plan's candidates: `kernels.sample_exact` in the step."""
+    k = plan_for(tiny).sample_k
+    assert not 1 <= setting.top_k <= k
+    got, _ = run_engine(tiny_weights, setting)
+    want, _ = reference(tiny, tiny_hf).generate(PROMPT, NEW, setting, candidates=k)
+    assert got == want
+
+
 def test_seeded_sampling_from_the_prefill_draws_the_same_tokens(
         tiny_weights: Any) -> None:
     """The first token sampled by `load_prompt(first_token=True)` and the later ones:

@@ -263,7 +263,7 @@ def test_graph_replays_past_capacity_are_refused(one_weights: Any) -> None:
 @pytest.mark.parametrize(("kw", "match"), [
     ({"temperature": -1.0}, "temperature"), ({"temperature": float("nan")}, "temperature"),
     ({"temperature": 1.0, "top_p": 0.0}, "top_p"), ({"top_p": 1.5}, "top_p"),
-    ({"top_k": 0}, "top_k"), ({"seed": -1}, "seed")])
+    ({"top_k": -1}, "top_k"), ({"top_k": 2.5}, "top_k"), ({"seed": -1}, "seed")])
 def test_sampling_settings_are_checked(kw: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         Sampling(**kw)
@@ -285,7 +285,7 @@ RUN = ["--random-weights", "tiny", "--layers", "1", "--no-progress"]
     (["--temperature", "-0.5"], "--temperature"),
     (["--top-p", "0"], "--top-p"),
     (["--top-p", "1.5"], "--top-p"),
-    (["--top-k", "0"], "--top-k"),
+    (["--top-k", "-1"], "--top-k"),
     (["--prompt-ids", "1,x"], "comma-separated integers"),
     (["--prompt-ids", ","], "names no token"),
     (["--prompt-ids", "1", "--prompt-len", "4"], "not allowed with"),

@@ -20,6 +20,7 @@ from llm.kernels import (
     prefill,
     qkv,
     qkv_heads,
+    sample_exact,
     sampling,
 )
 from llm.kernels.gemv import gemv_kernels
@@ -34,7 +35,7 @@ KERNELS = Path(__file__).resolve().parents[2] / "examples" / "llm" / "kernels"
 def engine_kernels() -> list[cutile.EntryKernel]:
     found = []
     for mod in (attention, decode_attention, decode_misc, embed_rope, fill, prefill, qkv,
-                qkv_heads, sampling):
+                qkv_heads, sample_exact, sampling):
         found += [k for k in vars(mod).values() if isinstance(k, cutile.EntryKernel)]
     for occ, latency, ahead in ((None, None, 1), (2, None, 1), (2, 10, 1), (2, None, 2),
                                 (2, 10, 4)):
@@ -179,6 +180,22 @@ def test_the_decode_path_launches_only_safe_cutile_kernels(tiny_weights: Any,
 
 def spills(text: str) -> bool:
     return bool(re.search(r"\b(LDL|STL)\b", text))
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize(("by_k", "by_p"), [(1, 1), (0, 1)])
+def test_whole_vocabulary_sampling_assembles_for_qwen3(by_k: int, by_p: int) -> None:
+    """`sample_exact` as the engine launches it (PDL twin) at Qwen3's vocabulary: the
+    one block's 4096-wide tiles stay in registers: the only local stores are the two of
+    the device check's message (`advance`: tokens[pos + 1] inside the buffer), as in
+    `sample_select`."""
+    from llm.kernels.pdl import with_pdl
+
+    vocab, ch = preset("qwen3-4b").vocab_size, plan_for(preset("qwen3-4b")).sample_chunk
+    text = sass(with_pdl(sample_exact.sample_exact), TS=4096, CH=ch, NT=-(-vocab // ch),
+                BY_K=by_k, BY_P=by_p)
+    assert len(re.findall(r"\b(LDL|STL)\b", text)) <= 2
+    assert not re.search(r"\bLDL\b", text)
 
 
 @pytest.mark.tileiras

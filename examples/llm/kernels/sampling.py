@@ -10,8 +10,8 @@ random weights) use.
   the smallest set of those whose probability reaches top_p, at least one), then one draw.
   Each `topk_partial` block takes the K largest logits of a CH-wide chunk (K argmax
   passes); `sample_select` merges every chunk's candidates into the global K largest,
-  sorted, so top-k (k <= K) and top-p run on K values. top-p therefore acts within the K
-  largest logits (K = 64 at most): Hugging Face's order of warpers with top_k <= K.
+  sorted, so top-k (k <= K) and top-p run on K values: Hugging Face's order of warpers
+  with top_k <= K. No top-k, or a larger one, is `sample_exact`'s (the whole vocabulary).
 - Random numbers: `mix32` is a 32-bit integer hash (xor-shift-multiply, "lowbias32"),
   `uniform(counter, seed)` = (mix32(mix32(counter) ^ seed) >> 8) / 2^24 in [0, 1), the
   same on the host (`reference.uniform`) bit for bit, so a seeded run is reproducible and

@@ -1,0 +1,114 @@
+"""Sampling over the whole vocabulary (`llm.kernels.sample_exact`): no top-k, or a top-k
+above the candidate path's K. The kernel against the host algorithm token for token, and
+the host algorithm's kept set against Hugging Face's warpers, written out here as
+transformers writes them (`TopKLogitsWarper`, `TopPLogitsWarper`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from llm.kernels import sample_exact as kernel
+from llm.reference import Sampling, exact_kept, order_key, sample, sample_exact
+
+from cutile import api
+
+SETTINGS = [Sampling(0.8, 0, 0.9, seed=3), Sampling(1.0, 200, 1.0, seed=4),
+            Sampling(0.7, 300, 0.5, seed=5), Sampling(1.2, 0, 1.0, seed=6),
+            Sampling(1.0, 1, 1.0, seed=7), Sampling(1.0, 100, 0.999, seed=8)]
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261207)
+
+
+def run_kernel(logits: np.ndarray, at: int, s: Sampling, ch: int = 128) -> int:
+    v = logits.size
+    tokens = api.from_numpy(np.full(16, -7, np.int32)).partition([16])
+    pos = api.from_numpy(np.array([at], np.int32)).partition([1])
+    tokens, pos, *_ = kernel.sample_exact(
+        tokens, pos, api.from_numpy(logits), 1.0 / s.temperature, s.top_p, s.top_k, s.seed,
+        CH=ch, NT=-(-v // ch), BY_K=int(0 < s.top_k < v), BY_P=int(s.top_p < 1.0)).sync()
+    out = tokens.unpartition().to_numpy()
+    assert int(pos.unpartition().to_numpy()[0]) == at + 1
+    assert (np.delete(out, at + 1) == -7).all(), "wrote outside tokens[pos + 1]"
+    return int(out[at + 1])
+
+
+def hf_kept(logits: np.ndarray, s: Sampling) -> np.ndarray:
+    """transformers' temperature, top-k and top-p warpers, in its order, as a kept mask."""
+    z = logits.astype(np.float64) / s.temperature
+    if s.top_k:
+        k = min(s.top_k, z.size)
+        z = np.where(z < np.sort(z)[-k], -np.inf, z)             # ties at the k-th kept
+    if s.top_p < 1.0:
+        order = np.argsort(z, kind="stable")                      # ascending
+        p = np.exp(z[order] - z.max())
+        cum = np.cumsum(p / p.sum())
+        remove = cum <= 1 - s.top_p
+        remove[-1] = False                                        # the largest stays
+        z[order[remove]] = -np.inf
+    return np.isfinite(z)
+
+
+def test_order_keys_sort_as_the_floats_do(rng: np.random.Generator) -> None:
+    x = np.concatenate([rng.standard_normal(500) * 10, [0.0, -1e-38, 1e-38, 3e38, -3e38,
+                                                        np.inf, -np.inf]]).astype(np.float32)
+    k = order_key(x)
+    assert k.dtype == np.int32
+    assert (np.less.outer(k, k) == np.less.outer(x, x)).all()
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=str)
+def test_the_kernel_draws_the_host_algorithms_token(rng: np.random.Generator,
+                                                    setting: Sampling) -> None:
+    for trial in range(2):
+        logits = (rng.standard_normal(600) * 3).astype(np.float32)   # 5 tiles, the last ragged
+        at = 3 + trial
+        got = run_kernel(logits, at, setting)
+        assert got == sample_exact(logits, at, setting)
+        assert exact_kept(logits, setting)[0][got]
+    if setting.top_k == 1:
+        assert got == int(np.argmax(logits))
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=str)
+def test_the_kept_tokens_are_hugging_faces(rng: np.random.Generator, setting: Sampling
+                                           ) -> None:
+    for _ in range(20):
+        logits = (rng.standard_normal(5000) * rng.uniform(0.5, 6)).astype(np.float32)
+        kept, _ = exact_kept(logits, setting)
+        want = hf_kept(logits, setting)
+        # a token whose top-p fate is decided within f32 rounding may part; none here
+        assert (kept == want).all(), (np.flatnonzero(kept != want), setting)
+
+
+def test_ties_at_the_kth_logit_are_all_kept() -> None:
+    logits = np.array([5.0, 1.0, 3.0, 3.0, 3.0, 0.5, 3.0, -2.0], np.float32)
+    kept, _ = exact_kept(logits, Sampling(1.0, 2, 1.0))
+    assert kept.tolist() == [True, False, True, True, True, False, True, False]
+    for at in range(4):
+        assert logits[run_kernel(logits, at, Sampling(1.0, 2, 1.0, seed=at), ch=4)] >= 3.0
+
+
+def test_the_draws_follow_the_kept_distribution(rng: np.random.Generator) -> None:
+    """The host algorithm (which the kernel matches draw for draw) over 20000 positions:
+    each kept token drawn at its renormalized probability, no other token drawn."""
+    logits = (rng.standard_normal(40) * 1.5).astype(np.float32)
+    s = Sampling(0.8, 0, 0.7, seed=11)
+    kept, e = exact_kept(logits, s)
+    want = np.where(kept, e, 0) / e[kept].sum()
+    n = 20000
+    counts = np.bincount([sample_exact(logits, at, s) for at in range(n)], minlength=40)
+    assert (counts[~kept] == 0).all()
+    sd = np.sqrt(want * (1 - want) / n)
+    assert (np.abs(counts / n - want) <= 5 * sd + 1e-9).all()
+
+
+def test_the_engine_takes_the_whole_vocabulary_past_its_candidates() -> None:
+    """`sample` (the engine's choice) takes the candidate path for 1 <= top_k <= K only."""
+    logits = np.linspace(-3, 3, 300).astype(np.float32)[::-1].copy()
+    s = Sampling(1.0, 100, 1.0, seed=2)
+    draws = {sample(logits, at, s, candidates=16) for at in range(400)}
+    assert max(draws) >= 16, "top-k 100 drew only from the 16 largest"
+    assert max(draws) < 100
