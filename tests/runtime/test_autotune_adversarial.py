@@ -29,6 +29,7 @@ from cutile.core import (
     zeros,
 )
 from cutile.errors import ConfigError, LaunchError
+from cutile.tuning import bench
 
 C = cutile.Config
 rng = np.random.default_rng(7)
@@ -199,3 +200,30 @@ def test_a_key_function_that_fails_is_a_config_error() -> None:
     assert info.value.code == "CT8021" and "IndexError" in str(info.value)
     assert isinstance(info.value.__cause__, IndexError)
     assert (z.to_numpy() == 0).all()  # the caller's output is still theirs
+
+
+@pytest.mark.parametrize("residue", [4, 8, 0])
+def test_a_trial_specializes_as_the_launch_does(residue: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # An output in another library's memory 4 bytes past a 64-byte boundary: the trial's
+    # scratch copy was a fresh (aligned) allocation, so the trial timed the align16 kernel
+    # and the launch ran the other one.
+    timed: list[Any] = []
+
+    def fake_time(op: Any, runnable: Any) -> float:
+        timed.append(op.binding.spec)
+        return 1e-6
+
+    monkeypatch.setattr(bench, "can_time", lambda: True)
+    monkeypatch.setattr(bench, "time_op", fake_time)
+    raw = np.zeros(400 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + residue
+    out = raw[start:start + 400].view(np.float32)
+    out[:] = rng.standard_normal(100)
+    xs = rng.standard_normal(100).astype(np.float32)
+    tuned = cutile.autotune(scale, configs=[C({"B": 32}), C({"B": 64})])
+    op = tuned(cutile.unsafe.from_dlpack_exclusive(out), api.from_numpy(xs), 2.0)
+    assert [s.tensor("z") for s in timed] == [op.binding.spec.tensor("z")] * 2
+    assert op.binding.spec.tensor("z").base_align16 is (residue == 0)
+    op.sync()
+    np.testing.assert_allclose(out, xs * 2.0, rtol=1e-6)
