@@ -152,3 +152,29 @@ def test_an_autotuned_kernel_takes_foreign_inputs(tmp_path: Any,
     out = np.zeros(1000, np.float32)
     with pytest.raises(cutile.LaunchError, match="CT6112"):
         tuned(out, xs, 1.5)
+
+
+def _at(residue: int, n: int) -> np.ndarray:
+    """`n` random f32 whose first element is `residue` bytes past a 64-byte boundary."""
+    raw = np.zeros(n * 4 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + residue
+    out = raw[start:start + n * 4].view(np.float32)
+    out[:] = _f32(n)
+    return out
+
+
+@pytest.mark.parametrize(("residue", "cut", "aligned"), [(4, 3, True), (4, 0, False),
+                                                          (0, 2, False), (8, 2, True)])
+def test_imported_views_are_aligned_as_their_real_address_is(residue: int, cut: int,
+                                                             aligned: bool) -> None:
+    # The launcher reads `align16` off the real address (numpy's data plus the view's
+    # offset) and the kernel assumes it; the interpreter's address of the same element
+    # kept only the view's offset: with numpy's data 4 bytes past a boundary and a view 12
+    # bytes on, it said the assume did not hold (InterpreterError CT6910).
+    xs = _at(residue, 64 + cut)
+    x = cutile.from_dlpack(xs)[cut:]
+    assert (x.address % 16 == 0) is aligned
+    op = add(api.zeros([64], f32).partition([16]), x, x)
+    assert op.binding.spec.tensor("x").base_align16 is aligned
+    z, _, _ = op.sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), xs[cut:] * 2)

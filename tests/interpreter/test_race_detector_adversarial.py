@@ -18,6 +18,7 @@ import pytest
 
 from cutile import RaceError
 from cutile.interpreter import Pointer, TensorArg, run
+from cutile.interpreter.memory import ALIGNMENT_KEPT
 from cutile.ir import Builder, Value, scalar
 
 from .kit import (
@@ -549,13 +550,16 @@ def test_negative_and_huge_tile_indices_are_typed_out_of_bounds() -> None:
     False,
 ])
 def test_a_pointer_walked_into_another_arguments_region(racy: bool) -> None:
-    # x + 2^40 bytes is, in the interpreter's address space, y[0]: on a GPU it is nowhere
+    # x + 2^40 bytes (and the two buffers' distance modulo a page, which the address
+    # space keeps) is, in the interpreter's address space, y[0]: on a GPU it is nowhere
+    bufs = [Pointer.to(buf(4)), Pointer.to(buf(4))]
+    x_at, y_at = (p.buffer.ctypes.data % ALIGNMENT_KEPT for p in bufs)
+
     def body(b: Builder, ps: list[Value], bx: Value) -> None:
-        steps = (1 << 38) if racy else 3
+        steps = ((1 << 40) + y_at - x_at) // 4 if racy else 3
         load_ptr(b, offset(b, ps[0], b.scalar_const(steps, dt.i64)))
 
     k = kernel([ptr(dt.f32), ptr(dt.f32)], body)
-    bufs = [Pointer.to(buf(4)), Pointer.to(buf(4))]
     if racy:
         races("out-of-bounds", k, 1, bufs, [TensorArg("x"), TensorArg("y")])
     else:

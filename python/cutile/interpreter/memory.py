@@ -1,14 +1,16 @@
 """Global memory for the interpreter: host byte buffers, pointers, tensor views, partitions.
 
 Address space. Each distinct host buffer a kernel receives becomes a *region* with its own
-base address: region k starts at (k + 1) * 2^40. A pointer value is an int64 address in this
-space, so `offset`, `ptr_to_int` and `int_to_ptr` are plain integer arithmetic, and pointer
-arithmetic that walks off the end of one buffer lands in the gap before the next one instead
-of silently in a neighbour: every access is checked against its region and an access outside
-every region is an `InterpreterError`. (Two different numpy views that overlap in host memory
-are two regions; they still share the bytes.) Under the race detector every pointer argument
-is a region of its own, even when arguments share a buffer, so that an address says which
-argument it came from.
+base address: region k starts at (k + 1) * 2^40, plus the buffer's real host address modulo
+4096, so that an address is aligned to each power of two up to a page exactly as the real
+one is (the launcher's `assume` facts, `align16`, are read from the real address). A
+pointer value is an int64 address in this space, so `offset`, `ptr_to_int` and `int_to_ptr`
+are plain integer arithmetic, and pointer arithmetic that walks off the end of one buffer
+lands in the gap before the next one instead of silently in a neighbour: every access is
+checked against its region and an access outside every region is an `InterpreterError`.
+(Two different numpy views that overlap in host memory are two regions; they still share
+the bytes.) Under the race detector every pointer argument is a region of its own, even
+when arguments share a buffer, so that an address says which argument it came from.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..dtypes import DType
 from .values import Array, decode, encode, full, memory_dtype, padding_value
 
 REGION_SPACING = 1 << 40
+ALIGNMENT_KEPT = 1 << 12  # the real address's residue modulo this is kept (see above)
 
 
 class MemoryFault(Exception):
@@ -87,12 +90,15 @@ class Memory:
         that walks out of its argument lands in a gap even when the buffer goes on (the
         region index is the pointer's provenance)."""
         buf = ptr.buffer
-        key = (int(buf.__array_interface__["data"][0]), int(buf.size), tag)
+        real = int(buf.__array_interface__["data"][0])
+        key = (real, int(buf.size), tag)
         region = self._by_key.get(key)
         if region is None:
-            if buf.size >= REGION_SPACING:
+            residue = real % ALIGNMENT_KEPT
+            if buf.size + residue >= REGION_SPACING:
                 raise MemoryFault("a buffer of 1 TiB or more does not fit the address space")
-            region = Region(len(self.regions), buf, (len(self.regions) + 1) * REGION_SPACING)
+            region = Region(len(self.regions), buf,
+                            (len(self.regions) + 1) * REGION_SPACING + residue)
             self.regions.append(region)
             self._by_key[key] = region
         return region

@@ -84,17 +84,25 @@ def time_op(op: Any, runnable: Any) -> float:
     return measure(lambda: runnable.launch(grid, flat, stream))
 
 
+ALIGN_KEPT = 256  # a scratch copy's address agrees with its tensor's modulo this
+
+
 def scratch_copy(t: _Handle, with_data: bool) -> Tensor:
-    """A new tensor with `t`'s layout (offset and strides in an allocation of the same
-    size, so alignment and strides specialize alike), holding a copy of `t`'s bytes when
-    `with_data` (a kernel may read its output). Never aliases `t`."""
+    """A new tensor with `t`'s layout (strides, and an address with the same residue
+    modulo 256, in an allocation of the same size and more, so alignment and strides
+    specialize alike: a trial compiles and times the kernel the launch runs), holding a
+    copy of `t`'s bytes when `with_data` (a kernel may read its output). Never aliases
+    `t`. (The residue matters where the tensor's memory is not the pool's: another
+    library's, whose data may sit 4 bytes past a boundary.)"""
     t._ensure_live("read")
     t._ensure_no_pending_writer()
     src = t._alloc
-    alloc = allocate(src.nbytes)
+    alloc = allocate(src.nbytes + ALIGN_KEPT, t.device)
+    base = t.address - t._offset  # where `t`'s allocation starts
+    shift = (base - alloc.address) % ALIGN_KEPT
     if with_data and src.nbytes:
-        alloc.copy_from(0, src, 0, src.nbytes)  # stream-ordered, through the ledger
-    return Tensor(alloc, alloc.storage, t._offset, t.shape, t.strides, t.dtype)
+        alloc.copy_from(shift, src, 0, src.nbytes)  # stream-ordered, through the ledger
+    return Tensor(alloc, alloc.storage, t._offset + shift, t.shape, t.strides, t.dtype)
 
 
 def scratch_like(arg: Any, with_data: bool) -> Any:

@@ -60,8 +60,9 @@ def load(fields: Mapping[str, Any]) -> dict[str, Any] | None:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        _log.warning("autotune cache entry %s is unreadable (%s); tuning again", path, exc)
+    except (OSError, ValueError, RecursionError) as exc:  # (nesting past Python's stack)
+        _log.warning("autotune cache entry %s is unreadable (%s); tuning again", path,
+                     type(exc).__name__ if isinstance(exc, RecursionError) else exc)
         return None
     if not isinstance(data, dict) or data.get("fields") != json.loads(json.dumps(fields)):
         _log.warning("autotune cache entry %s was stored for another key; tuning again", path)

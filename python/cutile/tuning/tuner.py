@@ -36,12 +36,13 @@ from ..errors import (
     ConfigError,
     CutileError,
     DeviceError,
+    KernelCheckError,
     LaunchError,
 )
 from ..frontend import kast as K
 from ..hints import ByTarget
 from ..kernel import EntryKernel
-from ..runtime import driver
+from ..runtime import devices, driver
 from ..runtime.device_op import DeviceOp
 from ..runtime.interop.kernel_args import import_arguments
 from ..runtime.tensor import Partition, Tensor, _Handle
@@ -53,6 +54,7 @@ _log = log.get("autotune")
 MODES = {"1": "on", "on": "on", "true": "on", "yes": "on",
          "0": "off", "off": "off", "false": "off", "no": "off", "retune": "retune"}
 KeySpec = Sequence[str] | Callable[..., Any] | None
+EXACT_KEPT = 1024  # choices for exact arguments (`Autotuned._fallback`) kept at most
 
 
 def mode() -> str:
@@ -190,7 +192,10 @@ class Autotuned:
         self.__cutile_entry__ = kernel  # a kernel that calls this one is told it cannot
         self.stats = {"tunings": 0, "benchmarked": 0, "candidates": 0, "disk_hits": 0,
                       "memory_hits": 0}
-        self._choices: dict[tuple[bool, str], Choice] = {}
+        self._choices: dict[tuple[bool, int, str], Choice] = {}
+        # choices for exactly these arguments, where their class's choice cannot run them
+        # (`_fallback`): (the class's memo key, the arguments' exact description) -> choice
+        self._exact: dict[tuple[tuple[bool, int, str], str], Choice] = {}
         self._variants: dict[int, EntryKernel] = {}
         # (config index, its Const values) -> the CT7005 of a compile past
         # `compile_timeout`: a later tuning (another shape class) skips it at once rather
@@ -205,7 +210,7 @@ class Autotuned:
     @property
     def choices(self) -> dict[str, Choice]:
         """This process's choices by shape class (JSON text)."""
-        return {shape: c for (_, shape), c in self._choices.items()}
+        return {shape: c for (_, _, shape), c in self._choices.items()}
 
     # -- the kernel's parameters -----------------------------------------------------------
 
@@ -270,7 +275,14 @@ class Autotuned:
 
     def _shape_class(self, runtime: Mapping[str, Any], consts: Mapping[str, Any]) -> str:
         if callable(self.key):
-            part: Any = self.key(**runtime, **consts)
+            try:
+                part: Any = self.key(**runtime, **consts)
+            except Exception as exc:
+                raise ConfigError(
+                    f"the `key` function of `cutile.autotune({self.kernel.name})` raised "
+                    f"{type(exc).__name__}: {exc}", code="CT8021",
+                    hint="it is called with every argument by name (`key=lambda **a: ...`) "
+                    "and returns JSON-able values") from exc
         else:
             names = self.key if self.key is not None else [
                 p.name for p in self._runtime if p.kind in ("tensor", "mut_tensor")]
@@ -288,36 +300,71 @@ class Autotuned:
         passed whole (a `Tensor`) whole again."""
         self._prepare()
         runtime, consts = self._split(args, kwargs)
-        choice = self._choose(runtime, consts)
-        return self._launch(choice, runtime, consts)
+        device = self._device_of(runtime)
+        with devices.scoped(device if device != devices.current() else None):
+            choice = self._choose(runtime, consts, device)
+            try:
+                return self._launch(choice, runtime, consts)
+            except (LaunchError, CompileError, KernelCheckError, ConfigError) as err:
+                # The class's choice was checked for other extents of the class (or read
+                # from a file): these arguments are bound and compiled anew, and may not
+                # fit it. Tune for exactly them rather than fail a call a config can run.
+                choice = self._fallback(choice, err, runtime, consts, device)
+                return self._launch(choice, runtime, consts)
 
     def choose(self, *args: Any, **kwargs: Any) -> Choice:
         """The choice for these arguments (tuning now if there is none), without launching;
         the arguments stay the caller's."""
         self._prepare()
         runtime, consts = self._split(args, kwargs)
-        return self._choose(runtime, consts)
+        device = self._device_of(runtime)
+        with devices.scoped(device if device != devices.current() else None):
+            return self._choose(runtime, consts, device)
+
+    def _device_of(self, runtime: Mapping[str, Any]) -> int:
+        """The device the launch runs on, that of its tensors (LaunchError CT6113 for
+        tensors of two devices): the trials, their scratch copies, the timing stream and
+        the device a choice is kept for are that device's, not the thread's current one."""
+        return devices.one_device(f"`{self.kernel.name}`", [
+            (name, v) for name, v in runtime.items() if isinstance(v, _Handle)])
 
     def _launch(self, choice: Choice, runtime: dict[str, Any], consts: dict[str, Any]
                 ) -> TunedOp:
+        """The op of `choice` on these arguments, compiled. On a refusal the outputs it
+        cut are whole again in `runtime` (new handles: the call consumed the caller's)."""
         variant = self._variant(choice.index)
         values = {**consts, **choice.config.consts}
         call = dict(runtime)
         whole = []
-        for p in self._outputs:
-            arg = runtime.get(p.name)
-            if isinstance(arg, Tensor):
-                call[p.name] = self._cut(arg, p, choice.config, values, runtime)
-                whole.append(next(i for i, q in enumerate(self._runtime) if q.name == p.name))
-        op = variant(**call, **consts, **choice.config.consts)
+        cut: dict[str, Partition] = {}
+        op = None
+        try:
+            for p in self._outputs:
+                arg = runtime.get(p.name)
+                if isinstance(arg, Tensor):
+                    call[p.name] = cut[p.name] = self._cut(arg, p, choice.config, values,
+                                                           runtime)
+                    whole.append(next(i for i, q in enumerate(self._runtime)
+                                      if q.name == p.name))
+            op = variant(**call, **consts, **choice.config.consts)
+            # Compiled now (found: the arguments it was tuned with compiled it), so that a
+            # config that cannot compile for these arguments fails here, where `__call__`
+            # can still choose another one, and not at the op's start.
+            variant._runnable(op.binding.spec)
+        except BaseException:
+            if op is not None:
+                op._give_back()
+            for name, part in cut.items():
+                runtime[name] = part.unpartition()
+            raise
         return TunedOp(op, whole, choice)
 
     # -- choosing --------------------------------------------------------------------------
 
-    def _choose(self, runtime: dict[str, Any], consts: dict[str, Any]) -> Choice:
+    def _choose(self, runtime: dict[str, Any], consts: dict[str, Any], device: int) -> Choice:
         how = mode()
         shape = self._shape_class(runtime, consts)
-        memo = (how == "off", shape)
+        memo = (how == "off", device, shape)
         found = self._choices.get(memo)
         if found is not None:
             self.stats["memory_hits"] += 1
@@ -345,6 +392,31 @@ class Autotuned:
             self._choices[memo] = choice
             return choice
 
+    def _fallback(self, failed: Choice, err: CutileError, runtime: dict[str, Any],
+                  consts: dict[str, Any], device: int) -> Choice:
+        """A choice for exactly these arguments, which the choice of their shape class
+        (`failed`) cannot run (`err`): tuned once per process and kept in memory only (the
+        class keeps its own choice); AutotuneError when no config runs them."""
+        how = mode()
+        memo = (how == "off", device, self._shape_class(runtime, consts))
+        exact = json.dumps([[k, _exact(v)] for k, v in sorted({**runtime, **consts}.items())],
+                           default=repr)
+        found = self._exact.get((memo, exact))
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._exact.get((memo, exact))
+            if found is not None:
+                return found
+            _log.warning("autotune `%s`: %r, the choice for this shape class (%s), cannot run "
+                         "these arguments (%s); tuning for them", self.kernel.name,
+                         failed.config, failed.how, str(err).split("\n", 1)[0])
+            choice = self._tune(runtime, consts, first_only=how == "off")
+            if len(self._exact) >= EXACT_KEPT:  # (scalars are part of it: bounded)
+                self._exact.clear()
+            self._exact[(memo, exact)] = choice
+            return choice
+
     def _fields(self, shape: str) -> dict[str, Any]:
         """What a choice on disk is for: the kernel, the device, the search space, the
         shape class."""
@@ -362,14 +434,21 @@ class Autotuned:
         if got is None:
             return None
         index = got.get("index")
-        if (not isinstance(index, int) or not 0 <= index < len(self.configs)
+        if (not isinstance(index, int) or isinstance(index, bool)
+                or not 0 <= index < len(self.configs)
                 or got.get("config") != json.loads(json.dumps(self.configs[index].to_json()))):
             return None
-        self.stats["disk_hits"] += 1
         path = store.path_of(fields)
-        times = {int(i): float(t) * 1e-6 for i, t in (got.get("times_us") or {}).items()}
-        choice = Choice(self.configs[index], index, "cached", times,
-                        list(got.get("skipped") or []), str(path))
+        times = _times(got.get("times_us", {}))
+        skipped = got.get("skipped", [])
+        if times is None or not isinstance(skipped, list) or not all(
+                isinstance(s, dict) for s in skipped):
+            # an edited or forged entry: nothing of it is used
+            _log.warning("autotune cache entry %s does not hold a choice as cutile writes "
+                         "one; tuning again", path)
+            return None
+        self.stats["disk_hits"] += 1
+        choice = Choice(self.configs[index], index, "cached", times, list(skipped), str(path))
         _log.info("autotune `%s`: using %r, chosen before (%s) and cached in %s",
                   self.kernel.name, choice.config, got.get("how"), path)
         return choice
@@ -510,6 +589,33 @@ class Autotuned:
             occ = occ.per_arch.get(driver.arch(), occ.default)
         sms = driver.state().sm_count
         return occ * sms if isinstance(occ, int) and sms else None
+
+
+def _times(value: Any) -> dict[int, float] | None:
+    """The seconds per launch by config index of an entry's `times_us`, or None when it
+    is not a map of indices to finite non-negative microseconds."""
+    if not isinstance(value, dict):
+        return None
+    out: dict[int, float] = {}
+    for i, t in value.items():
+        if not (isinstance(i, str) and i.isdecimal()) or isinstance(t, bool) or not (
+                isinstance(t, (int, float)) and 0 <= t < float("inf")):
+            return None
+        out[int(i)] = float(t) * 1e-6
+    return out
+
+
+def _exact(value: Any) -> Any:
+    """A value as a launch reads it: a tensor's dtype, extents and strides (a partition's
+    tiles too), a number itself."""
+    if isinstance(value, _Handle):
+        out: dict[str, Any] = {"dtype": value.dtype.name, "shape": list(value.shape),
+                               "strides": list(value.strides)}
+        if isinstance(value, Partition):
+            out["tile"] = list(value.tile_shape)
+            out["num_blocks"] = value.num_blocks
+        return out
+    return _describe(value)
 
 
 def _describe_consts(consts: Mapping[str, Any]) -> list[list[Any]]:
