@@ -16,6 +16,7 @@ Tile IR, assembled by tileiras and launched; without a GPU it runs on a CPU inte
 from . import api, core, distributed, log
 from ._version import __version__ as __version__
 from .errors import (
+    AnnotationError,
     AutotuneError,
     BorrowError,
     CacheWarning,
@@ -51,6 +52,7 @@ from_dlpack = api.from_dlpack
 log.configure()
 
 __all__ = [
+    "AnnotationError",
     "AutotuneError",
     "Autotuned",
     "BorrowError",

@@ -157,6 +157,19 @@ class TensorError(CutileError, ValueError, TypeError):
     code = "CT5030"
 
 
+class AnnotationError(CutileError, TypeError):
+    """A kernel parameter annotation written wrong (`Tensor[f32, [0]]`, `Mut[f32]`,
+    `Const[str]`), raised where Python evaluates it (CT0003), with the annotation's line
+    and a caret where the source is at hand. It is also a `TypeError`, what these mistakes
+    raised before they had a code."""
+
+    code = "CT0003"
+    rendered: str | None = None  # the diagnostic with the source line, where it was found
+
+    def __str__(self) -> str:
+        return self.rendered or super().__str__()
+
+
 class TensorIndexError(TensorError, IndexError):
     """`t[...]` that names no view of the tensor (CT5037): more indices than axes, an int
     out of range, a slice with a step below 1, or an index that is neither an int nor a

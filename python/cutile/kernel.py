@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
@@ -31,10 +32,29 @@ from .runtime.raw_op import RawOp
 from .runtime.unrun_ops import call_site
 
 
+def _plain_function(fn: Any, decorator: str) -> None:
+    """What `@cutile.entry` and `@cutile.device` take: a function written with `def` (its
+    source is the kernel). Anything else is CT0004 at the decorator, not an AttributeError
+    or an unreadable source at the first check."""
+    if isinstance(fn, types.FunctionType):
+        return
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    if isinstance(fn, (staticmethod, classmethod)):
+        hint = f"put `@{type(fn).__name__}` above `{decorator}` (the kernel is the function)"
+    elif getattr(fn, "__cutile_entry__", None) is not None or getattr(
+            fn, "__cutile_device__", None) is not None:
+        hint = f"`{name}` is already a kernel or device function: decorate it once"
+    else:
+        hint = "kernels and device functions are Python functions written with `def`"
+    raise CutileError(f"`{decorator}` takes a function, not a `{type(fn).__name__}` "
+                      f"(`{name}`)", code="CT0004", hint=hint)
+
+
 class DeviceFunction:
     """A `@cutile.device` helper: inlined into every kernel that calls it."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
+        _plain_function(fn, "@cutile.device")
         remember_source(fn)
         self.fn = fn
         self.__name__ = fn.__name__
@@ -66,6 +86,7 @@ class EntryKernel(_native.KernelBase):
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
                  opt_level: int = 3, pdl: bool = False,
                  pdl_early: tuple[str, ...] = (), fp_contract: bool = False) -> None:
+        _plain_function(fn, "@cutile.entry")
         remember_source(fn)
         self.fn = fn
         self.name = fn.__name__

@@ -66,7 +66,9 @@ def read_params(fn: Callable[..., Any], src: CapturedSource, kind: str) -> list[
         except Exception as exc:
             raise fail(
                 "CT0003", f"cannot evaluate the annotation of `{name}`: {exc}", ann_span,
-                "this annotation",
+                "this annotation", help="an annotation written as text (or under `from "
+                "__future__ import annotations`) is evaluated in the module's globals and "
+                "the function's closure: define the names it uses there",
             ) from None
         params.append(_param_of(name, spec, span, ann_span, kind))
     consts = {p.name: p.dtype for p in params if p.kind == "const"}

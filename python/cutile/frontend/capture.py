@@ -1,8 +1,10 @@
 """Capture a kernel's source: the file text, the function's Python AST, and spans.
 
-Spans use absolute UTF-8 byte offsets into the file (docs/kernel-ast.md). A function nested
-in another block is parsed dedented; its columns are shifted back so that every span points
-at the real text of the real file.
+Spans use absolute UTF-8 byte offsets into the file (docs/kernel-ast.md). The function is
+found in the parse of its whole file, so a function nested in a class or another function
+keeps its own columns and string literals. Only where the file's text is not at hand is its
+own source parsed dedented, its columns shifted back so that every span points at the real
+text of the real file.
 """
 
 from __future__ import annotations
@@ -119,16 +121,30 @@ def capture(fn: Callable[..., Any]) -> CapturedSource:
         ) from None
     if first_line == 0:
         first_line = 1
-    src = "".join(lines)
-    dedented = textwrap.dedent(src)
-    indent = _common_indent(src, dedented)
-    module = ast.parse(dedented)
-    tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    qualname = getattr(fn, "__qualname__", fn)
+    found = _in_file(path, text, first_line)
+    tree: ast.FunctionDef | None
+    if found is not None:
+        # Parsed in place: spans are the file's own, and string literals keep the text
+        # Python compiled (dedenting would strip their continuation lines too).
+        tree, first_line, indent = found, 1, 0
+    else:
+        src = "".join(lines)
+        dedented = textwrap.dedent(src)
+        indent = _common_indent(src, dedented)
+        try:
+            module = ast.parse(dedented)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # a lambda's line cut out of a larger expression, or lines that share no
+            # indentation (a multi-line string in a nested function)
+            module = ast.parse("")
+        tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
     if tree is None:
         raise CutileError(
-            f"`{getattr(fn, '__qualname__', fn)}` is not a plain `def` function",
+            f"`{qualname}` is not a plain `def` function",
             code="CT0004",
-            hint="kernels are ordinary (not async, not lambda) Python functions",
+            hint="kernels are ordinary (not async, not lambda) Python functions defined "
+            "with `def` in a .py file",
         )
     _check_same_function(fn, tree, path)
     return CapturedSource(path, text, tree, first_line, indent)
@@ -151,8 +167,39 @@ def _check_same_function(fn: Callable[..., Any], tree: ast.FunctionDef, path: st
             f"the source of `{getattr(fn, '__qualname__', code.co_name)}` in {path} is not "
             f"the function that was loaded (found `def {tree.name}({', '.join(parsed)})`)",
             code="CT0004",
-            hint="the file changed on disk after the module was imported; reload it",
+            hint="put `@cutile.entry` (or `@cutile.device`) directly above the `def`: "
+            "another decorator wraps the function" if hasattr(fn, "__wrapped__") else
+            "the file changed on disk after the module was imported; reload it",
         )
+
+
+# path -> (the file text parsed, its module AST): one parse of a file for every function
+# captured from the same text
+_parsed: dict[str, tuple[str, ast.Module | None]] = {}
+
+
+def _in_file(path: str, text: str, first_line: int) -> ast.FunctionDef | None:
+    """The `def` (not async) whose first line (its first decorator's) is `first_line`
+    in the whole file `text`, or None (no text, a text that does not parse, a lambda)."""
+    if not text:
+        return None
+    known = _parsed.get(path)
+    if known is None or known[0] is not text:
+        try:
+            module: ast.Module | None = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            module = None
+        known = (text, module)
+        _parsed[path] = known
+    if known[1] is None:
+        return None
+    for node in ast.walk(known[1]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            decorators = getattr(node, "decorator_list", [])
+            start = min([node.lineno, *(d.lineno for d in decorators)])
+            if start == first_line:
+                return node if isinstance(node, ast.FunctionDef) else None
+    return None
 
 
 def _common_indent(src: str, dedented: str) -> int:

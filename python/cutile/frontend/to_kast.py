@@ -22,6 +22,7 @@ from .annotations import read_params
 from .by_target import by_target_call, fold_by_target
 from .capture import CapturedSource, capture
 from .diagnostics import FrontendError, fail, to_check_error
+from .effects import check_lazy_effects
 from .foreign_calls import foreign_call
 from .signatures import ParamSig, Signature, bind, table
 
@@ -78,6 +79,8 @@ class FunctionConverter:
         self.locals: set[str] = set()
         self.expr_depth = 0
         self.block_depth = 0
+        # ids of the `and`s made from chained comparisons (`effects.check_lazy_effects`)
+        self.chains: set[int] = set()
 
     def _scope(self) -> dict[str, Any]:
         scope: dict[str, Any] = dict(getattr(self.fn, "__globals__", {}))
@@ -169,6 +172,7 @@ class FunctionConverter:
                 raise fail(
                     "CT0001", "`while ... else` is not supported in kernels",
                     self.span(s.orelse[0]), "else branch",
+                    help="move the code after the loop and use a flag",
                 )
             return [K.While(self.expr(s.test), self.block(s.body), sp)]
         if isinstance(s, ast.Break):
@@ -188,6 +192,7 @@ class FunctionConverter:
                     raise fail(
                         "CT0001", "an assert message in a kernel must be a string literal",
                         self.span(s.msg), "not a literal",
+                        help="write the message out: `assert x > 0, \"x must be positive\"`",
                     )
                 msg = s.msg.value
             return [K.Assert(self.expr(s.test), msg, sp)]
@@ -201,7 +206,8 @@ class FunctionConverter:
             "Delete": "names go out of scope by themselves",
             "Import": "import at module level",
             "ImportFrom": "import at module level",
-        }.get(kind)
+        }.get(kind, "kernels take assignments, `if`, `for ... in range(...)`, `while`, "
+                    "`break`, `continue`, `return`, `assert` and `with cutile.unsafe():`")
         raise fail(
             "CT0001", f"`{kind}` statements are not supported in kernels", sp, "not supported",
             help=hint,
@@ -217,7 +223,8 @@ class FunctionConverter:
                     return K.Unsafe(self.block(s.body), sp)
         raise fail(
             "CT0001", "the only `with` a kernel accepts is `with cutile.unsafe():`", sp,
-            "unsupported `with`",
+            "unsupported `with`", help="write `with cutile.unsafe():` (one item, no `as`), "
+            "or move the code out of the `with`",
         )
 
     def target(self, t: ast.expr) -> K.Target:
@@ -234,8 +241,10 @@ class FunctionConverter:
         if isinstance(t, ast.Attribute):
             raise fail(
                 "CT0001", "kernels cannot assign to an attribute", sp, "attribute assignment",
+                help="assign to a new name: `y = ...`",
             )
-        raise fail("CT0001", f"cannot assign to `{type(t).__name__}`", sp, "unsupported target")
+        raise fail("CT0001", f"cannot assign to `{type(t).__name__}`", sp, "unsupported target",
+                   help="assign to names or a tuple of names: `a, b = t`")
 
     # ------------------------------------------------------------------ expressions
 
@@ -262,6 +271,14 @@ class FunctionConverter:
                 raise fail(
                     "CT0002", f"`{_dotted(node.value)}` has no attribute `{node.attr}`",
                     self.span(node), "unknown attribute",
+                    help="check the spelling, or define it before the kernel",
+                ) from None
+            except Exception as exc:  # a property or `__getattr__` of the user's that raises
+                raise fail(
+                    "CT0002", f"reading `{_dotted(node)}` raised {type(exc).__name__}: {exc}",
+                    self.span(node), "raised while the kernel was compiled",
+                    help="a kernel reads globals once, when it is compiled: give it a plain "
+                    "value (an int, a float, a dtype)",
                 ) from None
         return None
 
@@ -288,7 +305,8 @@ class FunctionConverter:
         if getattr(value, "__cutile_op__", None):
             raise fail(
                 "CT0006", f"`{value.__cutile_op__}` is an operation; call it",
-                sp, "used as a value",
+                sp, "used as a value", help=f"call it where it is used: "
+                f"`{value.__cutile_op__}(...)`",
             )
         what = type(value).__name__
         raise fail(
@@ -338,7 +356,8 @@ class FunctionConverter:
                 return K.Const(v, "str", sp)
             if v is None:
                 return K.Const(None, "none", sp)
-            raise fail("CT0006", f"constant {v!r} cannot be used in a kernel", sp, "constant")
+            raise fail("CT0006", f"constant {v!r} cannot be used in a kernel", sp, "constant",
+                       help="kernel constants are ints, floats, bools, strings and None")
         if isinstance(e, ast.Attribute):
             r = self.static_value(e)
             if r is not None:
@@ -371,6 +390,8 @@ class FunctionConverter:
         kind = type(e).__name__
         raise fail(
             "CT0001", f"`{kind}` expressions are not supported in kernels", sp, "not supported",
+            help=_EXPR_HINTS.get(kind, "kernels take arithmetic, comparisons, `and`/`or`/`not`, "
+                                 "conditional expressions, tuples, subscripts and calls"),
         )
 
     def index(self, e: ast.expr) -> K.Expr:
@@ -404,7 +425,8 @@ class FunctionConverter:
                     help="in a subscript with `None` or `:` every entry is `None`, `:` or `...`",
                 )
         if sum(_is_ellipsis(x) for x in items) > 1:
-            raise fail("CT0001", "a subscript can have one `...`", sp, "second `...`")
+            raise fail("CT0001", "a subscript can have one `...`", sp, "second `...`",
+                       help="keep one `...` and write out the `:` of the other axes")
         if not any(_is_none(x) for x in items):
             raise fail("CT0001", "a subscript of only `:` and `...` is not supported in "
                        "kernels", sp, "subscript", help="it is the value itself: drop it")
@@ -441,7 +463,8 @@ class FunctionConverter:
                 inner = self.fstring(v.format_spec)
                 if not (isinstance(inner, K.Const) and isinstance(inner.value, str)):
                     raise fail("CT0001", "a format spec in a kernel f-string must be written "
-                               "out (no `{}` inside it)", self.span(v.format_spec), "spec")
+                               "out (no `{}` inside it)", self.span(v.format_spec), "spec",
+                               help="write the spec as text: `{x:8.3f}`")
                 spec = inner
             parts.append(K.Call("builtins.format", [self.expr(v.value), spec], self.span(v)))
         if not parts:
@@ -464,10 +487,16 @@ class FunctionConverter:
                 raise fail(
                     "CT0001", f"`{type(op).__name__}` comparisons are not supported in kernels",
                     sp, "unsupported comparison",
+                    help="compare values with `==`, `!=`, `<`, `<=`, `>`, `>=` (`x == a or "
+                    "x == b` for `x in (a, b)`)",
                 )
             parts.append(K.Compare(name, self.expr(left), self.expr(right), sp))
             left = right
-        return parts[0] if len(parts) == 1 else K.BoolOp("and", parts, sp)
+        if len(parts) == 1:
+            return parts[0]
+        chain = K.BoolOp("and", parts, sp)
+        self.chains.add(id(chain))
+        return chain
 
     def call(self, e: ast.Call) -> K.Expr:
         sp = self.span(e)
@@ -481,14 +510,16 @@ class FunctionConverter:
         args = []
         for i, a in enumerate(e.args):
             if isinstance(a, ast.Starred):
-                raise fail("CT0001", "`*args` calls are not supported in kernels", self.span(a))
+                raise fail("CT0001", "`*args` calls are not supported in kernels", self.span(a),
+                           "unpacked", help="pass each argument by itself: `f(t[0], t[1])`")
             args.append(self.function_arg(a, by_pos[i], str(op_name)) if i in by_pos
                         else self.expr(a))
         kwargs: list[tuple[str, K.Expr, K.Span]] = []
         for kw in e.keywords:
             if kw.arg is None:
                 raise fail("CT0001", "`**kwargs` calls are not supported in kernels",
-                           self.span(kw.value))
+                           self.span(kw.value), "unpacked",
+                           help="pass each keyword argument by itself: `f(a=1)`")
             value = (self.function_arg(kw.value, takes_fn[kw.arg][1], str(op_name))
                      if kw.arg in takes_fn else self.expr(kw.value))
             kwargs.append((kw.arg, value, self.span(kw)))
@@ -498,6 +529,8 @@ class FunctionConverter:
             raise fail(
                 "CT0001", "only functions and methods can be called in kernels",
                 self.span(e.func), "not callable here",
+                help="call a cutile operation, a `@cutile.device` function or a method; a "
+                "local name (a parameter or a variable) shadows a function of the same name",
             )
         value = target.value
         if value is ByTarget:
@@ -595,6 +628,22 @@ class FunctionConverter:
         return bind(sig, args, kwargs, sp, code="CT3020", what=f"`{dev.__name__}`")
 
 
+_EXPR_HINTS = {
+    "Lambda": "define a `@cutile.device` function at module level",
+    "NamedExpr": "assign on a line of its own: `t = ...`, then use `t`",
+    "Starred": "write the items out: `(t[0], t[1], 3)`",
+    "ListComp": "build the values with a `for` loop, or use tile operations",
+    "SetComp": "build the values with a `for` loop, or use tile operations",
+    "DictComp": "build the values with a `for` loop, or use tile operations",
+    "GeneratorExp": "use a `for` loop, or a reduction such as `sum(t)` on a tile",
+    "Set": "use a tuple `(a, b)`",
+    "Dict": "use separate names, or a tuple",
+    "Yield": "kernels are not generators: store results with `z.store(...)`",
+    "YieldFrom": "kernels are not generators: store results with `z.store(...)`",
+    "Await": "kernels are not coroutines; `await` the launched op on the host",
+}
+
+
 def _arange_spelling(bound: list[K.Expr], sp: K.Span) -> list[K.Expr]:
     """`arange(start, stop, step, dtype)` in one spelling, as numpy reads the call:
     `arange(n)` is `arange(0, n, 1)`, and `arange(n, f32)` (a dtype where `stop` goes) is
@@ -667,6 +716,7 @@ class DocumentBuilder:
         # it (`from helpers import add as helper` inside `def add`), and the document
         # names every function once.
         self.entry_name: str | None = None
+        self.chains: set[int] = set()
 
     def add_file(self, src: CapturedSource) -> None:
         idx = self.file_index.get(src.path)
@@ -696,6 +746,7 @@ class DocumentBuilder:
             self.entry_name = name
         conv = FunctionConverter(fn, src, kind, name, unsafe, options, self.device_name)
         func = conv.convert()
+        self.chains |= conv.chains
         self.functions.append(func)
         return func
 
@@ -715,6 +766,7 @@ def build_document(
                 continue
             done.add(id(dev))
             b.convert(dev.fn, "device", b.device_names[id(dev)], False, {})
+        check_lazy_effects(b.functions, b.chains)
     except FrontendError as err:
         raise to_check_error(b.files, err) from None
     except RecursionError:

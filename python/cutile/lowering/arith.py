@@ -41,6 +41,10 @@ PREDICATES = {
 }
 
 
+# compile-time ints: a 64-bit value, signed or unsigned (`u64` constants up to 2^64 - 1)
+CONST_MIN, CONST_MAX = -(2**63), 2**64 - 1
+
+
 def _int_or_float(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
     """Constant `//` and `%`: integers by zero as on the device (the divisor reads as 1)."""
     if isinstance(a, int) and isinstance(b, int) and b == 0:
@@ -286,12 +290,16 @@ class Arith:
                                      "not text")
             return TextV(ta.parts + tb.parts)
         if isinstance(a, ConstV) and isinstance(b, ConstV):
+            self._no_huge_fold(op, a.value, b.value, span)
             try:
-                return ConstV(FOLD[op](a.value, b.value))
+                out = FOLD[op](a.value, b.value)
             except Exception as exc:
                 raise self.low.error(
-                    "CT3003", f"cannot evaluate this constant expression: {exc}", span, "here"
+                    "CT3003", f"cannot evaluate this constant expression: {exc}", span, "here",
+                    help="a constant expression is computed when the kernel is compiled, as "
+                    "Python computes it: make it one Python can evaluate",
                 ) from None
+            return ConstV(self.const_int_fits(out, span))
         if op == "matmul":
             return self.low.ops.matmul(a, b, span)
         if op == "pow" and _int_exponent(a, b):
@@ -338,6 +346,30 @@ class Arith:
             "`bitcast` to reinterpret the bits" if d.is_float else
             "convert the operands with `.astype(...)` to a type that has it",
         )
+
+    def const_int_fits(self, v: Any, span: Span) -> Any:
+        """A compile-time int the kernel can hold: within 64 bits (signed or unsigned), as a
+        literal must be (CT0012); a float or a bool as it is."""
+        if isinstance(v, int) and not isinstance(v, bool) and not CONST_MIN <= v <= CONST_MAX:
+            shown = str(v) if v.bit_length() <= 200 else f"an integer of {v.bit_length()} bits"
+            raise self.low.error(
+                "CT3003", f"this constant expression is {shown}, which does not fit in 64 "
+                "bits", span, "too large", help="kernel integers are at most 64-bit: keep "
+                "compile-time arithmetic within them")
+        return v
+
+    def _no_huge_fold(self, op: str, a: Any, b: Any, span: Span) -> None:
+        """`2 ** 10**9` or `1 << 10**12` would take Python minutes (or all memory) to fold
+        into a number no kernel can hold: refused before it is computed."""
+        if not (isinstance(a, int) and isinstance(b, int)):
+            return
+        huge = (op == "pow" and abs(a) > 1 and b > 0 and (abs(a).bit_length() - 1) * b > 64) \
+            or (op == "lshift" and a != 0 and b > 64)
+        if huge:
+            raise self.low.error(
+                "CT3003", "this constant expression does not fit in 64 bits", span,
+                "too large", help="kernel integers are at most 64-bit: keep compile-time "
+                "arithmetic within them")
 
     def _int_pow(self, a: LVal, b: LVal, span: Span) -> TileV:
         """`a ** b` of integers, in their promoted type (products wrap like `*`). A constant

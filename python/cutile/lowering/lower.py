@@ -409,21 +409,34 @@ class Lowerer:
         raise self.error("CT9002", f"unknown expression {type(e).__name__}", e.span)
 
     def _boolop(self, e: K.BoolOp) -> LVal:
-        vals = [self.arith.truthy(self.expr(v), v.span) for v in e.values]
-        acc: LVal = vals[0]
-        for v in vals[1:]:
-            if isinstance(acc, ConstV) and isinstance(v, ConstV):
-                acc = ConstV(bool(acc.value and v.value) if e.op == "and"
-                             else bool(acc.value or v.value))
+        """`a and b` / `a or b` as Python reads them: the value of the operand that decides
+        (`n or 16` is `n` where `n` is not 0), not a bool. Every operand is evaluated (the
+        frontend refuses one with an effect past the first, `frontend/effects.py`) and must
+        be able to be a condition (a number or a scalar)."""
+        raw = [self.expr(v) for v in e.values]
+        truth = [self.arith.truthy(x, v.span) for x, v in zip(raw, e.values, strict=True)]
+        acc, acc_truth = raw[0], truth[0]
+        for v, v_truth in zip(raw[1:], truth[1:], strict=True):
+            if isinstance(acc_truth, ConstV):
+                # decided at compile time, exactly as Python decides it
+                if bool(acc_truth.value) == (e.op == "and"):
+                    acc, acc_truth = v, v_truth
                 continue
-            if isinstance(acc, ConstV):
-                acc, v = v, acc
-            if isinstance(v, ConstV):
-                keep = (e.op == "and") == bool(v.value)
-                acc = acc if keep else ConstV(e.op == "or")
+            assert isinstance(acc_truth, TileV)
+            if _is_bool(acc) and _is_bool(v):
+                if isinstance(v_truth, ConstV):
+                    keep = (e.op == "and") == bool(v_truth.value)
+                    acc = acc_truth if keep else ConstV(e.op == "or")
+                else:
+                    assert isinstance(v_truth, TileV)
+                    acc = TileV(self.b.binary("andi" if e.op == "and" else "ori",
+                                              acc_truth.v, v_truth.v))
+                acc_truth = self.arith.truthy(acc, e.span)
                 continue
-            assert isinstance(acc, TileV) and isinstance(v, TileV)
-            acc = TileV(self.b.binary("andi" if e.op == "and" else "ori", acc.v, v.v))
+            x, y = self.arith.unify(acc, v, e.span)
+            first, second = (y, x) if e.op == "and" else (x, y)
+            acc = TileV(self.b.select(acc_truth.v, first.v, second.v))
+            acc_truth = self.arith.truthy(acc, e.span)
         return acc
 
     def _subscript(self, e: K.Subscript) -> LVal:
@@ -560,6 +573,13 @@ def lower_kernel(
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]
+
+
+def _is_bool(v: LVal) -> bool:
+    """A bool value (`and`/`or` of bools stays a bitwise `andi`/`ori`)."""
+    if isinstance(v, ConstV):
+        return isinstance(v.value, bool)
+    return isinstance(v, TileV) and v.dtype.is_bool
 
 
 def _tuple_items(n: int) -> str:

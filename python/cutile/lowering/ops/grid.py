@@ -51,7 +51,11 @@ class GridOps(OpsBase):
         x = a["x"]
         if isinstance(x, ConstV) and isinstance(x.value, (int, float, bool, str)):
             try:
-                return ConstV(int(x.value))
+                return ConstV(self.arith.const_int_fits(int(x.value), span))
+            except OverflowError:
+                raise self.err("CT3003", f"int({x.value!r}) is not a finite number", span,
+                               "here", help="`int()` of a constant takes a finite number"
+                               ) from None
             except ValueError:
                 raise self.err("CT3003", f"int({x.value!r}) is not a number", span,
                                "here", help="`int()` of a constant takes a number or the "
