@@ -60,7 +60,8 @@ def from_numpy(array: np.ndarray, *, device: int | None = None) -> Tensor:
     """Copy a numpy array into a new (contiguous) tensor on `device`; an array of an
     element type cutile does not have (complex, object, strings) is a `TensorError`
     (CT5031)."""
-    arr = np.ascontiguousarray(array)
+    # (`ascontiguousarray` makes a 0-d array 1-d: keep the array's own shape)
+    arr = np.ascontiguousarray(array).reshape(np.shape(array))
     t = empty(arr.shape, dtype_of(arr.dtype), device=device)
     if arr.nbytes:
         t._alloc.write(0, arr.reshape(-1).view(np.uint8))

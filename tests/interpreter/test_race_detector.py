@@ -358,10 +358,26 @@ def test_masked_off_lanes_are_not_accesses() -> None:
     assert run_h(scatter_kernel(build)).tolist() == list(range(8))
 
 
-def test_duplicate_addresses_within_one_block_are_fine() -> None:
+def test_two_lanes_of_one_store_writing_one_element_race() -> None:
+    # docs/unsafe.md: scatter lanes that collide race. All 8 lanes of block 0 write h[0].
     def build(b: Builder, hp: Value, lanes: Value, bx: Value) -> None:
         same = splat(b, bx, (8,))
         store_ptr(b, ptr_tile(b, hp, same), lanes)
+
+    with pytest.raises(RaceError) as info:
+        run_h(scatter_kernel(build))
+    err = info.value
+    assert (err.kind, err.element, err.blocks) == ("write-write", (0,), ((0, 0, 0),) * 2)
+    assert "two lanes of one store in block (0, 0, 0) write h[0]" in str(err)
+
+
+def test_duplicate_addresses_of_one_blocks_atomics_and_separate_stores_are_fine() -> None:
+    # an atomic's lanes may meet; two stores of one block are ordered (program order)
+    def build(b: Builder, hp: Value, lanes: Value, bx: Value) -> None:
+        same = splat(b, bx, (8,))
+        atomic_rmw(b, ptr_tile(b, hp, same), const(b, 1, dt.i32, (8,)), "add")
+        store_ptr(b, offset(b, hp, bx), i32(b, 9))
+        store_ptr(b, offset(b, hp, bx), i32(b, 7))
 
     assert run_h(scatter_kernel(build)).tolist() == [7] * 8
 

@@ -134,6 +134,17 @@ def permute_scatter(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]],
         scatter(z, to, load_tile_like(x, z))
 
 
+@cutile.entry
+def rank0(total: Atomic[Tensor[f32, []]], first: Atomic[Tensor[i32, []]],
+          z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], scale: Tensor[f32, []],
+          B: Const[int]):
+    # A rank-0 tensor has one element, indexed by the empty tuple.
+    t = load_tile_like(x, z) * gather(scale, ())
+    z.store(t)
+    atomic_add(total, (), t.sum())
+    atomic_cas(first, (), -1, block_id(0))
+
+
 # ------------------------------------------------------------------ numerics
 
 
@@ -248,6 +259,18 @@ def test_unsafe_scatter_of_a_permutation() -> None:
     np.testing.assert_array_equal(z.unpartition().to_numpy(), want)
 
 
+def test_rank0_tensors_take_the_empty_index() -> None:
+    n = 300
+    xs = rng.standard_normal(n).astype(np.float32)
+    total, first, z, _, _ = rank0(api.zeros([], f32), api.full([], -1, i32),
+                                  api.zeros([n], f32).partition([64]), api.from_numpy(xs),
+                                  api.full([], 2.5, f32)).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), xs * np.float32(2.5))
+    assert total.shape == () and first.shape == ()
+    np.testing.assert_allclose(total.to_numpy(), (xs * np.float32(2.5)).sum(), rtol=1e-5)
+    assert 0 <= int(first.to_numpy()) < cdiv(n, 64)  # one block's id: whichever came first
+
+
 # ------------------------------------------------------------------ assembly
 
 
@@ -261,6 +284,7 @@ KERNELS = [
     (embed, {"BR": 8, "D": 16}),
     (windows, {"B": 16}),
     (permute_scatter, {"B": 64}),
+    (rank0, {"B": 64}),
 ]
 
 

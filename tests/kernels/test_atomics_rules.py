@@ -308,3 +308,30 @@ def test_out_of_range_lanes_touch_nothing_around_a_view(interpreter: None) -> No
     got = big.to_numpy()
     assert got[:5].tolist() == [7] * 5 and got[15:].tolist() == [7] * 5
     assert got[5:15].tolist() == [11, 7, 7, 11, 7, 7, 7, 7, 7, 11]
+
+
+@cutile.entry
+def scatter_within(z: Mut[Tensor[f32, ["B"]]], idx: Tensor[i32, [-1]], B: Const[int]):
+    with cutile.unsafe():  # each block scatters into its own tile, at indices it reads
+        scatter(z, block_id(0) * B + load_tile_like(idx, z), arange(B, i32).astype(f32))
+
+
+@pytest.mark.parametrize("collide", [True, False])
+def test_lanes_of_one_scatter_that_collide_race(collide: bool, interpreter: None) -> None:
+    """docs/unsafe.md: scatter lanes that collide race, within one block too."""
+    perm = rng.permutation(16).astype(np.int32)
+    if collide:
+        perm[5] = perm[11]  # two lanes of block 0 (and of block 1) write one element
+    z = api.zeros([32], f32).partition([16])
+    with cutile.check_races():
+        if collide:
+            with pytest.raises(cutile.RaceError) as info:
+                scatter_within(z, api.from_numpy(np.tile(perm, 2))).sync()
+            assert info.value.kind == "write-write"
+            assert info.value.blocks == ((0, 0, 0), (0, 0, 0))
+            assert info.value.element == (int(perm[5]),)
+            return
+        z, _ = scatter_within(z, api.from_numpy(np.tile(perm, 2))).sync()
+    want = np.zeros(16, np.float32)
+    want[perm] = np.arange(16)
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.tile(want, 2))

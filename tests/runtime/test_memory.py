@@ -38,6 +38,13 @@ def test_full_holds_the_value_of_every_element_type(dtype: dt.DType, value: floa
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
+def test_from_numpy_keeps_a_0d_array_0d() -> None:
+    value = np.random.default_rng(3).standard_normal(())
+    t = api.from_numpy(np.array(value, np.float64))
+    assert t.shape == () and t.to_numpy().shape == ()
+    assert t.to_numpy() == value
+
+
 def test_zeros_and_ones_fill_with_random_data_around() -> None:
     rng = np.random.default_rng(0)
     a = rng.standard_normal(100).astype(np.float32)

@@ -15,10 +15,13 @@ import numpy as np
 import cutile
 from cutile import api
 from cutile.core import (
+    Atomic,
     Const,
     Mut,
     Tensor,
+    atomic_add,
     block_id,
+    cdiv,
     f32,
     full,
     i8,
@@ -30,6 +33,7 @@ from cutile.core import (
     u8,
     u32,
 )
+from cutile.core import arange as iota
 
 from .harness import assert_sound, outcome
 from .known.loop_entry import sub_loop
@@ -576,3 +580,40 @@ def test_new_device_calls_nested_past_the_checkers_depth(tmp_path: Path) -> None
     spec.loader.exec_module(mod)
     what, detail = outcome(mod.k, lambda: ((part(16, 4),), {}))
     assert what == "rejected" and "CT1012" in detail, (what, detail)
+
+
+# A `while` whose test folds to False on the `Const`s compiles no iteration, which the checker
+# did not see: a name bound to an input before the loop and to an output inside it was
+# followed as the output after the loop (a join keeps a `Mut`), while the compiler kept the
+# input. In safe code the output's extent proved a reversed store index that the input's
+# extent put out of bounds; inside `unsafe`, an atomic wrote the shared input.
+
+
+@cutile.entry
+def extent_after_a_folded_while(z: Mut[Tensor[i32, [4]]], w: Mut[Tensor[i32, [4]]],
+                                x: Tensor[i32, [-1]], C: Const[int]):
+    b = x
+    while C == 1:
+        b = z
+        break
+    w.store(full((4,), block_id(0) + 1, i32), index=(cdiv(b.shape[0], 4) - 1 - block_id(0),))
+
+
+@cutile.entry
+def atomic_after_a_folded_while(a: Atomic[Tensor[i32, [-1]]], x: Tensor[i32, [-1]],
+                                C: Const[int]):
+    b = x
+    for _ in range(C):
+        b = a
+    with cutile.unsafe():  # an atomic on a raw value: the author vouches, never for an input
+        atomic_add(b, iota(4, i32), 1)
+
+
+def test_new_tensors_chosen_by_a_folded_loop() -> None:
+    what, detail = outcome(extent_after_a_folded_while,
+                           lambda: ((part(8, 4), part(8, 4), arange(16)), {"C": 0}))
+    assert what == "rejected" and "CT1010" in detail, (what, detail)
+    assert "before this loop and another after an iteration" in detail
+    what, detail = outcome(atomic_after_a_folded_while,
+                           lambda: ((api.zeros([4], i32), arange(4)), {"C": 0, "grid": (2,)}))
+    assert what == "rejected" and "CT1010" in detail, (what, detail)

@@ -18,6 +18,12 @@ What conflicts (different blocks, same element):
 Atomics with `tl_blk` scope are atomic only inside one block, so across blocks they count as
 plain reads and writes.
 
+Within one block, accesses are ordered (program order), except the lanes of one operation,
+which run concurrently: two lanes of one plain (weak) store that write the same bytes (a
+scatter whose indices collide, a view whose layout puts two elements at one address) are a
+write-write race of that block with itself. The lanes of an atomic, or of an ordered store,
+may meet.
+
 Granularity: the shadow keeps one entry per `grain` bytes of a root buffer (the itemsize of
 the accesses, usually), so an f32 tensor costs one int32 per element and per kind, and only
 for the kinds that touch it. An access narrower than the grain (an i8 view of f32 bytes)
@@ -78,6 +84,9 @@ _HINTS = {
     "out-of-bounds": "the access is outside the tensor argument (bytes beyond it, even in the "
     "same buffer, belong to someone else): check the index arithmetic and the mask",
 }
+_LANE_HINT = ("the lanes of one store run concurrently on the GPU, and which lane's value "
+              "lands is unspecified: make the indices distinct (mask the duplicates), or "
+              "combine the values with an atomic (`atomic_add`, `atomic_xchg`)")
 _NONE = -1  # "no block" in the shadow
 
 
@@ -277,6 +286,13 @@ class _ViewInfo:
         # Inside: no access through the view can leave the argument, so none is checked.
         self.inside = (any(n == 0 for n in tv.shape) or same
                        or (arg.dense and arg.lo <= lo and hi <= arg.hi))
+        # One address per element (strides nested, largest first): two lanes of one tile
+        # cannot write the same bytes, so a store's lanes need no check among themselves.
+        live = sorted(((abs(st), n) for st, n in zip(tv.strides, tv.shape, strict=True)
+                       if n > 1), reverse=True)
+        self.injective = any(n == 0 for n in tv.shape) or all(
+            st > 0 and st > sum(t * (m - 1) for t, m in live[i + 1:])
+            for i, (st, _) in enumerate(live))
 
     def view(self, arr: Array) -> Array:
         got = self.views.get(id(arr))
@@ -370,6 +386,12 @@ class Detector:
             self._kinds[op] = kind
         return kind
 
+    @staticmethod
+    def _lanes_race(op: Op, plain: int) -> bool:
+        """Do two lanes of this op that write the same bytes race? They do for a plain
+        (weak) store; an atomic's lanes, or an ordered (atomic) store's, do not."""
+        return plain == WRITE and op.attrs.get("memory_ordering_semantics", "weak") == "weak"
+
     # -- partition views -------------------------------------------------------------------
 
     def view_access(self, op: Op, view: PartitionView, index: list[int], plain: int) -> None:
@@ -388,12 +410,20 @@ class Detector:
                 self._views.clear()      # full; keep this one bounded the same way
             info = self._views[tv] = _ViewInfo(tv, arg)
         slices, _ = view.window(index)
+        offs: Array | None = None
         if not info.inside:
             offs = _window_offsets(tv, slices)
             ok = arg.contains(offs, tv.dtype.itemsize)
             if not ok.all():
                 off = int(offs.reshape(-1)[np.argmax(~ok.reshape(-1))])
                 raise self._oob(op, kind, arg, off)
+        if not info.injective and self._lanes_race(op, plain):
+            if offs is None:
+                offs = _window_offsets(tv, slices)
+            flat = np.asarray(offs, dtype=np.int64).reshape(-1)
+            hit = _first_overlap(flat, tv.dtype.itemsize)
+            if hit is not None:
+                raise self._lane_race(op, arg, int(flat[hit]))
 
         def get(arr: Array) -> Array:
             return info.view(arr)[slices]
@@ -432,6 +462,15 @@ class Detector:
             arg = self.args.get(int(k[p]))
             raise self._oob(op, kind, arg, None if arg is None else int(a[p]) - arg.region.base,
                             int(a[p]))
+        if a.size > 1 and self._lanes_race(op, plain):
+            # The lanes' host addresses: arguments that are views of one buffer meet there.
+            host = np.zeros(known.size, np.int64)
+            for r in regions:
+                got = self.args[int(r)]
+                host[int(r)] = got.shadow.base + got.root_off
+            hit = _first_overlap(host[kk] + off, itemsize)
+            if hit is not None:
+                raise self._lane_race(op, self.args[int(kk[hit])], int(off[hit]))
         if regions.size == 1:
             self._pointer_group(op, kind, self.args[int(regions[0])], off, itemsize)
             return
@@ -515,6 +554,17 @@ class Detector:
         return RaceError(text, kind=what, tensor=arg.name, element=element, blocks=(prev, cur),
                          location=loc, kernel=self.kernel, op=op.name, hint=_HINTS[what])
 
+    def _lane_race(self, op: Op, arg: _Arg, off: int) -> RaceError:
+        cur = self._triple(self.block)
+        element = arg.element(off)
+        loc = location(op)
+        where = f" ({loc})" if loc else ""
+        text = (f"{self.kernel}: two lanes of one store in block {cur} write "
+                f"{arg.ref(element)}{where}")
+        return RaceError(text, kind="write-write", tensor=arg.name, element=element,
+                         blocks=(cur, cur), location=loc, kernel=self.kernel, op=op.name,
+                         hint=_LANE_HINT)
+
     def _oob(self, op: Op, kind: int, arg: _Arg | None, off: int | None,
              address: int | None = None) -> RaceError:
         cur = self._triple(self.block)
@@ -592,6 +642,20 @@ def _window_offsets(tv: TensorView, slices: tuple[slice, ...]) -> Array:
     for g, st in zip(grids, tv.strides, strict=True):
         total = total + g * (st * tv.dtype.itemsize)
     return np.asarray(np.broadcast_to(total, tuple(s.stop - s.start for s in slices)))
+
+
+def _first_overlap(starts: Array, size: int) -> int | None:
+    """The position of an access of `size` bytes at `starts` that shares a byte with
+    another of them, or None when all are disjoint."""
+    flat = np.asarray(starts, dtype=np.int64).reshape(-1)
+    if flat.size < 2:
+        return None
+    order = np.argsort(flat, kind="stable")
+    ranked = flat[order]
+    meets = ranked[1:] < ranked[:-1] + size
+    if not meets.any():
+        return None
+    return int(order[int(np.argmax(meets)) + 1])
 
 
 def _put_view(target: Array, b: int, where: Array | None) -> None:

@@ -183,13 +183,19 @@ pub fn inlined_too_deep(callee: &str, at: Span, depth: usize) -> Diagnostic {
     .with_help("flatten the chain of device functions")
 }
 
-/// A name bound to different tensors on the two branches of an `if`: after the `if`, no
-/// single owner can be followed (the compiler keeps one branch only where the test is a
-/// constant, and refuses the merge otherwise).
-pub fn branch_tensors_differ(name: &str, at: Span) -> Diagnostic {
+/// A name bound to different tensors on the two branches of an `if`, or before a loop and
+/// after an iteration of it (`in_loop`): after it, no single owner can be followed (the
+/// compiler keeps one branch only where the test is a constant, and runs no iteration of a
+/// `while` whose test folds to False, and refuses the merge otherwise).
+pub fn branch_tensors_differ(name: &str, at: Span, in_loop: bool) -> Diagnostic {
+    let msg = if in_loop {
+        format!("`{name}` names one tensor before this loop and another after an iteration")
+    } else {
+        format!("`{name}` names a different tensor on each branch of this `if`")
+    };
     Diagnostic::error(
         "CT1010",
-        format!("`{name}` names a different tensor on each branch of this `if`"),
+        msg,
         Label::new(at, "the checker cannot follow the owner of this tensor"),
     )
     .with_note(

@@ -94,7 +94,8 @@ class AtomicOps(OpsBase):
             term = idx if stride == 1 else TileV(self.b.binary(
                 "muli", idx.v, self._extent(stride, off_dt, shape, span).v))
             offset = term if offset is None else TileV(self.b.binary("addi", offset.v, term.v))
-        assert offset is not None and mask is not None
+        if offset is None or mask is None:  # a rank-0 tensor, `()`: its one element
+            offset, mask = zero, self.arith.const_tile(True, dt.bool_, shape).v
         base = t.base
         if shape:
             base = self.b.broadcast(self.b.reshape(base, (1,) * len(shape)), shape)

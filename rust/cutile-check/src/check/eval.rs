@@ -264,7 +264,7 @@ impl<'d> Checker<'d> {
                         // The compiler folds a constant test to one side; the checker
                         // would follow neither (an input or a partition has one owner).
                         let name = self.describe(body);
-                        self.report(errors::branch_tensors_differ(&name, test.span()));
+                        self.report(errors::branch_tensors_differ(&name, test.span(), false));
                     }
                     self.fresh_opaque()
                 }

@@ -237,7 +237,7 @@ impl<'d> Checker<'d> {
                 st.conditional = true;
                 let a = self.exec_block(body, st.clone());
                 let b = self.exec_block(orelse, st);
-                self.refuse_diverging_tensors(a.as_ref(), b.as_ref(), test.span());
+                self.refuse_diverging_tensors(a.as_ref(), b.as_ref(), test.span(), false);
                 // After the `if`, code runs on every path unless a branch left.
                 let left = a.is_none() || b.is_none();
                 let mut out = self.join_at(a, b, MoveWhy::Branch, s.nid());
@@ -341,8 +341,10 @@ impl<'d> Checker<'d> {
                 }
             }
         }
+        let before = head.clone();
         let mut breaks = Vec::new();
         let mut after_test = head.clone();
+        let mut last_back: Vec<State> = Vec::new();
         for _ in 0..MAX_LOOP_PASSES {
             let mut s = head.clone();
             s.conditional = pre || !once;
@@ -365,6 +367,9 @@ impl<'d> Checker<'d> {
             let ctx = self.frame().and_then(|f| f.loops.pop());
             let (brk, cont) = ctx.map(|c| (c.breaks, c.continues)).unwrap_or_default();
             breaks = brk;
+            // Every state that goes round again, one by one (a join would hide the ones
+            // that differ from `before`).
+            last_back = out.iter().chain(&cont).cloned().collect();
             let mut back = out;
             for c in cont {
                 back = self.join_at(back, Some(c), MoveWhy::Assign, nid);
@@ -381,6 +386,13 @@ impl<'d> Checker<'d> {
             }
             head = new_head;
         }
+        // A name may not hold one tensor before the loop and another after an iteration:
+        // the compiler runs no iteration of `while False:` (a test folded on `Const`s),
+        // which this checker does not fold, so the owner it follows could be the other one.
+        let at = test.map_or(span, |t| t.span());
+        for out in last_back.iter().chain(&breaks) {
+            self.refuse_diverging_tensors(Some(&before), Some(out), at, true);
+        }
         let mut exit = Some(after_test);
         for b in breaks {
             exit = self.join_at(exit, Some(b), MoveWhy::Assign, nid);
@@ -396,7 +408,14 @@ impl<'d> Checker<'d> {
     /// inputs) on the two paths: the compiler folds a constant test (`if 0:`, `if C == 2:`)
     /// to one branch, which this checker does not, so the owner it would follow could be
     /// the other branch's.
-    fn refuse_diverging_tensors(&mut self, a: Option<&State>, b: Option<&State>, at: Span) {
+    /// `in_loop`: `a` is the state before a loop, `b` one after an iteration of it.
+    fn refuse_diverging_tensors(
+        &mut self,
+        a: Option<&State>,
+        b: Option<&State>,
+        at: Span,
+        in_loop: bool,
+    ) {
         let (Some(a), Some(b)) = (a, b) else {
             return;
         };
@@ -415,7 +434,7 @@ impl<'d> Checker<'d> {
                     .var_names
                     .get(i)
                     .map_or_else(String::new, |n| n.to_string());
-                self.report(errors::branch_tensors_differ(&name, at));
+                self.report(errors::branch_tensors_differ(&name, at, in_loop));
             }
         }
     }
