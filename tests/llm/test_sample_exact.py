@@ -112,3 +112,15 @@ def test_the_engine_takes_the_whole_vocabulary_past_its_candidates() -> None:
     draws = {sample(logits, at, s, candidates=16) for at in range(400)}
     assert max(draws) >= 16, "top-k 100 drew only from the 16 largest"
     assert max(draws) < 100
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("setting", [Sampling(0.7, 0, 0.9, seed=1), Sampling(1.0, 500, 0.95, 2)],
+                         ids=str)
+def test_the_kernel_draws_the_host_algorithms_token_at_qwen3s_vocabulary(
+        rng: np.random.Generator, setting: Sampling) -> None:
+    """On the GPU, at Qwen3's 151936 logits in the engine's 4096-wide tiles."""
+    for at in range(6):
+        logits = (rng.standard_normal(151936) * 2.5).astype(np.float32)
+        got = run_kernel(logits, at, setting, ch=4096)
+        assert got == sample_exact(logits, at, setting)
