@@ -119,7 +119,21 @@ impl<'d> Args<'d> {
         exprs: &'d [Expr],
         st: &mut State,
     ) -> Self {
-        let vals = exprs.iter().map(|a| c.eval(a, st)).collect();
+        let vals = exprs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                // A device function the op calls with its own values (`reduce`'s
+                // combiner): the frontend wrote placeholder arguments, which the compiler
+                // never sees (`Checker::call_device`).
+                c.placeholder_args = sig
+                    .and_then(|s| s.params.get(i))
+                    .is_some_and(|p| p.function > 0);
+                let v = c.eval(a, st);
+                c.placeholder_args = false;
+                v
+            })
+            .collect();
         Args { sig, exprs, vals }
     }
 
