@@ -120,6 +120,40 @@ def test_a_body_of_literals_that_never_runs_is_not_read(tmp_path: Any, interpret
     assert "CT2001" in info.value.codes
 
 
+def test_a_test_computed_from_literals_through_names_is_folded(tmp_path: Any,
+                                                              interpreter: None) -> None:
+    # `i0` is 2 (a device function's result, of literals): `i0 < 3` returns before the
+    # racy store, in every specialization (the fuzzer's cases 11:17952 and 11:8330, refused
+    # as CT2001 with a counterexample that never happens)
+    k = load_kernel(tmp_path, (
+        "@cutile.device\ndef two():\n    return 2 ** 3 // 4\n\n"
+        "@cutile.device\ndef put(o, v, i0):\n    if i0 < 3:\n        return\n"
+        "    o.store(v, index=(i0,))\n\n"
+        "@cutile.entry\ndef k(z: Mut[Tensor[f32, [16]]]):\n    off = 0\n"
+        "    put(z, zeros((16,), f32), two())\n    if off:\n" + RACY +
+        "    z.store(zeros((16,), f32) + 1.0)\n"))
+    assert sorted(b for _, _, b in k.check().folded_branches) == [False, True]
+    with cutile.check_races():
+        (z,) = k(api.zeros([64], f32).partition([16])).sync()
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), np.ones(64, np.float32))
+
+
+def test_a_value_computed_differently_in_each_world_folds_per_specialization(
+        tmp_path: Any, interpreter: None) -> None:
+    k = load_kernel(tmp_path, CHOICE.format(body=(
+        "    if C == 2:\n        w = z\n        n = 1\n    else:\n        w = o\n"
+        "        n = 2\n    if n == 1:\n        t = t * 3.0\n    w.store(t)")))
+    # `n == 1` is 1 == 1 where `w` is `z`, 2 == 1 where it is `o`: the compiler's value
+    assert [b for _, _, b in k.check().folded_branches] == [None, None]
+    x = np.random.default_rng(7).uniform(1.0, 2.0, 128).astype(np.float32)
+    for c, scale in ((2, 3.0), (5, 1.0)):
+        with cutile.check_races():
+            z, o, _ = k(api.zeros([128], f32).partition([64]),
+                        api.zeros([128], f32).partition([64]), api.from_numpy(x), C=c).sync()
+        got = (z if c == 2 else o).unpartition().to_numpy()
+        np.testing.assert_array_equal(got, (x * 2.0 + 1.0) * np.float32(scale))
+
+
 def test_a_range_of_consts_is_read_as_live(tmp_path: Any) -> None:
     # `range(C)` may run in some specialization: its body is checked (the checker folds
     # ranges of literals only)
@@ -138,6 +172,8 @@ def test_a_racy_branch_of_a_const_test_is_rejected(tmp_path: Any) -> None:
     with pytest.raises(cutile.KernelCheckError) as info:
         k.check()
     assert "CT2001" in info.value.codes
+    # the blocks named collide only where the `Const`s select the branch
+    assert "this store runs only on some paths" in str(info.value)
 
 
 FOLDS = """

@@ -73,8 +73,9 @@ class ChoiceGen:
             cond = Cmp(d.pick(["==", "<", ">"]), ShapeOf(self.x.name, 0), Lit(d.between(1, 64)))
         elif how == "lit":
             cond = Cmp("==", Lit(d.between(0, 1)), Lit(1))
-        elif how == "lit-expr":
-            cond = Cmp(d.pick(["==", "!="]), Bin("-", Lit(d.between(1, 2)), Lit(1)), Lit(1))
+        elif how == "lit-expr":  # literals, also through a name or a device function
+            e = Bin("-", Lit(d.between(1, 2)), Lit(1))
+            cond = Cmp(d.pick(["==", "!="]), self.disguise(e), Lit(1))
         else:  # the compiler refuses a merge of tensors on a run-time test
             cond = Cmp("<", self.bid_e[0], Lit(1))
         form = d.weighted([("if-else", 5), ("if-only", 2), ("ifexp", 2)])

@@ -549,7 +549,8 @@ pub fn method<'d>(
             let site = crate::stores::StoreSite {
                 name: &name,
                 span,
-                conditional: st.conditional,
+                // in a world, only where the `Const`s select its branches (`check/paths.rs`)
+                conditional: st.conditional || !c.world.is_empty(),
             };
             crate::stores::store(c, &recv, &site, idx, idx_e, fits);
             Val::Other

@@ -4,20 +4,21 @@
 //!
 //! The checker runs once per kernel, before any `Const` has a value, so it sorts tests in
 //! three kinds (`Test`):
-//! - literals alone (`if 0:`, `while False:`, `range(0)`): one branch in every
-//!   specialization; the checker reads that branch only, the other is dead;
-//! - a value of the `Const`s (`if C == 2:`, a static extent, a name holding such a value):
-//!   one branch per specialization, the one its `Const`s select; the checker reads each
-//!   branch as the live one, in its own *world* (`check/paths.rs`), so a name bound to a
-//!   different tensor on each branch is followed exactly in each;
+//! - computed from literals (`if 0:`, `while False:`, `range(0)`, a name bound to `False`):
+//!   the checker computes the value, with Python's semantics, for the operations whose
+//!   result is exact (`+ - *`, comparisons, `not`, `and`/`or`), and reads that branch
+//!   only; the other is dead;
+//! - a value of the `Const`s (`if C == 2:`, a static extent, a device function computing
+//!   one, and anything of literals not computed here): one branch per specialization, the
+//!   one its `Const`s select; the checker reads each branch as the live one, in its own
+//!   *world* (`check/paths.rs`), so a name bound to a different tensor on each branch is
+//!   followed exactly in each;
 //! - anything else is known only on the device: both branches may run, and where they
 //!   meet the paths are joined.
 //!
-//! A compile-time value is tracked by identity (`Ct`), not by value: equal keys are the
-//! same value in every specialization, which is what the compiler needs to keep a value
-//! known where two paths meet (`state::join`). Literal values are computed only for the
-//! first kind, with Python's semantics, for the operations whose result is exact
-//! (`lit`); anything else is a value of the `Const`s, whose branches are both read.
+//! A value of the `Const`s is tracked by identity (`Ct::Key`), not by value: equal keys
+//! are the same value in every specialization, which is what the compiler needs to keep a
+//! value known where two paths meet (`state::join`) and what two tests with one key share.
 
 use crate::check::Checker;
 use crate::state::{State, Val};
@@ -25,11 +26,13 @@ use crate::sym::{Atom, Poly};
 use cutile_kast::{BinOp, BoolOp, CmpOp, ConstValue, Expr, UnaryOp};
 use std::rc::Rc;
 
-/// A value the compiler knows before the kernel runs, by identity.
+/// A value the compiler knows before the kernel runs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Ct {
-    /// A number, a bool, `None` or a text: its canonical expression over literals and
-    /// `Const` names.
+    /// A value computed from literals alone (through names too), exactly.
+    Lit(Lit),
+    /// A value of the `Const`s, by identity: its canonical expression over literals and
+    /// `Const` names (equal keys, equal values in every specialization).
     Key(Rc<str>),
     /// A shape: some extents known at compile time, others (`-1`) not.
     Tuple(Vec<Option<Ct>>),
@@ -40,9 +43,11 @@ impl Ct {
         Ct::Key(s.into())
     }
 
-    pub fn as_key(&self) -> Option<&str> {
+    /// The value's identity as text, for a key it is part of (`None`: a tuple).
+    pub fn as_key(&self) -> Option<String> {
         match self {
-            Ct::Key(k) => Some(k),
+            Ct::Lit(v) => Some(v.text()),
+            Ct::Key(k) => Some(k.to_string()),
             Ct::Tuple(_) => None,
         }
     }
@@ -50,7 +55,6 @@ impl Ct {
     /// The whole value as text (`?` for an item known only at run time).
     pub fn text(&self) -> String {
         match self {
-            Ct::Key(k) => k.to_string(),
             Ct::Tuple(items) => {
                 let ks: Vec<String> = items
                     .iter()
@@ -58,6 +62,7 @@ impl Ct {
                     .collect();
                 format!("({})", ks.join(", "))
             }
+            other => other.as_key().unwrap_or_default(),
         }
     }
 }
@@ -67,32 +72,47 @@ impl Ct {
 pub enum Test {
     /// Known only on the device.
     Runtime,
-    /// Made of literals alone: this branch, in every specialization.
+    /// A value computed from literals: this branch (the checker computed it exactly).
     Lit(bool),
     /// A value of the `Const`s, by its key: one branch per specialization (two tests with
     /// one key take the same branch).
     Consts(Rc<str>),
 }
 
-/// A literal's value, computed where Python's result is exact.
-#[derive(Debug, Clone, PartialEq)]
-enum Lit {
+/// A literal's value, computed where Python's result is exact (a float by its bits, so
+/// that values compare as the compiler keeps them apart: `1`, `True` and `1.0` differ).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lit {
     Int(i128),
-    Float(f64),
+    Float(u64),
     Bool(bool),
     None,
-    Str(String),
+    Str(Rc<str>),
 }
 
 impl Lit {
     fn truthy(&self) -> bool {
         match self {
             Lit::Int(i) => *i != 0,
-            Lit::Float(f) => *f != 0.0,
+            Lit::Float(f) => f64::from_bits(*f) != 0.0,
             Lit::Bool(b) => *b,
             Lit::None => false,
             Lit::Str(s) => !s.is_empty(),
         }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Lit::Int(i) => format!("{i}"),
+            Lit::Float(f) => format!("f{f:x}"),
+            Lit::Bool(b) => format!("{b}"),
+            Lit::None => "None".into(),
+            Lit::Str(s) => format!("{s:?}"),
+        }
+    }
+
+    fn float_of(f: f64) -> Lit {
+        Lit::Float(f.to_bits())
     }
 
     /// An integer (a bool counts as 0 or 1, as in Python).
@@ -108,7 +128,7 @@ impl Lit {
     fn float(&self) -> Option<f64> {
         const EXACT: i128 = 1 << 53;
         match self {
-            Lit::Float(f) => Some(*f),
+            Lit::Float(f) => Some(f64::from_bits(*f)),
             _ => self
                 .int()
                 .filter(|i| (-EXACT..=EXACT).contains(i))
@@ -121,98 +141,148 @@ fn literal(v: &ConstValue) -> Lit {
     match v {
         ConstValue::Bool(b) => Lit::Bool(*b),
         ConstValue::Int(i) => Lit::Int(i128::from(*i)),
-        ConstValue::Float(f) => Lit::Float(*f),
-        ConstValue::Str(s) => Lit::Str(s.clone()),
+        ConstValue::Float(f) => Lit::float_of(*f),
+        ConstValue::Str(s) => Lit::Str(s.as_str().into()),
         ConstValue::None => Lit::None,
     }
 }
 
-/// The value of an expression of literals alone, where it is exact: integers (as wide as
-/// Python's, so an overflow of `i128` is not a value), floats, bools, `None`, texts; `+ - *`,
-/// `not`, `-`, comparisons, `and`/`or`, conditional expressions. `None` for anything else
-/// (a name, a call, a division): such a test is not one of literals.
+// Python's result, where it is exact: integers as wide as Python's (an overflow of `i128`
+// is no value), floats, bools, `None`, texts; arithmetic (`//` and `%` by zero read the
+// divisor as 1, as the compiler folds them), `not`, `-`, comparisons, `and`/`or`. `None`
+// for anything else (a float `//`, a negative power): such a test is one of `Const`s,
+// whose branches are both read.
+
+fn unary(op: UnaryOp, v: Lit) -> Option<Lit> {
+    match op {
+        UnaryOp::Not => Some(Lit::Bool(!v.truthy())),
+        UnaryOp::Neg => match v {
+            Lit::Float(f) => Some(Lit::float_of(-f64::from_bits(f))),
+            v => v.int()?.checked_neg().map(Lit::Int),
+        },
+        UnaryOp::Pos => match v {
+            Lit::Float(f) => Some(Lit::Float(f)),
+            v => v.int().map(Lit::Int),
+        },
+        UnaryOp::Invert => None,
+    }
+}
+
+fn binary(op: BinOp, a: &Lit, b: &Lit) -> Option<Lit> {
+    if let (Lit::Bool(x), Lit::Bool(y)) = (a, b) {
+        // bool & | ^ bool is a bool in Python
+        match op {
+            BinOp::Bitand => return Some(Lit::Bool(*x & *y)),
+            BinOp::Bitor => return Some(Lit::Bool(*x | *y)),
+            BinOp::Bitxor => return Some(Lit::Bool(*x ^ *y)),
+            _ => {}
+        }
+    }
+    if let (Some(x), Some(y)) = (a.int(), b.int()) {
+        // `//` and `%` by zero read the divisor as 1, as the compiler folds them (and the
+        // device computes them); a negative power or shift is no integer (an error).
+        let d = if y == 0 { 1 } else { y };
+        return match op {
+            BinOp::Add => x.checked_add(y).map(Lit::Int),
+            BinOp::Sub => x.checked_sub(y).map(Lit::Int),
+            BinOp::Mul => x.checked_mul(y).map(Lit::Int),
+            BinOp::Floordiv => floor_div(x, d).map(Lit::Int),
+            BinOp::Mod => floor_div(x, d)
+                .and_then(|q| x.checked_sub(q.checked_mul(d)?))
+                .map(Lit::Int),
+            BinOp::Pow => u32::try_from(y)
+                .ok()
+                .and_then(|e| x.checked_pow(e))
+                .map(Lit::Int),
+            BinOp::Lshift => u32::try_from(y)
+                .ok()
+                .filter(|s| *s < 126)
+                .and_then(|s| x.checked_mul(1i128 << s))
+                .map(Lit::Int),
+            BinOp::Rshift => u32::try_from(y).ok().map(|s| Lit::Int(x >> s.min(127))),
+            BinOp::Bitand => Some(Lit::Int(x & y)),
+            BinOp::Bitor => Some(Lit::Int(x | y)),
+            BinOp::Bitxor => Some(Lit::Int(x ^ y)),
+            // true division of integers: correctly rounded where both are exact floats
+            BinOp::Div if y != 0 => Some(Lit::float_of(a.float()? / b.float()?)),
+            _ => None,
+        };
+    }
+    if !matches!(a, Lit::Float(_)) && !matches!(b, Lit::Float(_)) {
+        return None;
+    }
+    let (x, y) = (a.float()?, b.float()?);
+    match op {
+        BinOp::Add => Some(Lit::float_of(x + y)),
+        BinOp::Sub => Some(Lit::float_of(x - y)),
+        BinOp::Mul => Some(Lit::float_of(x * y)),
+        BinOp::Div if y != 0.0 => Some(Lit::float_of(x / y)),
+        _ => None,
+    }
+}
+
+/// Python's `x // d` (toward negative infinity), `d` not 0.
+fn floor_div(x: i128, d: i128) -> Option<i128> {
+    let q = x.checked_div(d)?;
+    Some(if x % d != 0 && ((x < 0) != (d < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+fn compare(op: CmpOp, a: &Lit, b: &Lit) -> Option<Lit> {
+    let ord = if let (Some(x), Some(y)) = (a.int(), b.int()) {
+        Some(x.cmp(&y))
+    } else if let (Some(x), Some(y)) = (a.float(), b.float()) {
+        x.partial_cmp(&y)
+    } else {
+        // `None == None`, texts: equality only
+        let same = match (a, b) {
+            (Lit::None, Lit::None) => true,
+            (Lit::Str(x), Lit::Str(y)) => x == y,
+            _ => return None,
+        };
+        return match op {
+            CmpOp::Eq => Some(Lit::Bool(same)),
+            CmpOp::Ne => Some(Lit::Bool(!same)),
+            _ => None,
+        };
+    };
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    // A NaN compares unordered: only `!=` holds.
+    Some(Lit::Bool(match (op, ord) {
+        (CmpOp::Ne, None) => true,
+        (_, None) => false,
+        (CmpOp::Eq, Some(o)) => o == Equal,
+        (CmpOp::Ne, Some(o)) => o != Equal,
+        (CmpOp::Lt, Some(o)) => o == Less,
+        (CmpOp::Le, Some(o)) => o != Greater,
+        (CmpOp::Gt, Some(o)) => o == Greater,
+        (CmpOp::Ge, Some(o)) => o != Less,
+    }))
+}
+
+/// Python's `and`/`or` give an operand: the first that decides, else the last.
+fn boolean(op: BoolOp, vals: Vec<Lit>) -> Option<Lit> {
+    let last = vals.last()?.clone();
+    let decides = |v: &Lit| v.truthy() == (op == BoolOp::Or);
+    Some(vals.into_iter().find(decides).unwrap_or(last))
+}
+
+/// The value of an expression of literals alone (no name), where it is exact.
 fn lit(e: &Expr) -> Option<Lit> {
     match e {
         Expr::Const { value, .. } => Some(literal(value)),
-        Expr::Unary { op, operand, .. } => {
-            let v = lit(operand)?;
-            match op {
-                UnaryOp::Not => Some(Lit::Bool(!v.truthy())),
-                UnaryOp::Neg => match v {
-                    Lit::Float(f) => Some(Lit::Float(-f)),
-                    v => v.int()?.checked_neg().map(Lit::Int),
-                },
-                UnaryOp::Pos => match v {
-                    Lit::Float(f) => Some(Lit::Float(f)),
-                    v => v.int().map(Lit::Int),
-                },
-                UnaryOp::Invert => None,
-            }
-        }
+        Expr::Unary { op, operand, .. } => unary(*op, lit(operand)?),
         Expr::Binop {
             op, left, right, ..
-        } => {
-            let (a, b) = (lit(left)?, lit(right)?);
-            if let (Some(x), Some(y)) = (a.int(), b.int()) {
-                return match op {
-                    BinOp::Add => x.checked_add(y),
-                    BinOp::Sub => x.checked_sub(y),
-                    BinOp::Mul => x.checked_mul(y),
-                    _ => None,
-                }
-                .map(Lit::Int);
-            }
-            if !matches!(a, Lit::Float(_)) && !matches!(b, Lit::Float(_)) {
-                return None;
-            }
-            let (x, y) = (a.float()?, b.float()?);
-            match op {
-                BinOp::Add => Some(Lit::Float(x + y)),
-                BinOp::Sub => Some(Lit::Float(x - y)),
-                BinOp::Mul => Some(Lit::Float(x * y)),
-                _ => None,
-            }
-        }
+        } => binary(*op, &lit(left)?, &lit(right)?),
         Expr::Compare {
             op, left, right, ..
-        } => {
-            let (a, b) = (lit(left)?, lit(right)?);
-            let ord = if let (Some(x), Some(y)) = (a.int(), b.int()) {
-                Some(x.cmp(&y))
-            } else if let (Some(x), Some(y)) = (a.float(), b.float()) {
-                x.partial_cmp(&y)
-            } else {
-                // `None == None`, texts: equality only
-                let same = match (&a, &b) {
-                    (Lit::None, Lit::None) => true,
-                    (Lit::Str(x), Lit::Str(y)) => x == y,
-                    _ => return None,
-                };
-                return match op {
-                    CmpOp::Eq => Some(Lit::Bool(same)),
-                    CmpOp::Ne => Some(Lit::Bool(!same)),
-                    _ => None,
-                };
-            };
-            use std::cmp::Ordering::{Equal, Greater, Less};
-            // A NaN compares unordered: only `!=` holds.
-            Some(Lit::Bool(match (op, ord) {
-                (CmpOp::Ne, None) => true,
-                (_, None) => false,
-                (CmpOp::Eq, Some(o)) => o == Equal,
-                (CmpOp::Ne, Some(o)) => o != Equal,
-                (CmpOp::Lt, Some(o)) => o == Less,
-                (CmpOp::Le, Some(o)) => o != Greater,
-                (CmpOp::Gt, Some(o)) => o == Greater,
-                (CmpOp::Ge, Some(o)) => o != Less,
-            }))
-        }
-        // Python's `and`/`or` give an operand: the first that decides, else the last.
+        } => compare(*op, &lit(left)?, &lit(right)?),
         Expr::Boolop { op, values, .. } => {
-            let vals = values.iter().map(lit).collect::<Option<Vec<_>>>()?;
-            let decides = |v: &Lit| v.truthy() == (*op == BoolOp::Or);
-            let last = vals.last()?.clone();
-            Some(vals.into_iter().find(decides).unwrap_or(last))
+            boolean(*op, values.iter().map(lit).collect::<Option<Vec<_>>>()?)
         }
         Expr::Ifexp {
             test, body, orelse, ..
@@ -221,22 +291,25 @@ fn lit(e: &Expr) -> Option<Lit> {
     }
 }
 
-/// The canonical key of a literal (equal keys, equal values of one Python type: the
-/// compiler keeps `1` and `True` apart where paths meet).
-fn lit_key(v: &ConstValue) -> Ct {
-    Ct::key(match v {
-        ConstValue::Bool(b) => format!("{b}"),
-        ConstValue::Int(i) => format!("{i}"),
-        ConstValue::Float(f) => format!("f{:x}", f.to_bits()),
-        ConstValue::Str(s) => format!("{s:?}"),
-        ConstValue::None => "None".into(),
-    })
+/// Operands all computed from literals: the result, or its key where it is not exact.
+fn apply(keys: &[Ct], exact: impl FnOnce(&[Lit]) -> Option<Lit>, text: String) -> Ct {
+    let lits: Option<Vec<Lit>> = keys
+        .iter()
+        .map(|k| match k {
+            Ct::Lit(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect();
+    match lits.and_then(|l| exact(&l)) {
+        Some(v) => Ct::Lit(v),
+        None => Ct::key(text),
+    }
 }
 
 /// An extent or a tile size as the compiler sees it: an integer literal, a `Const`'s name.
-fn poly_key(p: &Poly) -> Option<Ct> {
+fn poly_ct(p: &Poly) -> Option<Ct> {
     if let Some(k) = p.as_const() {
-        return Some(Ct::key(format!("{k}")));
+        return Some(Ct::Lit(Lit::Int(k)));
     }
     match p.as_atom()? {
         Atom::Const(n) => Some(const_key(n)),
@@ -250,16 +323,14 @@ pub fn const_key(name: &str) -> Ct {
 }
 
 fn shape_of(polys: &[Poly]) -> Ct {
-    Ct::Tuple(polys.iter().map(poly_key).collect())
+    Ct::Tuple(polys.iter().map(poly_ct).collect())
 }
 
 impl<'d> Checker<'d> {
     /// How the compiler reads test `e` in state `st`.
     pub fn test_kind(&self, e: &Expr, st: &State) -> Test {
-        if let Some(v) = lit(e) {
-            return Test::Lit(v.truthy());
-        }
         match self.ct_of(e, st) {
+            Some(Ct::Lit(v)) => Test::Lit(v.truthy()),
             Some(Ct::Key(k)) => Test::Consts(k),
             _ => Test::Runtime,
         }
@@ -281,12 +352,12 @@ impl<'d> Checker<'d> {
         matches!((int(a), int(b), int(c)), (Some(a), Some(b), Some(c)) if c > 0 && a >= b)
     }
 
-    /// The compile-time value of `e` in `st`, by identity, or `None` where the compiler
-    /// knows it only on the device (or the checker cannot tell: the compiler then emits
-    /// the test for the device, as it reads it: `lowering/control_flow.py`).
+    /// The compile-time value of `e` in `st`, or `None` where the compiler knows it only
+    /// on the device (or the checker cannot tell: the compiler then emits the test for the
+    /// device, as it reads it: `lowering/control_flow.py`).
     pub fn ct_of(&self, e: &Expr, st: &State) -> Option<Ct> {
         match e {
-            Expr::Const { value, .. } => Some(lit_key(value)),
+            Expr::Const { value, .. } => Some(Ct::Lit(literal(value))),
             Expr::Name { id, .. } => {
                 let var = self.var_id(id)?;
                 st.ct.get(&var).cloned()
@@ -298,32 +369,37 @@ impl<'d> Checker<'d> {
                 op, left, right, ..
             } if *op != BinOp::Matmul => {
                 let (a, b) = (self.ct_of(left, st)?, self.ct_of(right, st)?);
-                Some(Ct::key(format!("({} {op:?} {})", a.as_key()?, b.as_key()?)))
+                let text = format!("({} {op:?} {})", a.as_key()?, b.as_key()?);
+                Some(apply(&[a, b], |l| binary(*op, &l[0], &l[1]), text))
             }
             Expr::Unary { op, operand, .. } => {
                 let a = self.ct_of(operand, st)?;
-                Some(Ct::key(format!("({op:?} {})", a.as_key()?)))
+                let text = format!("({op:?} {})", a.as_key()?);
+                Some(apply(&[a], |l| unary(*op, l[0].clone()), text))
             }
             Expr::Compare {
                 op, left, right, ..
             } => {
                 let (a, b) = (self.ct_of(left, st)?, self.ct_of(right, st)?);
-                Some(Ct::key(format!("({} {op:?} {})", a.as_key()?, b.as_key()?)))
+                let text = format!("({} {op:?} {})", a.as_key()?, b.as_key()?);
+                Some(apply(&[a, b], |l| compare(*op, &l[0], &l[1]), text))
             }
             Expr::Boolop { op, values, .. } => {
-                let keys = values
+                let vals = values
                     .iter()
-                    .map(|v| Some(self.ct_of(v, st)?.as_key()?.to_string()))
+                    .map(|v| self.ct_of(v, st))
                     .collect::<Option<Vec<_>>>()?;
-                Some(Ct::key(format!("({})", keys.join(&format!(" {op:?} ")))))
+                let keys = vals.iter().map(Ct::as_key).collect::<Option<Vec<_>>>()?;
+                let text = format!("({})", keys.join(&format!(" {op:?} ")));
+                Some(apply(&vals, |l| boolean(*op, l.to_vec()), text))
             }
             Expr::Ifexp {
                 test, body, orelse, ..
             } => {
-                if let Some(v) = lit(test) {
+                let t = self.ct_of(test, st)?;
+                if let Ct::Lit(v) = &t {
                     return self.ct_of(if v.truthy() { body } else { orelse }, st);
                 }
-                let t = self.ct_of(test, st)?;
                 let (a, b) = (self.ct_of(body, st)?, self.ct_of(orelse, st)?);
                 Some(Ct::key(format!(
                     "({} if {} else {})",
@@ -343,8 +419,10 @@ impl<'d> Checker<'d> {
                 let Some(Ct::Tuple(items)) = self.ct_of(value, st) else {
                     return None;
                 };
-                let k = lit(index)?.int()?;
-                let n = items.len() as i128;
+                let Some(Ct::Lit(k)) = self.ct_of(index, st) else {
+                    return None;
+                };
+                let (k, n) = (k.int()?, items.len() as i128);
                 if !(-n..n).contains(&k) {
                     return None;
                 }
@@ -354,8 +432,8 @@ impl<'d> Checker<'d> {
                 let name = func.strip_prefix("builtins.").unwrap_or("");
                 match (name, func.as_str(), args.as_slice()) {
                     ("len", _, [x]) => match self.ct_of(x, st)? {
-                        Ct::Tuple(items) => Some(Ct::key(format!("{}", items.len()))),
-                        Ct::Key(_) => None,
+                        Ct::Tuple(items) => Some(Ct::Lit(Lit::Int(items.len() as i128))),
+                        _ => None,
                     },
                     ("min" | "max" | "abs" | "int" | "float", _, _) | ("", "cdiv", _) => {
                         let keys = args
@@ -373,7 +451,7 @@ impl<'d> Checker<'d> {
                             _ => return None,
                         };
                         let k = usize::try_from(lit(axis)?.int()?).ok()?;
-                        let extent = poly_key(dims.get(k)?)?;
+                        let extent = poly_ct(dims.get(k)?)?;
                         let tile = self.ct_key_deep(shape, st)?;
                         Some(Ct::key(format!(
                             "num_tiles({}, {k}, {tile})",
@@ -393,7 +471,6 @@ impl<'d> Checker<'d> {
     fn ct_key_deep(&self, e: &Expr, st: &State) -> Option<String> {
         fn flat(c: &Ct) -> Option<String> {
             match c {
-                Ct::Key(k) => Some(k.to_string()),
                 Ct::Tuple(items) => {
                     let ks = items
                         .iter()
@@ -401,6 +478,7 @@ impl<'d> Checker<'d> {
                         .collect::<Option<Vec<_>>>()?;
                     Some(format!("({})", ks.join(", ")))
                 }
+                other => other.as_key(),
             }
         }
         flat(&self.ct_of(e, st)?)
@@ -410,7 +488,7 @@ impl<'d> Checker<'d> {
     /// atomic input's declared extents (an int, a `Const`'s name; not `-1`), an output's
     /// tile. An output's full extents are known only at launch.
     fn attribute_ct(&self, v: &Val, attr: &str) -> Option<Ct> {
-        let dims = |p: &[Poly]| Ct::key(format!("{}", p.len()));
+        let dims = |p: &[Poly]| Ct::Lit(Lit::Int(p.len() as i128));
         match (v, attr) {
             (Val::Shared(i), "shape") => Some(shape_of(&self.shared.get(*i)?.shape)),
             (Val::Atomic(i), "shape") => Some(shape_of(&self.atomics.get(*i)?.shape)),
@@ -422,13 +500,14 @@ impl<'d> Checker<'d> {
         }
     }
 
-    /// The key of `op` applied to two compile-time values (`n += 1`).
+    /// `op` applied to two compile-time values (`n += 1`).
     pub fn ct_binop(op: BinOp, a: Option<Ct>, b: Option<Ct>) -> Option<Ct> {
         if op == BinOp::Matmul {
             return None;
         }
         let (a, b) = (a?, b?);
-        Some(Ct::key(format!("({} {op:?} {})", a.as_key()?, b.as_key()?)))
+        let text = format!("({} {op:?} {})", a.as_key()?, b.as_key()?);
+        Some(apply(&[a, b], |l| binary(op, &l[0], &l[1]), text))
     }
 }
 
@@ -508,7 +587,22 @@ mod tests {
         };
         assert_eq!(lit(&and), Some(Lit::Int(0)));
         // what is not exact here is not a literal test (both branches are read)
-        assert_eq!(t(&bin(BinOp::Floordiv, i(1), i(0))), None);
+        // `//` and `%` by zero read the divisor as 1 (the compiler's fold); Python's signs
+        let v = |e: &Expr| lit(e);
+        assert_eq!(v(&bin(BinOp::Floordiv, i(7), i(0))), Some(Lit::Int(7)));
+        assert_eq!(v(&bin(BinOp::Floordiv, i(-7), i(2))), Some(Lit::Int(-4)));
+        assert_eq!(v(&bin(BinOp::Mod, i(-7), i(2))), Some(Lit::Int(1)));
+        assert_eq!(v(&bin(BinOp::Mod, i(7), i(-2))), Some(Lit::Int(-1)));
+        assert_eq!(v(&bin(BinOp::Pow, i(2), i(10))), Some(Lit::Int(1024)));
+        assert_eq!(v(&bin(BinOp::Pow, i(2), i(-1))), None);
+        assert_eq!(v(&bin(BinOp::Div, i(7), i(2))), Some(Lit::float_of(3.5)));
+        assert_eq!(v(&bin(BinOp::Div, i(7), i(0))), None);
+        let (yes, no) = (c(ConstValue::Bool(true)), c(ConstValue::Bool(false)));
+        assert_eq!(
+            v(&bin(BinOp::Bitand, yes.clone(), no)),
+            Some(Lit::Bool(false))
+        );
+        assert_eq!(v(&bin(BinOp::Bitand, yes, i(3))), Some(Lit::Int(1)));
         assert_eq!(t(&bin(BinOp::Mul, i(i64::MAX), i(i64::MAX))), Some(true));
         let big = bin(BinOp::Mul, i(i64::MAX), i(i64::MAX));
         assert_eq!(t(&bin(BinOp::Mul, big.clone(), big)), None);

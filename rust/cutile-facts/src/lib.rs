@@ -132,11 +132,13 @@ pub struct KernelFacts {
     /// Every test the checker folded (an `if`, a `while` or a conditional expression
     /// keyed by its own node; a `for` by the statement's node, `Some(false)` for a range
     /// of literals that runs no iteration) and the branch it read:
-    /// - `Some(b)`: the test is made of literals and is `b`; the checker read only that
-    ///   branch (a `while False:` body, a `range(0)` body, `if 0:`'s body are dead);
+    /// - `Some(b)`: the test is computed from literals (directly or through names) and is
+    ///   `b`; the checker read only that branch (a `while False:` body, a `range(0)` body,
+    ///   `if 0:`'s body are dead);
     /// - `None`: the test is a value of the `Const`s (`if C == 2:`): each specialization
     ///   runs one branch, the one its `Const`s select, and the checker read each branch
-    ///   as the live one (a name bound to a different tensor on each is followed exactly).
+    ///   as the live one (a name bound to a different tensor on each is followed exactly);
+    ///   or a value computed on each path, different on two (each read its own branch).
     ///
     /// The lowering folds exactly these tests (to the branch given, or to the one its
     /// `Const`s select), and no other: a test it cannot evaluate where the checker folded,

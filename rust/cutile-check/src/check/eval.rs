@@ -85,12 +85,14 @@ impl<'d> Checker<'d> {
         nid: u32,
         st: &mut State,
     ) -> Val {
-        let cts: Vec<Option<Ct>> = if std::mem::take(&mut self.placeholder_args) {
+        let placeholders = std::mem::take(&mut self.placeholder_args);
+        let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
+        // (after the arguments: a device call among them is known once it ran)
+        let cts: Vec<Option<Ct>> = if placeholders {
             vec![None; args.len()]
         } else {
             args.iter().map(|a| self.ct_of(a, st)).collect()
         };
-        let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
         // Reborrow: the same root may be passed once.
         let mut seen: Vec<(usize, Span)> = Vec::new();
         for (v, e) in vals.iter().map(|(v, e)| (v, *e)) {

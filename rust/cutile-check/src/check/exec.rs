@@ -421,8 +421,11 @@ impl<'d> Checker<'d> {
                 span,
                 nid,
             } => {
-                // `while False:`: nothing runs, in any specialization.
-                if self.test_kind(test, &st) == Test::Lit(false) {
+                // `while False:`: nothing runs, in any specialization. (The test is read
+                // first: a device call in it is known once it ran.)
+                let mut probe = st.clone();
+                let _ = self.eval(test, &mut probe);
+                if self.test_kind(test, &probe) == Test::Lit(false) {
                     self.note_fold(*nid, Some(false));
                     return reach(st);
                 }

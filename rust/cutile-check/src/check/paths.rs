@@ -75,13 +75,21 @@ impl<'d> Checker<'d> {
         }
     }
 
-    /// The test at `nid` is folded (`Some(b)`: of literals, only branch `b` was read;
-    /// `None`: a value of the `Const`s, each branch was read as the live one).
+    /// The test at `nid` is folded: `Some(b)`, its value was computed (from literals) and
+    /// only branch `b` was read; `None`, a value of the `Const`s, each branch was read as
+    /// the live one. A test computed to different values on different paths (a name bound
+    /// in the two worlds of another test) is folded to the branch the compiler computes:
+    /// each path read the branch its own value selects.
     pub fn note_fold(&mut self, nid: u32, taken: Option<bool>) {
         let node = self.node_ref(nid);
-        let e = self.folded.entry(node).or_insert(taken);
-        if taken.is_some() {
-            *e = taken;
+        match self.folded.get(&node) {
+            None => {
+                self.folded.insert(node, taken);
+            }
+            Some(seen) if *seen != taken => {
+                self.folded.insert(node, None);
+            }
+            Some(_) => {}
         }
     }
 
