@@ -102,6 +102,8 @@ class CheckResult:
     device_checks: list[tuple[list[int], int]]  # (node path, nid): emit a device assert
     checked_nodes: list[tuple[list[int], int]]  # (node path, nid): every checked access
     loop_counters: list[tuple[list[int], int, int]]  # (node path, nid, bits) per `for`
+    # (node path, nid, branch) per folded test: a bool for literals, None for Const values
+    folded_branches: list[tuple[list[int], int, bool | None]]
     def rendered(self, color: bool = False) -> str: ...
 
 def check_kernel(kast_json: str) -> CheckResult:

@@ -100,6 +100,7 @@ def facts_json(identity: Mapping[str, Any], result: Any) -> str:
         "obligations": obligations,
         "device_checks": [[list(p), n] for p, n in result.device_checks],
         "checked_nodes": [[list(p), n] for p, n in result.checked_nodes],
+        "folded_branches": [[list(p), n, b] for p, n, b in result.folded_branches],
     }, indent=2) + "\n"
 
 

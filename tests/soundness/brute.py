@@ -20,6 +20,7 @@ from .program import (
     Assign,
     CallProc,
     ChooseTensor,
+    Dead,
     Exit,
     ItemDef,
     Kernel,
@@ -255,8 +256,8 @@ class Machine:
             value = self.launch.data[base][s.pos]
             ctx.local[s.target] = Val(np.full(ctx.rows, value, dtype=np.int64),
                                       self.ins[base].dtype)
-        elif isinstance(s, (ValueDef, Relay)):
-            pass
+        elif isinstance(s, (ValueDef, Relay, Dead)):
+            pass  # `Dead`: its body runs in no specialization
         elif isinstance(s, Store):
             if s.style == "badkw":
                 raise ModelCompileError("unknown keyword of store")

@@ -4,15 +4,20 @@ a conditional expression), for the generator (`generate.py`).
 The compiler folds a compile-time test (`if C == 1:`, `if 0:`) to one branch and keeps that
 branch's tensor; a checker that follows the first branch's (or either) proves the other
 tensor's accesses against the wrong owner: a store through the name races with the other
-output's own stores (the review of 2026-12-01, CT1010 in `test_known_classes.py`).
+output's own stores (the review of 2026-12-01, CT1010 in `test_known_classes.py`). The
+checker folds such tests itself now (`KernelFacts.folded_branches`) and follows the tensor
+of the live branch in each specialization: the tests here are of Consts (directly, through
+arithmetic, a name or a device function), of a tensor's extent (static where declared so),
+of literals, or known only on the device (still refused). Bodies under a test of literals
+that runs nothing (`while False:`) hold a racy store: it must never run.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import Bin, Cmp, ConstRef, Expr, Lit, NumTiles
-from .program import ChooseTensor, InParam, LoadTile, MutLoad, Store
+from .model import Bin, Call, Cmp, ConstRef, Expr, Lit, NumTiles, ShapeOf
+from .program import ChooseTensor, Dead, InParam, LoadTile, MutLoad, Store
 
 if TYPE_CHECKING:
     from .draw import Draw
@@ -43,15 +48,35 @@ class ChoiceGen:
     def store_style(self) -> str:
         raise NotImplementedError
 
+    def disguise(self, e: Expr) -> Expr:
+        raise NotImplementedError
+
     def choose(self, target: str, a: str, b: str) -> ChooseTensor:
         d = self.d
-        how = d.weighted([("const", 6), ("lit", 2), ("runtime", 1)])
+        how = d.weighted([("const", 5), ("const-expr", 4), ("extent", 1), ("lit", 2),
+                          ("lit-expr", 1), ("runtime", 1)])
+        if how == "extent" and self.x is None:
+            how = "const"
+        if how != "const":
+            self.features.add(f"tensor-choice-{how}")
         if how == "const":
             cond = Cmp(d.pick(["==", "<", "!="]), self.const([0, 1, 2]), Lit(1))
+        elif how == "const-expr":
+            # a value of the Consts, through arithmetic, a name or a device function
+            c = self.const([0, 1, 2])
+            e = d.pick([Bin("+", c, Lit(1)), Bin("*", c, Lit(2)), Bin("%", c, Lit(2)),
+                        Call("max", (c, Lit(1)))])
+            cond = Cmp(d.pick(["==", "<", "!=", ">="]), self.disguise(e), Lit(2))
+        elif how == "extent":
+            # static where `x` declares it (a literal, a Const), else a run-time test
+            assert self.x is not None
+            cond = Cmp(d.pick(["==", "<", ">"]), ShapeOf(self.x.name, 0), Lit(d.between(1, 64)))
         elif how == "lit":
             cond = Cmp("==", Lit(d.between(0, 1)), Lit(1))
+        elif how == "lit-expr":  # literals, also through a name or a device function
+            e = Bin("-", Lit(d.between(1, 2)), Lit(1))
+            cond = Cmp(d.pick(["==", "!="]), self.disguise(e), Lit(1))
         else:  # the compiler refuses a merge of tensors on a run-time test
-            self.features.add("tensor-choice-runtime")
             cond = Cmp("<", self.bid_e[0], Lit(1))
         form = d.weighted([("if-else", 5), ("if-only", 2), ("ifexp", 2)])
         self.features.add(f"tensor-choice-{form}")
@@ -70,12 +95,23 @@ class ChoiceGen:
         body.append(LoadTile("t", "s", tuple(self.decl), tuple(self.bid_e[: self.rank]),
                              combine=True))
 
+    def dead_body(self, body: list[Stmt], recv: str) -> None:
+        """A store every block makes to tile 0 of `recv` (a race), under a test of literals
+        that runs it in no specialization."""
+        d = self.d
+        self.features.add("dead-body")
+        head = d.pick(["while False:", "for _ in range(0):", "if 0:", "if 1 - 1:",
+                       "for _ in range(3, 1 + 2):", "while 2 < 1:"])
+        body.append(Dead(head, [Store(recv, tuple(Lit(0) for _ in range(self.rank)))]))
+
     def tensor_choice(self, body: list[Stmt]) -> None:
         """Outputs `z` and `o2` stored by their own maps, then `w` = one of them by a
         compile-time test (a Const, so launches take either branch), stored through or
         loaded from: the other output's map decides whether that races."""
         d = self.d
         self.features.add("tensor-choice")
+        if d.chance(0.3):
+            self.dead_body(body, d.pick(["z", "o2"]))
         for name in ("z", "o2"):
             # mostly maps the checker proves, so that what decides is the store through `w`
             how = d.weighted([("own", 3), ("reverse", 3), ("map", 3), ("none", 1)])

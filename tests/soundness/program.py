@@ -151,6 +151,16 @@ class ChooseTensor(Stmt):
 
 
 @dataclass
+class Dead(Stmt):
+    """`body` under a head that runs it in no specialization, a test of literals
+    (`while False:`, `for _ in range(0):`, `if 0:`): the checker does not read it and the
+    compiler emits nothing of it, so what it does (a racy store) never happens."""
+
+    head: str
+    body: list[Stmt]
+
+
+@dataclass
 class Loop(Stmt):
     """`for var in range(n):`, or `range(start, n)` with a start, or `range(start, n,
     step)` with a step (a start of None then renders as 0)."""
@@ -357,6 +367,8 @@ class Renderer:
             return [f"{ind}{s.target} = {s.src}.load_tile((1,), ({s.pos},)).item()"]
         if isinstance(s, (Pick, ChooseTensor)):
             return self._pick(s, ind)
+        if isinstance(s, Dead):
+            return [f"{ind}{s.head}", *self.stmts(s.body, ind + "    ")]
         if isinstance(s, Loop):
             self._note_exprs([e for e in (s.start, s.n, s.step) if e is not None])
             bounds = render(s.n) if s.start is None else f"{render(s.start)}, {render(s.n)}"
@@ -600,7 +612,8 @@ def uses_var(body: list[Stmt], name: str) -> bool:
 
 
 __all__ = [
-    "Alias", "Assign", "CallProc", "ChooseTensor", "DevCall", "DevProc", "Exit", "InParam",
+    "Alias", "Assign", "CallProc", "ChooseTensor", "Dead", "DevCall", "DevProc", "Exit",
+    "InParam",
     "ItemDef", "Kernel", "Launch", "LoadLike", "LoadTile", "Loop", "MutLoad", "OutParam",
     "Persist", "Pick", "Relay",
     "Return", "Stmt", "Store", "SubPart", "SubStore", "ValueDef", "While", "render_kernel",

@@ -528,10 +528,12 @@ def test_narrow_values_promoted_by_a_32_bit_device_value_are_followed() -> None:
 
 
 # -- the two readers of one kernel (an adversarial review, 2026-12-01) ----------------------
-# The compiler folds any constant `if` test (`if 0:`, `if C == 2:`) to one branch, which the
+# The compiler folds a constant `if` test (`if 0:`, `if C == 2:`) to one branch, which the
 # checker did not: a name bound to different tensors on the two branches was followed as
-# the first branch's, and the compiler kept the other. And the checker stopped following
-# device calls 32 deep while the compiler inlined them 33 deep.
+# the first branch's, and the compiler kept the other (refused as CT1010 since). The checker
+# now folds the test itself (`KernelFacts.folded_branches`, the lowering follows): the
+# tensor of the live branch is followed exactly, in each specialization. And the checker
+# stopped following device calls 32 deep while the compiler inlined them 33 deep.
 
 
 @cutile.entry
@@ -556,11 +558,16 @@ def partitions_chosen_by_a_const(z: Mut[Tensor[i32, [8]]], S: Const[int]):
 
 
 def test_new_tensors_chosen_by_a_constant_test() -> None:
+    # `w` is `z2` (the live branch of `if 0:`), stored through a second map: the race
     what, detail = outcome(outputs_chosen_by_a_constant_test,
                            lambda: ((part(16, 4), part(16, 4)), {}))
-    assert what == "rejected" and "CT1010" in detail, (what, detail)
+    assert what == "rejected" and "CT2010" in detail and "CT1010" not in detail, detail
+    # `p` is followed on each branch: 4 sub-tiles of 2, or 8 // S of S (a launch check)
+    assert partitions_chosen_by_a_const.check().ok
     what, detail = outcome(partitions_chosen_by_a_const, lambda: ((part(32, 8),), {"S": 4}))
-    assert what == "rejected" and "CT1010" in detail, (what, detail)
+    assert what == "refused CT6200" and "4 <= 8 // S" in detail, (what, detail)
+    what, detail = outcome(partitions_chosen_by_a_const, lambda: ((part(32, 8),), {"S": 2}))
+    assert what == "ran", (what, detail)
 
 
 def test_new_device_calls_nested_past_the_checkers_depth(tmp_path: Path) -> None:

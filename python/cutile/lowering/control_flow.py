@@ -222,11 +222,11 @@ class ControlFlow:
     # ------------------------------------------------------------------ if
 
     def lower_if(self, s: K.If) -> None:
-        cond = self.arith.truthy(self.low.expr(s.test), s.span)
-        if isinstance(cond, ConstV):
-            self.low.lower_block(s.body if cond.value else s.orelse)
+        taken, cond = self.low.condition(s.nid, s.test, s.span, "`if` test")
+        if taken is not None:  # folded as the checker did (`Lowerer.fold`)
+            self.low.lower_block(s.body if taken else s.orelse)
             return
-        assert isinstance(cond, TileV)
+        assert cond is not None
         self.branch(cond.v, lambda: self.low.lower_block(s.body),
                     lambda: self.low.lower_block(s.orelse), s.span)
 
@@ -386,6 +386,15 @@ class ControlFlow:
 
     def lower_for(self, s: K.For) -> None:
         it = self.low.expr(s.iter)
+        if self.low.facts is not None and (self.low.call_path, s.nid) in \
+                self.low.facts.folded_branches:
+            # The checker read no iteration of a range of literals that runs none
+            # (`range(0)`): nothing is emitted, and its body is never read.
+            parts = (it.start, it.stop, it.step) if isinstance(it, RangeV) else ()
+            bounds = [v.value for v in parts if isinstance(v, ConstV) and type(v.value) is int]
+            runs: LVal = ConstV(len(range(*bounds)) > 0) if len(bounds) == 3 else it
+            self.low.fold(s.nid, runs, s.iter.span, "empty `for` loop")
+            return
         if not isinstance(it, (RangeV, MappedRangeV)):
             raise self.err(
                 "CT0001", "a kernel `for` loop must iterate over `range(...)` or "
@@ -434,22 +443,22 @@ class ControlFlow:
                       head, bind, (lo, hi, step))
 
     def lower_while(self, s: K.While) -> None:
-        # `while False:` (a condition folded at compile time) runs nothing.
+        # A test the checker folded (`Lowerer.fold`): `while False:` runs nothing, a true
+        # one loops until a `break`.
         probe = Block()
         saved = self.snapshot()
         with self.b.at(probe):
             test = self.arith.truthy(self.low.expr(s.test), s.test.span)
         self.restore(saved)
-        if isinstance(test, ConstV) and not test.value:
+        folded = self.low.fold(s.nid, test, s.test.span, "`while` test")
+        if folded is False:
             return
 
         def head(ctx: LoopCtx) -> None:
-            c = self.arith.truthy(self.low.expr(s.test), s.test.span)
-            if isinstance(c, ConstV):
-                if not c.value:  # pragma: no cover - folded before the loop
-                    self.exit_loop("break", s.span)
+            if folded:
                 return
-            assert isinstance(c, TileV)
+            _, c = self.low.condition(s.nid, s.test, s.test.span, "`while` test")
+            assert c is not None
             self.exit_unless(c.v, ctx, s.span)
 
         self.run_loop(s.body, s.span, "loop", set(), head, None, None)

@@ -3,9 +3,10 @@
 The Rust checker decides, per node of the kernel AST (and per inlined instance: the path of
 `call_device` node ids that leads to it), how each safety obligation is discharged. The
 lowering emits exactly the device asserts those facts name, steps each `for` counter in
-the width they give, and refuses to emit an access or a loop the checker has no fact for
-(a disagreement between the two readers of one kernel). It decides nothing about safety
-itself.
+the width they give, folds exactly the tests the checker folded (to the branch it read),
+and refuses to emit an access or a loop the checker has no fact for, or to fold a test
+otherwise (a disagreement between the two readers of one kernel). It decides nothing
+about safety itself.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ class LoweringFacts:
     checked_nodes: frozenset[Node]
     # the bits of each `for` loop's counter (keyed by its iterable's node)
     loop_counters: dict[Node, int]
+    # the tests the checker folded (an `if`, `while`, conditional expression, or a `for`
+    # over a range of literals that runs nothing): True/False, the only branch it read
+    # (literals), or None, a test of `Const`s whose branches it read as live each
+    folded_branches: dict[Node, bool | None]
 
     @staticmethod
     def of(check_result: Any) -> LoweringFacts:
@@ -31,6 +36,7 @@ class LoweringFacts:
             frozenset((tuple(p), n) for p, n in check_result.device_checks),
             frozenset((tuple(p), n) for p, n in check_result.checked_nodes),
             {(tuple(p), n): bits for p, n, bits in check_result.loop_counters},
+            {(tuple(p), n): b for p, n, b in check_result.folded_branches},
         )
 
 

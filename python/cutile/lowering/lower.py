@@ -386,11 +386,11 @@ class Lowerer:
         if isinstance(e, K.BoolOp):
             return self._boolop(e)
         if isinstance(e, K.IfExp):
-            c = self.arith.truthy(self.expr(e.test), e.span)
-            if isinstance(c, ConstV):
-                return self.expr(e.body if c.value else e.orelse)
+            taken, c = self.condition(e.nid, e.test, e.span, "conditional expression")
+            if taken is not None:
+                return self.expr(e.body if taken else e.orelse)
             x, y = self.arith.unify(self.expr(e.body), self.expr(e.orelse), e.span)
-            assert isinstance(c, TileV)
+            assert c is not None
             cond = self.arith.broadcast_to(c, x.shape, e.span)
             return TileV(self.b.select(cond.v, x.v, y.v))
         if isinstance(e, K.Call):
@@ -515,6 +515,45 @@ class Lowerer:
                 "please report it with the kernel",
             )
         return bits
+
+    def fold(self, nid: int, value: LVal, span: K.Span, what: str) -> bool | None:
+        """The branch of the test at node `nid` (its value: `value`) that the compiler
+        keeps, or None where it emits the test for the device. The checker decided which
+        tests are folded (`KernelFacts.folded_branches`): exactly those are, to the branch
+        it read (a test of literals) or to the one the `Const`s select (a test of `Const`s,
+        whose branches it read as live each). A test it did not fold is emitted even where
+        this specialization knows its value: the checker read both branches as live.
+        Without facts (the compiler's own tests) every compile-time test is folded."""
+        if self.facts is None:
+            return bool(value.value) if isinstance(value, ConstV) else None
+        node = (self.call_path, nid)
+        if node not in self.facts.folded_branches:
+            return None
+        read = self.facts.folded_branches[node]
+        taken = bool(value.value) if isinstance(value, ConstV) else None
+        if taken is None or (read is not None and read != taken):
+            why = ("cannot evaluate it before the kernel runs" if taken is None else
+                   f"finds it {taken}, the checker {read}")
+            raise self.error(
+                "CT9002", f"the checker folded this {what}, but the compiler {why}; "
+                "refusing to compile it", span, "folded test",
+                help="this is a bug in cutile (the checker and the compiler disagree); "
+                "please report it with the kernel",
+            )
+        return taken
+
+    def condition(self, nid: int, test: K.Expr, span: K.Span, what: str
+                  ) -> tuple[bool | None, TileV | None]:
+        """A test: the branch kept (`fold`), or the condition to emit (a compile-time value
+        the checker did not fold becomes a constant `i1`)."""
+        cond = self.arith.truthy(self.expr(test), span)
+        taken = self.fold(nid, cond, span, what)
+        if taken is not None:
+            return taken, None
+        if isinstance(cond, ConstV):
+            cond = self.arith.const_tile(bool(cond.value), dt.bool_, (), span)
+        assert isinstance(cond, TileV)
+        return None, cond
 
     def require_fact(self, span: K.Span, what: str) -> None:
         """An access the checker must have decided about; without a fact the two readers

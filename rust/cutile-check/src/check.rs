@@ -5,6 +5,8 @@
 mod consts;
 mod eval;
 mod exec;
+mod paths;
+mod run;
 
 use consts::{target_names, tile_shape_consts};
 
@@ -39,8 +41,9 @@ pub struct SharedParam {
 
 pub struct LoopCtx {
     pub span: Span,
-    pub breaks: Vec<State>,
-    pub continues: Vec<State>,
+    /// The states at each `break` and `continue`, with the world each was reached in.
+    pub breaks: Vec<(paths::World, State)>,
+    pub continues: Vec<(paths::World, State)>,
 }
 
 pub struct Frame<'d> {
@@ -50,6 +53,11 @@ pub struct Frame<'d> {
     pub loops: Vec<LoopCtx>,
     pub unsafe_depth: u32,
     pub returns: Vec<Val>,
+    /// The compile-time value of each `return`'s value (`fold.rs`), where it has one.
+    pub returns_ct: Vec<Option<crate::fold::Ct>>,
+    /// A test known only on the device, or a loop, was met: values returned on different
+    /// paths meet as device values.
+    pub runtime_flow: bool,
     /// End of the statement (or statement header) being evaluated: a borrow is live at a
     /// use when its holder is read after this point.
     pub stmt_hi: u32,
@@ -73,6 +81,19 @@ pub struct Checker<'d> {
     /// Bits of each `for` loop instance's counter (`loops::loop_binder`): the widest
     /// any visit of the loop asked for.
     loop_counters: BTreeMap<NodeRef, u8>,
+    /// Tests the compiler folds (`fold.rs`): `Some(b)` of literals, `None` of `Const`s.
+    folded: BTreeMap<NodeRef, Option<bool>>,
+    /// Tests read as known only on the device on some path: never folded.
+    runtime_tests: BTreeSet<NodeRef>,
+    /// The world of the path being walked (`check/paths.rs`).
+    pub world: paths::World,
+    /// The device call being evaluated is an op's function argument (`reduce`'s combiner),
+    /// whose arguments are placeholders: none of its parameters is known at compile time.
+    pub placeholder_args: bool,
+    /// Merge-point ids of the worlds of each test of `Const`s (`check/paths.rs`).
+    fold_keys: HashMap<Rc<str>, u32>,
+    /// The compile-time value of each device call's result, at its last visit.
+    pub call_ct: HashMap<NodeRef, crate::fold::Ct>,
     /// Ids of the `call_device` nodes from the entry down to the function being walked:
     /// with a node id it names one inlined instance of a node.
     pub call_path: Vec<u32>,
@@ -255,6 +276,12 @@ impl<'d> Checker<'d> {
             obligations: Vec::new(),
             obl_keys: HashMap::new(),
             loop_counters: BTreeMap::new(),
+            folded: BTreeMap::new(),
+            runtime_tests: BTreeSet::new(),
+            world: Rc::default(),
+            call_ct: HashMap::new(),
+            fold_keys: HashMap::new(),
+            placeholder_args: false,
             call_path: Vec::new(),
             op_node: 0,
             instances: HashMap::new(),
@@ -313,6 +340,12 @@ impl<'d> Checker<'d> {
             loop_counters: self
                 .loop_counters
                 .iter()
+                .map(|(n, &b)| (n.clone(), b))
+                .collect(),
+            folded_branches: self
+                .folded
+                .iter()
+                .filter(|(n, _)| !self.runtime_tests.contains(*n))
                 .map(|(n, &b)| (n.clone(), b))
                 .collect(),
         }
@@ -594,130 +627,15 @@ impl<'d> Checker<'d> {
         id
     }
 
+    /// The id of a variable already seen.
+    pub fn var_id(&self, name: &str) -> Option<u32> {
+        self.var_ids.get(name).copied()
+    }
+
     pub fn bind_var(&mut self, st: &mut State, name: &str, v: Val) {
         let id = self.var(name);
         let n = self.var_names[id as usize].clone();
         st.bind(id, &n, v);
-    }
-
-    pub fn run(&mut self) {
-        let Some(entry) = self.doc.entry_function() else {
-            return;
-        };
-        let mut st = State::default();
-        let (mut ri, mut si, mut ai) = (0, 0, 0);
-        for p in &entry.params {
-            let v = match p.kind {
-                ParamKind::MutTensor => {
-                    ri += 1;
-                    Val::Mut(ri - 1)
-                }
-                ParamKind::Tensor => {
-                    si += 1;
-                    Val::Shared(si - 1)
-                }
-                ParamKind::AtomicTensor => {
-                    ai += 1;
-                    Val::Atomic(ai - 1)
-                }
-                _ => self.scalar_param(p),
-            };
-            self.bind_var(&mut st, &p.name, v);
-        }
-        self.run_function(entry, None, st);
-        // Persistence is known once every `iter_indices()` was seen (it may come after an
-        // own-tile access, or in a device function).
-        let uses = std::mem::take(&mut self.own_uses);
-        for (r, at, op) in uses {
-            if self.persistent.contains(&r) {
-                let name = self.root_name(r);
-                self.report(errors::no_own_tile(&name, op, at));
-            }
-        }
-        let loads = std::mem::take(&mut self.load_maps);
-        for (r, map, at) in loads {
-            // An own-tile load of a persistent output is CT2011 already.
-            if map == crate::stores::StoreMap::Own && self.persistent.contains(&r) {
-                continue;
-            }
-            let stored = self.store_maps.get(&r).cloned();
-            let name = self.root_name(r);
-            match (stored, &map) {
-                (Some((s, _)), _) if s == map => {}
-                // A load at a computed index is race-free only as the store map itself
-                // (proved injective: the tile is this block's alone).
-                (_, crate::stores::StoreMap::Computed(_)) => {
-                    self.report(errors::load_not_own(&name, at));
-                }
-                (Some((_, store_at)), _) => {
-                    self.report(errors::read_write_maps_differ(&name, at, store_at));
-                }
-                (None, _) => {}
-            }
-        }
-    }
-
-    fn scalar_param(&self, p: &cutile_kast::Param) -> Val {
-        match p.kind {
-            ParamKind::Const if is_int_dtype(p.dtype.as_deref()) => {
-                Val::Int(Poly::atom(Atom::Const(p.name.clone())))
-            }
-            ParamKind::Scalar if is_int_dtype(p.dtype.as_deref()) => {
-                Val::Int(Poly::atom(Atom::Scalar(p.name.clone())))
-            }
-            _ => Val::Other,
-        }
-    }
-
-    /// Run a function body in a fresh frame; returns the joined return value.
-    fn run_function(&mut self, func: &'d Function, call_site: Option<Span>, st: State) -> Val {
-        let mut uses = UseMap::default();
-        walk_stmts(&func.body, &mut |s| {
-            for e in stmt_exprs(s) {
-                e.walk(&mut |e| {
-                    if let Expr::Name { id, span, .. } = e {
-                        uses.reads
-                            .entry(id.clone())
-                            .or_default()
-                            .push((span.lo, *span));
-                    }
-                });
-            }
-        });
-        self.frames.push(Frame {
-            func,
-            call_site,
-            uses,
-            loops: Vec::new(),
-            unsafe_depth: 0,
-            returns: Vec::new(),
-            stmt_hi: 0,
-        });
-        for p in &func.params {
-            if p.kind == ParamKind::Ptr && !func.is_unsafe {
-                let d = errors::ptr_param(
-                    &p.name,
-                    p.span,
-                    &func.name,
-                    func.kind == FunctionKind::Entry,
-                );
-                self.report(d);
-            }
-        }
-        let end = self.exec_block(&func.body, st);
-        let frame = self.frames.pop();
-        let mut rets = frame.map(|f| f.returns).unwrap_or_default();
-        // A path that falls off the end returns None: with a value on another path the
-        // result is unknown (the compiler refuses such a function, CT3015).
-        if end.is_some() && !rets.is_empty() {
-            rets.push(Val::Other);
-        }
-        match rets.as_slice() {
-            [] => Val::Other,
-            [v] => v.clone(),
-            [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
-            _ => self.fresh_opaque(),
-        }
     }
 
     // ---- reporting -------------------------------------------------------------------

@@ -119,7 +119,21 @@ impl<'d> Args<'d> {
         exprs: &'d [Expr],
         st: &mut State,
     ) -> Self {
-        let vals = exprs.iter().map(|a| c.eval(a, st)).collect();
+        let vals = exprs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                // A device function the op calls with its own values (`reduce`'s
+                // combiner): the frontend wrote placeholder arguments, which the compiler
+                // never sees (`Checker::call_device`).
+                c.placeholder_args = sig
+                    .and_then(|s| s.params.get(i))
+                    .is_some_and(|p| p.function > 0);
+                let v = c.eval(a, st);
+                c.placeholder_args = false;
+                v
+            })
+            .collect();
         Args { sig, exprs, vals }
     }
 
@@ -535,7 +549,8 @@ pub fn method<'d>(
             let site = crate::stores::StoreSite {
                 name: &name,
                 span,
-                conditional: st.conditional,
+                // in a world, only where the `Const`s select its branches (`check/paths.rs`)
+                conditional: st.conditional || !c.world.is_empty(),
             };
             crate::stores::store(c, &recv, &site, idx, idx_e, fits);
             Val::Other

@@ -37,6 +37,7 @@ mod check;
 pub mod digits;
 mod effects;
 pub mod errors;
+mod fold;
 pub mod launch_pred;
 mod loads;
 mod loops;

@@ -1,6 +1,7 @@
 //! Abstract values and the per-program-point state of the borrow analysis.
 
 use crate::errors::MoveWhy;
+use crate::fold::Ct;
 use crate::sym::Poly;
 use cutile_kast::Span;
 use std::collections::BTreeMap;
@@ -80,6 +81,9 @@ pub struct State {
     /// `break`, `continue` or `return` that may have run): a collision found here is one
     /// only if both blocks get here.
     pub conditional: bool,
+    /// Variables that hold a value the compiler knows before the kernel runs (a literal,
+    /// a `Const`, a static extent, arithmetic of them), by variable id (`fold.rs`).
+    pub ct: BTreeMap<u32, Ct>,
 }
 
 impl State {
@@ -100,6 +104,7 @@ impl State {
                 created: *created,
             });
         }
+        self.ct.remove(&id);
         let i = id as usize;
         if self.vars.len() <= i {
             self.vars.resize(i + 1, None);
@@ -124,6 +129,16 @@ pub fn join(a: &State, b: &State, why: MoveWhy, opaque: &mut dyn FnMut(u32) -> V
         vars: Vec::with_capacity(n),
         borrows: Vec::new(),
         conditional: a.conditional || b.conditional,
+        // Where paths meet at a test known only at run time, the compiler keeps a
+        // compile-time value only where both paths give the same one.
+        // (A name bound on one path only keeps its value, as its binding is kept.)
+        ct: a
+            .ct
+            .iter()
+            .filter(|(k, v)| b.ct.get(k) == Some(*v) || b.get(**k).is_none())
+            .chain(b.ct.iter().filter(|(k, _)| a.get(**k).is_none()))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect(),
     };
     for i in 0..n {
         let (ba, bb) = (

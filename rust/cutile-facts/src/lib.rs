@@ -11,6 +11,8 @@
 //! - `loop_counters`: the width of every `for` loop's counter (a 32-bit counter that
 //!   steps past 2^31 - 1 wraps on the device and the loop goes on, so it is 64 bits
 //!   unless the checker proved it stays in range);
+//! - `folded_branches`: every `if`, `while`, conditional expression and `for` whose test the
+//!   checker evaluated at compile time, and which branch it read as live;
 //! - `obligations`: every safety goal, keyed by the node that creates it (its id and the
 //!   device-call path that leads there), with how it is discharged: statically, by a launch
 //!   predicate (a typed expression, `pred.rs`), or by a device assert the lowering emits.
@@ -127,6 +129,21 @@ pub struct KernelFacts {
     /// plus the step stays at most 2^31 - 1, else 64. A loop the lowering meets without
     /// an entry here is one the checker never read (the lowering refuses it).
     pub loop_counters: Vec<(NodeRef, u8)>,
+    /// Every test the checker folded (an `if`, a `while` or a conditional expression
+    /// keyed by its own node; a `for` by the statement's node, `Some(false)` for a range
+    /// of literals that runs no iteration) and the branch it read:
+    /// - `Some(b)`: the test is computed from literals (directly or through names) and is
+    ///   `b`; the checker read only that branch (a `while False:` body, a `range(0)` body,
+    ///   `if 0:`'s body are dead);
+    /// - `None`: the test is a value of the `Const`s (`if C == 2:`): each specialization
+    ///   runs one branch, the one its `Const`s select, and the checker read each branch
+    ///   as the live one (a name bound to a different tensor on each is followed exactly);
+    ///   or a value computed on each path, different on two (each read its own branch).
+    ///
+    /// The lowering folds exactly these tests (to the branch given, or to the one its
+    /// `Const`s select), and no other: a test it cannot evaluate where the checker folded,
+    /// or evaluates to the other branch, is a disagreement it refuses (CT9002).
+    pub folded_branches: Vec<(NodeRef, Option<bool>)>,
 }
 
 impl KernelFacts {
@@ -151,6 +168,15 @@ impl KernelFacts {
             .iter()
             .find(|(n, _)| n == node)
             .map(|&(_, bits)| bits)
+    }
+
+    /// The checker's fold of the test at `node`: `None` where it did not fold it, else
+    /// `Some(Some(b))` (a test of literals) or `Some(None)` (a value of the `Const`s).
+    pub fn folded_branch(&self, node: &NodeRef) -> Option<Option<bool>> {
+        self.folded_branches
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|&(_, b)| b)
     }
 
     /// Does any obligation at `node` need a device assert?

@@ -21,6 +21,10 @@ pub struct ParamSig {
     pub default: Option<serde_json::Value>,
     #[serde(default)]
     pub variadic: bool,
+    /// A `@cutile.device` function of this many parameters, which the op calls with its
+    /// own values (`reduce`'s combiner); 0 for a value.
+    #[serde(default)]
+    pub function: u32,
 }
 
 /// `"default": null` is a default of None, not a missing default.

@@ -225,6 +225,17 @@ impl CheckResult {
             .map(|(n, bits)| (n.path.clone(), n.nid, *bits))
             .collect()
     }
+    /// `(node path, nid, branch)` of every test the checker folded: `True`/`False` for a
+    /// test of literals (only that branch was read), `None` for a value of the `Const`s
+    /// (each branch was read as the live one).
+    #[getter]
+    fn folded_branches(&self) -> Vec<(Vec<u32>, u32, Option<bool>)> {
+        self.facts
+            .folded_branches
+            .iter()
+            .map(|(n, b)| (n.path.clone(), n.nid, *b))
+            .collect()
+    }
     #[pyo3(signature = (color = false))]
     fn rendered(&self, color: bool) -> PyResult<String> {
         guard(|| Ok(cutile_diag::render(&self.files, &self.diagnostics, color)))

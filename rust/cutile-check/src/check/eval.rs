@@ -2,6 +2,7 @@
 //! per call site) and the evaluation of every expression kind.
 
 use super::*;
+use crate::fold::Ct;
 
 impl<'d> Checker<'d> {
     /// Source text of an expression, for messages.
@@ -84,7 +85,14 @@ impl<'d> Checker<'d> {
         nid: u32,
         st: &mut State,
     ) -> Val {
+        let placeholders = std::mem::take(&mut self.placeholder_args);
         let vals: Vec<(Val, &Expr)> = args.iter().map(|a| (self.eval(a, st), a)).collect();
+        // (after the arguments: a device call among them is known once it ran)
+        let cts: Vec<Option<Ct>> = if placeholders {
+            vec![None; args.len()]
+        } else {
+            args.iter().map(|a| self.ct_of(a, st)).collect()
+        };
         // Reborrow: the same root may be passed once.
         let mut seen: Vec<(usize, Span)> = Vec::new();
         for (v, e) in vals.iter().map(|(v, e)| (v, *e)) {
@@ -134,6 +142,10 @@ impl<'d> Checker<'d> {
                 (_, None) => self.scalar_param(p),
             };
             self.bind_var(&mut inner, &p.name, v);
+            if let Some(Some(ct)) = cts.get(i) {
+                let var = self.var(&p.name);
+                inner.ct.insert(var, ct.clone());
+            }
         }
         if bad_arg {
             return Val::Other;
@@ -144,8 +156,19 @@ impl<'d> Checker<'d> {
             self.frames.get(1).and_then(|f| f.call_site)
         };
         self.call_path.push(nid);
-        let ret = self.run_function(callee, site, inner);
+        let world = self.world.clone();
+        let args_key: Vec<String> = cts
+            .iter()
+            .map(|c| c.as_ref().map_or_else(|| "?".to_string(), Ct::text))
+            .collect();
+        let (ret, ct) = self.run_function(callee, site, inner, &args_key.join(", "));
+        self.world = world;
         self.call_path.pop();
+        let node = self.node_ref(nid);
+        match ct {
+            Some(ct) => self.call_ct.insert(node, ct),
+            None => self.call_ct.remove(&node),
+        };
         if ret.is_mut() {
             Val::Other
         } else {
@@ -226,10 +249,22 @@ impl<'d> Checker<'d> {
                 self.fresh_opaque()
             }
             Expr::Ifexp {
-                test, body, orelse, ..
+                test,
+                body,
+                orelse,
+                nid,
+                ..
             } => {
                 let t = self.eval(test, st);
                 self.no_mut(&t, test);
+                // A test the compiler folds: one side is evaluated, in every specialization
+                // (literals), or in this world (`Const`s, split by the statement:
+                // `Checker::tensor_choice`).
+                let kind = self.test_kind(test, st);
+                let world = self.world.clone();
+                if let Some(taken) = self.fold_test(*nid, kind, &world) {
+                    return self.eval(if taken { body } else { orelse }, st);
+                }
                 let a = self.eval(body, st);
                 let b = self.eval(orelse, st);
                 for (v, x) in [(&a, body), (&b, orelse)] {
@@ -261,8 +296,8 @@ impl<'d> Checker<'d> {
                         .iter()
                         .any(|v| matches!(v, Val::Shared(_) | Val::Sub { .. }))
                     {
-                        // The compiler folds a constant test to one side; the checker
-                        // would follow neither (an input or a partition has one owner).
+                        // Neither side can be followed (an input or a partition has one
+                        // owner); a choice by a test of `Const`s between names is split.
                         let name = self.describe(body);
                         self.report(errors::branch_tensors_differ(&name, test.span(), false));
                     }

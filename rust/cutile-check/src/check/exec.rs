@@ -1,7 +1,10 @@
 //! Statements: blocks, assignments and their moves, branches and loops (joined to a
-//! fixed point), and the opaque values that merges make.
+//! fixed point), and the opaque values that merges make. A block runs on paths, one per
+//! world (`paths.rs`): a test of `Const`s reads each branch as the live one.
 
+use super::paths::{embed, pinned, Paths, World};
 use super::*;
+use crate::fold::{Ct, Test};
 
 impl<'d> Checker<'d> {
     /// A device value the checker does not follow. Its type is not known (a tile's value,
@@ -64,7 +67,7 @@ impl<'d> Checker<'d> {
         Val::Int(Poly::atom(Atom::Opaque(id)))
     }
 
-    fn join_at(
+    pub fn join_state(
         &mut self,
         a: Option<State>,
         b: Option<State>,
@@ -110,14 +113,88 @@ impl<'d> Checker<'d> {
 
     // ---- statements ------------------------------------------------------------------
 
-    pub fn exec_block(&mut self, body: &'d [Stmt], mut st: State) -> Option<State> {
+    pub fn exec_block(&mut self, body: &'d [Stmt], world: World, st: State) -> Paths {
+        let mut paths = vec![(world, Some(st))];
         for s in body {
-            st = self.exec_stmt(s, st)?;
+            let mut next = Vec::with_capacity(paths.len());
+            for (w, st) in paths {
+                match st {
+                    Some(st) => next.extend(self.exec_stmt(s, &w, st)),
+                    None => next.push((w, None)),
+                }
+            }
+            paths = if next.len() > 1 {
+                self.collapse(next)
+            } else {
+                next
+            };
         }
-        Some(st)
+        paths
     }
 
-    fn exec_stmt(&mut self, s: &'d Stmt, mut st: State) -> Option<State> {
+    /// A conditional expression of statement `s` that chooses a tensor by a test of
+    /// `Const`s not yet taken in world `w` (its node and key): `s` then runs once per
+    /// branch.
+    fn tensor_choice(&self, s: &Stmt, w: &World, st: &State) -> Option<(u32, Rc<str>)> {
+        let tensor_arm = |e: &Expr| match e {
+            Expr::Name { id, .. } => self.var_id(id).and_then(|v| st.get(v)).is_some_and(|b| {
+                matches!(
+                    b.val,
+                    Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
+                )
+            }),
+            Expr::Method { method, .. } => method == "partition_mut",
+            _ => false,
+        };
+        let mut found = None;
+        for e in stmt_exprs(s) {
+            e.walk(&mut |x| {
+                if let Expr::Ifexp {
+                    test,
+                    body,
+                    orelse,
+                    nid,
+                    ..
+                } = x
+                {
+                    if found.is_none() && (tensor_arm(body) || tensor_arm(orelse)) {
+                        if let Test::Consts(key) = self.test_kind(test, st) {
+                            if !w.contains_key(&key) {
+                                found = Some((*nid, key));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        found
+    }
+
+    /// Bind the compile-time value of an assignment's target(s).
+    fn bind_ct(&mut self, t: &Target, ct: Option<Ct>, st: &mut State) {
+        match (t, ct) {
+            (Target::Name { id, .. }, Some(ct)) => {
+                let var = self.var(id);
+                st.ct.insert(var, ct);
+            }
+            (Target::Tuple { elts, .. }, Some(Ct::Tuple(items))) if items.len() == elts.len() => {
+                for (t, c) in elts.iter().zip(items) {
+                    self.bind_ct(t, c, st);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn exec_stmt(&mut self, s: &'d Stmt, w: &World, mut st: State) -> Paths {
+        self.world = w.clone();
+        if let Some((nid, key)) = self.tensor_choice(s, w, &st) {
+            self.note_fold(nid, None);
+            let mut out = self.exec_stmt(s, &pinned(w, &key, true), st.clone());
+            out.extend(self.exec_stmt(s, &pinned(w, &key, false), st));
+            return out;
+        }
+        let reach = |st: State| vec![(w.clone(), Some(st))];
         let header_hi = match s {
             Stmt::If { test, .. } | Stmt::While { test, .. } => test.span().hi,
             Stmt::For { iter, .. } => iter.span().hi,
@@ -140,6 +217,8 @@ impl<'d> Checker<'d> {
                     if elts.len() == vals.len() {
                         // Pairwise: evaluate every value first (Python semantics), then bind.
                         let vs: Vec<Val> = vals.iter().map(|v| self.eval(v, &mut st)).collect();
+                        let cts: Vec<Option<Ct>> =
+                            vals.iter().map(|v| self.ct_of(v, &st)).collect();
                         // `a, b = z, z` would leave two live names for one output.
                         let mut roots: Vec<usize> = Vec::new();
                         for (v, e) in vs.iter().zip(vals) {
@@ -158,13 +237,16 @@ impl<'d> Checker<'d> {
                         for (v, e) in vs.iter().zip(vals) {
                             self.move_out(e, v, &mut st);
                         }
-                        for (t, v) in elts.iter().zip(vs) {
+                        for ((t, v), ct) in elts.iter().zip(vs).zip(cts) {
                             self.bind_target(t, v, &mut st);
+                            self.bind_ct(t, ct, &mut st);
                         }
-                        return Some(st);
+                        return reach(st);
                     }
                 }
                 let v = self.eval(value, &mut st);
+                // (after the value: a device call's result is known once it ran)
+                let ct = self.ct_of(value, &st);
                 if v.is_mut() && targets.len() > 1 {
                     let name = self.describe(value);
                     self.report(errors::untracked_mut(
@@ -176,8 +258,9 @@ impl<'d> Checker<'d> {
                 self.move_out(value, &v, &mut st);
                 for t in targets {
                     self.bind_target(t, v.clone(), &mut st);
+                    self.bind_ct(t, ct.clone(), &mut st);
                 }
-                Some(st)
+                reach(st)
             }
             Stmt::AugAssign {
                 target,
@@ -203,46 +286,73 @@ impl<'d> Checker<'d> {
                     ));
                 }
                 let rhs = self.eval(value, &mut st);
+                let ct = match target {
+                    Target::Name { id, .. } => {
+                        let var = self.var(id);
+                        Self::ct_binop(*op, st.ct.get(&var).cloned(), self.ct_of(value, &st))
+                    }
+                    Target::Tuple { .. } => None,
+                };
                 let v = crate::effects::arith(self, *op, &cur, &rhs, *span);
                 self.bind_target(target, v, &mut st);
-                Some(st)
+                self.bind_ct(target, ct, &mut st);
+                reach(st)
             }
             Stmt::Expr { value, .. } => {
                 let v = self.eval(value, &mut st);
                 let _ = v;
-                Some(st)
+                reach(st)
             }
             Stmt::Assert { test, .. } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
-                Some(st)
+                reach(st)
             }
-            Stmt::Pass { .. } => Some(st),
+            Stmt::Pass { .. } => reach(st),
             Stmt::If {
-                test, body, orelse, ..
+                test,
+                body,
+                orelse,
+                nid,
+                ..
             } => {
                 let v = self.eval(test, &mut st);
                 self.no_mut(&v, test);
-                // `if True:` / `if False:` (a literal, or a module-level flag the frontend
-                // folded): only that branch runs, as the lowering emits only that branch;
-                // the other is not checked either, so it cannot reject a kernel.
-                if let Expr::Const {
-                    value: cutile_kast::ConstValue::Bool(taken),
-                    ..
-                } = test
-                {
-                    return self.exec_block(if *taken { body } else { orelse }, st);
+                let kind = self.test_kind(test, &st);
+                match (kind.clone(), self.fold_test(*nid, kind, w)) {
+                    // Literals (`if 0:`, a module-level flag the frontend folded): only that
+                    // branch runs, in every specialization, as the lowering emits only
+                    // that branch; the other is dead, not checked, so it cannot reject a
+                    // kernel. A test of `Const`s taken already in this world: the same.
+                    (_, Some(taken)) => {
+                        return self.exec_block(if taken { body } else { orelse }, w.clone(), st)
+                    }
+                    // A test of `Const`s: each specialization runs one branch, for every
+                    // block, so each is read as the live one, in its own world.
+                    (Test::Consts(key), None) => {
+                        let mut out = self.exec_block(body, pinned(w, &key, true), st.clone());
+                        out.extend(self.exec_block(orelse, pinned(w, &key, false), st));
+                        return self.collapse(out);
+                    }
+                    _ => {}
+                }
+                if let Some(f) = self.frame() {
+                    f.runtime_flow = true;
                 }
                 let pre = st.conditional;
                 st.conditional = true;
-                let a = self.exec_block(body, st.clone());
-                let b = self.exec_block(orelse, st);
-                self.refuse_diverging_tensors(a.as_ref(), b.as_ref(), test.span(), false);
-                // After the `if`, code runs on every path unless a branch left.
-                let left = a.is_none() || b.is_none();
-                let mut out = self.join_at(a, b, MoveWhy::Branch, s.nid());
-                if let Some(o) = out.as_mut() {
-                    o.conditional = pre || left;
+                let a = self.exec_block(body, w.clone(), st.clone());
+                let b = self.exec_block(orelse, w.clone(), st);
+                let mut out = Vec::new();
+                for (w, a, b) in Self::pair_up(a, &b) {
+                    self.refuse_diverging_tensors(a.as_ref(), b.as_ref(), test.span(), false);
+                    // After the `if`, code runs on every path unless a branch left.
+                    let left = a.is_none() || b.is_none();
+                    let mut o = self.join_state(a, b, MoveWhy::Branch, s.nid());
+                    if let Some(o) = o.as_mut() {
+                        o.conditional = pre || left;
+                    }
+                    out.push((w, o));
                 }
                 out
             }
@@ -250,7 +360,7 @@ impl<'d> Checker<'d> {
                 if let Some(f) = self.frame() {
                     f.unsafe_depth += 1;
                 }
-                let out = self.exec_block(body, st);
+                let out = self.exec_block(body, w.clone(), st);
                 if let Some(f) = self.frame() {
                     f.unsafe_depth = f.unsafe_depth.saturating_sub(1);
                 }
@@ -269,53 +379,79 @@ impl<'d> Checker<'d> {
                     }
                     None => Val::Other,
                 };
+                let ct = value.as_ref().and_then(|e| self.ct_of(e, &st));
                 if let Some(f) = self.frame() {
                     f.returns.push(v);
+                    f.returns_ct.push(ct);
                 }
-                None
+                vec![(w.clone(), None)]
             }
             Stmt::Break { .. } | Stmt::Continue { .. } => {
                 let is_break = matches!(s, Stmt::Break { .. });
                 if let Some(l) = self.frame().and_then(|f| f.loops.last_mut()) {
                     if is_break {
-                        l.breaks.push(st);
+                        l.breaks.push((w.clone(), st));
                     } else {
-                        l.continues.push(st);
+                        l.continues.push((w.clone(), st));
                     }
                 }
-                None
+                vec![(w.clone(), None)]
             }
             Stmt::For {
                 target,
                 iter,
                 body,
                 span,
-                ..
+                nid,
             } => {
+                // `for _ in range(0):` runs no iteration in any specialization: the lowering
+                // emits nothing for it, and its body is dead.
+                if self.empty_literal_range(iter) {
+                    self.note_fold(*nid, Some(false));
+                    return reach(st);
+                }
                 let binder = crate::loops::loop_binder(self, target, iter, &mut st);
                 let once = runs_once(iter);
-                Some(self.exec_loop(*span, s.nid(), st, body, Some((target, binder)), None, once))
+                let l = (target, binder);
+                self.exec_loop(*span, *nid, w, st, body, Some(l), None, once)
             }
             Stmt::While {
-                test, body, span, ..
-            } => Some(self.exec_loop(*span, s.nid(), st, body, None, Some(test), false)),
+                test,
+                body,
+                span,
+                nid,
+            } => {
+                // `while False:`: nothing runs, in any specialization. (The test is read
+                // first: a device call in it is known once it ran.)
+                let mut probe = st.clone();
+                let _ = self.eval(test, &mut probe);
+                if self.test_kind(test, &probe) == Test::Lit(false) {
+                    self.note_fold(*nid, Some(false));
+                    return reach(st);
+                }
+                self.exec_loop(*span, *nid, w, st, body, None, Some((*nid, test)), false)
+            }
         }
     }
 
     /// A loop: iterate the body until the head state is stable (moves made in one
     /// iteration are seen by the next), then join the exits. `once`: the body surely runs
-    /// (a range of constants that is not empty).
+    /// (a range of constants that is not empty). `test`: a `while`'s, with its node.
     #[allow(clippy::too_many_arguments)]
     fn exec_loop(
         &mut self,
         span: Span,
         nid: u32,
+        world: &World,
         st: State,
         body: &'d [Stmt],
         target: Option<(&'d Target, Val)>,
-        test: Option<&'d Expr>,
+        test: Option<(u32, &'d Expr)>,
         once: bool,
-    ) -> State {
+    ) -> Paths {
+        if let Some(f) = self.frame() {
+            f.runtime_flow = true;
+        }
         let pre = st.conditional;
         let returns = self.frames.last().map_or(0, |f| f.returns.len());
         let mut assigned = BTreeSet::new();
@@ -328,86 +464,107 @@ impl<'d> Checker<'d> {
             }
             _ => {}
         });
-        // Widen integers assigned in the body: their value at the head is unknown.
-        let mut head = st;
+        // Widen integers assigned in the body: their value at the head is unknown (and
+        // not known at compile time: the compiler carries them through the loop).
+        let mut first = st;
         for n in &assigned {
             let id = self.var(n);
-            if let Some(b) = head.get(id) {
+            first.ct.remove(&id);
+            if let Some(b) = first.get(id) {
                 if matches!(b.val, Val::Int(_) | Val::Tuple(_) | Val::Minted { .. }) {
                     let v = self.merged_opaque(id, nid);
-                    if let Some(b) = head.get_mut(id) {
+                    if let Some(b) = first.get_mut(id) {
                         b.val = v;
                     }
                 }
             }
         }
-        let before = head.clone();
-        let mut breaks = Vec::new();
-        let mut after_test = head.clone();
-        let mut last_back: Vec<State> = Vec::new();
+        let before = first.clone();
+        let mut head: Paths = vec![(world.clone(), Some(first))];
+        let mut exits: Paths = Vec::new();
+        // Every state that leaves an iteration of the last pass (fall-through, `continue`,
+        // `break`), one by one: a meet would hide the ones that differ from `before`.
+        let mut leaving: Vec<State> = Vec::new();
         for _ in 0..MAX_LOOP_PASSES {
-            let mut s = head.clone();
-            s.conditional = pre || !once;
-            if let Some(t) = test {
-                let v = self.eval(t, &mut s);
-                self.no_mut(&v, t);
+            let mut back_all: Paths = Vec::new();
+            exits.clear();
+            leaving.clear();
+            for (wh, sh) in &head {
+                let Some(sh) = sh else {
+                    back_all.push((wh.clone(), None));
+                    exits.push((wh.clone(), None));
+                    continue;
+                };
+                let mut s = sh.clone();
+                s.conditional = pre || !once;
+                self.world = wh.clone();
+                if let Some((tid, t)) = test {
+                    let v = self.eval(t, &mut s);
+                    self.no_mut(&v, t);
+                    let kind = self.test_kind(t, &s);
+                    let _ = self.fold_test(tid, kind, wh);
+                }
+                let after_test = s.clone();
+                if let Some((t, v)) = &target {
+                    self.bind_target(t, v.clone(), &mut s);
+                }
+                if let Some(f) = self.frame() {
+                    f.loops.push(LoopCtx {
+                        span,
+                        breaks: Vec::new(),
+                        continues: Vec::new(),
+                    });
+                }
+                let out = self.exec_block(body, wh.clone(), s);
+                let ctx = self.frame().and_then(|f| f.loops.pop());
+                let (brk, cont) = ctx.map(|c| (c.breaks, c.continues)).unwrap_or_default();
+                leaving.extend(out.iter().filter_map(|(_, o)| o.clone()));
+                leaving.extend(cont.iter().chain(&brk).map(|(_, c)| c.clone()));
+                let mut back = out;
+                for (wc, c) in cont {
+                    back = self.meet(back, &embed(wh, &wc, c), MoveWhy::Assign, nid);
+                }
+                back_all.extend(back);
+                let mut exit = vec![(wh.clone(), Some(after_test))];
+                for (wb, b) in brk {
+                    exit = self.meet(exit, &embed(wh, &wb, b), MoveWhy::Assign, nid);
+                }
+                exits.extend(exit);
             }
-            after_test = s.clone();
-            if let Some((t, v)) = &target {
-                self.bind_target(t, v.clone(), &mut s);
+            let mut new_head = self.meet(head.clone(), &back_all, MoveWhy::Loop, nid);
+            for (_, h) in &mut new_head {
+                if let Some(h) = h {
+                    h.conditional = pre;
+                }
             }
-            if let Some(f) = self.frame() {
-                f.loops.push(LoopCtx {
-                    span,
-                    breaks: Vec::new(),
-                    continues: Vec::new(),
-                });
-            }
-            let out = self.exec_block(body, s);
-            let ctx = self.frame().and_then(|f| f.loops.pop());
-            let (brk, cont) = ctx.map(|c| (c.breaks, c.continues)).unwrap_or_default();
-            breaks = brk;
-            // Every state that goes round again, one by one (a join would hide the ones
-            // that differ from `before`).
-            last_back = out.iter().chain(&cont).cloned().collect();
-            let mut back = out;
-            for c in cont {
-                back = self.join_at(back, Some(c), MoveWhy::Assign, nid);
-            }
-            let mut new_head = match back {
-                Some(b) => self
-                    .join_at(Some(head.clone()), Some(b), MoveWhy::Loop, nid)
-                    .unwrap_or_else(|| head.clone()),
-                None => head.clone(),
-            };
-            new_head.conditional = head.conditional;
+            let new_head = self.collapse(new_head);
             if new_head == head {
                 break;
             }
             head = new_head;
         }
         // A name may not hold one tensor before the loop and another after an iteration:
-        // the compiler runs no iteration of `while False:` (a test folded on `Const`s),
-        // which this checker does not fold, so the owner it follows could be the other one.
-        let at = test.map_or(span, |t| t.span());
-        for out in last_back.iter().chain(&breaks) {
+        // the compiler runs no iteration of a `while` whose test folds to false on the
+        // `Const`s (no world of this loop pins it), and a run-time test may stop before
+        // any, so the owner the meet follows could be the other one.
+        let at = test.map_or(span, |(_, t)| t.span());
+        for out in &leaving {
             self.refuse_diverging_tensors(Some(&before), Some(out), at, true);
         }
-        let mut exit = Some(after_test);
-        for b in breaks {
-            exit = self.join_at(exit, Some(b), MoveWhy::Assign, nid);
-        }
-        let mut out = exit.unwrap_or(head);
         // After the loop, code runs on every path, unless the body may have returned.
         let returned = self.frames.last().map_or(0, |f| f.returns.len()) > returns;
-        out.conditional = pre || returned;
-        out
+        for (_, x) in &mut exits {
+            if let Some(x) = x {
+                x.conditional = pre || returned;
+            }
+        }
+        self.collapse(exits)
     }
 
-    /// After an `if`, a name may not hold different tensors (outputs, sub-partitions,
-    /// inputs) on the two paths: the compiler folds a constant test (`if 0:`, `if C == 2:`)
-    /// to one branch, which this checker does not, so the owner it would follow could be
-    /// the other branch's.
+    /// After an `if` on a test known only on the device, a name may not hold different
+    /// tensors (outputs, sub-partitions, inputs) on the two paths: no single owner can be
+    /// followed (and the compiler refuses the merge). A test the compiler folds is read
+    /// branch by branch instead (`Stmt::If`).
     /// `in_loop`: `a` is the state before a loop, `b` one after an iteration of it.
     fn refuse_diverging_tensors(
         &mut self,
@@ -419,22 +576,16 @@ impl<'d> Checker<'d> {
         let (Some(a), Some(b)) = (a, b) else {
             return;
         };
-        let tensor = |v: &Val| {
-            matches!(
-                v,
-                Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
-            )
-        };
-        for (i, (x, y)) in a.vars.iter().zip(&b.vars).enumerate() {
-            let (Some(x), Some(y)) = (x.as_ref(), y.as_ref()) else {
-                continue;
-            };
-            if x.val != y.val && (tensor(&x.val) || tensor(&y.val)) {
-                let name = self
-                    .var_names
-                    .get(i)
-                    .map_or_else(String::new, |n| n.to_string());
-                self.report(errors::branch_tensors_differ(&name, at, in_loop));
+        let mut b = b.clone();
+        // Report every such name, not only the first.
+        while let Some(i) = Self::tensors_diverge(a, &b) {
+            let name = self
+                .var_names
+                .get(i)
+                .map_or_else(String::new, |n| n.to_string());
+            self.report(errors::branch_tensors_differ(&name, at, in_loop));
+            if let (Some(x), Some(y)) = (a.vars.get(i), b.vars.get_mut(i)) {
+                y.clone_from(x);
             }
         }
     }

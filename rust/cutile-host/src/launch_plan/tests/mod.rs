@@ -53,6 +53,7 @@ fn facts(params: &[ParamSpec], persistent: &[&str], preds: Vec<Pred>) -> KernelF
             })
             .collect(),
         loop_counters: vec![],
+        folded_branches: vec![],
     }
 }
 
