@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from typing import Any
 
 import numpy as np
@@ -174,6 +175,41 @@ def test_a_racy_branch_of_a_const_test_is_rejected(tmp_path: Any) -> None:
     assert "CT2001" in info.value.codes
     # the blocks named collide only where the `Const`s select the branch
     assert "this store runs only on some paths" in str(info.value)
+
+
+def _many_choices(n: int) -> str:
+    params = ", ".join(f"C{i}: Const[int]" for i in range(n))
+    src = ("@cutile.entry\ndef k(z: Mut[Tensor[f32, [16]]], x: Tensor[f32, [16]], "
+           f"y: Tensor[f32, [16]], {params}):\n")
+    for i in range(n):
+        src += f"    if C{i} == 1:\n        a{i} = x\n    else:\n        a{i} = y\n"
+    src += "    acc = zeros((16,), f32)\n"
+    src += "".join(f"    acc = acc + a{i}.load_tile((16,), (0,))\n" for i in range(n))
+    return src + "    z.store(acc)\n"
+
+
+@pytest.mark.parametrize("n", [16, 40])
+def test_tensor_choices_past_six_const_tests_are_ct1010_not_a_hang(tmp_path: Any,
+                                                                   n: int) -> None:
+    # the worlds double at each test that chooses a tensor: 6 are followed, 12 took 20 s
+    # and 16 would take hours; past 6 a test is read as a run-time one
+    k = load_kernel(tmp_path, _many_choices(n))
+    t0 = time.perf_counter()
+    with pytest.raises(cutile.KernelCheckError) as info:
+        k.check()
+    assert time.perf_counter() - t0 < 10
+    assert set(info.value.codes) == {"CT1010"}
+
+
+def test_six_const_tests_that_choose_tensors_are_followed(tmp_path: Any) -> None:
+    k = load_kernel(tmp_path, _many_choices(6))
+    k.check()
+    x = np.arange(16, dtype=np.float32)
+    y = -2 * x
+    consts = {f"C{i}": int(i % 2 == 0) for i in range(6)}
+    z, *_ = k(api.zeros([16], f32).partition([16]), api.from_numpy(x), api.from_numpy(y),
+              **consts).sync()
+    np.testing.assert_allclose(z.unpartition().to_numpy(), 3 * x + 3 * y)
 
 
 FOLDS = """

@@ -134,6 +134,10 @@ pub struct Checker<'d> {
 
 const MAX_INLINE_DEPTH: usize = 32;
 const MAX_LOOP_PASSES: usize = 4;
+/// Tests of `Const`s a path may be split at (`check/paths.rs`): at most 2^6 worlds. Past
+/// them a test is read as a run-time one (both branches, joined; a tensor chosen there is
+/// CT1010), since the worlds, and the checker's time, double at each such test.
+const MAX_WORLD_TESTS: usize = 6;
 
 fn dim_poly(d: &Dim, param: &str, axis: usize) -> Poly {
     match d {

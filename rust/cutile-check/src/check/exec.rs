@@ -159,7 +159,7 @@ impl<'d> Checker<'d> {
                 {
                     if found.is_none() && (tensor_arm(body) || tensor_arm(orelse)) {
                         if let Test::Consts(key) = self.test_kind(test, st) {
-                            if !w.contains_key(&key) {
+                            if !w.contains_key(&key) && w.len() < MAX_WORLD_TESTS {
                                 found = Some((*nid, key));
                             }
                         }
@@ -329,11 +329,13 @@ impl<'d> Checker<'d> {
                     }
                     // A test of `Const`s: each specialization runs one branch, for every
                     // block, so each is read as the live one, in its own world.
-                    (Test::Consts(key), None) => {
+                    (Test::Consts(key), None) if w.len() < MAX_WORLD_TESTS => {
                         let mut out = self.exec_block(body, pinned(w, &key, true), st.clone());
                         out.extend(self.exec_block(orelse, pinned(w, &key, false), st));
                         return self.collapse(out);
                     }
+                    // Past MAX_WORLD_TESTS, the device decides (the lowering emits both).
+                    (Test::Consts(_), None) => self.note_runtime(*nid),
                     _ => {}
                 }
                 if let Some(f) = self.frame() {
