@@ -131,6 +131,11 @@ class Mut:
         if not isinstance(inner, TensorSpec):
             raise _wrong("use Mut[Tensor[dtype, tile_shape]]",
                          "`Mut` wraps one `Tensor[...]`: `Mut[Tensor[f32, ['B']]]`")
+        if not inner.shape:
+            # every launch would refuse it (CT6004): an output's tiles make the grid
+            raise _wrong("Mut[Tensor[...]]: an output's tile has at least one axis; got rank 0",
+                         "the tiles of the outputs make the launch grid; one value is "
+                         "`Mut[Tensor[f32, [1]]]`")
         return MutSpec(inner)
 
 

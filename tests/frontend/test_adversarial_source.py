@@ -130,6 +130,7 @@ def test_a_global_whose_attribute_raises_is_ct0002(tmp_path: pathlib.Path) -> No
     ("Mut[Tensor[f32, 16]]", "must be a list"),
     ("Mut[Tensor[float, [16]]]", "use Tensor[dtype, shape]"),
     ("Mut[f32]", "use Mut[Tensor"),
+    ("Mut[Tensor[f32, []]]", "got rank 0"),
     ("Const[str]", "use Const[int]"),
 ])
 def test_a_wrong_annotation_is_a_coded_error_at_its_line(annotation: str, needle: str,
