@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 from .errors import ConfigError
@@ -56,10 +57,11 @@ HintValue = int | ByTarget | None
 
 
 def _check(name: str, value: Any, allowed: tuple[int, ...], meaning: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+    # numpy integers too, as `Const`s take them (a swept value is often one)
+    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) not in allowed:
         raise ConfigError(f"`{name}={value!r}` is not {meaning}", code="CT8020",
                           hint=f"`{name}` takes {meaning}, or `cutile.ByTarget(...)` of those")
-    return value
+    return int(value)
 
 
 def entry_hints(**given: HintValue) -> dict[str, dict[str, int]]:

@@ -92,6 +92,16 @@ def test_bad_hints_are_config_errors_at_the_decorator(kwargs: dict[str, object],
     assert info.value.code == "CT8020" and needle in str(info.value)
 
 
+def test_numpy_integer_hints_are_ints() -> None:
+    # a swept value is often a numpy integer; `Const`s take them, so do hints
+    k = make_gemm(occupancy=np.int64(2), num_ctas=cutile.ByTarget(sm_90=np.int32(2)))
+    assert k.hints["default"]["occupancy"] == 2
+    assert type(k.hints["default"]["occupancy"]) is int
+    assert k.hints["sm_90"]["num_cta_in_cga"] == 2
+    with pytest.raises(cutile.ConfigError):
+        make_gemm(occupancy=np.bool_(True))
+
+
 def test_bytarget_names_architectures() -> None:
     with pytest.raises(cutile.ConfigError, match="not a GPU architecture"):
         cutile.ByTarget(hopper=2)
