@@ -277,6 +277,18 @@ ERROR_CASES: list[tuple[str, EntryKernel, Any]] = [
 ]
 
 
+@cutile.entry
+def times(z: Mut[Tensor[f32, [16]]], C: Const[int]):
+    z.store(z.load() * C)
+
+
+@pytest.mark.parametrize("c", [2**31, 2**63, -(2**64)])
+def test_an_int_const_past_32_or_64_bits_is_ct6103(c: int) -> None:
+    # one past 64 bits reached the native binder as "another value": CT6102, "expects an
+    # int, got an int"
+    assert launch_outcome(times, (_p([16], [16]),), {"C": c}) == "CT6103"
+
+
 @pytest.mark.parametrize("index", range(len(ERROR_CASES)))
 def test_each_misuse_has_its_error(index: int) -> None:
     code, kernel, make = ERROR_CASES[index]

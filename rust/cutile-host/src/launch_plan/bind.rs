@@ -168,15 +168,26 @@ impl LaunchPlan {
                 (ConstType::Float, Some(Arg::Int(v))) => Value::Float(*v as f64),
                 (ConstType::Bool, Some(Arg::Bool(v))) => Value::Bool(*v),
                 (_, Some(Arg::Other)) => {
+                    let seen = describe(Which::Const(i));
+                    // an int past 64 bits reaches here as "another value": its type is
+                    // right, its size is not (CT6103, as for one past 32 bits below)
+                    if let (ConstType::Int, Some(big)) = (c.ty, seen.strip_prefix("an int ")) {
+                        if last_word {
+                            return Err(launch_err(
+                                "CT6103",
+                                format!("`{}` = {big} does not fit in 32 bits", c.name),
+                                Some(
+                                    "int Consts are 32-bit integers; compute larger values \
+                                     from them"
+                                        .into(),
+                                ),
+                            ));
+                        }
+                    }
                     return Err(other(
-                        format!(
-                            "`{}` expects {}, got {}",
-                            c.name,
-                            ty_name(c.ty),
-                            describe(Which::Const(i))
-                        ),
+                        format!("`{}` expects {}, got {seen}", c.name, ty_name(c.ty)),
                         "CT6102",
-                    ))
+                    ));
                 }
                 (_, Some(a)) => {
                     return Err(launch_err(
