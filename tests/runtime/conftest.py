@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,13 @@ def one_process_two_devices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     cutile.distributed.destroy()
     monkeypatch.undo()
     driver.reset_for_tests(None)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh kernel and autotune cache, and no `CUTILE_AUTOTUNE` override (the autotuning
+    tests use it for every test)."""
+    where = tmp_path / "cache"
+    monkeypatch.setenv("CUTILE_CACHE_DIR", str(where))
+    monkeypatch.delenv("CUTILE_AUTOTUNE", raising=False)
+    return where

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from autotune_kernels import matmul, scale
 
 import cutile
 from cutile import api
@@ -24,7 +25,6 @@ from cutile.core import (
     Const,
     Mut,
     Tensor,
-    block_id,
     f16,
     f32,
     load_tile_like,
@@ -35,19 +35,10 @@ from cutile.core import (
 from cutile.errors import AutotuneError, ConfigError, LaunchError
 from cutile.tuning import bench
 
+pytestmark = pytest.mark.usefixtures("cache_dir")
+
 PACKAGE_ROOT = str(Path(cutile.__file__).resolve().parents[1])
 C = cutile.Config
-
-
-@cutile.entry
-def matmul(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f16, [-1, -1]],
-           y: Tensor[f16, [-1, -1]], BM: Const[int], BN: Const[int], BK: Const[int]):
-    acc = zeros((BM, BN), f32)
-    for k in range(num_tiles(x, 1, (BM, BK))):
-        a = x.load_tile((BM, BK), (block_id(0), k))
-        b = y.load_tile((BK, BN), (k, block_id(1)))
-        acc = mma(a, b, acc)
-    z.store(acc)
 
 
 @cutile.entry
@@ -61,20 +52,7 @@ def persistent_matmul(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f16, [-1, -1]
         z.store(acc, index=(i, j))
 
 
-@cutile.entry
-def scale(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
-    z.store(load_tile_like(x, z) * a)
-
-
 GOOD = [C({"BM": 32, "BN": 32, "BK": 16}), C({"BM": 64, "BN": 32, "BK": 32}, occupancy=2)]
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("CUTILE_CACHE_DIR", str(where))
-    monkeypatch.delenv("CUTILE_AUTOTUNE", raising=False)
-    return where
 
 
 def operands(m: int = 96, n: int = 80, k: int = 72, seed: int = 0

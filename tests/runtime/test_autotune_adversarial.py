@@ -13,50 +13,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from autotune_kernels import matmul, scale
 
 import cutile
 from cutile import api
 from cutile.core import (
-    Const,
-    Mut,
-    Tensor,
-    block_id,
-    f16,
     f32,
-    load_tile_like,
-    mma,
-    num_tiles,
-    zeros,
 )
 from cutile.errors import ConfigError, LaunchError
 from cutile.tuning import bench
 
+pytestmark = pytest.mark.usefixtures("cache_dir")
+
 C = cutile.Config
 rng = np.random.default_rng(7)
-
-
-@cutile.entry
-def scale(z: Mut[Tensor[f32, ["B"]]], x: Tensor[f32, [-1]], a: f32, B: Const[int]):
-    z.store(load_tile_like(x, z) * a)
-
-
-@cutile.entry
-def matmul(z: Mut[Tensor[f32, ["BM", "BN"]]], x: Tensor[f16, [-1, -1]],
-           y: Tensor[f16, [-1, -1]], BM: Const[int], BN: Const[int], BK: Const[int]):
-    acc = zeros((BM, BN), f32)
-    for k in range(num_tiles(x, 1, (BM, BK))):
-        a = x.load_tile((BM, BK), (block_id(0), k))
-        b = y.load_tile((BK, BN), (k, block_id(1)))
-        acc = mma(a, b, acc)
-    z.store(acc)
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("CUTILE_CACHE_DIR", str(where))
-    monkeypatch.delenv("CUTILE_AUTOTUNE", raising=False)
-    return where
 
 
 def scaled(tuned: Any, n: int = 100, device: int | None = None) -> Any:
