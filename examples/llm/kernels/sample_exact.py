@@ -54,6 +54,12 @@ def order_key(x):
     return b ^ ((b >> 31) & 0x7FFFFFFF)
 
 
+@cutile.device
+def kept_weight(x, cut, inv_temp, mz):
+    """exp(x / T - max / T) where x's key is at least `cut`, else 0."""
+    return where(order_key(x) >= cut, exp(x * inv_temp - mz), 0.0)
+
+
 @cutile.entry
 def sample_exact(tokens: Mut[Tensor[i32, ["TS"]]], pos: Mut[Tensor[i32, [1]]],
                  logits: Tensor[f32, [-1]], inv_temp: f32, top_p: f32, top_k: i32, seed: u32,
@@ -85,8 +91,7 @@ def sample_exact(tokens: Mut[Tensor[i32, ["TS"]]], pos: Mut[Tensor[i32, [1]]],
         z = zeros((1,), f32)
         for t in range(NT):
             x = logits.load_tile((CH,), (t,), padding="neg_inf")
-            e = exp(x * inv_temp - mz)
-            z = z + where(order_key(x) >= kth, e, 0.0).sum(keepdims=True)
+            z = z + kept_weight(x, kth, inv_temp, mz).sum(keepdims=True)
         need = z * top_p
         # s: the largest key with (mass of kept keys above s) >= need; keep keys above s
         s = full((1,), INT_MIN, i32)
@@ -107,14 +112,14 @@ def sample_exact(tokens: Mut[Tensor[i32, ["TS"]]], pos: Mut[Tensor[i32, [1]]],
     w = zeros((1,), f32)                              # 4. the kept mass, then the draw
     for t in range(NT):
         x = logits.load_tile((CH,), (t,), padding="neg_inf")
-        w = w + where(order_key(x) >= cut, exp(x * inv_temp - mz), 0.0).sum(keepdims=True)
+        w = w + kept_weight(x, cut, inv_temp, mz).sum(keepdims=True)
     u = uniform(pos.load().astype(u32), seed) * w
     run = zeros((1,), f32)
     tok = best                       # if rounding leaves u past the last running sum
     found = zeros((1,), i32)
     for t in range(NT):
         x = logits.load_tile((CH,), (t,), padding="neg_inf")
-        e = where(order_key(x) >= cut, exp(x * inv_temp - mz), 0.0)
+        e = kept_weight(x, cut, inv_temp, mz)
         hit = where(cumsum(e) + run > u, 1, 0)
         take = (found == 0) & (hit.max(keepdims=True) > 0)
         tok = where(take, argmax(hit, keepdims=True) + t * CH, tok)
