@@ -76,8 +76,11 @@ impl HostRegistry {
         };
         for s in mine {
             if let Some(st) = self.storages.get_mut(&s) {
+                let had = !st.holders.is_empty();
                 st.holders.retain(|&h| h != op);
-                self.guarded -= usize::from(st.holders.is_empty());
+                if had && st.holders.is_empty() {
+                    self.guarded = self.guarded.saturating_sub(1);
+                }
             }
         }
     }

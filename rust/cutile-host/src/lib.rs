@@ -535,7 +535,9 @@ impl HostRegistry {
         match self.storages.remove(&storage) {
             Some(st) => {
                 self.foreign -= usize::from(st.foreign());
-                self.guarded -= usize::from(!st.holders.is_empty());
+                self.guarded = self
+                    .guarded
+                    .saturating_sub(usize::from(!st.holders.is_empty()));
                 true
             }
             None => false,
