@@ -44,8 +44,9 @@ class DecodeGraph:
         """Enqueue one decode step; returns the replay (`.wait()` for it)."""
         # checked on the host: a replay past the last position fails its device check
         self.engine.check_room(1, self.start + self.replays)
-        self.replays += 1
-        return self.graph.replay()
+        replay = self.graph.replay()
+        self.replays += 1  # (a replay that failed to run did not advance the position)
+        return replay
 
     def wait(self) -> None:
         self.graph.wait()

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+import cutile
 from cutile import api
 from cutile.api import Tensor
 from cutile.core import bf16, f32, i32
@@ -113,11 +114,26 @@ def take(a: Out) -> Any:
         part = t.partition(list(a.tile))
     else:
         a.slot.t = None  # type: ignore[assignment]
-        t = t.partition(list(t.shape)).unpartition()
-        view = t.reshape(list(a.view))
+        try:
+            whole = t.partition(list(t.shape)).unpartition()
+        except BaseException:
+            a.slot.t = t  # (refused: the slot keeps its tensor)
+            raise
         del t
-        part = view.partition(list(a.tile))
-    return part if a.blocks is None else part.persistent(a.blocks)
+        view = whole.reshape(list(a.view))
+        del whole
+        try:
+            part = view.partition(list(a.tile))
+        except BaseException:
+            a.slot.t = view.reshape(list(a.slot.shape))
+            raise
+    if a.blocks is None:
+        return part
+    try:
+        return part.persistent(a.blocks)
+    except BaseException:
+        give_back(a, part)
+        raise
 
 
 def give_back(a: Out, got: Any) -> None:
@@ -151,6 +167,9 @@ class Engine:
         self.prefill_k = prefill_kernels(self.plan.prefill)
         # the ops `_run` queued inside `_chained()` (None: `_run` launches and waits)
         self._chain: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] | None = None
+        # the slots' tensors the ops launched now hold (partitioned), by slot: handed back
+        # to the slots if a launch fails (`_recover`)
+        self._taken: dict[int, tuple[Out, Any]] = {}
         # called with (kernel, op) before each op runs (benchmarks record launches)
         self.observer: Callable[[Any, Any], None] | None = None
         self._alloc_buffers()
@@ -219,13 +238,27 @@ class Engine:
         if self._chain is not None:
             self._chain.append((kernel, args, kw))
             return
-        self._take_back(args, self._op(kernel, args, kw).sync())
+        try:
+            op = self._op(kernel, args, kw)
+            back = op.sync()
+        except BaseException:
+            op = None  # (a started op hands its tensors back when dropped)
+            self._recover()
+            raise
+        self._take_back(args, back)
 
     def _op(self, kernel: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
         """The op of a launch, its `Out` slots partitioned (through views, persistent when
         asked), with programmatic dependent launch when the plan says so."""
-        bound = [take(a) if isinstance(a, Out) else a.t if isinstance(a, Slot)
-                 else a.slot.t[a.index] if isinstance(a, Row) else a for a in args]
+        bound = []
+        for a in args:
+            if isinstance(a, Out):
+                part = take(a)
+                self._taken[id(a.slot)] = (a, part)
+                bound.append(part)
+            else:
+                bound.append(a.t if isinstance(a, Slot) else a.slot.t[a.index]
+                             if isinstance(a, Row) else a)
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
             kernel = with_pdl(kernel, self.plan.pdl_early)
@@ -238,11 +271,29 @@ class Engine:
         self.ops += 1
         return op
 
-    @staticmethod
-    def _take_back(args: tuple[Any, ...], back: Any) -> None:
+    def _take_back(self, args: tuple[Any, ...], back: Any) -> None:
         for a, got in zip(args, back if isinstance(back, tuple) else (back,), strict=False):
             if isinstance(a, Out):
                 give_back(a, got)
+                self._taken.pop(id(a.slot), None)
+
+    def _recover(self) -> None:
+        """A launch failed (refused, failed to start, or its device work failed): every
+        slot an op took gets its tensor back, from the partition the op handed back, so
+        the engine stays usable. A step is safe to run again: it changes the position
+        and the token buffer in its last op only, and rewrites everything else it reads.
+        A partition still held (device work that never completed) stays with its op, and
+        the slot's next use raises BorrowError rather than run on a half-written step."""
+        import gc
+
+        gc.collect()  # ops of a failed chain, dropped in a cycle with the traceback
+        taken, self._taken = self._taken, {}
+        for a, part in taken.values():
+            try:
+                give_back(a, part)
+            except cutile.CutileError:
+                pass
+
     @contextmanager
     def _chained(self) -> Iterator[None]:
         """The ops `_run` issues inside run as one `.then` chain with one wait at the end
@@ -256,6 +307,13 @@ class Engine:
             queued = self._chain
         finally:
             self._chain = None
+        try:
+            self._run_chain(queued)
+        except BaseException:
+            self._recover()
+            raise
+
+    def _run_chain(self, queued: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]) -> None:
         if not queued:
             return
 

@@ -177,6 +177,13 @@ class HostRegistry:
     def hold(self, op_id: int, name: str, handles: Sequence[int]) -> int:
         """Move every live handle into long-lived holder `op_id` (a CUDA Graph) until
         `give_back`; every use of them is refused meanwhile (CT5001)."""
+    def guard(self, op_id: int, storages: Sequence[int]) -> int:
+        """Long-lived holder `op_id` guards `storages` (the memory its replays read or
+        write) until `give_back`: any other write of them (a mutable launch argument, a
+        `partition`), through any handle, is refused (CT5001). Returns how many."""
+    def restore(self, original: int, current: int, by: str) -> None:
+        """Undo a consume that failed work never used: `current` is consumed (`by`), the
+        consumed `original` (same storage and region) is live again (CT5007 otherwise)."""
 
     def drop_storage(self, storage: int) -> bool:
         """The storage's memory was freed: forget it (whether it was known)."""

@@ -402,3 +402,37 @@ def test_real_configs_take_pdl_by_default() -> None:
         assert plan_for(preset(name)).pdl
         assert not plan_for(preset(name), pdl=False).pdl
     assert not plan_for(preset("tiny")).pdl
+
+
+@pytest.mark.parametrize("chained", [False, True])
+@pytest.mark.parametrize("fail_at", [1, 9])
+def test_a_launch_that_fails_mid_step_leaves_the_engine_usable(
+        tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]], chained: bool,
+        fail_at: int) -> None:
+    # An adversarial review (2026-12-07): after a launch of a decode step failed, the
+    # slots the step's ops had partitioned kept consumed handles (or None, for a view):
+    # every later step raised AttributeError. Now the step raises the launch's typed
+    # error, the engine keeps its position, and the next steps decode the same tokens.
+    import cutile
+
+    eng = Engine(tiny_weights, MAX_SEQ)
+    eng.load_prompt(PROMPT)
+    eng.decode_step()
+    stream, seen = cutile.Stream(), [0]
+
+    def close_at(kernel: Any, op: Any) -> None:  # the `fail_at`-th op finds it closed
+        seen[0] += 1
+        if seen[0] == fail_at:
+            stream.close()
+
+    eng.observer = close_at
+    with cutile.stream(stream), pytest.raises(cutile.BorrowError) as info:
+        eng.decode_step(chained=chained)
+    assert info.value.code == "CT5061" and seen[0] == fail_at
+    eng.observer = None
+    assert eng.position() == len(PROMPT)  # the failed step did not advance it
+    for _ in range(NEW - 1):
+        eng.decode_step(chained=chained)
+    tokens, logits = greedy
+    assert [int(t) for t in eng.token_ids()] == tokens
+    np.testing.assert_allclose(eng.read_logits(), logits[-1], rtol=1e-5, atol=1e-5)

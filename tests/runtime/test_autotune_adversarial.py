@@ -197,3 +197,31 @@ def test_a_trial_specializes_as_the_launch_does(residue: int,
     assert op.binding.spec.tensor("z").base_align16 is (residue == 0)
     op.sync()
     np.testing.assert_allclose(out, xs * 2.0, rtol=1e-6)
+
+
+def test_a_failed_call_leaves_the_callers_output_usable() -> None:
+    # An adversarial review (2026-12-07): an output passed whole was partitioned for the
+    # launch (consuming the caller's handle); when the launch was refused, or failed to
+    # start, only the partition came back and the caller's tensor was gone (CT5002).
+    tuned = cutile.autotune(matmul, configs=[C({"BM": 32, "BN": 32, "BK": 16})])
+    gemm_call(tuned, 64, 64)
+    a = rng.standard_normal((64, 60)).astype(np.float16)
+    b = rng.standard_normal((40, 32)).astype(np.float16)
+    z = api.from_numpy(rng.standard_normal((64, 32)).astype(np.float32))
+    before = z.to_numpy()
+    with pytest.raises(ConfigError) as info:  # every config refuses these extents
+        tuned(z, api.from_numpy(a), api.from_numpy(b))
+    assert info.value.code == "CT8022"
+    np.testing.assert_array_equal(z.to_numpy(), before)
+
+    scaled_ = cutile.autotune(scale, configs=[C({"B": 64}), C({"B": 128})])
+    xs = rng.standard_normal(100).astype(np.float32)
+    z, x = api.full([100], 7.0, f32), api.from_numpy(xs)
+    closed = cutile.Stream()
+    closed.close()
+    with pytest.raises(cutile.BorrowError) as info:  # fails to start: a closed stream
+        scaled_(z, x, 3.0).sync_on(closed)
+    assert info.value.code == "CT5061"
+    np.testing.assert_array_equal(z.to_numpy(), 7.0)
+    z, _, _ = scaled_(z, x, 3.0).sync()  # and it runs with the caller's tensor
+    np.testing.assert_allclose(z.to_numpy(), xs * 3.0, rtol=1e-6)

@@ -322,3 +322,31 @@ def test_a_replay_does_not_write_an_output_exported_since_the_capture() -> None:
     assert info.value.code == "CT5041"
     del seen
     g.replay().wait()
+
+
+def test_memory_a_graph_uses_cannot_be_written_through_a_handle_made_in_the_capture() -> None:
+    # An adversarial review (2026-12-07): a graph held only the handles live at the end
+    # of its capture. Its output, partitioned anew during the capture and kept, could be
+    # written by the caller's launch; the next replay silently overwrote what it wrote.
+    kept: list[Any] = []
+
+    def capture(x: api.Tensor, z: api.Partition) -> Any:
+        z, x, _ = axpb(z, x, 2.0).sync()
+        kept.append(z.unpartition().partition([64]))  # not handed in: not held
+        return x
+
+    g = cutile.graph(capture, api.from_numpy(_rand(3)), api.zeros([N], f32).partition([128]))
+    mine = api.from_numpy(_rand(4))
+    with pytest.raises(cutile.BorrowError) as info:
+        axpb(kept[0], mine, 5.0)
+    assert info.value.code == "CT5001"
+    assert "held by `cutile.graph(capture)`" in str(info.value)
+    whole = kept.pop().unpartition()
+    with pytest.raises(cutile.BorrowError) as info:
+        whole.partition([128])
+    assert info.value.code == "CT5001"
+    g.replay().wait()
+    _close(whole.to_numpy(), _rand(3) * 2 + 1)  # reading it is ordered, and allowed
+    del g  # the graph gives its memory back: the caller may write it now
+    z, _, _ = axpb(whole.partition([128]), mine, 5.0).sync()
+    _close(z.unpartition().to_numpy(), _rand(4) * 5 + 1)

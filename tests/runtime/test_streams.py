@@ -339,3 +339,30 @@ def test_on_starts_an_op_on_a_chosen_stream_wherever_it_runs() -> None:
     with pytest.warns(cutile.OpNeverRunWarning):
         d = axpb(_out(), x2, 1.0).on(s1)
         del d
+
+
+def test_stream_blocks_of_interleaved_tasks_end_in_any_order() -> None:
+    # An adversarial review (2026-12-07): the thread's stream stack was popped last in,
+    # first out. Task A's `with cutile.stream()` ended while task B's (entered after it)
+    # was open: B's block went on with A's stream, closed when A dropped it, and B's next
+    # allocation failed (CT5061) though B did nothing wrong.
+    done: dict[str, np.ndarray] = {}
+
+    async def task(name: str, pause: float, seed: int) -> None:
+        with cutile.stream() as s:
+            await asyncio.sleep(pause)
+            assert streams.runtime().current() is not None
+            z, _, _ = await axpb(_out(), _x(seed=seed), 2.0)
+            done[name] = z.unpartition().to_numpy()
+        del s  # A's stream is closed while B's block is still open
+
+    async def both() -> None:
+        await asyncio.gather(task("A", 0.0, 1), task("B", 0.05, 2))
+
+    asyncio.run(both())
+    for name, seed in (("A", 1), ("B", 2)):
+        np.testing.assert_allclose(done[name], _x(seed=seed).to_numpy() * 2 + 1, rtol=1e-6)
+    assert streams.runtime().current() is None  # every block ended: back to the pool
+    with cutile.Stream() as s, cutile.stream(cutile.Stream()):  # nested blocks still nest
+        pass
+    assert streams.runtime().current() is None and s.is_open

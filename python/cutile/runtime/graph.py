@@ -5,7 +5,11 @@ capture on the graph's own stream), on the interpreter into a list of launches t
 replay runs in order. The graph then owns every tensor it touched (the arguments, what the
 captured ops were given, what `fn` returned) for its whole life: their handles are held
 (any use is refused, CT5001, naming the graph) and their memory cannot be freed (the graph
-keeps them). So no replay can read freed memory or race a user of the tensors:
+keeps them); and no one else may write the memory any captured launch read or wrote,
+through whatever handle (a view made during the capture and kept, one made before it): a
+mutable launch argument or a `partition` of it is refused (CT5001), so a replay never
+overwrites another writer's bytes or reads bytes changed under it. So no replay can read
+freed memory or race a user of the tensors:
 
 - `g.replay(*inputs)` reruns the work; new input values go in through the graph's own
   input tensors (copied in on the graph's stream before the replay: a numpy array, or a
@@ -123,6 +127,11 @@ class Graph:
         self._held = held  # their memory lives as long as the graph
         self._op_id = _native.next_op_id()
         registry().hold(self._op_id, self.name, [h._handle for h in held])
+        # ... and no one else writes the memory any captured launch read or wrote, through
+        # whatever handle (a view kept from the capture, one made before it): a replay
+        # would overwrite what they wrote, or read what they changed (CT5001)
+        registry().guard(self._op_id, sorted(
+            {st for st, _, _, _ in self._accesses.tuples()} | {h._storage for h in held}))
         self._alive = True
 
     # -- capture ---------------------------------------------------------------------------

@@ -176,11 +176,13 @@ class Stream:
             pass
 
     def __enter__(self) -> Stream:
-        _push(self)
+        entries: list[Any] = self.__dict__.setdefault("_entries", [])
+        entries.append(_push(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _pop()
+        entries: list[Any] = self.__dict__.get("_entries", [])
+        _pop(entries.pop() if entries else None)
 
 
 def pool(device: int | None = None) -> list[Stream]:
@@ -201,33 +203,50 @@ def pool(device: int | None = None) -> list[Stream]:
     return list(got)
 
 
-def _stack() -> list[tuple[Any, int | None]]:
-    st: list[tuple[Any, int | None]] | None = getattr(_local, "stack", None)
+def _stack() -> list[list[Any]]:
+    st: list[list[Any]] | None = getattr(_local, "stack", None)
     if st is None:
         st = _local.stack = []
     return st
 
 
-def _push(s: Stream) -> None:
-    _stack().append((s._rt, s._rt.set_current(s.slot)))
+def _push(s: Stream) -> list[Any]:
+    """Make `s` this thread's current stream; returns the entry that `_pop` ends."""
+    entry = [s._rt, s._rt.set_current(s.slot)]
+    _stack().append(entry)
+    return entry
 
 
-def _pop() -> None:
-    rt, previous = _stack().pop()
-    rt.set_current(previous)
+def _pop(entry: list[Any] | None = None) -> None:
+    """End `entry` (default: the last one). Blocks end in any order when asyncio tasks
+    of one thread interleave them: a block that ends under one entered after it leaves
+    the current stream to that one (whose block is still open), which returns, when it
+    ends, to what the ended block returned to. So the current stream is always one an
+    open block chose, never a stream whose block ended (and which may be closed since)."""
+    st = _stack()
+    if entry is None or (st and st[-1] is entry):
+        rt, previous = st.pop()
+        rt.set_current(previous)
+        return
+    i = next((i for i, e in enumerate(st) if e is entry), None)
+    if i is None:
+        return  # (ended already)
+    st[i + 1][1] = entry[1]
+    del st[i]
 
 
 @contextmanager
 def stream(s: Stream | None = None) -> Iterator[Stream]:
     """`with cutile.stream(s):` ops started in the block, on this thread, run on `s` (a new
     stream when none is given: `with cutile.stream() as s:`); allocations and host copies
-    go there too."""
+    go there too. asyncio tasks of one thread share its current stream: while blocks of
+    several tasks are open, ops go to the one entered last; `op.on(s)` chooses per op."""
     target = s if s is not None else Stream()
-    _push(target)
+    entry = _push(target)
     try:
         yield target
     finally:
-        _pop()
+        _pop(entry)
 
 
 @contextmanager

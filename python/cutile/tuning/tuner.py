@@ -87,11 +87,15 @@ class TunedOp(DeviceOp):
     """What calling an autotuned kernel returns: the chosen kernel's op (`kernel_op`),
     handing back whole the outputs the caller passed whole (unpartitioned)."""
 
-    def __init__(self, op: Any, whole: Sequence[int], choice: Choice) -> None:
+    def __init__(self, op: Any, whole: Sequence[int], choice: Choice,
+                 cut: Sequence[tuple[Tensor, Partition]] = ()) -> None:
         self.kernel_op = op
         self.choice = choice
         self.config = choice.config
         self._whole = tuple(whole)
+        # (the caller's whole output, the partition of it the op took): an op that fails
+        # to start makes the caller's tensor live again, not only the partition
+        self._cut = tuple(cut)
         self._name = op.name
         self._site = call_site()
         op._adopt()
@@ -109,7 +113,14 @@ class TunedOp(DeviceOp):
 
     def _start(self) -> Callable[[], None]:
         self.kernel_op._claim()
-        wait: Callable[[], None] = self.kernel_op._start()
+        try:
+            wait: Callable[[], None] = self.kernel_op._start()
+        except BaseException:
+            # The op gave its partitions back and launched nothing: the caller's tensors
+            # are live again (an error the caller can fix, e.g. a closed stream, does not
+            # cost them their outputs).
+            _restore(self._cut, "a launch that failed to start")
+            raise
         return wait
 
     def _finish(self) -> Any:
@@ -331,7 +342,7 @@ class Autotuned:
     def _launch(self, choice: Choice, runtime: dict[str, Any], consts: dict[str, Any]
                 ) -> TunedOp:
         """The op of `choice` on these arguments, compiled. On a refusal the outputs it
-        cut are whole again in `runtime` (new handles: the call consumed the caller's)."""
+        cut are the caller's again (the same handles, live)."""
         variant = self._variant(choice.index)
         values = {**consts, **choice.config.consts}
         call = dict(runtime)
@@ -354,10 +365,12 @@ class Autotuned:
         except BaseException:
             if op is not None:
                 op._give_back()
-            for name, part in cut.items():
-                runtime[name] = part.unpartition()
+            # the caller's outputs passed whole are theirs again (the same tensors: a
+            # fallback config partitions them anew)
+            _restore([(runtime[name], part) for name, part in cut.items()],
+                     "a launch that was refused")
             raise
-        return TunedOp(op, whole, choice)
+        return TunedOp(op, whole, choice, [(runtime[name], part) for name, part in cut.items()])
 
     # -- choosing --------------------------------------------------------------------------
 
@@ -589,6 +602,18 @@ class Autotuned:
             occ = occ.per_arch.get(driver.arch(), occ.default)
         sms = driver.state().sm_count
         return occ * sms if isinstance(occ, int) and sms else None
+
+
+def _restore(cut: Sequence[tuple[Tensor, Partition]], why: str) -> None:
+    """Make each caller's whole tensor live again from the partition of it that work which
+    never ran took and gave back (`registry().restore`: the partition is consumed)."""
+    from ..runtime.ownership import registry
+
+    for whole, part in cut:
+        try:
+            registry().restore(whole._handle, part._handle, why)
+        except CutileError:  # (never expected) the failure being raised is what matters
+            pass
 
 
 def _times(value: Any) -> dict[int, float] | None:

@@ -19,6 +19,7 @@
 //! No PyO3 here; `cutile-py` maps [`HostError`] to `BorrowError` / `LaunchError`.
 //! Testing: `cargo test -p cutile-host`; `cargo bench -p cutile-host` times `move_in`.
 
+mod holders;
 mod in_flight;
 mod launch;
 pub mod launch_plan;
@@ -240,6 +241,10 @@ struct Storage {
     /// Live exports to another library (DLPack capsules not yet released, tensors seen
     /// through `__cuda_array_interface__`): while any is live, cutile does not write it.
     exports: u32,
+    /// Long-lived holders (CUDA Graphs, by op id) whose replays read or write this memory:
+    /// while any holds it, no one else writes it (a mutable launch argument, a
+    /// `partition`), whatever handle they reach it through (host rule 5).
+    holders: Vec<u64>,
 }
 
 impl Storage {
@@ -267,6 +272,11 @@ pub struct HostRegistry {
     /// launch's writes need no storage lookup (a launch otherwise takes a cache miss per
     /// written tensor on the storage's record).
     foreign: usize,
+    /// Storages a long-lived holder guards ([`Storage::holders`] not empty): while there
+    /// are none, a write needs no storage lookup for them either.
+    guarded: usize,
+    /// The storages each long-lived holder guards, by op id ([`HostRegistry::guard`]).
+    guards: IdMap<Vec<u64>>,
     next_storage: u64,
     next_handle: u64,
 }
@@ -293,6 +303,7 @@ impl HostRegistry {
             handles: 0,
             shared,
             exports: 0,
+            holders: Vec::new(),
         };
         self.foreign += usize::from(st.foreign());
         self.storages.insert(self.next_storage, st);
@@ -469,7 +480,7 @@ impl HostRegistry {
     }
 
     /// The record of handle `id` (a zombie's too: see [`Handle::zombie`]).
-    fn handle(&self, id: u64) -> Option<&Handle> {
+    pub(crate) fn handle(&self, id: u64) -> Option<&Handle> {
         let i = self.find(HandleAt::id(id))?;
         self.slots[i as usize].handle.as_ref()
     }
@@ -524,6 +535,9 @@ impl HostRegistry {
         match self.storages.remove(&storage) {
             Some(st) => {
                 self.foreign -= usize::from(st.foreign());
+                self.guarded = self
+                    .guarded
+                    .saturating_sub(usize::from(!st.holders.is_empty()));
                 true
             }
             None => false,
@@ -676,6 +690,7 @@ impl HostRegistry {
         };
         if require_unique {
             self.refuse_foreign_write(storage, || format!("`{by}`"))?;
+            self.refuse_held_write(storage, || format!("`{by}`"))?;
             let others = self.storage_live_handles(storage)?.saturating_sub(1);
             if others > 0 {
                 return Err(HostError::borrow(

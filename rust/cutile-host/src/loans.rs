@@ -115,10 +115,10 @@ impl HostRegistry {
                 return Err(self.not_live(id, &h.state, &format!("pass it to {}", op_name())));
             }
             if args[i].1 {
-                self.refuse_foreign_write(h.storage, || {
-                    format!("pass it to {} as argument {i}, which writes it", op_name())
-                })
-                .map_err(|e| e.with_op(op).with_kernel(kernel))?;
+                let what = || format!("pass it to {} as argument {i}, which writes it", op_name());
+                self.refuse_foreign_write(h.storage, what)
+                    .and_then(|()| self.refuse_held_write(h.storage, what))
+                    .map_err(|e| e.with_op(op).with_kernel(kernel))?;
             }
             if i < INLINE {
                 inline[i] = Some(h);
@@ -229,6 +229,7 @@ impl HostRegistry {
     /// End `op`'s loan: each handle it still holds takes the state `next(handle)`, and
     /// those whose Python object died meanwhile are released. Returns how many changed.
     fn end_loan(&mut self, op: u64, mut next: impl FnMut(u64) -> HandleState) -> usize {
+        self.end_guards(op);
         let Some(entry) = self.ops.remove(&op) else {
             return 0;
         };

@@ -417,3 +417,64 @@ fn writes_are_refused_for_every_foreign_storage_however_many_come_and_go() {
     assert_eq!(r.move_in(6, "k", &[(u, true)]).unwrap_err().code, "CT5041");
     assert_eq!(r.state(u), Some(&HandleState::Live));
 }
+
+#[test]
+fn a_holder_guards_its_memory_against_writes_through_any_handle() {
+    // An adversarial review (2026-12-07): a view of a graph's output kept from the capture
+    // (not held: made during it) could be partitioned and written by the caller, and the
+    // next replay overwrote what the caller wrote.
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let other = r.new_storage(4096);
+    let held = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    r.hold(9, "cutile.graph(step)", &[held]);
+    let kept = r
+        .new_handle(s, Region::new(0, vec![16], vec![1], 4))
+        .unwrap();
+    let mine = r.new_handle(other, contiguous(1024, 4)).unwrap();
+    assert_eq!(r.guard(9, &[s, s]), 1);
+    let e = r.consume(kept, "partition", true).unwrap_err();
+    assert_eq!(e.code, "CT5001");
+    assert!(
+        e.message.contains("held by `cutile.graph(step)` (op #9)"),
+        "{}",
+        e.message
+    );
+    let e = r.move_in(1, "k", &[(kept, true)]).unwrap_err();
+    assert_eq!(e.code, "CT5001");
+    assert_eq!(e.about.op, Some(1));
+    // reading it, and writing other memory, are fine
+    r.move_in(2, "k", &[(mine, true), (kept, false)]).unwrap();
+    r.give_back(2);
+    r.give_back(9); // the guard ends with the loan
+    r.move_in(3, "k", &[(kept, true)]).unwrap();
+    r.give_back(3);
+    r.release_handle(held).unwrap();
+    r.consume(kept, "partition", true).unwrap();
+    assert_eq!(r.guard(10, &[s, 12345]), 1); // an unknown storage is skipped
+    assert!(r.drop_storage(s));
+    assert_eq!(r.guarded, 0);
+    r.give_back(10);
+}
+
+#[test]
+fn a_consume_undone_makes_the_original_live_again() {
+    let mut r = HostRegistry::new();
+    let s = r.new_storage(4096);
+    let t = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    let p = r.consume(t, "partition", true).unwrap();
+    r.restore(t, p, "a failed launch").unwrap();
+    r.check_live(t, "read it").unwrap();
+    assert_eq!(r.check_live(p, "read it").unwrap_err().code, "CT5002");
+    assert_eq!(r.storage_live_handles(s).unwrap(), 1);
+    // only a consumed handle, from a live one of the same region
+    assert_eq!(r.restore(t, p, "again").unwrap_err().code, "CT5002");
+    let q = r.consume(t, "partition", true).unwrap();
+    let view = r
+        .new_handle(s, Region::new(0, vec![16], vec![1], 4))
+        .unwrap();
+    assert_eq!(r.restore(t, view, "x").unwrap_err().code, "CT5007");
+    let live = r.new_handle(s, contiguous(1024, 4)).unwrap();
+    assert_eq!(r.restore(live, q, "x").unwrap_err().code, "CT5007");
+    r.check_live(q, "read it").unwrap();
+}

@@ -435,6 +435,19 @@ impl HostRegistry {
         guard(|| Ok(self.inner.hold(op_id, name, &handles)))
     }
 
+    /// Long-lived holder `op_id` guards `storages` (the memory its replays read or write):
+    /// until `give_back`, any other write of them is refused (CT5001), through any
+    /// handle. Returns how many it guards.
+    fn guard(&mut self, op_id: u64, storages: Vec<u64>) -> PyResult<usize> {
+        guard(|| Ok(self.inner.guard(op_id, &storages)))
+    }
+
+    /// Undo a consume that failed work never used: `current` is consumed (`by`), the
+    /// consumed `original` (same storage and region) is live again.
+    fn restore(&mut self, py: Python<'_>, original: u64, current: u64, by: &str) -> PyResult<()> {
+        guard(|| Ok(self.inner.restore(original, current, by)))?.map_err(|e| host_err(py, e))
+    }
+
     /// The storage's memory was freed: forget it (returns whether it was known).
     fn drop_storage(&mut self, storage: u64) -> bool {
         self.inner.drop_storage(storage)

@@ -20,7 +20,11 @@ HOST = {
     "CT5001": (
         "reg.move_in(1, 'add', [(z, True)])\nreg.check_live(z, 'read it')",
         "the tensor was moved into `add` (op #1), which has not completed",
-        "Use the tensors that `.sync()` (or `await`) returns.",
+        "Use the tensors that `.sync()` (or `await`) returns. A CUDA Graph holds the "
+        "tensors it was given, and guards the memory its replays read or write: no other "
+        "handle (a view kept from the capture, one made before it) may write it (a "
+        "mutable launch argument, `partition`) until the graph gives its tensors back "
+        "(`g.into_inner()`, or when it is dropped); read results with `g.read(i)`.",
     ),
     "CT5002": (
         "p = reg.consume(t, 'partition', True)\nreg.check_live(t, 'read it')",
