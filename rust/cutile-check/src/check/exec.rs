@@ -384,7 +384,7 @@ impl<'d> Checker<'d> {
                 let ct = value.as_ref().and_then(|e| self.ct_of(e, &st));
                 if let Some(f) = self.frame() {
                     f.returns.push(v);
-                    f.returns_ct.push(ct);
+                    f.returns_ct.push((ct, w.clone()));
                 }
                 vec![(w.clone(), None)]
             }
