@@ -82,3 +82,29 @@ def test_a_device_result_key_names_the_tests_that_select_it() -> None:
         else:
             np.testing.assert_array_equal(got2, np.arange(1, 5).repeat(2))
             assert not got1.any()
+
+
+@cutile.device
+def pick(a, b, n):
+    if n == 1:
+        return a
+    return b
+
+
+# A device function that returned input `a` in one world and `b` in the other gave its
+# caller a value the checker did not follow as a tensor: the load through it had no fact,
+# and the compiler refused it as an internal error (CT9002) instead of a checker error.
+
+
+@cutile.entry
+def load_through_a_chosen_return(z: Mut[Tensor[i32, [4]]], a: Tensor[i32, [64]],
+                                 b: Tensor[i32, [4]], C: Const[int]):
+    x = pick(a, b, C)
+    z.store(x.load_tile((4,), (block_id(0) + 3,)))
+
+
+def test_a_device_function_returning_two_tensors_is_refused_by_the_checker() -> None:
+    what, detail = outcome(load_through_a_chosen_return,
+                           lambda: ((part(16, 4), arange(64), arange(4)), {"C": 2}))
+    assert what == "rejected" and "CT1010" in detail and "returns a different tensor" in detail, (
+        what, detail)
