@@ -51,9 +51,12 @@ class ChoiceGen:
     def disguise(self, e: Expr) -> Expr:
         raise NotImplementedError
 
+    def outline(self, e: Expr) -> Expr:
+        raise NotImplementedError
+
     def choose(self, target: str, a: str, b: str) -> ChooseTensor:
         d = self.d
-        how = d.weighted([("const", 5), ("const-expr", 4), ("extent", 1), ("lit", 2),
+        how = d.weighted([("const", 5), ("const-expr", 4), ("extent", 2), ("lit", 2),
                           ("lit-expr", 1), ("runtime", 1)])
         if how == "extent" and self.x is None:
             how = "const"
@@ -70,7 +73,10 @@ class ChoiceGen:
         elif how == "extent":
             # static where `x` declares it (a literal, a Const), else a run-time test
             assert self.x is not None
-            cond = Cmp(d.pick(["==", "<", ">"]), ShapeOf(self.x.name, 0), Lit(d.between(1, 64)))
+            # (through a device function too, which may take `x` itself and test its extent)
+            e: Expr = ShapeOf(self.x.name, 0)
+            e = self.outline(e) if d.chance(0.5) else self.disguise(e)
+            cond = Cmp(d.pick(["==", "<", ">"]), e, Lit(d.between(1, 64)))
         elif how == "lit":
             cond = Cmp("==", Lit(d.between(0, 1)), Lit(1))
         elif how == "lit-expr":  # literals, also through a name or a device function

@@ -39,6 +39,7 @@ from .model import (
     NumTiles,
     ScalarRef,
     ShapeOf,
+    TensorRef,
     Var,
     wrap_kind,
 )
@@ -252,7 +253,21 @@ class Gen(NarrowGen, IndexGen, ChoiceGen):
         args: list[Expr] = []
         seen: dict[Expr, Var] = {}
 
+        tensors: list[tuple[str, int]] = []  # (parameter, axis) of extents read inside
+        inputs = {i.name for i in ([self.x] if self.x is not None else [])}
+
         def sub(x: Expr) -> Expr:
+            if isinstance(x, ShapeOf) and x.tensor in inputs and d.chance(0.5):
+                # the input itself is passed: the function reads its extent, a value of
+                # the Consts where it is declared static (the call's key must name it)
+                ref = TensorRef(x.tensor)
+                if ref not in seen:
+                    seen[ref] = Var(f"p{len(params)}")
+                    params.append(seen[ref].name)
+                    args.append(ref)
+                self.features.add("device-tensor-param")
+                tensors.append((seen[ref].name, x.axis))
+                return ShapeOf(seen[ref].name, x.axis)
             lift = isinstance(x, (Var, ConstRef, ScalarRef, ShapeOf, NumTiles, DevCall)) or (
                 isinstance(x, Grid) and d.chance(0.4))
             if lift:
@@ -273,9 +288,14 @@ class Gen(NarrowGen, IndexGen, ChoiceGen):
         guard = None
         if d.chance(0.25):  # `if cond: return early` before the final `return`
             self.features.add("early-return")
-            on: Expr = Var(d.pick(params)) if params and d.chance(0.7) else \
+            values = [p for p in params if p not in {t for t, _ in tensors}]
+            on: Expr = Var(d.pick(values)) if values and d.chance(0.7) else \
                 Grid("block_id", d.between(0, self.rank - 1))
-            cond = Cmp(d.pick(["<", "==", ">=", "!="]), on, Lit(d.between(0, 3)))
+            if tensors and d.chance(0.6):  # a test of the argument's extent
+                self.features.add("early-return-on-extent")
+                on = ShapeOf(*d.pick(tensors))
+            lit = Lit(d.between(1, 64)) if isinstance(on, ShapeOf) else Lit(d.between(0, 3))
+            cond = Cmp(d.pick(["<", "==", ">=", "!="]), on, lit)
             early = d.weighted([(body, 3), (Bin("+", body, Lit(1)), 2), (Lit(0), 1),
                                 (on, 1)])
             if early == body:

@@ -123,6 +123,14 @@ class ShapeOf(Expr):
 
 
 @dataclass(frozen=True)
+class TensorRef(Expr):
+    """A shared input passed whole to a device function, which reads its extents
+    (`t.shape[k]` of a parameter `t`): static where the input declares them."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class NumTiles(Expr):
     """`num_tiles(t, axis)` (a `Mut`'s own tiles) or `num_tiles(t, axis, shape)`;
     `style` picks positional or keyword spelling."""
@@ -203,7 +211,7 @@ def render(e: Expr) -> str:
         if e.bad_kw:
             return f"{e.fn}(axs={e.axis})"
         return f"{e.fn}(axis={e.axis})" if e.kw else f"{e.fn}({e.axis})"
-    if isinstance(e, (ConstRef, ScalarRef, Var)):
+    if isinstance(e, (ConstRef, ScalarRef, Var, TensorRef)):
         return e.name
     if isinstance(e, ShapeOf):
         return f"{e.tensor}.shape[{e.axis}]"
@@ -425,15 +433,21 @@ def evaluate(e: Expr, env: Env) -> Val:
             acc = minmax(e.fn, acc, v, env)
         return acc
     if isinstance(e, DevCall):
-        args = [evaluate(a, env) for a in e.args]
-        saved = env.local
-        env.local = dict(zip(e.fn.params, args, strict=True))
+        pairs = list(zip(e.fn.params, e.args, strict=True))
+        args = {p: evaluate(a, env) for p, a in pairs if not isinstance(a, TensorRef)}
+        # a tensor parameter names the argument's extents inside the function
+        tensors = {p: a.name for p, a in pairs if isinstance(a, TensorRef)}
+        saved = env.local, env.shapes, env.static_dims
+        env.local = args
+        env.shapes = {**env.shapes, **{p: env.shapes[t] for p, t in tensors.items()}}
+        env.static_dims = {**env.static_dims,
+                           **{p: env.static_dims[t] for p, t in tensors.items()}}
         try:
             if e.fn.guard is None:
                 return evaluate(e.fn.body, env)
             return _guarded(e.fn.guard, e.fn.body, env)
         finally:
-            env.local = saved
+            env.local, env.shapes, env.static_dims = saved
     raise TypeError(f"cannot evaluate {e!r}")
 
 

@@ -411,6 +411,8 @@ class Renderer:
             self._note_exprs([s.a, s.b, s.cond.a, s.cond.b])
             a, b = render(s.a), render(s.b)
         else:
+            # (a test through a device function: it is imported as any other)
+            self._note_exprs([s.cond.a, s.cond.b])
             a, b = s.a, s.b
         c = render_cond(s.cond)
         if s.form == "ifexp":

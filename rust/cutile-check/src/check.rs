@@ -53,8 +53,10 @@ pub struct Frame<'d> {
     pub loops: Vec<LoopCtx>,
     pub unsafe_depth: u32,
     pub returns: Vec<Val>,
-    /// The compile-time value of each `return`'s value (`fold.rs`), where it has one.
-    pub returns_ct: Vec<Option<crate::fold::Ct>>,
+    /// The compile-time value of each `return`'s value (`fold.rs`), where it has one, and
+    /// the world the `return` was reached in (the function's result is the value of the
+    /// `return` whose world holds).
+    pub returns_ct: Vec<(Option<crate::fold::Ct>, paths::World)>,
     /// A test known only on the device, or a loop, was met: values returned on different
     /// paths meet as device values.
     pub runtime_flow: bool,

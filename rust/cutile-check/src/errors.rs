@@ -206,6 +206,20 @@ pub fn branch_tensors_differ(name: &str, at: Span, in_loop: bool) -> Diagnostic 
     ))
 }
 
+/// A device function returns one tensor on a path and another (or a value) on another:
+/// the caller would get a value the checker cannot follow as either.
+pub fn returned_tensors_differ(func: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(
+        "CT1010",
+        format!("`{func}` returns a different tensor here than on another path"),
+        Label::new(at, "the checker cannot follow the owner of this tensor"),
+    )
+    .with_note("a device function may return a tensor only if every `return` gives the same one")
+    .with_help(
+        "pass the tensor the caller needs, or choose it in the caller with a test of `Const`s",
+    )
+}
+
 pub fn store_collision(
     name: &str,
     at: Span,

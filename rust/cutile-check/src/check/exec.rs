@@ -382,9 +382,27 @@ impl<'d> Checker<'d> {
                     None => Val::Other,
                 };
                 let ct = value.as_ref().and_then(|e| self.ct_of(e, &st));
+                // A tensor returned on one path and something else on another: the caller
+                // would get a value that is neither (the compiler refuses the merge).
+                let tensor = |v: &Val| {
+                    matches!(
+                        v,
+                        Val::Mut(_) | Val::Sub { .. } | Val::Shared(_) | Val::Atomic(_)
+                    )
+                };
+                let differs = self.frames.last().is_some_and(|f| {
+                    f.returns
+                        .iter()
+                        .any(|r| r != &v && (tensor(r) || tensor(&v)) && !r.is_mut())
+                });
+                if differs && !v.is_mut() {
+                    let func = self.frames.last().map_or("", |f| f.func.name.as_str());
+                    let d = errors::returned_tensors_differ(func, s.span());
+                    self.report(d);
+                }
                 if let Some(f) = self.frame() {
                     f.returns.push(v);
-                    f.returns_ct.push(ct);
+                    f.returns_ct.push((ct, w.clone()));
                 }
                 vec![(w.clone(), None)]
             }

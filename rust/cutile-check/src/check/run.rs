@@ -2,6 +2,7 @@
 //! in a frame of its own (device functions inlined per call site), and the checks that
 //! need every access seen first.
 
+use super::paths::World;
 use super::*;
 use crate::fold::Ct;
 
@@ -68,6 +69,33 @@ impl<'d> Checker<'d> {
         }
     }
 
+    /// The compile-time value of a function's result: the value of every `return` where
+    /// they agree; else a key that names each value with the tests of `Const`s that select
+    /// it (those the function's worlds pinned, past `base`, the caller's), so that two calls
+    /// share a key only where they compute the same value in every specialization. (The
+    /// arguments' keys alone do not say it: an input's extent is `?` there, and `g(x, C)`
+    /// and `g(y, C)` test `x.shape[0]` and `y.shape[0]`.)
+    fn result_ct(name: &str, args: &str, base: &World, rets: &[(Option<Ct>, World)]) -> Option<Ct> {
+        let first = rets.first()?.0.clone()?;
+        if rets.iter().all(|(c, _)| c.as_ref() == Some(&first)) {
+            return Some(first);
+        }
+        let mut arms = rets
+            .iter()
+            .map(|(c, w)| {
+                let pins: Vec<String> = w
+                    .iter()
+                    .filter(|(k, _)| !base.contains_key(*k))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                Some(format!("{{{}}}: {}", pins.join(", "), c.as_ref()?.text()))
+            })
+            .collect::<Option<Vec<String>>>()?;
+        arms.sort();
+        arms.dedup();
+        Some(Ct::key(format!("{name}({args})[{}]", arms.join(", "))))
+    }
+
     pub(super) fn scalar_param(&self, p: &cutile_kast::Param) -> Val {
         match p.kind {
             ParamKind::Const if is_int_dtype(p.dtype.as_deref()) => {
@@ -125,7 +153,8 @@ impl<'d> Checker<'d> {
                 self.report(d);
             }
         }
-        let end = self.exec_block(&func.body, self.world.clone(), st);
+        let base = self.world.clone();
+        let end = self.exec_block(&func.body, base.clone(), st);
         let frame = self.frames.pop();
         let (mut rets, rets_ct, runtime_flow) = frame
             .map(|f| (f.returns, f.returns_ct, f.runtime_flow))
@@ -140,22 +169,10 @@ impl<'d> Checker<'d> {
         // only on the device (nor a loop) is on the way: each specialization runs one
         // `return`, whose value the compiler keeps (after a run-time test it merges the
         // paths' values as device values, even equal ones).
-        let ct = match rets_ct.first() {
-            Some(Some(first))
-                if !falls_off && !runtime_flow && rets_ct.iter().all(Option::is_some) =>
-            {
-                if rets_ct.iter().all(|c| c.as_ref() == Some(first)) {
-                    Some(first.clone())
-                } else {
-                    let keys: Vec<String> = rets_ct.iter().flatten().map(Ct::text).collect();
-                    Some(Ct::key(format!(
-                        "{}({args})[{}]",
-                        func.name,
-                        keys.join(", ")
-                    )))
-                }
-            }
-            _ => None,
+        let ct = if falls_off || runtime_flow || rets_ct.iter().any(|(c, _)| c.is_none()) {
+            None
+        } else {
+            Self::result_ct(&func.name, args, &base, &rets_ct)
         };
         let v = match rets.as_slice() {
             [] => Val::Other,
