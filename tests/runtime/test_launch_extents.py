@@ -147,3 +147,18 @@ def test_a_stride_past_i32_on_an_extent_1_axis_is_passed_in_i64(step: int) -> No
     with cutile.check_races():
         z = first_tile(api.zeros([4], f32).partition([4]), view).sync()[0]
     assert z.unpartition().to_numpy().tolist()[0] == 5.0
+
+
+@pytest.mark.parametrize("blocks", [2**31, 2**64, 2**64 + 5])
+def test_a_persistent_block_count_past_cudas_limit_is_ct5012_and_keeps_the_partition(
+        blocks: int) -> None:
+    # A count past 64 bits reached the host registry as an untyped OverflowError, after
+    # the partition had been consumed (the tensor was lost).
+    p = api.full([64], 3, i8).partition([4])
+    with pytest.raises(cutile.BorrowError) as info:
+        p.persistent(blocks)
+    assert info.value.code == "CT5012"
+    assert "at most 2^31 - 1" in str(info.value)
+    q = p.persistent(2**31 - 1)  # still live, and the limit itself is a count
+    assert q.num_blocks == 2**31 - 1
+    np.testing.assert_array_equal(q.unpartition().to_numpy(), np.full(64, 3, np.int8))

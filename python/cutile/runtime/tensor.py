@@ -329,6 +329,12 @@ class Partition(_Handle):
                               "block per multiprocessor")
         if num_blocks is not None and num_blocks < 1:
             raise BorrowError(f"num_blocks must be >= 1, got {num_blocks}", code="CT5012")
+        if num_blocks is not None and num_blocks > 2**31 - 1:
+            # CUDA's grid limit on x, and before the handle is consumed: a count past 64
+            # bits reached the registry as an untyped OverflowError and lost the tensor.
+            raise BorrowError(f"num_blocks must be at most 2^31 - 1 (CUDA's grid limit), got "
+                              f"{num_blocks}", code="CT5012",
+                              hint="`.persistent()` picks one block per multiprocessor")
         new = registry().consume(self._handle, "persistent", False)
         return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,
                          self.dtype, handle=new, tile_shape=self.tile_shape,

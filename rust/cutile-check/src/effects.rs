@@ -40,8 +40,8 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
     };
     if bits > 0 {
         // A compile-time operand becomes one constant of the other operand's type.
-        for k in [a, b] {
-            if c.width_of(k) == 0 {
+        for (k, partner) in [(a, b), (b, a)] {
+            if c.width_of(k) == 0 && materializes_in_i32(c, partner) {
                 if let Some((coef, atoms)) = k.as_monomial() {
                     if atoms.len() > 1 {
                         c.ranges.materialized.push((coef, atoms.clone()));
@@ -65,6 +65,34 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Lshift | BinOp::Pow
     ) || (op == BinOp::Floordiv && bits > 0 && min_over_minus_one(c, a, b, bits));
     Val::Int(if may_wrap { c.wrap(exact, bits) } else { exact })
+}
+
+/// Does a compile-time operand meeting `partner` become an `i32` constant of a kernel that
+/// is compiled in every specialization, so that the lowering refuses it past 32 bits
+/// (CT3052) and a kernel that runs has it within them (`width::materialized`)? Only where
+/// `partner` is certainly `i32` on the device (block ids, block counts, `i32` scalars):
+/// an `i64` scalar takes an `i64` constant, and extents, tile counts, loop counters and
+/// other device results may be 64-bit (a launch with 64-bit indices, a 64-bit counter).
+/// And only outside a test of `Const`s: the branch another specialization takes is never
+/// compiled there (the product `A * B` of a dead branch was taken as 32-bit in the live
+/// one, and `((b + C) % A) * B` as fitting, while the device wrapped it and stored at
+/// tile -65536).
+fn materializes_in_i32(c: &Checker<'_>, partner: &Poly) -> bool {
+    if !c.world.is_empty() {
+        return false;
+    }
+    let mut ok = true;
+    partner.visit_atoms(&mut |a| {
+        ok &= match a {
+            Atom::BlockId(_) | Atom::Grid(_) | Atom::Const(_) => true,
+            Atom::FloorDiv(..) | Atom::Mod(..) | Atom::Cdiv(..) | Atom::Min(..) | Atom::Max(..) => {
+                true
+            }
+            Atom::Scalar(n) => c.ranges.scalar_bits.get(n) == Some(&INDEX_BITS),
+            _ => false,
+        }
+    });
+    ok
 }
 
 /// Can `a // b` be the one overflowing division, the most negative integer by -1? The
