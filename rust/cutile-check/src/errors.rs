@@ -206,6 +206,21 @@ pub fn branch_tensors_differ(name: &str, at: Span, in_loop: bool) -> Diagnostic 
     ))
 }
 
+/// A loop whose state at its head (what each name holds, borrowed or moved) still changed
+/// after `passes` readings of its body: an iteration would run from a state never checked.
+pub fn loop_state_unsettled(at: Span, passes: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT1010",
+        "the checker cannot settle what each name holds at the head of this loop".to_string(),
+        Label::new(
+            at,
+            format!("still changing after {passes} readings of the body"),
+        ),
+    )
+    .with_note("every iteration must start from a state the checker has read")
+    .with_help("bind each tensor and partition once, before the loop, and use it inside")
+}
+
 /// A device function returns one tensor on a path and another (or a value) on another:
 /// the caller would get a value the checker cannot follow as either.
 pub fn returned_tensors_differ(func: &str, at: Span) -> Diagnostic {

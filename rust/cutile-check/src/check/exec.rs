@@ -505,6 +505,7 @@ impl<'d> Checker<'d> {
         // Every state that leaves an iteration of the last pass (fall-through, `continue`,
         // `break`), one by one: a meet would hide the ones that differ from `before`.
         let mut leaving: Vec<State> = Vec::new();
+        let mut settled = false;
         for _ in 0..MAX_LOOP_PASSES {
             let mut back_all: Paths = Vec::new();
             exits.clear();
@@ -559,9 +560,15 @@ impl<'d> Checker<'d> {
             }
             let new_head = self.collapse(new_head);
             if new_head == head {
+                settled = true;
                 break;
             }
             head = new_head;
+        }
+        // The body was read from the last head only: a head still changing means an
+        // iteration the checker never read (integers are widened, so no case is known).
+        if !settled {
+            self.report(errors::loop_state_unsettled(span, MAX_LOOP_PASSES));
         }
         // A name may not hold one tensor before the loop and another after an iteration:
         // the compiler runs no iteration of a `while` whose test folds to false on the
