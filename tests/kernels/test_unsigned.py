@@ -261,6 +261,22 @@ def test_unsigned_scalars_bind_their_whole_range() -> None:
         assert err.value.code == "CT6102"
 
 
+@cutile.entry
+def u64_mod(z: Mut[Tensor[u64, [4]]], s: u64):
+    z.store(full((4,), s % 1000003, u64))
+
+
+def test_a_u64_scalar_takes_up_to_2_to_the_63_and_says_why_not_past() -> None:
+    got = u64_mod(api.zeros([4], u64).partition([4]), 2**63 - 1).sync()[0]
+    assert got.unpartition().to_numpy().tolist() == [(2**63 - 1) % 1000003] * 4
+    for big in (2**63, 2**64 - 1):
+        with pytest.raises(cutile.LaunchError, match=r"above 2\*\*63 - 1, the largest") as err:
+            u64_mod(api.zeros([4], u64).partition([4]), big).sync()
+        assert err.value.code == "CT6102" and "top bit" in (err.value.hint or "")
+    with pytest.raises(cutile.LaunchError, match="does not fit in `u64`"):
+        u64_mod(api.zeros([4], u64).partition([4]), -1).sync()
+
+
 def test_host_tensors_of_every_unsigned_type() -> None:
     for np_t, d in ((np.uint8, u8), (np.uint16, u16), (np.uint32, u32), (np.uint64, u64)):
         x = rng.integers(0, np.iinfo(np_t).max, (3, 5), dtype=np_t, endpoint=True)

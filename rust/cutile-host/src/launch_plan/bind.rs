@@ -622,14 +622,24 @@ impl LaunchPlan {
             (Some(ElemClass::UInt), Arg::Other) => {
                 let got = describe();
                 match got.strip_prefix("an int ") {
+                    // a u64 past 2^63 - 1 fits the type, not the launch's i64
+                    Some(n) if dname == "u64" && !n.starts_with('-') => Err(launch_err(
+                        "CT6102",
+                        format!(
+                            "`{}` = {n} is above 2**63 - 1, the largest `u64` scalar a launch \
+                             takes",
+                            p.name
+                        ),
+                        Some(
+                            "a `u64` scalar travels as the 64 bits of an i64, so its top \
+                             bit must be 0; pass larger values in a tensor"
+                                .into(),
+                        ),
+                    )),
                     Some(n) => Err(launch_err(
                         "CT6102",
                         format!("`{}` = {n} does not fit in `{dname}`", p.name),
-                        (dname == "u64" && !n.starts_with('-')).then(|| {
-                            "a `u64` scalar takes 0 to 2**63 - 1 (the launch passes it as \
-                             64 bits of an i64); pass larger values in a tensor"
-                                .into()
-                        }),
+                        None,
                     )),
                     None => Err(bad("an integer")),
                 }
