@@ -57,6 +57,7 @@ from .program import (
 )
 from .spelling import SpellGen
 from .stores import StoreGen
+from .worlds import WorldGen
 
 TILE_SIZES = [(4, 30), (2, 25), (1, 15), (8, 20), (16, 8), (32, 2)]
 
@@ -65,7 +66,7 @@ TILE_SIZES = [(4, 30), (2, 25), (1, 15), (8, 20), (16, 8), (32, 2)]
 # `narrow_index` must come before IndexGen's stub of it, IndexGen's `component` and the
 # spelling and store methods before ChoiceGen's (the newer ones declare theirs in
 # `genbase.GenBase`, for the type checker only).
-class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
+class Gen(FlowGen, SpellGen, StoreGen, LoadGen, WorldGen, NarrowGen, IndexGen, ChoiceGen):
     def __init__(self, d: Draw, case_id: str) -> None:
         self.d = d
         self.case_id = case_id
@@ -84,6 +85,7 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
         self.out = "z"
         self.x: InParam | None = None
         self.data_ins: list[InParam] = []  # inputs read by `.item()` (narrow.py)
+        self.extent_ins: dict[str, list[int]] = {}  # static extents (worlds.py)
         self.scalar_values: dict[str, list[int]] = {}
         self.want_square = False
         self.align = False
@@ -184,25 +186,28 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
 
     def kernel(self) -> Kernel:
         d = self.d
-        self.rank = d.weighted([(1, 35), (2, 45), (3, 20)])
+        # (a `const-product` kernel has one axis, whose tile, a Const, bounds the grid)
+        product = d.chance(0.05)
+        self.rank = 1 if product else d.weighted([(1, 35), (2, 45), (3, 20)])
         # A focused kernel uses one template on one axis (the identity elsewhere), without
         # mutations: completeness per feature is measured on those.
-        if d.chance(0.35):
+        if not product and d.chance(0.35):
             self.focus = d.pick([t for t, _ in TEMPLATES if t != "random"]
                                 + (list(JOINT) if self.rank > 1 else []))
             self.features.add(f"focus:{self.focus}")
         self.focus_axis = d.between(0, self.rank - 1)
-        self.tile = [d.weighted(TILE_SIZES) for _ in range(self.rank)]
+        self.tile = [d.weighted(TILE_SIZES) if not product else d.pick([2**15, 2**16])
+                     for _ in range(self.rank)]
         while self.rank > 1 and math.prod(self.tile) > 512:  # keep tiles small
             big = self.tile.index(max(self.tile))
             self.tile[big] //= 2
         for k in range(self.rank):
-            if d.chance(0.35):
+            if product or d.chance(0.35):
                 self.decl.append(f"B{k}")
                 self.consts[f"B{k}"] = None
             else:
                 self.decl.append(self.tile[k])
-        if d.chance(0.45):
+        if not product and d.chance(0.45):
             decl: list[int | str] = []
             for k in range(self.rank):
                 how = d.weighted([("dyn", 6), ("lit", 2), ("const", 2)])
@@ -221,11 +226,14 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
             self.input_choice(self.body)
         recv = self.out
         kind = d.weighted([("index", 40), ("persistent", 16), ("sub", 12), ("own", 6),
-                           ("multi", 14), ("two-outputs", 6), ("choice", 5)]) \
-            if self.focus is None else "index"
+                           ("multi", 14), ("two-outputs", 6), ("choice", 5),
+                           ("extent-keys", 4)]) if self.focus is None else "index"
+        kind = "const-product" if product else kind
         self.features.add(f"kind-{kind}")
         outs = [OutParam("z", self.rank, tuple(self.decl))]
-        if kind not in ("persistent", "multi", "two-outputs", "choice") and d.chance(0.15):
+        ins = [self.x] if self.x else []
+        if kind not in ("persistent", "multi", "two-outputs", "choice", "extent-keys") and \
+                d.chance(0.15):
             self.features.add("alias")
             if d.chance(0.5) and self.x is not None:
                 self.features.add("tuple-alias")
@@ -252,6 +260,11 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
         elif kind == "choice":
             outs.append(OutParam("o2", self.rank, tuple(self.decl)))
             self.tensor_choice(self.body)
+        elif kind == "extent-keys":
+            outs.append(OutParam("o2", self.rank, tuple(self.decl)))
+            ins += self.extent_keys(self.body)
+        elif kind == "const-product":
+            ins += self.const_product(recv, self.body)
         else:
             outs.append(OutParam("o2", self.rank, tuple(self.decl)))
             self.index_store("z", self.body)
@@ -259,7 +272,7 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
             self.out = "o2"
             self.index_store("o2", self.body)
             self.out = saved
-        kern = Kernel(self.case_id, outs, ([self.x] if self.x else []) + self.data_ins,
+        kern = Kernel(self.case_id, outs, ins + self.data_ins,
                       sorted(self.scalars.items()), sorted(self.consts), self.body, [],
                       self.features, self.align)
         kern.launches = [self.launch(kern) for _ in range(3)]
@@ -279,7 +292,9 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
     def launch(self, k: Kernel) -> Launch:
         d = self.d
         rank = self.rank
-        if rank == 1 and d.chance(0.1):
+        if "const-product" in self.features:  # tiles of 2^14 to 2^18 elements: few
+            grid = [d.between(1, 4)]
+        elif rank == 1 and d.chance(0.1):
             grid = [d.between(17, 300)]
             self.features.add("many-blocks")
         else:
@@ -313,6 +328,11 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, NarrowGen, IndexGen, ChoiceGen):
             for a, decl in enumerate(self.x.decl):
                 if isinstance(decl, str):
                     consts[decl] = xs[a]
+        for x in k.ins:  # rank-1 inputs of static extents (a literal, or a Const inferred)
+            if x.name in self.extent_ins:
+                shapes[x.name] = (d.pick(self.extent_ins[x.name]),)
+                if isinstance(x.decl[0], str):
+                    consts[x.decl[0]] = shapes[x.name][0]
         given = {}
         for name, values in self.consts.items():
             if values is None:
