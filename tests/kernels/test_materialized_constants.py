@@ -41,6 +41,15 @@ def in_a_dead_branch(z: Mut[Tensor[i8, ["A"]]], x: Tensor[i8, ["B"]], C: Const[i
 
 
 @cutile.entry
+def in_a_conditional_expression(z: Mut[Tensor[i8, ["A"]]], x: Tensor[i8, ["B"]],
+                                C: Const[int], D: Const[int], A: Const[int], B: Const[int]):
+    # the same as a conditional expression, whose arms the checker does not split by D
+    # (found by the fuzzer's `const-product` kernels, tests/soundness/worlds.py)
+    w = block_id(0) + A * B if D == 0 else 0  # noqa: F841
+    z.store(full((A,), 1, i8), index=((((block_id(0) + C) % A) * B) // B - C,))
+
+
+@cutile.entry
 def next_to_an_extent(z: Mut[Tensor[i8, ["A"]]], x: Tensor[i8, ["B"]], y: Tensor[f32, [-1]],
                       C: Const[int], A: Const[int], B: Const[int]):
     w = y.shape[0] + A * B  # noqa: F841  (i64 where the launch has 64-bit indices)
@@ -71,6 +80,11 @@ def test_a_const_product_next_to_an_i64_scalar_proves_nothing_in_32_bits() -> No
 
 def test_a_const_product_in_a_branch_never_compiled_proves_nothing() -> None:
     got = launch(in_a_dead_branch, D=1)
+    assert got is None or got.tolist() == [1, 1, 1]
+
+
+def test_a_const_product_in_an_arm_of_a_conditional_expression_proves_nothing() -> None:
+    got = launch(in_a_conditional_expression, D=1)
     assert got is None or got.tolist() == [1, 1, 1]
 
 

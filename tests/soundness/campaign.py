@@ -36,7 +36,9 @@ FEATURES = ["modaffine", "clamp", "digits", "digit-swap", "iter-tuple", "transpo
             "store-rev", "like-kw", "like-rev", "multi-same", "multi-two-maps",
             "multi-pair-alias", "kind-two-outputs", "mutated", "while",
             "while-data-dependent", "while-load", "while-subtile", "break", "continue",
-            "early-return", "early-return-same", "persistent-break"]
+            "early-return", "early-return-same", "persistent-break", "extent-keys",
+            "extent-keys-same-input", "const-product", "const-product-block",
+            "const-product-i64-scalar", "const-product-dead-branch"]
 
 # Kinds that mean "an accepted kernel did something unsafe".
 UNSOUND = {"unsound", "race", "oob", "div-zero", "fault", "oob-ragged-subtile"}
@@ -51,6 +53,10 @@ def known_class(features: list[str], kinds: set[str], source: str) -> str:
     f = set(features)
     if "oob-ragged-subtile" in kinds or any("ragged" in k for k in kinds):
         return "ragged-subtile"
+    if "extent-keys" in f:  # (worlds.py: both were hand-written bugs first)
+        return "12-extent-keys"
+    if "const-product" in f:
+        return "13-const-product"
     if f & {"tensor-choice", "input-choice"}:
         return "11-tensor-choice"
     if f & {"narrow", "int-wrap", "unsigned-scalar", "narrow-scalar"}:

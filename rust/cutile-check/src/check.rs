@@ -89,6 +89,9 @@ pub struct Checker<'d> {
     runtime_tests: BTreeSet<NodeRef>,
     /// The world of the path being walked (`check/paths.rs`).
     pub world: paths::World,
+    /// Depth of arms of conditional expressions (`a if C == 1 else b`) on a test of `Const`s
+    /// that the world does not decide: each arm is compiled in some specializations only.
+    pub const_arms: u32,
     /// The device call being evaluated is an op's function argument (`reduce`'s combiner),
     /// whose arguments are placeholders: none of its parameters is known at compile time.
     pub placeholder_args: bool,
@@ -285,6 +288,7 @@ impl<'d> Checker<'d> {
             folded: BTreeMap::new(),
             runtime_tests: BTreeSet::new(),
             world: Rc::default(),
+            const_arms: 0,
             call_ct: HashMap::new(),
             fold_keys: HashMap::new(),
             placeholder_args: false,

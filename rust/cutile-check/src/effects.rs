@@ -76,9 +76,10 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
 /// And only outside a test of `Const`s: the branch another specialization takes is never
 /// compiled there (the product `A * B` of a dead branch was taken as 32-bit in the live
 /// one, and `((b + C) % A) * B` as fitting, while the device wrapped it and stored at
-/// tile -65536).
+/// tile -65536). The same in an arm of a conditional expression on such a test, which
+/// this world does not split (`w = b + A * B if D == 0 else 0`).
 fn materializes_in_i32(c: &Checker<'_>, partner: &Poly) -> bool {
-    if !c.world.is_empty() {
+    if !c.world.is_empty() || c.const_arms > 0 {
         return false;
     }
     let mut ok = true;

@@ -262,11 +262,16 @@ impl<'d> Checker<'d> {
                 // `Checker::tensor_choice`).
                 let kind = self.test_kind(test, st);
                 let world = self.world.clone();
+                // (an arm the test of `Const`s picks is compiled in some specializations
+                // only: what it computes holds in no other, `effects::materializes_in_i32`)
+                let consts_arm = matches!(kind, crate::fold::Test::Consts(_));
                 if let Some(taken) = self.fold_test(*nid, kind, &world) {
                     return self.eval(if taken { body } else { orelse }, st);
                 }
+                self.const_arms += u32::from(consts_arm);
                 let a = self.eval(body, st);
                 let b = self.eval(orelse, st);
+                self.const_arms -= u32::from(consts_arm);
                 for (v, x) in [(&a, body), (&b, orelse)] {
                     crate::atomics::escapes(
                         self,

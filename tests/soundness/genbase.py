@@ -1,0 +1,59 @@
+"""What the generator's parts (`generate.Gen` and its mixins `flow.py`, `spelling.py`,
+`stores.py`, `loads.py`, `worlds.py`) share: the state of one kernel being generated, and
+the methods one part calls on another, declared for the type checker only (so that a
+declaration never shadows a definition at run time, whatever the order of the mixins)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .draw import Draw
+    from .model import Cmp, ConstRef, DevFn, Expr, ScalarRef
+    from .program import DevProc, InParam, Stmt
+
+
+class GenBase:
+    d: Draw
+    case_id: str
+    features: set[str]
+    consts: dict[str, list[int] | None]  # name -> candidate values (None: tile or extent)
+    scalars: dict[str, str]
+    body: list[Stmt]
+    fns: dict[str, DevFn]
+    nfn: int
+    nvar: int
+    bid_e: list[Expr]
+    nb_e: list[Expr]
+    rank: int
+    tile: list[int]
+    decl: list[int | str]
+    out: str
+    x: InParam | None
+    data_ins: list[InParam]
+    scalar_values: dict[str, list[int]]
+    want_square: bool
+    align: bool
+    focus: str | None
+    focus_axis: int
+
+    if TYPE_CHECKING:
+        def fresh(self, base: str) -> str: ...
+        def module(self) -> str: ...
+        def const(self, values: list[int]) -> ConstRef: ...
+        def scalar(self) -> ScalarRef: ...
+        def number(self, v: int | None = None) -> Expr: ...
+        def tiles_of(self, k: int) -> Expr: ...
+        def component(self, k: int) -> Expr: ...
+        def joint(self, index: list[Expr]) -> list[Expr]: ...
+        def random_expr(self, depth: int, k: int) -> Expr: ...
+        def cond(self, var: Expr | None) -> Cmp: ...
+        def with_exit(self, body: list[Stmt], var: Expr | None,
+                      p: float = 0.4) -> list[Stmt]: ...
+        def while_limit(self, most: int) -> Expr: ...
+        def outline(self, e: Expr) -> Expr: ...
+        def disguise(self, e: Expr) -> Expr: ...
+        def store_style(self) -> str: ...
+        def index_store(self, recv: str, body: list[Stmt]) -> None: ...
+        def put_proc(self) -> DevProc: ...
+        def relay(self, body: list[Stmt], value: str = "val") -> None: ...
