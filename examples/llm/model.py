@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import pairwise
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -220,6 +221,13 @@ class Engine:
         nc = cdiv(c.vocab_size, p.sample_chunk)
         self.cand_v = slot("cand_v", [nc, p.sample_k], f32)
         self.cand_i = slot("cand_i", [nc, p.sample_k], i32)
+        # whole-vocabulary sampling's partial results (`sample_exact.launch_sample_exact`)
+        exact = {}
+        for name, (shape, dtype, copies) in sample_exact.buffer_shapes(
+                c.vocab_size, p.exact_chunk).items():
+            made = [slot(f"exact_{name}{i}", shape, dtype) for i in range(copies)]
+            exact[name] = made if copies > 1 else made[0]
+        self.exact = SimpleNamespace(**exact)
         cos, sin = rope_tables(c, self.capacity)
         self.cos = Slot(api.from_numpy(cos), "cos")
         self.sin = Slot(api.from_numpy(sin), "sin")
@@ -227,6 +235,7 @@ class Engine:
     def buffer_bytes(self) -> int:
         slots = [v for v in vars(self).values() if isinstance(v, Slot)]
         slots += self.k_cache + self.v_cache
+        slots += [x for v in vars(self.exact).values() for x in (v if isinstance(v, list) else [v])]
         return sum(s.t.nbytes for s in slots)
 
     # -- launching ----------------------------------------------------------------------------
@@ -451,11 +460,10 @@ class Engine:
                       NB=pow2_at_least(self.bmax.t.shape[0]))
             return
         if not uses_candidates(s, p.sample_k):     # no top-k, or one above the candidates
-            v = self.cfg.vocab_size
-            self._run(sample_exact.sample_exact, out(self.tokens, self.capacity),
-                      out(self.pos, 1), self.logits, 1.0 / s.temperature, s.top_p, s.top_k,
-                      s.seed & 0xFFFFFFFF, CH=p.sample_chunk, NT=-(-v // p.sample_chunk),
-                      BY_K=int(0 < s.top_k < v), BY_P=int(s.top_p < 1.0))
+            sample_exact.launch_sample_exact(
+                self._run, out, self.exact, out(self.tokens, self.capacity), out(self.pos, 1),
+                self.logits, self.cfg.vocab_size, 1.0 / s.temperature, s.top_p, s.top_k,
+                s.seed, p.exact_chunk)
             return
         self._run(sampling.topk_partial, out(self.cand_v, 1, p.sample_k),
                   out(self.cand_i, 1, p.sample_k), self.logits, CH=p.sample_chunk)

@@ -217,6 +217,8 @@ class Plan:
                                    # and sum in one warp (one barrier a tile instead of
                                    # 15; 32-key tiles then fit without a spill).
                                    # `plan_for`: 1 with 32-key tiles on every real config
+    exact_chunk: int = 1024      # logits per block of whole-vocabulary sampling
+                                 # (`kernels.sample_exact`: 149 blocks for Qwen3)
 
     def with_(self, **changes: object) -> Plan:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -337,6 +339,7 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         swiglu_tile=largest_pow2_divisor(i, 256),
         prefill=prefill_plan(cfg, prefill, sms),
         sample_chunk=128 if small else 4096,
+        exact_chunk=128 if small else 1024,
         sample_k=16 if small else 64,
         pdl=pdl,
         pdl_kernels=pdl_kernels,

@@ -183,19 +183,25 @@ def spills(text: str) -> bool:
 
 
 @pytest.mark.tileiras
-@pytest.mark.parametrize(("by_k", "by_p"), [(1, 1), (0, 1)])
-def test_whole_vocabulary_sampling_assembles_for_qwen3(by_k: int, by_p: int) -> None:
-    """`sample_exact` as the engine launches it (PDL twin) at Qwen3's vocabulary: the
-    one block's 4096-wide tiles stay in registers: the only local stores are the two of
-    the device check's message (`advance`: tokens[pos + 1] inside the buffer), as in
-    `sample_select`."""
+@pytest.mark.parametrize("by_k", [0, 1])
+def test_whole_vocabulary_sampling_assembles_for_qwen3(by_k: int) -> None:
+    """`sample_exact`'s kernels as the engine launches them (PDL twins) at Qwen3's
+    vocabulary, in its 1024-wide chunks: no local memory, but for the draw's stores of its
+    device checks' messages (no local load: nothing spilled and read back)."""
     from llm.kernels.pdl import with_pdl
 
-    vocab, ch = preset("qwen3-4b").vocab_size, plan_for(preset("qwen3-4b")).sample_chunk
-    text = sass(with_pdl(sample_exact.sample_exact), TS=4096, CH=ch, NT=-(-vocab // ch),
-                BY_K=by_k, BY_P=by_p)
-    assert len(re.findall(r"\b(LDL|STL)\b", text)) <= 2
-    assert not re.search(r"\bLDL\b", text)
+    ch = plan_for(preset("qwen3-4b")).exact_chunk
+    grid = -(-preset("qwen3-4b").vocab_size // ch)
+    gp = pow2_at_least(grid)
+    k = sample_exact
+    texts = [sass(with_pdl(k.chunk_max), CH=ch),
+             sass(with_pdl(k.radix_count), CH=ch, GP=gp, FIRST=0),
+             sass(with_pdl(k.radix_mass), CH=ch, GP=gp, FIRST=1, BY_K=by_k),
+             sass(with_pdl(k.radix_mass), CH=ch, GP=gp, FIRST=0, BY_K=by_k),
+             sass(with_pdl(k.radix_finish), CH=ch, GP=gp, BY_K=by_k, BY_P=1)]
+    assert not any(spills(t) for t in texts)
+    draw = sass(with_pdl(k.radix_draw), TS=4096, CH=ch, GP=gp)
+    assert len(re.findall(r"\bSTL\b", draw)) <= 4 and not re.search(r"\bLDL\b", draw)
 
 
 @pytest.mark.tileiras

@@ -5,9 +5,13 @@ transformers writes them (`TopKLogitsWarper`, `TopPLogitsWarper`)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import numpy as np
 import pytest
 from llm.kernels import sample_exact as kernel
+from llm.model import Out, Slot, give_back, out, take
 from llm.reference import Sampling, exact_kept, order_key, sample, sample_exact
 
 from cutile import api
@@ -22,17 +26,38 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261207)
 
 
+def exact_slots(vocab: int, ch: int) -> SimpleNamespace:
+    """`kernels.sample_exact`'s buffers as the engine's slots (random contents: every
+    kernel must write what the next one reads)."""
+    bufs = {}
+    for name, (shape, dtype, copies) in kernel.buffer_shapes(vocab, ch).items():
+        noise = [np.random.default_rng(len(name) + i).standard_normal(shape) * 100
+                 for i in range(copies)]
+        slots = [Slot(api.from_numpy(x.astype(dtype.numpy_name)), name) for x in noise]
+        bufs[name] = slots if copies > 1 else slots[0]
+    return SimpleNamespace(**bufs)
+
+
+def run_op(kern: Any, *args: Any, **kw: Any) -> None:
+    """A launch as the engine makes one: `Out` slots partitioned, given back after."""
+    bound = [take(a) if isinstance(a, Out) else a.t if isinstance(a, Slot) else a for a in args]
+    back = kern(*bound, **kw).sync()
+    for a, got in zip(args, back, strict=False):
+        if isinstance(a, Out):
+            give_back(a, got)
+
+
 def run_kernel(logits: np.ndarray, at: int, s: Sampling, ch: int = 128) -> int:
     v = logits.size
-    tokens = api.from_numpy(np.full(16, -7, np.int32)).partition([16])
-    pos = api.from_numpy(np.array([at], np.int32)).partition([1])
-    tokens, pos, *_ = kernel.sample_exact(
-        tokens, pos, api.from_numpy(logits), 1.0 / s.temperature, s.top_p, s.top_k, s.seed,
-        CH=ch, NT=-(-v // ch), BY_K=int(0 < s.top_k < v), BY_P=int(s.top_p < 1.0)).sync()
-    out = tokens.unpartition().to_numpy()
-    assert int(pos.unpartition().to_numpy()[0]) == at + 1
-    assert (np.delete(out, at + 1) == -7).all(), "wrote outside tokens[pos + 1]"
-    return int(out[at + 1])
+    tokens = Slot(api.from_numpy(np.full(16, -7, np.int32)), "tokens")
+    pos = Slot(api.from_numpy(np.array([at], np.int32)), "pos")
+    kernel.launch_sample_exact(run_op, out, exact_slots(v, ch), out(tokens, 16), out(pos, 1),
+                               api.from_numpy(logits), v, 1.0 / s.temperature, s.top_p,
+                               s.top_k, s.seed, ch)
+    got = tokens.numpy()
+    assert int(pos.numpy()[0]) == at + 1
+    assert (np.delete(got, at + 1) == -7).all(), "wrote outside tokens[pos + 1]"
+    return int(got[at + 1])
 
 
 def hf_kept(logits: np.ndarray, s: Sampling) -> np.ndarray:
@@ -91,6 +116,21 @@ def test_ties_at_the_kth_logit_are_all_kept() -> None:
         assert logits[run_kernel(logits, at, Sampling(1.0, 2, 1.0, seed=at), ch=4)] >= 3.0
 
 
+@pytest.mark.parametrize("setting", [Sampling(1.0, 0, 0.9, seed=9), Sampling(0.5, 70, 0.6, 10)],
+                         ids=str)
+def test_masked_and_tied_logits_across_chunks(rng: np.random.Generator, setting: Sampling
+                                              ) -> None:
+    """-inf logits (masked tokens), long runs of equal logits across chunk boundaries and
+    negative zero: the radix rounds split ties and signs as the host's sort does."""
+    for at in range(3):
+        logits = np.round(rng.standard_normal(1000) * 2).astype(np.float32)
+        logits[rng.random(1000) < 0.3] = -np.inf
+        logits[rng.random(1000) < 0.05] = -0.0
+        got = run_kernel(logits, at, setting, ch=64)
+        assert got == sample_exact(logits, at, setting)
+        assert exact_kept(logits, setting)[0][got] and np.isfinite(logits[got])
+
+
 def test_the_draws_follow_the_kept_distribution(rng: np.random.Generator) -> None:
     """The host algorithm (which the kernel matches draw for draw) over 20000 positions:
     each kept token drawn at its renormalized probability, no other token drawn."""
@@ -119,14 +159,14 @@ def test_the_engine_takes_the_whole_vocabulary_past_its_candidates() -> None:
                          ids=str)
 def test_the_kernel_draws_the_host_algorithms_token_at_qwen3s_vocabulary(
         rng: np.random.Generator, setting: Sampling) -> None:
-    """On the GPU, at Qwen3's 151936 logits in the engine's 4096-wide tiles: a kept token,
+    """On the GPU, at Qwen3's 151936 logits in the engine's 1024-wide chunks: a kept token,
     where the draw falls in the kept mass summed in f64. (Not token for token: over 150k
     terms the device's and numpy's f32 running sums part by more than one token's mass.)"""
     from llm.reference import uniform
 
     for at in range(6):
         logits = (rng.standard_normal(151936) * 2.5).astype(np.float32)
-        got = run_kernel(logits, at, setting, ch=4096)
+        got = run_kernel(logits, at, setting, ch=1024)
         kept, e = exact_kept(logits, setting)
         assert kept[got]
         cdf = np.cumsum(np.where(kept, e, 0).astype(np.float64))
