@@ -51,7 +51,9 @@ class OpsBase:
         if isinstance(v, ConstV) and isinstance(v.value, int) and not isinstance(v.value, bool):
             return v.value
         raise self.err("CT3034", f"{what} must be a compile-time integer", span,
-                       "not a constant", help="use a literal or a `Const[int]` parameter")
+                       "not a constant", help="use a literal or a `Const[int]` parameter (a "
+                       "tensor's `.shape` is its extent, known at run time; a tile's "
+                       "`.shape` is constant)")
 
     def shape_const(self, v: LVal, span: K.Span, what: str = "a shape") -> tuple[int, ...]:
         if isinstance(v, ConstV) and isinstance(v.value, int):
