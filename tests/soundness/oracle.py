@@ -35,7 +35,6 @@ import numpy as np
 
 import cutile
 from cutile import api
-from cutile.core import i32
 from cutile.errors import CutileError, InterpreterError, KernelCheckError, LaunchError, RaceError
 
 from .brute import Verdict, launch_grid, truth
