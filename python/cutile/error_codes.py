@@ -93,6 +93,7 @@ PYTHON_CODES: dict[str, str] = {
     "CT5010": "a partition tile shape of the wrong rank or below 1",
     "CT5011": "partitioning a tensor of rank above 3",
     "CT5012": "`persistent(num_blocks)` below 1",
+    "CT5013": "partitioning a tensor whose layout puts several elements at one address",
     "CT5020": "running an operation a second time",
     # CUDA Graphs (`cutile.graph`)
     "CT5062": "a CUDA Graph used after `into_inner()` gave its tensors back",

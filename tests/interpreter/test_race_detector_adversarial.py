@@ -645,3 +645,25 @@ def test_a_wide_pointer_read_over_a_strided_arguments_gap(width: dt.DType,
         races(report, k, 1, args, names)
     else:
         launch(k, 1, args, names)
+
+
+@pytest.mark.parametrize(("rows", "report"), [
+    (4, None),
+    (5, "out-of-bounds"),
+])
+def test_an_axis_of_extent_one_with_a_large_stride(rows: int, report: str | None) -> None:
+    # x is (4, 1) with strides (2, 3) (element (i, 0) at 2i: 0 2 4 6). The launcher passes
+    # the unit axis's stride as 1 (its only index is 0), so the kernel's view differs from
+    # the argument's layout and every element is looked up: element (2, 0), at 4, was taken
+    # for x[0, 1] (4 = 1 * 3 + 1 * ...) and reported out of bounds. A fifth row (at 8) is
+    # outside x
+    def body(b: Builder, ps: list[Value], bx: Value) -> None:
+        load(b, view(b, ps[0], [rows, 1], [2, 1], [8, 1]), [i32(b, 0), i32(b, 0)])
+
+    k = kernel(F32, body)
+    args = [Pointer.to(buf(12))]
+    names = [TensorArg("x", (4, 1), (2, 3))]
+    if report:
+        races(report, k, 1, args, names)
+    else:
+        launch(k, 1, args, names)

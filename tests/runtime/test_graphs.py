@@ -269,6 +269,26 @@ def test_replay_inputs_that_do_not_fit_are_refused_before_any_copy() -> None:
     _close(g.read(0), _expected(_rand(0)))  # nothing copied
 
 
+def test_a_replay_input_held_by_an_op_or_consumed_is_refused() -> None:
+    # Host rule 3: a tensor moved into an op is dead until the op hands it back; a replay
+    # read it (and a consumed one) as if the program still held it.
+    x, h, y = _layers()
+    g = cutile.graph(two_layers, x, h, y)
+    g.replay().wait()
+    src = api.from_numpy(_rand(1))
+    op = axpb(api.zeros([N], f32).partition([128]), src, 2.0)
+    with pytest.raises(cutile.BorrowError) as info:
+        g.replay(src)
+    assert info.value.code == "CT5001"
+    op.sync()
+    p = api.from_numpy(_rand(1))
+    p.partition([128])
+    with pytest.raises(cutile.BorrowError) as info:
+        g.replay(p)
+    assert info.value.code == "CT5002"
+    _close(g.read(0), _expected(_rand(0)))  # nothing copied
+
+
 def test_replays_can_be_awaited() -> None:
     import asyncio
 

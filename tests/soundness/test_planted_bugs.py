@@ -10,6 +10,7 @@ kernel must run clean without the plant (so the finding is the plant's, not a re
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cutile.lowering.lower import Lowerer
+from cutile.lowering.signature import Specialization
 
 from .campaign import UNSOUND, case_seed
 from .draw import Draw, RandomSource
@@ -43,9 +45,19 @@ def _no_device_asserts(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(Lowerer, "needs_device_check", lambda self: False)
 
 
+def _unit_last_stride(mp: pytest.MonkeyPatch) -> None:
+    # Every tensor specialized as if its last stride were 1 (the fast path of row-major
+    # tensors): a view's stores and loads then leave its elements. Only launches whose
+    # arguments are views (a transposed buffer, every other element) can show it.
+    spec_tensor = Specialization.tensor
+    mp.setattr(Specialization, "tensor", lambda self, name: dataclasses.replace(
+        spec_tensor(self, name), last_stride_one=True))
+
+
 PLANTS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[Kernel], bool]]] = {
     "32-bit loop counters": (_counters_in_32_bits, lambda k: "loop-top" in k.features),
     "no device asserts": (_no_device_asserts, lambda k: True),
+    "unit last stride": (_unit_last_stride, lambda k: True),
 }
 
 

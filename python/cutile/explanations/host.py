@@ -38,6 +38,25 @@ TEXTS: dict[str, str] = {
 
         Fix: `z.persistent()` (the default) or a positive count.
     """,
+    "CT5013": """
+        A tensor whose strides put several elements at one address (a stride of 0, or
+        strides that overlap) is partitioned. A partition is an output: its blocks, and the
+        lanes of one store, write their elements at the same time, so two elements at one
+        address would be written by two of them (a data race). cutile's own views never
+        have such a layout; a copy of a broadcast import to another device keeps one.
+        (Raised as `BorrowError`; the tensor is not consumed.)
+
+        Example:
+
+            b = cutile.from_dlpack(np.broadcast_to(row, (4, 8)))  # strides (0, 1), shared
+            t = b.to(1)                 # a copy on device 1, with the same strides
+            t.partition([1, 8])
+            # [CT5013] cannot partition a tensor whose strides [0, 1] (shape [4, 8]) put
+            # several elements at one address
+
+        Fix: write into a tensor of its own memory (`api.empty([4, 8], f32)`), or copy the
+        values into one first (`api.from_numpy(t.to_numpy())`).
+    """,
     "CT5020": """
         An op ran a second time. An op owns the tensors moved into it, runs once, and
         hands them back once; what `.sync()` returned is what the program holds next.

@@ -219,8 +219,8 @@ class _Arg:
         idx = [np.zeros_like(e) for _ in self.shape]
         for d in self.order:
             st = self.strides[d]
-            if st == 0:
-                continue
+            if st == 0 or self.shape[d] == 1:
+                continue  # (an axis of extent 1 has index 0, whatever its stride)
             q = e // st
             idx[d] = q
             e = e - q * st
@@ -235,7 +235,7 @@ class _Arg:
         # do not overflow, divided as `_greedy` does.
         e, out = (off - self.origin) // self.itemsize, [0] * len(self.shape)
         for d in self.order:
-            if self.strides[d]:
+            if self.strides[d] and self.shape[d] != 1:
                 out[d], e = divmod(e, self.strides[d])
         return tuple(out)
 

@@ -258,6 +258,9 @@ class Graph:
                 raise _refuse("CT5064", f"replay input {i}: the graph's input {i} is "
                               f"{type(dst).__name__}, not a tensor", "pass None for it")
             if isinstance(new, _Handle):
+                # A tensor an op holds (or consumed, or dropped with an op that never ran)
+                # is dead to the program, as for any other read (CT5001, CT5002, CT5009).
+                new._ensure_live(f"copy it into input {i} of {self.name}")
                 shape, dtype = tuple(new.shape), new.dtype.name
             elif isinstance(new, np.ndarray):
                 shape, dtype = tuple(new.shape), _numpy_name(new)

@@ -34,6 +34,20 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def injective_layout(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Does every index have its own address? Sufficient test: with the axes of extent > 1
+    sorted by stride, each stride exceeds the farthest reach of the smaller ones (so no
+    stride is 0 or negative). An empty tensor has no two elements to share one."""
+    if 0 in shape:
+        return True
+    reach = 0
+    for s, n in sorted((s, n) for s, n in zip(strides, shape, strict=True) if n > 1):
+        if s <= reach:
+            return False
+        reach += s * (n - 1)
+    return True
+
+
 class _Handle(_native.HandleMeta):
     """Shared state of Tensor and Partition: where the bytes are and how they are laid out.
 
@@ -178,6 +192,19 @@ class Tensor(_Handle):
                 f"{self.ndim}",
                 code="CT5011",
                 hint="reshape it to 3 or fewer dimensions first",
+            )
+        if not injective_layout(self.shape, self.strides):
+            # An output's blocks (and the lanes of one store) write their elements at the
+            # same time: two elements at one address would be written by two of them. A
+            # view of cutile's never has such a layout; a copy of a broadcast import does
+            # (`from_dlpack(...).to(device)` keeps its strides).
+            raise BorrowError(
+                f"cannot partition a tensor whose strides {list(self.strides)} (shape "
+                f"{list(self.shape)}) put several elements at one address (a broadcast or "
+                "overlapping layout): the blocks writing them would race",
+                code="CT5013",
+                hint="write into a tensor of its own memory (`api.empty(shape, dtype)`), or "
+                "copy this one into one first (`api.from_numpy(t.to_numpy())`)",
             )
         new = registry().consume(self._handle, "partition", True)
         return Partition(self._alloc, self._storage, self._offset, self.shape, self.strides,

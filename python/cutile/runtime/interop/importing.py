@@ -24,7 +24,7 @@ from ...errors import InteropError
 from .. import driver
 from ..devices import activate
 from ..ownership import registry
-from ..tensor import Partition, Tensor
+from ..tensor import Partition, Tensor, injective_layout
 from . import aliases, sources, streams
 from .memory import ForeignDeviceAllocation, ForeignHostAllocation
 from .sources import Foreign
@@ -78,17 +78,6 @@ def _partition_given() -> InteropError:
     )
 
 
-def _injective(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    """Does every index have its own address? Sufficient test: with the axes of extent > 1
-    sorted by stride, each stride exceeds the farthest reach of the smaller ones."""
-    reach = 0
-    for s, n in sorted((s, n) for s, n in zip(strides, shape, strict=True) if n > 1):
-        if s <= reach:
-            return False
-        reach += s * (n - 1)
-    return True
-
-
 def _layout(f: Foreign, exclusive: bool) -> tuple[tuple[int, ...], int]:
     """The strides cutile uses (an axis of extent 0 or 1 has no real stride: a negative
     one becomes 0) and the byte span; InteropError CT5044 for a layout cutile cannot use."""
@@ -108,7 +97,7 @@ def _layout(f: Foreign, exclusive: bool) -> tuple[tuple[int, ...], int]:
             f"the tensor's data at {f.address:#x} is not aligned to its {item}-byte "
             "element", code="CT5044", hint="copy it to a new (aligned) array first",
         )
-    if exclusive and size and not _injective(f.shape, strides):
+    if exclusive and size and not injective_layout(f.shape, strides):
         raise InteropError(
             f"the tensor's strides {list(strides)} (shape {list(f.shape)}) put several "
             "elements at one address (a broadcast or overlapping view): blocks writing it "
