@@ -70,11 +70,19 @@ def test_a_persistent_schedule_covers_every_tile_whatever_the_block_count(
     np.testing.assert_array_equal(z.unpartition().to_numpy(), np.arange(32) + 1)
 
 
-@pytest.mark.parametrize("blocks", [2**31 - 1, 2**31, 2**63 - 1, np.uint64(2**64 - 1)])
-def test_a_block_count_past_the_schedule_is_ct6109(blocks: Any) -> None:
-    z = api.zeros([32], f32).partition([4]).persistent(blocks)
+def test_a_block_count_past_the_schedule_is_ct6109() -> None:
+    z = api.zeros([32], f32).partition([4]).persistent(2**31 - 1)
     assert _refused(lambda: walk(z, _iota(32))).code == "CT6109"
     z.unpartition()  # refused before anything was taken
+
+
+@pytest.mark.parametrize("blocks", [2**31, 2**63 - 1, np.uint64(2**64 - 1)])
+def test_a_block_count_past_cudas_grid_is_refused_by_persistent(blocks: Any) -> None:
+    p = api.zeros([32], f32).partition([4])
+    with pytest.raises(cutile.CutileError) as err:
+        p.persistent(blocks)
+    assert err.value.code == "CT5012"
+    p.unpartition()  # the partition is kept
 
 
 @pytest.mark.parametrize(("tiles_z", "tiles_w"), [(8, 0), (0, 8), (8, 4)])
