@@ -51,6 +51,7 @@ def test_a_live_original_blocks_partitioning_its_permuted_view() -> None:
     with pytest.raises(cutile.BorrowError) as info:
         v.partition([8, 1, 2])
     assert info.value.code == "CT5004"
+    assert "`del`" in (info.value.hint or "")     # a way the API has (no `.copy()`)
     del t
     assert v.partition([8, 1, 2]).grid == (1, 4, 1)
 

@@ -700,7 +700,8 @@ impl HostRegistry {
                         if others == 1 { "" } else { "s" }
                     ),
                     Some(
-                        "drop the other views (or `.copy()` the tensor) before partitioning it"
+                        "drop the other views before partitioning it (`del`), or write into a \
+                         tensor of its own (`cutile.api.empty(...)`)"
                             .into(),
                     ),
                 ));
