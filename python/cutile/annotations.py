@@ -136,6 +136,13 @@ class Mut:
             raise _wrong("Mut[Tensor[...]]: an output's tile has at least one axis; got rank 0",
                          "the tiles of the outputs make the launch grid; one value is "
                          "`Mut[Tensor[f32, [1]]]`")
+        unknown = [d for d in inner.shape if not isinstance(d, str) and d == -1]
+        if unknown:
+            # every launch would refuse it (CT6002): a partition's tile has no -1 size
+            raise _wrong(f"Mut[Tensor[...]]: the shape is the tile each block writes; "
+                         f"got {list(inner.shape)}, with -1",
+                         "write each tile size as an int or a `Const` name: "
+                         "`Mut[Tensor[f32, ['B']]]` with `B: Const[int]`")
         return MutSpec(inner)
 
 

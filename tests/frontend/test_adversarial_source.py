@@ -131,6 +131,8 @@ def test_a_global_whose_attribute_raises_is_ct0002(tmp_path: pathlib.Path) -> No
     ("Mut[Tensor[float, [16]]]", "use Tensor[dtype, shape]"),
     ("Mut[f32]", "use Mut[Tensor"),
     ("Mut[Tensor[f32, []]]", "got rank 0"),
+    ("Mut[Tensor[f32, [-1]]]", "the tile each block writes"),     # passed `check()`,
+    ("Mut[Tensor[f32, [4, -1]]]", "the tile each block writes"),  # then no launch fit
     ("Const[str]", "use Const[int]"),
 ])
 def test_a_wrong_annotation_is_a_coded_error_at_its_line(annotation: str, needle: str,
