@@ -131,6 +131,17 @@ def test_masked_and_tied_logits_across_chunks(rng: np.random.Generator, setting:
         assert exact_kept(logits, setting)[0][got] and np.isfinite(logits[got])
 
 
+@pytest.mark.parametrize(("vocab", "ch"), [(100, 128), (128, 128), (256, 128), (7, 4), (1, 4)])
+def test_one_chunk_whole_chunks_and_a_single_logit(rng: np.random.Generator, vocab: int,
+                                                   ch: int) -> None:
+    """Grids of one block, of chunks that divide the vocabulary, and a vocabulary of one."""
+    for s in (Sampling(0.8, 0, 0.9, seed=3), Sampling(1.0, 3, 0.95, seed=4),
+              Sampling(1.0, 0, 1.0, seed=5)):
+        x = (rng.standard_normal(vocab) * 3).astype(np.float32)
+        for at in range(2):
+            assert run_kernel(x, at, s, ch=ch) == sample_exact(x, at, s)
+
+
 def test_the_draws_follow_the_kept_distribution(rng: np.random.Generator) -> None:
     """The host algorithm (which the kernel matches draw for draw) over 20000 positions:
     each kept token drawn at its renormalized probability, no other token drawn."""
