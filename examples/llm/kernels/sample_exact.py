@@ -88,6 +88,12 @@ def row4(a, b, c, d):
 
 
 @cutile.device
+def block_hists(hm, GP):
+    """Every block's row of bin masses (padding blocks: zero)."""
+    return hm.load_tile((GP, BINS), (0, 0), padding="zero")
+
+
+@cutile.device
 def global_max(bm, GP):
     return bm.load_tile((GP,), (0,), padding="neg_inf").max(keepdims=True)
 
@@ -124,10 +130,10 @@ def decide_count(hc, lo, need, shift, GP):
 
 
 @cutile.device
-def decide_mass(hm, lo, above, need, shift, GP):
-    """The bin whose mass, with the mass above it, first reaches `need`: the new prefix,
-    and the mass above it."""
-    h = hm.load_tile((GP, BINS), (0, 0), padding="zero").sum(axis=0)
+def decide_mass(hists, lo, above, need, shift):
+    """The bin whose mass, with the mass above it, first reaches `need` (`hists`: every
+    block's bin masses, a [GP, 16] tile): the new prefix, and the mass above it."""
+    h = hists.sum(axis=0)
     incl = above + cumsum(h, reverse=True)
     b = arange(BINS, i32)
     d = where(incl >= need, b, 0).max(keepdims=True)
@@ -182,9 +188,10 @@ def radix_mass(st_out: Mut[Tensor[i32, [1, 4]]], sf_out: Mut[Tensor[f32, [1, 4]]
         need = zeros((1,), f32)
     else:
         kth = field(st_in, 2)
-        total = hm_in.load_tile((GP, BINS), (0, 0), padding="zero").sum(keepdims=True)
-        need = where(shift == 24, total.reshape((1,)) * top_p, field(sf_in, 1))
-        lo, above = decide_mass(hm_in, field(st_in, 0), field(sf_in, 0), need, shift + 4, GP)
+        hists = block_hists(hm_in, GP)
+        total = hists.sum(keepdims=True).reshape((1,))
+        need = where(shift == 24, total * top_p, field(sf_in, 1))
+        lo, above = decide_mass(hists, field(st_in, 0), field(sf_in, 0), need, shift + 4)
     st_out.store(row4(lo, kth, kth, kth))
     sf_out.store(row4(above, need, need, need))
     x, valid = chunk(logits, CH)
@@ -201,7 +208,8 @@ def radix_finish(wb: Mut[Tensor[f32, [1]]], cut_out: Mut[Tensor[i32, [1]]],
                  CH: Const[int], GP: Const[int], BY_K: Const[int], BY_P: Const[int]):
     """The last digit (of top-p, else of top-k): the cut, and this chunk's kept mass."""
     if BY_P:
-        t, _ = decide_mass(hm_in, field(st_in, 0), field(sf_in, 0), field(sf_in, 1), 0, GP)
+        t, _ = decide_mass(block_hists(hm_in, GP), field(st_in, 0), field(sf_in, 0),
+                           field(sf_in, 1), 0)
         cut = maximum(field(st_in, 2), t)
     elif BY_K:
         cut, _ = decide_count(hc_in, field(st_in, 0), field(st_in, 1), 0, GP)
