@@ -132,6 +132,11 @@ FIELD_PLANS: dict[str, dict[str, object]] = {
     "early4r2": {"early_steps": 4, "early_rows": 2},
     "early_o3": {"early_o": 3},           # the output projection alone, 3 or 4 steps ahead
     "early_o4": {"early_o": 4},
+    # the small attention kernels let the next kernel be scheduled before their own PDL
+    # wait, so the output projection's early weight loads overlap attention too
+    "tf_combine": {"trigger_first": ("attn_combine_heads",)},
+    "tf_attn": {"trigger_first": ("attn_decode_q", "attn_combine_heads")},
+    "tf_small": {"trigger_first": ("qkv_heads", "attn_decode_q", "attn_combine_heads")},
     "bf16attn": {"attn_exact": False},    # decode attention's q and p as bf16 (one MMA each)
     "exactattn": {"attn_exact": True},    # ... as hi + lo bf16 halves (f32 accuracy)
     "counted": {"attn_counted": True},    # attention's loop over the share's tiles only

@@ -270,7 +270,8 @@ class Engine:
                              if isinstance(a, Row) else a)
         if self.plan.pdl and (not self.plan.pdl_kernels
                               or kernel.name in self.plan.pdl_kernels):
-            kernel = with_pdl(kernel, self.plan.pdl_early)
+            kernel = with_pdl(kernel, self.plan.pdl_early,
+                              kernel.name in self.plan.trigger_first)
         if self.plan.fp_contract:
             kernel = with_contract(kernel)
         op = kernel(*bound, **kw)

@@ -154,6 +154,10 @@ class Plan:
                                  # blocks start while the previous kernel finishes
                                  # (`llm.kernels.pdl`, docs/pdl.md)
     pdl_kernels: tuple[str, ...] = ()  # with `pdl`: only these kernels (by name); () = all
+    trigger_first: tuple[str, ...] = ()  # with `pdl`: kernels (by name) that let the next
+                                         # one be scheduled before their own wait
+                                         # (`pdl_trigger_first`: its early loads then
+                                         # overlap this kernel's predecessor too)
     pdl_early: bool = True       # with `pdl`: each GEMV's first weight tile loaded ahead of
                                  # the wait (`llm.kernels.pdl.EARLY_WEIGHTS`)
     early_steps: int = 2         # the weight steps (1-4) each decode GEMV loads before

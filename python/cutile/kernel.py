@@ -85,7 +85,8 @@ class EntryKernel(_native.KernelBase):
                  deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
                  occupancy: HintValue = None, num_worker_warps: HintValue = None,
                  opt_level: int = 3, pdl: bool = False,
-                 pdl_early: tuple[str, ...] = (), fp_contract: bool = False) -> None:
+                 pdl_early: tuple[str, ...] = (), fp_contract: bool = False,
+                 pdl_trigger_first: bool = False) -> None:
         _plain_function(fn, "@cutile.entry")
         remember_source(fn)
         self.fn = fn
@@ -108,6 +109,8 @@ class EntryKernel(_native.KernelBase):
         # Read-only tensor parameters whose leading loads may run ahead of the PDL wait
         # (`lowering/pdl.py`; checked against the parameters at the first lowering).
         self.pdl_early = check_pdl_early(pdl_early)
+        # The next kernel may be scheduled before this one's wait (`lowering/pdl.py`).
+        self.pdl_trigger_first = check_pdl_trigger_first(pdl_trigger_first)
         # Products fused into the adds that use them (`lowering/contract.py`): what the
         # kernel computes, rounded once instead of twice, so part of its identity.
         self.fp_contract = check_fp_contract(fp_contract)
@@ -126,12 +129,14 @@ class EntryKernel(_native.KernelBase):
     def with_hints(self, *, num_ctas: HintValue = None, occupancy: HintValue = None,
                    num_worker_warps: HintValue = None, opt_level: int | None = None,
                    pdl: bool | None = None, pdl_early: tuple[str, ...] | None = None,
-                   fp_contract: bool | None = None) -> EntryKernel:
+                   fp_contract: bool | None = None,
+                   pdl_trigger_first: bool | None = None) -> EntryKernel:
         """The same kernel compiled with other hints or with(out) programmatic dependent
         launch (the ones given replace this kernel's; the body and its proof are the same,
         and what its launches compute too, but for `fp_contract`'s rounding).
         `pdl_early`: read-only tensor parameters whose loads that come first may run ahead
-        of the PDL wait (docs/pdl.md)."""
+        of the PDL wait; `pdl_trigger_first`: the next kernel may be scheduled before this
+        one's wait (docs/pdl.md)."""
         args = dict(self.hint_args)
         for name, value in (("num_ctas", num_ctas), ("occupancy", occupancy),
                             ("num_worker_warps", num_worker_warps)):
@@ -143,6 +148,8 @@ class EntryKernel(_native.KernelBase):
                            pdl=self.pdl if pdl is None else pdl,
                            pdl_early=self.pdl_early if pdl_early is None else pdl_early,
                            fp_contract=self.fp_contract if fp_contract is None else fp_contract,
+                           pdl_trigger_first=(self.pdl_trigger_first if pdl_trigger_first
+                                              is None else pdl_trigger_first),
                            **args)
 
     # -- static stages ---------------------------------------------------------------------
@@ -201,7 +208,7 @@ class EntryKernel(_native.KernelBase):
 
             facts = None if self._unchecked else LoweringFacts.of(self.check())
             got = pipeline.lower(self.document(), spec, facts, pdl, self._early_params(),
-                                 self.fp_contract)
+                                 self.fp_contract, self.pdl_trigger_first)
             got.module.functions[0].hints = self.hints
             dump.after_lowering(self._identity(spec, pdl), self.kast_json(), self.check(),
                                 got)
@@ -226,7 +233,8 @@ class EntryKernel(_native.KernelBase):
             self._kast_hash = pipeline.kast_sha256(self.document())
         return pipeline.kernel_identity(self.name, self._kast_hash, spec, self.hints,
                                         self.opt_level, pdl, self.pdl_early,
-                                        self.fp_contract, self._unchecked)
+                                        self.fp_contract, self._unchecked,
+                                        self.pdl_trigger_first)
 
     def _early_params(self) -> tuple[str, ...]:
         """`pdl_early`, each name checked to be a read-only tensor parameter (ConfigError
@@ -411,6 +419,12 @@ def check_pdl(pdl: Any) -> bool:
                                   "programmatic dependent launch; the default is False")
 
 
+def check_pdl_trigger_first(first: Any) -> bool:
+    return check_flag("pdl_trigger_first", first,
+                      "`@cutile.entry(pdl=True, pdl_trigger_first=True)` lets the next kernel "
+                      "be scheduled before this one's wait; the default is False")
+
+
 def check_fp_contract(fp_contract: Any) -> bool:
     return check_flag("fp_contract", fp_contract,
                       "`@cutile.entry(fp_contract=True)` fuses each product into the add "
@@ -457,6 +471,7 @@ def entry(
     *, unsafe: bool = False, deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
     pdl: bool = False, pdl_early: tuple[str, ...] = (), fp_contract: bool = False,
+    pdl_trigger_first: bool = False,
 ) -> Callable[[Callable[..., Any]], EntryKernel]: ...
 
 
@@ -465,6 +480,7 @@ def entry(
     deny_in_kernel_checks: bool = False, num_ctas: HintValue = None,
     occupancy: HintValue = None, num_worker_warps: HintValue = None, opt_level: int = 3,
     pdl: bool = False, pdl_early: tuple[str, ...] = (), fp_contract: bool = False,
+    pdl_trigger_first: bool = False,
 ) -> Any:
     """Mark a kernel: `@cutile.entry`, `@cutile.entry(unsafe=True)`, or with compiler hints
     (`num_ctas`, `occupancy`, `num_worker_warps`: an int or `cutile.ByTarget(...)`;
@@ -477,7 +493,10 @@ def entry(
     `pdl_early=("w", ...)`: loads of these read-only tensor parameters that come before
     any other memory access run ahead of that wait (a GEMV's first weight tiles stream in
     while the previous kernel finishes); such a launch gets the PDL attribute only while
-    no work in flight may write them.
+    no work in flight may write them. `pdl_trigger_first=True`: the next PDL kernel may be
+    scheduled as soon as this one's blocks start, not after its wait, so that the next
+    kernel's early loads also overlap this kernel's predecessor (for a short kernel
+    followed by one with early loads; three grids of a chain may then be on the GPU).
 
     `fp_contract=True`: each float product that only an add or a subtract uses is fused
     into it, one `fma` rounded once (as nvcc's `-fmad=true` and Triton do; tileiras keeps
@@ -490,11 +509,13 @@ def entry(
     check_pdl(pdl)
     check_pdl_early(pdl_early)
     check_fp_contract(fp_contract)
+    check_pdl_trigger_first(pdl_trigger_first)
 
     def wrap(f: Callable[..., Any]) -> EntryKernel:
         return EntryKernel(f, unsafe=unsafe, deny_in_kernel_checks=deny_in_kernel_checks,
                            opt_level=opt_level, pdl=pdl, pdl_early=pdl_early,
-                           fp_contract=fp_contract, **hints)
+                           fp_contract=fp_contract, pdl_trigger_first=pdl_trigger_first,
+                           **hints)
 
     return wrap
 

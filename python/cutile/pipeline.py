@@ -68,16 +68,17 @@ def _log_check(doc: K.Document, result: Any, seconds: float) -> None:
 
 def lower(doc: K.Document, spec: Specialization, facts: LoweringFacts | None,
           pdl: bool = False, pdl_early: tuple[str, ...] = (),
-          fp_contract: bool = False) -> LoweredKernel:
+          fp_contract: bool = False, pdl_trigger_first: bool = False) -> LoweredKernel:
     """Lower with the checker's `facts` (None only where a test compiles without the
     checker); `pdl`: with the programmatic-dependent-launch prologue (`lowering/pdl.py`),
-    and loads of the `pdl_early` parameters ahead of its wait where they come first;
+    and loads of the `pdl_early` parameters ahead of its wait where they come first (the
+    launch of dependents first of all with `pdl_trigger_first`);
     `fp_contract`: products fused into the adds that use them (`lowering/contract.py`)."""
     from .lowering.contract import contract_module
     from .lowering.lower import lower_kernel
 
     try:
-        lowered = lower_kernel(doc, spec, facts, pdl, pdl_early)
+        lowered = lower_kernel(doc, spec, facts, pdl, pdl_early, pdl_trigger_first)
     except FrontendError as err:
         raise to_check_error(doc.files, err) from None
     if fp_contract:
@@ -130,7 +131,8 @@ def kast_sha256(doc: K.Document) -> str:
 def kernel_identity(name: str, kast_hash: str, spec: Specialization,
                     hints: dict[str, dict[str, int]] | None = None, opt_level: int = 3,
                     pdl: bool = False, pdl_early: tuple[str, ...] = (),
-                    fp_contract: bool = False, unchecked: bool = False) -> dict[str, Any]:
+                    fp_contract: bool = False, unchecked: bool = False,
+                    pdl_trigger_first: bool = False) -> dict[str, Any]:
     """What a compiled kernel is, besides its bytecode: part of its cache key (so a cache
     entry can prove it is this kernel's, `backend.cache_entry`) and of its dump names.
     `unchecked`: lowered without the checker's facts (no device asserts; tests only), so
@@ -150,6 +152,7 @@ def kernel_identity(name: str, kast_hash: str, spec: Specialization,
         "opt_level": opt_level,
         "pdl": pdl,
         **({"pdl_early": list(pdl_early)} if pdl and pdl_early else {}),
+        **({"pdl_trigger_first": True} if pdl and pdl_trigger_first else {}),
         **({"fp_contract": True} if fp_contract else {}),
         **({"unchecked": True} if unchecked else {}),
     }

@@ -33,21 +33,24 @@ def _inputs(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.random(N, dtype=np.float32), rng.random(N, dtype=np.float32)
 
 
-@pytest.mark.parametrize("plain_every", [0, 7])
-def test_200_dependent_pdl_kernels_on_a_stream(plain_every: int) -> None:
+@pytest.mark.parametrize(("plain_every", "first_every"), [(0, 0), (7, 0), (0, 1), (5, 2)])
+def test_200_dependent_pdl_kernels_on_a_stream(plain_every: int, first_every: int) -> None:
     """Back to back on one stream (a `then` chain), PDL kernels only, or every 7th kernel
-    without PDL (a PDL kernel after a plain one, and the reverse)."""
+    without PDL (a PDL kernel after a plain one, and the reverse); kernels that trigger
+    their dependents before their wait (`pdl_trigger_first`: all of them, so the whole
+    chain may cascade onto the GPU, or every other one)."""
     a0, y0 = _inputs(1)
-    got = pk.run_chain(a0, y0, STEPS, plain_every)
+    got = pk.run_chain(a0, y0, STEPS, plain_every, first_every)
     want = pk.reference(a0, y0, STEPS)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
 
 
-def test_200_dependent_pdl_kernels_in_a_graph() -> None:
+@pytest.mark.parametrize("first_every", [0, 2])
+def test_200_dependent_pdl_kernels_in_a_graph(first_every: int) -> None:
     a0, y0 = _inputs(2)
     a, b, y = api.from_numpy(a0), api.zeros([N], f32), api.from_numpy(y0)
-    g = cutile.graph(pk.chain_in_graph, a, b, y, STEPS, 0)
+    g = cutile.graph(pk.chain_in_graph, a, b, y, STEPS, 0, first_every)
     assert g.num_launches == STEPS
     for _ in range(3):
         g.replay()

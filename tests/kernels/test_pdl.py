@@ -88,7 +88,12 @@ def unordered_memory_ops(fn: Function) -> list[str]:
     whose init or next value is free, a branch result that some branch yields free.
     Computed to a fixpoint; a memory op is ordered iff it takes a token that is not free."""
     ops = list(fn.walk())
-    first = fn.body.ops[0] if fn.body.ops else None
+    top = fn.body.ops
+    # a token-less launch of dependents may come first (`pdl_trigger_first`): it orders
+    # nothing, so its token is free like any token made from nothing
+    lead = 1 if top and top[0].name == "gdc_launch_dependents_tko" and not top[0].operands \
+        else 0
+    first = top[lead] if len(top) > lead else None
     root = first if first is not None and first.name == "gdc_wait_tko" \
         and not first.operands else None
     free: set[Value] = set()

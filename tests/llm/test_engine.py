@@ -286,6 +286,21 @@ def test_pdl_plan_decodes_the_same_tokens(tiny: Any, tiny_weights: Any,
         "gemv_norm_partial_ss", "gemv_swiglu", "gemv_add", "lm_head_argmax"}
 
 
+def test_early_trigger_plan_decodes_the_same_tokens(
+        tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
+    """`Plan.trigger_first`: the small attention kernels let the next one be scheduled
+    before their own wait (`pdl_trigger_first`); the same tokens, and those kernels (only)
+    start with the launch of dependents."""
+    small = ("qkv_heads", "attn_decode_q", "attn_combine_heads")
+    plan = plan_for(tiny, pdl=True).with_(attn_path="heads", trigger_first=small)
+    launched = decode_as_greedy(tiny_weights, plan, greedy)
+    ran = {low.entry_name: low for k in set(launched) for low in k._lowered.values()}
+    assert set(small) <= set(ran)
+    for name, low in ran.items():
+        first = low.module.functions[0].body.ops[0].name
+        assert (first == "gdc_launch_dependents_tko") == (name in small), name
+
+
 def test_fp_contract_plan_decodes_the_same_tokens(
         tiny: Any, tiny_weights: Any, greedy: tuple[list[int], list[np.ndarray]]) -> None:
     """`Plan.fp_contract`: every kernel compiled with `fp_contract`. A fused product rounds

@@ -28,13 +28,15 @@ EARLY_LOADS = {"attn_decode_ahead": ("pos", "kc", "vc")}
 
 
 @functools.cache
-def with_pdl(kernel: cutile.EntryKernel, early: bool = True) -> cutile.EntryKernel:
+def with_pdl(kernel: cutile.EntryKernel, early: bool = True,
+             trigger_first: bool = False) -> cutile.EntryKernel:
     """`kernel` compiled and launched with programmatic dependent launch (one twin per
     kernel, so each compiles once); a GEMV's first weight load ahead of the wait unless
-    `early` is False."""
+    `early` is False; `trigger_first`: the next kernel may be scheduled before this one's
+    wait (`Plan.trigger_first`)."""
     names = EARLY_LOADS.get(kernel.name, ("w",) if kernel.name in EARLY_WEIGHTS else ())
     names = names if early else ()
-    return kernel.with_hints(pdl=True, pdl_early=names)
+    return kernel.with_hints(pdl=True, pdl_early=names, pdl_trigger_first=trigger_first)
 
 
 @functools.cache

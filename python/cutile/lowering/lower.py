@@ -61,10 +61,12 @@ class Lowerer:
         facts: LoweringFacts | None = None,
         pdl: bool = False,
         pdl_early: tuple[str, ...] = (),
+        pdl_trigger_first: bool = False,
     ) -> None:
         self.doc = doc
         self.pdl = pdl
         self.pdl_early = pdl_early
+        self.pdl_trigger_first = pdl_trigger_first
         # each tensor parameter's view (what a load from it traces back to)
         self.param_views: dict[str, Value] = {}
         self.spec = spec
@@ -168,7 +170,7 @@ class Lowerer:
             from .pdl import add_prologue
 
             early = {self.param_views[n]: n for n in self.pdl_early if n in self.param_views}
-            found = add_prologue(self.b, fn, early)
+            found = add_prologue(self.b, fn, early, self.pdl_trigger_first)
         else:
             found = ()
         return LoweredKernel(self.b.module, KernelABI(tuple(slots)), entry.name, self.consts,
@@ -606,9 +608,9 @@ def _target_expr(t: K.Target) -> K.Expr:
 
 def lower_kernel(
     doc: K.Document, spec: Specialization, facts: LoweringFacts | None, pdl: bool = False,
-    pdl_early: tuple[str, ...] = (),
+    pdl_early: tuple[str, ...] = (), pdl_trigger_first: bool = False,
 ) -> LoweredKernel:
-    return Lowerer(doc, spec, facts, pdl, pdl_early).lower()
+    return Lowerer(doc, spec, facts, pdl, pdl_early, pdl_trigger_first).lower()
 
 
 __all__ = ["LoweredKernel", "Lowerer", "Op", "lower_kernel"]

@@ -21,6 +21,9 @@ this prologue (docs/pdl.md has the whole argument):
    anyway), but would let a chain of PDL kernels cascade: kernel N+2 resident, spinning
    on SMs, while kernel N still runs. After the wait, at most two grids of a chain are on
    the GPU, and the next one's launch latency still hides behind this one's work.
+   `pdl_trigger_first=True` asks for exactly that cascade, one grid deep, on a short
+   kernel: the launch of dependents is then the entry's first op (token-less), so the
+   next kernel's loads ahead of its wait also overlap this kernel's predecessor.
 
 Since every PDL kernel waits for full completion of its predecessor before it touches
 memory, and that predecessor waited for its own before touching memory, the writes of
@@ -55,17 +58,23 @@ _TOKEN_TAKERS = MEMORY_OPS | {"print_tko"}
 _CONTROL = frozenset({"for", "if", "loop"})
 
 
-def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None
-                 ) -> tuple[str, ...]:
+def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None,
+                 trigger_first: bool = False) -> tuple[str, ...]:
     """Make `fn` (a lowered entry) a PDL kernel: the wait and the launch of dependents
     before its first memory access, and every memory access but the early loads ordered
     after the wait (see the module). `early`: the tensor views of the parameters named in
-    `pdl_early`, by view. Returns the names of those with a load ahead of the wait."""
+    `pdl_early`, by view. `trigger_first`: the launch of dependents is the first op (no
+    token), not the wait's successor. Returns the names of those with a load ahead of the
+    wait."""
     early = early or {}
-    prologue = Block()
+    prologue, first = Block(), Block()
     with b.at(prologue), b.location(fn.loc):
         wait = b.gdc_wait()
-        b.gdc_launch_dependents(wait)
+        if not trigger_first:
+            b.gdc_launch_dependents(wait)
+    if trigger_first:
+        with b.at(first), b.location(fn.loc):
+            b.gdc_launch_dependents()
     views = _views(fn)
     at = _wait_position(fn, early, views)
     ahead = fn.body.ops[:at]
@@ -74,7 +83,7 @@ def add_prologue(b: Builder, fn: Function, early: dict[Value, str] | None = None
     ahead = [op for op in ahead if op.name != "make_token"]
     after = Block(ops=fn.body.ops[len(ahead):])
     _root_tokens(after, wait, replaced)
-    fn.body.ops[:] = ahead + prologue.ops + after.ops
+    fn.body.ops[:] = first.ops + ahead + prologue.ops + after.ops
     problems = ordering_problems(fn, early)
     if problems:  # a bug of this pass or of an op it does not know: never launch it
         raise InternalCompilerError(
@@ -148,13 +157,15 @@ def _root_tokens(block: Block, wait: Value, replaced: dict[Value, Value]) -> Non
 def ordering_problems(fn: Function, early: dict[Value, str] | None = None) -> list[str]:
     """Why `fn` may touch memory before its prerequisite grid completed, other than
     through loads of its early parameters (empty: it cannot). The structure that proves
-    it: the entry's top level is some ops ahead of the wait that touch no memory but by
-    token-less loads of an early parameter (`early`: their tensor views; pure ops, device
-    checks and those loads), then a token-less `gdc_wait_tko` and
-    `gdc_launch_dependents_tko` of its token; no op after it uses a token made ahead of
-    it, and no other op makes a token out of nothing (no `make_token`, and every op with
-    a token result other than control flow takes a token), so every token used after the
-    wait descends from it; and every memory op after it takes a token."""
+    it: the entry's top level is, optionally, a token-less `gdc_launch_dependents_tko`
+    whose token nothing uses (`pdl_trigger_first`), then some ops ahead of the wait that
+    touch no memory but by token-less loads of an early parameter (`early`: their tensor
+    views; pure ops, device checks and those loads), then a token-less `gdc_wait_tko` and,
+    unless the launch of dependents came first, `gdc_launch_dependents_tko` of its token;
+    no op after it uses a token made ahead of it, and no other op makes a token out of
+    nothing (no `make_token`, and every op with a token result other than control flow
+    takes a token), so every token used after the wait descends from it; and every memory
+    op after it takes a token."""
     early = early or {}
     problems: list[str] = []
     ops = fn.body.ops
@@ -164,7 +175,12 @@ def ordering_problems(fn: Function, early: dict[Value, str] | None = None) -> li
         return problems
     views = _views(fn)
     ahead_tokens: set[Value] = set()
+    trigger = ops[0] if (ops[0].name == "gdc_launch_dependents_tko"
+                         and not ops[0].operands) else None
     for op in ops[:at]:
+        if op is trigger:           # signals the next grid; orders no memory
+            ahead_tokens.update(trigger.results)
+            continue
         if not _may_precede_the_wait(op, early, views) or op.name == "make_token":
             where = f"`{op.name}`" + (f" at {op.loc}" if op.loc else "")
             problems.append(f"the entry does not start with a token-less `gdc_wait_tko`: "
@@ -172,8 +188,8 @@ def ordering_problems(fn: Function, early: dict[Value, str] | None = None) -> li
             return problems
         ahead_tokens.update(r for r in op.results if isinstance(r.type, TokenType))
     wait = ops[at].result
-    if (at + 1 >= len(ops) or ops[at + 1].name != "gdc_launch_dependents_tko"
-            or ops[at + 1].operands != [wait]):
+    if trigger is None and (at + 1 >= len(ops) or ops[at + 1].name != "gdc_launch_dependents_tko"
+                            or ops[at + 1].operands != [wait]):
         problems.append("`gdc_launch_dependents_tko` of the wait's token does not follow it")
     seen_wait = 0
     ahead = {id(op) for op in ops[:at]}
@@ -188,7 +204,7 @@ def ordering_problems(fn: Function, early: dict[Value, str] | None = None) -> li
         if any(v in ahead_tokens for v in op.operands):
             problems.append(f"{where} takes the token of a load ahead of the wait")
         if id(op) in ahead:
-            continue                      # an early load (checked above): no token needed
+            continue          # an early load or the first trigger (checked above): no token
         takes_token = any(isinstance(v.type, TokenType) for v in op.operands)
         if op.name in MEMORY_OPS and not (op.attrs.get("has_token") and takes_token):
             problems.append(f"{where} is not ordered by a token")
