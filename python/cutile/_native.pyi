@@ -289,8 +289,10 @@ class Runtime:
                   src: tuple[int, int, int, int], nbytes: int) -> int:
         """cuMemcpyPeerAsync between devices, `(storage, address, lo, device)` each."""
     def begin_external(self, token: int, slot: int,
-                       accesses: Sequence[tuple[int, int, int, bool]]) -> None:
-        """Work another library enqueues: order `slot`, hold the ranges (CT5008 to others)."""
+                       accesses: Sequence[tuple[int, int, int, bool]],
+                       label: str | None = None) -> None:
+        """Work another library enqueues: order `slot`, hold the ranges (CT5008 to others,
+        naming the holder by `label`)."""
     def end_external(self, token: int, slot: int,
                      accesses: Sequence[tuple[int, int, int, bool]]) -> int:
         """The work is on `slot`: its ranges move to the position after it."""
@@ -311,9 +313,11 @@ class Runtime:
         and runs it; another thread's wait for that work waits for `end_host_work()`."""
     def end_host_work(self) -> None: ...
     def capturing(self, slot: int) -> bool: ...
-    def acquire(self, token: int, accesses: Sequence[tuple[int, int, int, bool]]) -> None:
+    def acquire(self, token: int, accesses: Sequence[tuple[int, int, int, bool]],
+                label: str | None = None) -> None:
         """Record (storage, lo, hi, exclusive) byte ranges for an external holder `token`,
-        all or nothing. Raises BorrowError (CT5008) on a conflict with pending work."""
+        all or nothing. Raises BorrowError (CT5008) on a conflict with pending work.
+        `label`: what the holder is, as the errors of what it refuses name it."""
     def release(self, token: int) -> int:
         """Drop `token`'s ranges; returns how many."""
     def conflicts(self, storage: int, lo: int, hi: int, exclusive: bool) -> list[int]:

@@ -295,7 +295,7 @@ def _nccl(op: CollectiveOp, rt: Any, slot: int, call: Any, as_bytes: bool) -> tu
     torch = _torch()
     views = [_torch_view(torch, a.value, as_bytes) for a in op.args]
     accesses = op.accesses()
-    rt.begin_external(op.op_id, slot, accesses)
+    rt.begin_external(op.op_id, slot, accesses, f"the collective `{op.kind}`")
     try:
         dev = torch.device("cuda", op.device)
         stream = torch.cuda.ExternalStream(int(rt.stream_info(slot)[0]), device=dev)

@@ -148,10 +148,11 @@ def test_work_another_library_enqueues_is_held_until_it_is_on_its_stream() -> No
     view = t[:]
     storage, lo, hi = view._ledger_range()
     token = cutile.runtime.ownership.next_op_id()
-    rt.begin_external(token, slot, [(storage, lo, hi, True)])
+    rt.begin_external(token, slot, [(storage, lo, hi, True)], "the collective `all_reduce`")
     with pytest.raises(cutile.BorrowError) as err:
         view.to_numpy()
     assert err.value.code == "CT5008"
+    assert f"being written by the collective `all_reduce` (op #{token})" in str(err.value)
     with pytest.raises(cutile.BorrowError) as err:
         scale(api.empty([256], f32).partition([128]), view).sync()
     assert err.value.code == "CT5008"

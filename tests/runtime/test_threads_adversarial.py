@@ -554,4 +554,6 @@ def test_a_writer_of_bytes_another_thread_is_copying_to_the_host_is_refused() ->
     got = read.release()
     assert not other.is_alive()
     assert [_code(e) for e in errors] == ["CT5008"], errors
+    # the refusal says who holds the bytes, not only a number
+    assert "by a copy to the host in progress (op #" in str(errors[0]), errors[0]
     np.testing.assert_array_equal(got, 3.0)

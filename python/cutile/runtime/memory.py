@@ -188,7 +188,7 @@ def host_read(rt: Any, storage: int, lo: int, hi: int) -> Iterator[None]:
     for round_ in range(_HOLD_ROUNDS):
         rt.host_access(storage, lo, hi, False)
         try:
-            rt.acquire(token, [(storage, lo, hi, False)])
+            rt.acquire(token, [(storage, lo, hi, False)], "a copy to the host in progress")
             break
         except BorrowError as e:
             if e.code != "CT5008" or round_ == _HOLD_ROUNDS - 1:

@@ -41,24 +41,6 @@ fn describe(a: &Access) -> String {
     format!("bytes {}..{} of storage {}", a.lo, a.hi, a.storage)
 }
 
-fn external(e: &Entry, a: &Access) -> HostError {
-    HostError::borrow(
-        "CT5008",
-        format!(
-            "{} are {} by pending operation {}",
-            describe(a),
-            if a.exclusive {
-                "in use"
-            } else {
-                "being written"
-            },
-            e.token
-        ),
-        Some("wait for that operation (`.sync()` or `await`) before this access".into()),
-    )
-    .with_op(e.token)
-}
-
 fn captured(e: &Entry, a: &Access, who: Accessor, into_capture: bool) -> HostError {
     let (message, hint) = match (who, into_capture) {
         (Accessor::Host, _) => (
@@ -107,7 +89,7 @@ impl InFlight {
         for a in accesses {
             for e in self.ledger.clashing(a, Some(token)) {
                 if e.stream == NO_STREAM {
-                    return Err(external(e, a));
+                    return Err(self.ledger.held_by(e.token, a));
                 }
                 if e.stream == stream || self.clocks.done(e.stream, e.seq) {
                     continue;
@@ -158,7 +140,7 @@ impl InFlight {
         let mut waits = Waits::default();
         for e in self.ledger.clashing(access, None) {
             if e.stream == NO_STREAM {
-                return Err(external(e, access));
+                return Err(self.ledger.held_by(e.token, access));
             }
             if self.clocks.capturing(e.stream) {
                 return Err(captured(e, access, Accessor::Host, false));
@@ -210,6 +192,7 @@ impl InFlight {
         token: u64,
         stream: u32,
         accesses: &[Access],
+        label: Option<&str>,
     ) -> Result<Waits, HostError> {
         if self.clocks.capturing(stream) {
             return Err(HostError::borrow(
@@ -223,6 +206,7 @@ impl InFlight {
         }
         let waits = self.plan(token, stream, accesses)?;
         self.ledger.record(token, NO_STREAM, 0, accesses);
+        self.ledger.set_label(token, label);
         Ok(waits)
     }
 
@@ -352,7 +336,8 @@ mod tests {
         f.complete(a, seq);
         assert!(f.unwritten(&[w]));
         // work another library holds on no stream, and a capture, count as in flight
-        f.begin_external(4, b, &[acc(7, 8, 16, true)]).unwrap();
+        f.begin_external(4, b, &[acc(7, 8, 16, true)], None)
+            .unwrap();
         assert!(!f.unwritten(&[w]));
         f.abort_external(4);
         assert!(f.unwritten(&[w]));
@@ -379,7 +364,7 @@ mod tests {
     #[test]
     fn external_holders_and_captures_refuse() {
         let (mut f, a, b) = two_streams();
-        f.ledger.acquire(50, &[acc(1, 0, 16, true)]).unwrap();
+        f.ledger.acquire(50, &[acc(1, 0, 16, true)], None).unwrap();
         assert_eq!(
             f.plan(2, a, &[acc(1, 0, 4, false)]).unwrap_err().code,
             "CT5008"
@@ -414,7 +399,7 @@ mod tests {
         let (w, _) = f.enqueue(1, a, &[acc(7, 0, 64, true)]);
         // the collective reads storage 7 on stream b: it waits for the writer on a
         let waits = f
-            .begin_external(2, b, &[acc(7, 0, 64, false), acc(8, 0, 64, true)])
+            .begin_external(2, b, &[acc(7, 0, 64, false), acc(8, 0, 64, true)], None)
             .unwrap();
         assert_eq!(waits, Waits(vec![(a, w)]));
         // while the other library enqueues, conflicting work and host accesses are refused
@@ -444,13 +429,13 @@ mod tests {
         f.complete(b, seq);
         assert!(f.host_plan(&acc(8, 0, 4, true)).unwrap().is_empty());
         // an aborted one leaves nothing behind
-        f.begin_external(4, a, &[acc(9, 0, 8, true)]).unwrap();
+        f.begin_external(4, a, &[acc(9, 0, 8, true)], None).unwrap();
         assert_eq!(f.abort_external(4), 1);
         assert!(f.plan(5, b, &[acc(9, 0, 8, true)]).unwrap().is_empty());
         // and a capture cannot record one
         f.begin_capture(b);
         assert_eq!(
-            f.begin_external(6, b, &[acc(10, 0, 8, true)])
+            f.begin_external(6, b, &[acc(10, 0, 8, true)], None)
                 .unwrap_err()
                 .code,
             "CT5066"

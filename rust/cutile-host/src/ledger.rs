@@ -7,6 +7,7 @@
 
 use crate::streams::NO_STREAM;
 use crate::{HostError, IdMap};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Access {
@@ -55,6 +56,9 @@ pub struct Ledger {
     /// First slot of each token's list.
     by_token: IdMap<u32>,
     len: usize,
+    /// What external holders are, as errors name them ("a host copy", "the collective
+    /// `all_reduce`"): the ledger knows other pending work by number only.
+    labels: IdMap<Arc<str>>,
 }
 
 pub(crate) fn clash(a: &Access, b: &Access) -> bool {
@@ -119,32 +123,59 @@ impl Ledger {
     }
 
     /// Record every access of `token`, held by an external user on no stream, all or
-    /// nothing: any conflict with a pending access is refused (CT5008).
-    pub fn acquire(&mut self, token: u64, accesses: &[Access]) -> Result<(), HostError> {
+    /// nothing: any conflict with a pending access is refused (CT5008). `label`: what the
+    /// holder is, for the errors of those it refuses.
+    pub fn acquire(
+        &mut self,
+        token: u64,
+        accesses: &[Access],
+        label: Option<&str>,
+    ) -> Result<(), HostError> {
         for a in accesses {
             if let Some(first) = self.clashing(a, Some(token)).map(|e| e.token).min() {
-                return Err(HostError::borrow(
-                    "CT5008",
-                    format!(
-                        "bytes {}..{} of storage {} are {} by pending operation {first}",
-                        a.lo,
-                        a.hi,
-                        a.storage,
-                        if a.exclusive {
-                            "in use"
-                        } else {
-                            "being written"
-                        }
-                    ),
-                    Some(
-                        "wait for that operation (`.sync()` or `await`) before this access".into(),
-                    ),
-                )
-                .with_op(first));
+                return Err(self.held_by(first, a));
             }
         }
         self.record(token, NO_STREAM, 0, accesses);
+        self.set_label(token, label);
         Ok(())
+    }
+
+    /// Name `token` in the errors of what it refuses (until it is released).
+    pub fn set_label(&mut self, token: u64, label: Option<&str>) {
+        if let Some(label) = label {
+            self.labels.insert(token, Arc::from(label));
+        }
+    }
+
+    /// How errors name pending operation `token`: "a host copy (op #7)", or
+    /// "pending operation 7" when nothing named it.
+    pub fn shown(&self, token: u64) -> String {
+        match self.labels.get(&token) {
+            Some(label) => format!("{label} (op #{token})"),
+            None => format!("pending operation {token}"),
+        }
+    }
+
+    /// CT5008: `access` conflicts with `holder`, which holds its bytes on no stream.
+    pub(crate) fn held_by(&self, holder: u64, access: &Access) -> HostError {
+        HostError::borrow(
+            "CT5008",
+            format!(
+                "bytes {}..{} of storage {} are {} by {}",
+                access.lo,
+                access.hi,
+                access.storage,
+                if access.exclusive {
+                    "in use"
+                } else {
+                    "being written"
+                },
+                self.shown(holder)
+            ),
+            Some("wait for that operation (`.sync()` or `await`) before this access".into()),
+        )
+        .with_op(holder)
     }
 
     /// Link a new entry at the end of its storage's list and before `token_head` in its
@@ -314,6 +345,7 @@ impl Ledger {
 
     /// The operation `token` completed: drop its accesses; returns how many.
     pub fn release(&mut self, token: u64) -> usize {
+        self.labels.remove(&token);
         let mut n = 0;
         let mut at = self.by_token.get(&token).copied().unwrap_or(NIL);
         while at != NIL {
@@ -351,16 +383,40 @@ mod tests {
     #[test]
     fn shared_reads_coexist_writes_conflict() {
         let mut l = Ledger::new();
-        l.acquire(1, &[acc(7, 0, 100, false)]).unwrap();
-        l.acquire(2, &[acc(7, 50, 150, false)]).unwrap();
-        let e = l.acquire(3, &[acc(7, 90, 95, true)]).unwrap_err();
+        l.acquire(1, &[acc(7, 0, 100, false)], None).unwrap();
+        l.acquire(2, &[acc(7, 50, 150, false)], None).unwrap();
+        let e = l.acquire(3, &[acc(7, 90, 95, true)], None).unwrap_err();
         assert_eq!(e.code, "CT5008");
         assert_eq!(e.about.op, Some(1)); // the error names the op to wait for
         assert_eq!(l.conflicts(&acc(7, 90, 95, true), None), vec![1, 2]);
         assert!(l.conflicts(&acc(8, 90, 95, true), None).is_empty());
         assert!(l.conflicts(&acc(7, 100, 150, true), None) == vec![2]);
         assert_eq!(l.release(2), 1);
-        l.acquire(3, &[acc(7, 100, 150, true)]).unwrap();
+        l.acquire(3, &[acc(7, 100, 150, true)], None).unwrap();
+    }
+
+    #[test]
+    fn a_labelled_holder_is_named_in_the_errors_of_what_it_refuses() {
+        let mut l = Ledger::new();
+        l.acquire(7, &[acc(1, 0, 64, true)], Some("a host copy"))
+            .unwrap();
+        let e = l.acquire(8, &[acc(1, 8, 16, false)], None).unwrap_err();
+        assert_eq!(e.code, "CT5008");
+        assert!(
+            e.message.ends_with("are in use by a host copy (op #7)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.about.op, Some(7));
+        // released, the label goes with it: a later holder of that number is unnamed
+        l.release(7);
+        l.acquire(7, &[acc(1, 0, 64, true)], None).unwrap();
+        let e = l.acquire(8, &[acc(1, 8, 16, false)], None).unwrap_err();
+        assert!(
+            e.message.ends_with("by pending operation 7"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -376,8 +432,8 @@ mod tests {
         // another stream's entries and an external holder's are never replaced
         l.record(1001, 0, 1001, &[acc(1, 0, 64, false)]);
         l.record(1002, 1, 1, &[acc(1, 0, 64, true)]);
-        l.acquire(5000, &[acc(3, 0, 8, false)]).unwrap();
-        l.acquire(5001, &[acc(3, 0, 8, false)]).unwrap();
+        l.acquire(5000, &[acc(3, 0, 8, false)], None).unwrap();
+        l.acquire(5001, &[acc(3, 0, 8, false)], None).unwrap();
         assert_eq!(l.conflicts(&acc(1, 0, 8, false), None), vec![1000, 1002]);
         assert_eq!(l.conflicts(&acc(3, 0, 8, true), None), vec![5000, 5001]);
         // a narrower write does not replace a wider one
@@ -392,9 +448,9 @@ mod tests {
     #[test]
     fn acquire_is_all_or_nothing() {
         let mut l = Ledger::new();
-        l.acquire(1, &[acc(1, 0, 10, true)]).unwrap();
+        l.acquire(1, &[acc(1, 0, 10, true)], None).unwrap();
         assert!(l
-            .acquire(2, &[acc(2, 0, 10, true), acc(1, 5, 6, false)])
+            .acquire(2, &[acc(2, 0, 10, true), acc(1, 5, 6, false)], None)
             .is_err());
         assert_eq!(l.len(), 1);
         assert!(l.conflicts(&acc(2, 0, 10, true), None).is_empty());
@@ -404,20 +460,20 @@ mod tests {
     fn many_pending_tokens_and_one_storage() {
         let mut l = Ledger::new();
         for t in 1..=100u64 {
-            l.acquire(t, &[acc(t, 0, 16, true), acc(1000, 0, 16, false)])
+            l.acquire(t, &[acc(t, 0, 16, true), acc(1000, 0, 16, false)], None)
                 .unwrap();
         }
         assert_eq!(l.len(), 200);
         assert_eq!(l.conflicts(&acc(1000, 8, 9, true), None).len(), 100);
         assert_eq!(l.conflicts(&acc(1000, 8, 9, true), None)[0], 1);
-        let e = l.acquire(500, &[acc(1000, 4, 8, true)]).unwrap_err();
+        let e = l.acquire(500, &[acc(1000, 4, 8, true)], None).unwrap_err();
         assert!(e.message.contains("pending operation 1"), "{}", e.message);
         for t in 1..=100u64 {
             assert_eq!(l.release(t), 2);
         }
         assert!(l.is_empty());
         assert_eq!(l.release(3), 0);
-        l.acquire(500, &[acc(1000, 4, 8, true)]).unwrap();
+        l.acquire(500, &[acc(1000, 4, 8, true)], None).unwrap();
     }
 
     /// The ledger as a plain list: what every operation must agree with.

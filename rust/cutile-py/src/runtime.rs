@@ -485,15 +485,17 @@ impl Runtime {
     /// Work another library enqueues on `slot` (a collective), step 1: order `slot` after
     /// the work `accesses` conflicts with, and hold them for `token` while the caller
     /// enqueues (conflicting work and host accesses are refused meanwhile: CT5008).
+    #[pyo3(signature = (token, slot, accesses, label = None))]
     fn begin_external(
         &self,
         py: Python<'_>,
         token: u64,
         slot: u32,
         accesses: Vec<AccessTuple>,
+        label: Option<&str>,
     ) -> PyResult<()> {
         let acc = accesses_of(&accesses);
-        self.run(py, || self.begin_external_on(token, slot, &acc))
+        self.run(py, || self.begin_external_on(token, slot, &acc, label))
     }
 
     /// Step 2: the work is enqueued on `slot`; its accesses move there. Returns the
@@ -702,14 +704,22 @@ impl Runtime {
     // -- the ledger, as `_native.Ledger` was (external holders, tests) ---------------------
 
     /// Record `(storage, lo, hi, exclusive)` ranges for an external holder `token`, all or
-    /// nothing; raises BorrowError (CT5008) on a conflict with pending work.
-    fn acquire(&self, py: Python<'_>, token: u64, accesses: Vec<AccessTuple>) -> PyResult<()> {
+    /// nothing; raises BorrowError (CT5008) on a conflict with pending work. `label`: what
+    /// the holder is, as the errors of what it refuses name it.
+    #[pyo3(signature = (token, accesses, label = None))]
+    fn acquire(
+        &self,
+        py: Python<'_>,
+        token: u64,
+        accesses: Vec<AccessTuple>,
+        label: Option<&str>,
+    ) -> PyResult<()> {
         let acc = accesses_of(&accesses);
         self.run(py, || {
             self.lock()?
                 .flight
                 .ledger
-                .acquire(token, &acc)
+                .acquire(token, &acc, label)
                 .map_err(Failure::Host)
         })
     }

@@ -96,12 +96,13 @@ impl Runtime {
         token: u64,
         slot: u32,
         accesses: &[Access],
+        label: Option<&str>,
     ) -> Result<(), Failure> {
         let mut guard = self.lock_live(slot)?;
         let st = &mut *guard;
         let waits = st
             .flight
-            .begin_external(token, slot, accesses)
+            .begin_external(token, slot, accesses, label)
             .map_err(Failure::Host)?;
         let ordered = self.bind(st, slot).and_then(|previous| {
             let r = self.order(st, slot, &waits);
