@@ -403,7 +403,8 @@ mod tests {
         let e = l.acquire(8, &[acc(1, 8, 16, false)], None).unwrap_err();
         assert_eq!(e.code, "CT5008");
         assert!(
-            e.message.ends_with("are in use by a host copy (op #7)"),
+            e.message
+                .ends_with("are being written by a host copy (op #7)"),
             "{}",
             e.message
         );
