@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cutile
-from cutile.core import Mut, Tensor, f16, f32, full, i32, u32
+from cutile.core import Mut, Tensor, f16, f32, full, i32, u32, where
 from cutile.dtypes import DType
 from tests.gpu import int_semantics_ops as ops
 
@@ -222,3 +222,26 @@ def test_tileiras_keeps_the_store_and_its_bounds_check(kernel: cutile.EntryKerne
     code = _instructions(kernel.compile("sm_90").cubin)
     assert len(code) > 10, code
     assert any(ins.startswith(("STG", "UTMASTG", "ST.")) for ins in code), code
+
+
+@cutile.entry
+def bool_compares(z: Mut[Tensor[i32, [8]]], x: Tensor[i32, [-1]], y: Tensor[i32, [-1]]):
+    a = x.load_tile((8,), (0,)) > 0
+    b = y.load_tile((8,), (0,)) > 0
+    z.store(where(a > b, 1, 0) + where(a <= b, 2, 0) + where(a == 2, 4, 0)
+            + where(a != b, 8, 0) + where(a == (x.load_tile((8,), (0,)) - 1), 16, 0))
+
+
+def test_bool_tiles_compare_as_zero_and_one() -> None:
+    # `cmpi` takes no i1 (these were CT9002, an invalid-IR compiler error), and the constant
+    # 2 met a bool tile as `True` (`mask == 2` was `mask`)
+    from cutile import api
+
+    xs = np.array([1, 0, 1, 0, 2, -3, 1, 0], np.int32)
+    ys = np.array([0, 1, 1, 0, 5, 0, -1, 7], np.int32)
+    z, _, _ = bool_compares(api.zeros([8], i32).partition([8]), api.from_numpy(xs),
+                            api.from_numpy(ys)).sync()
+    a, b = xs > 0, ys > 0
+    want = ((a > b) * 1 + (a <= b) * 2 + (a == 2) * 4 + (a != b) * 8
+            + (a.astype(np.int32) == xs - 1) * 16)
+    assert z.unpartition().to_numpy().tolist() == want.tolist()
