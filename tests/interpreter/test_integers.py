@@ -109,16 +109,17 @@ def test_division_by_zero_and_min_over_minus_one_stop_the_kernel() -> None:
 @pytest.mark.parametrize("d", [dt.i8, dt.i16, dt.i32, dt.i64], ids=["i8", "i16", "i32", "i64"])
 def test_shifts_maxmin_cmp_mulhi(d: DType) -> None:
     x = ints(d)
-    sh = RNG.integers(0, d.bits + 3, N).astype(d.numpy_name)
+    sh = RNG.integers(0, d.bits, N).astype(d.numpy_name)
+    sh[:2] = [0, d.bits - 1]
     shl = elementwise(binop("shli"), [(x, d), (sh, d)], d)
     sra = elementwise(binop("shri", signedness="signed"), [(x, d), (sh, d)], d)
     srl = elementwise(binop("shri", signedness="unsigned"), [(x, d), (sh, d)], d)
     xu = as_u(x, d)
     for i in range(N):
         s, a = int(sh[i]), int(x[i])
-        assert shl[i] == (wrap(a << s, d.bits) if s < d.bits else 0)
-        assert sra[i] == a >> min(s, d.bits - 1)
-        assert srl[i] == (wrap(xu[i] >> s, d.bits) if s < d.bits else 0)
+        assert shl[i] == wrap(a << s, d.bits)
+        assert sra[i] == a >> s
+        assert srl[i] == wrap(xu[i] >> s, d.bits)
     y = ints(d)[::-1].copy()
     yu = as_u(y, d)
     for sgn in ("signed", "unsigned"):
@@ -133,6 +134,22 @@ def test_shifts_maxmin_cmp_mulhi(d: DType) -> None:
         assert lt.tolist() == [p < q for p, q in zip(a, bb, strict=True)]
     hi = elementwise(binop("mulhii"), [(x, d), (y, d)], d)
     assert as_u(hi, d) == [(p * q) >> d.bits for p, q in zip(xu, yu, strict=True)]
+
+
+@pytest.mark.parametrize("d", [dt.i8, dt.i16, dt.i32, dt.i64], ids=["i8", "i16", "i32", "i64"])
+@pytest.mark.parametrize("name", ["shli", "shri"])
+@pytest.mark.parametrize("amount", ["width", "negative"])
+def test_shift_by_the_width_or_more_stops_the_kernel(d: DType, name: str, amount: str) -> None:
+    # tileiras treats it as undefined (a kernel shifting a constant 1 by 40 compiled to a
+    # lone EXIT): the lowering clamps amounts, and an unclamped one is a lowering bug the
+    # oracle must show, not a value it makes up
+    x = ints(d)
+    sh = RNG.integers(0, d.bits, N).astype(d.numpy_name)
+    sh[7] = d.bits if amount == "width" else -1  # -1 reads as the largest unsigned amount
+    attrs = {"signedness": "signed"} if name == "shri" else {}
+    with pytest.raises(InterpreterError, match="width") as info:
+        elementwise(binop(name, **attrs), [(x, d), (sh, d)], d)
+    assert info.value.op == name
 
 
 def test_absi_negi_bitwise() -> None:
@@ -191,20 +208,68 @@ def test_itof_signedness() -> None:
     np.testing.assert_array_equal(h, (x % 5000).astype(np.float16))
 
 
-def test_ftoi_truncates_and_saturates() -> None:
-    x = np.array([1.9, -1.9, 3e9, -3e9, np.nan, np.inf, -np.inf, 255.5], np.float32)
+def test_ftoi_truncates_in_range() -> None:
+    x = np.array([1.9, -1.9, 2147483520.0, -2147483648.0, -0.9, 0.0, -0.0, 255.5], np.float32)
     s = elementwise(conv("ftoi", dt.i32, signedness="signed"), [(x, dt.f32)], dt.i32)
-    assert s.tolist() == [1, -1, 2**31 - 1, -(2**31), 0, 2**31 - 1, -(2**31), 255]
-    # narrower than 32 bits: saturate to 32 bits, then keep the low bits, as the H200 does
-    # (float -> i8 of 300.0 is 44 there); the DSL's astype clamps before narrowing
-    u = elementwise(conv("ftoi", dt.i8, signedness="unsigned"), [(x, dt.f32)], dt.i8)
-    assert as_u(u, dt.i8) == [1, 0, 0, 0, 0, 255, 0, 255]
-    n8 = np.array([300.0, -300.0, np.inf, -np.inf, 127.9], np.float32)
-    s8 = elementwise(conv("ftoi", dt.i8, signedness="signed"), [(n8, dt.f32)], dt.i8)
-    assert s8.tolist() == [44, -44, -1, 0, 127]
-    big = np.array([9.3e18, -9.3e18, 1e19, 2**62] * 2, np.float64)
+    assert s.tolist() == [1, -1, 2147483520, -(2**31), 0, 0, 0, 255]
+    u = np.array([255.9, 0.5, -0.9, 128.0], np.float32)  # -0.9 truncates to 0: in range
+    u8 = elementwise(conv("ftoi", dt.i8, signedness="unsigned"), [(u, dt.f32)], dt.i8)
+    assert as_u(u8, dt.i8) == [255, 0, 0, 128]
+    big = np.array([9.2e18, -(2.0**63), 2**62, -1.5] * 2, np.float64)
     s64 = elementwise(conv("ftoi", dt.i64, signedness="signed"), [(big, dt.f64)], dt.i64)
-    assert s64.tolist() == [2**63 - 1, -(2**63), 2**63 - 1, 2**62] * 2
+    assert s64.tolist() == [9200000000000000000, -(2**63), 2**62, -1] * 2
+    top = np.array([2.0**64 - 2048, 1.0] * 4, np.float64)
+    u64 = elementwise(conv("ftoi", dt.i64, signedness="unsigned"), [(top, dt.f64)], dt.i64)
+    assert as_u(u64, dt.i64) == [2**64 - 2048, 1] * 4
+
+
+@pytest.mark.parametrize(("value", "to", "signedness"), [
+    (np.nan, dt.i32, "signed"), (np.inf, dt.i32, "signed"), (-np.inf, dt.i64, "signed"),
+    (2.0**31, dt.i32, "signed"), (-2.0**31 - 256, dt.i32, "signed"),
+    (-1.0, dt.i32, "unsigned"), (2.0**32, dt.i32, "unsigned"), (128.0, dt.i8, "signed"),
+    (256.0, dt.i8, "unsigned"), (2.0**63, dt.i64, "signed"), (np.nan, dt.i8, "unsigned"),
+])
+def test_ftoi_of_nan_infinity_or_out_of_range_stops_the_kernel(
+        value: float, to: DType, signedness: str) -> None:
+    # undefined in Tile IR, and tileiras uses it (a kernel converting a constant 3e9 to
+    # i32 compiled to a lone EXIT): the lowering clamps first, and the oracle must show a
+    # lowering that does not
+    x = np.array([1.0, value, 2.0, 3.0], np.float64 if to.bits == 64 else np.float32)
+    src = dt.f64 if to.bits == 64 else dt.f32
+    with pytest.raises(InterpreterError, match="out of range") as info:
+        elementwise(conv("ftoi", to, signedness=signedness), [(x, src)], to)
+    assert info.value.op == "ftoi"
+
+
+def test_itof_from_64_bits_rounds_once() -> None:
+    # an i64 past 2^53 rounded to f64 first, then again to bf16: 2^62 + 2^54 + 1 became the
+    # tie 2^62 + 2^54 and then 2^62 (even), where the integer itself rounds up
+    v = [2**62 + 2**54 + 1, -(2**62 + 2**54 + 1), 2**62 + 2**54, 2**63 - 1, -(2**63),
+         2**40 + 2**32 + 1, 2**55 + 2**47 + 3, 7]
+    x = np.array(v, np.int64)
+    b = elementwise(conv("itof", dt.bf16, signedness="signed"), [(x, dt.i64)], dt.bf16)
+    assert b.tolist() == [_bf16_bits(_round_to_bits(n, 8)) for n in v]
+    u = np.array([2**64 - 1, 2**63 + 2**55 + 1, 2**63 + 2**55, 1], np.uint64).view(np.int64)
+    ub = elementwise(conv("itof", dt.bf16, signedness="unsigned"), [(u, dt.i64)], dt.bf16)
+    assert ub.tolist() == [_bf16_bits(v) for v in (2**64, 2**63 + 2**56, 2**63, 1)]
+    small = np.array([2049, -2051, 65519, 65520, -65520, 4097, 1, 0], np.int64)
+    h = elementwise(conv("itof", dt.f16, signedness="signed"), [(small, dt.i64)], dt.f16)
+    assert h.tolist() == [2048.0, -2052.0, 65504.0, np.inf, -np.inf, 4096.0, 1.0, 0.0]
+
+
+def _bf16_bits(v: int) -> int:
+    """The bf16 bit pattern of an integer bf16 holds exactly (as the tile's memory holds it)."""
+    return int(np.array(float(v), np.float32).view(np.uint32)) >> 16
+
+
+def _round_to_bits(n: int, bits: int) -> int:
+    """`n` rounded to `bits` significant bits, nearest, ties to even (exact integers)."""
+    m, drop = abs(n), max(abs(n).bit_length() - bits, 0)
+    q, r = divmod(m, 1 << drop)
+    half = 1 << drop >> 1
+    if drop and (r > half or (r == half and q & 1)):
+        q += 1
+    return (q << drop) * (-1 if n < 0 else 1)
 
 
 def test_bitcast_round_trips() -> None:

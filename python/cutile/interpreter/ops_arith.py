@@ -8,7 +8,9 @@ in the requested direction (exact for add/sub/mul/fma on f16/bf16/f32; for f64 r
 f64 value is used as is). `flush_to_zero` flushes f32 subnormal inputs and results.
 
 Integers are signless bits; `signedness` picks the interpretation and every result wraps.
-Division by zero and signed MIN / -1 are undefined in Tile IR: the interpreter stops there.
+Division by zero, signed MIN / -1 and shifts by the width or more are undefined in Tile IR
+(tileiras deletes code that reaches a constant one): the interpreter stops there, so a
+lowering that let one through fails every run that reaches it.
 """
 
 from __future__ import annotations
@@ -407,16 +409,16 @@ def _shift(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     d = result_dtype(op)
     a, b = args
     amount = unsigned(b, d).astype(np.uint64)
-    big = amount >= d.bits
-    capped = np.minimum(amount, np.uint64(max(d.bits - 1, 0)))
+    if (amount >= d.bits).any():
+        worst = int(amount.max())
+        raise InterpreterError(
+            f"`{op.name}` by {worst}, not below the {d.bits}-bit width (undefined in Tile "
+            "IR: tileiras deletes the code that reaches it; the lowering clamps amounts)")
+    r: Array
     if op.name == "shli":
-        x = unsigned(a, d).astype(np.uint64)
-        r = np.where(big, np.uint64(0), x << capped)
+        r = unsigned(a, d).astype(np.uint64) << amount
     elif op.attrs.get("signedness", "signed") == "signed":
-        # Arithmetic shift saturates: shifting by >= the width leaves only sign bits.
-        x = signed(a, d).astype(np.int64)
-        r = x >> capped.astype(np.int64)
+        r = signed(a, d).astype(np.int64) >> amount.astype(np.int64)
     else:
-        x = unsigned(a, d).astype(np.uint64)
-        r = np.where(big, np.uint64(0), x >> capped)
+        r = unsigned(a, d).astype(np.uint64) >> amount
     return _out(wrap_int(r, d), d)

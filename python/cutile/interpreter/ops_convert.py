@@ -2,11 +2,12 @@
 
 ftof to an f8 format rounds to nearest even and saturates to the largest finite value
 (infinities too; NaN stays NaN), as the GPU's `cvt.rn.satfinite` (`cutile.minifloat`).
-ftoi rounds toward zero and, like the GPU's cvt.rzi, saturates out-of-range values to the
-target range and turns NaN into 0 (Tile IR leaves those undefined); as measured on the
-H200, results narrower than 32 bits saturate to the 32-bit range and then wrap (300.0 -> i8
-44), so the lowering clamps in i32 before narrowing. itof rounds to nearest
-even (other modes are approximated through f64).
+ftoi rounds toward zero; NaN, infinities and values out of the target's range are
+undefined in Tile IR (tileiras compiled a kernel converting a constant 3e9 to i32 to a lone
+EXIT), so the interpreter stops there: the lowering clamps first (NaN to 0, saturating, as
+the GPU's cvt.rzi would), and a run that reaches an unclamped one is a lowering bug.
+itof rounds to nearest even, once, also from 64-bit integers (other modes are approximated
+through f64).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import dtypes as dt
 from ..dtypes import DType
 from ..errors import InterpreterError
 from ..ir.core import Op
@@ -85,16 +85,19 @@ def _ftoi(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     d = result_dtype(op)
     is_signed = op.attrs.get("signedness", "signed") == "signed"
     x = np.trunc(np.asarray(float_values(args[0], operand_dtype(op)), dtype=np.float64))
-    # narrow results: the GPU saturates to 32 bits, then keeps the low bits (wrap_int below)
-    lo, hi = _int_range(d if d.bits >= 32 else dt.i32, is_signed)
-    nan = np.isnan(x)
-    # Clip inside the range with f64 bounds that convert exactly, then pin the ends.
-    hi_f = float(np.nextafter(np.float64(hi + 1), -np.inf)) if hi > 2**53 else float(hi)
-    clipped = np.clip(np.where(nan, 0.0, x), float(lo), hi_f)
+    lo, hi = _int_range(d, is_signed)
+    # f64 bounds that convert exactly: hi + 1 is a power of two, lo is one or 0
+    bad = np.isnan(x) | (x < float(lo)) | (x >= float(hi + 1))
+    if bad.any():
+        first = float(np.asarray(float_values(args[0], operand_dtype(op))).flat[
+            int(np.flatnonzero(bad)[0])])
+        kind = "unsigned " if not is_signed else ""
+        raise InterpreterError(
+            f"`ftoi` of {first!r} to {kind}{d.name}: NaN, infinite or out of range "
+            "(undefined in Tile IR: tileiras deletes the code that reaches it; the lowering "
+            "clamps first)")
     work = np.int64 if is_signed else np.uint64
-    r = clipped.astype(work)
-    r = np.where(x > hi_f, work(hi), r)
-    return _out(wrap_int(r, d), d)
+    return _out(wrap_int(x.astype(work), d), d)
 
 
 @handler("itof")
@@ -108,7 +111,26 @@ def _itof(m: Machine, op: Op, args: list[Any]) -> list[Any]:
         return _out(round_directed(x.astype(np.float64), d, mode), d)
     if d.name in ("f32", "f64"):
         return _out(x.astype(storage(d)), d)  # one correctly rounded C conversion
-    return _out(to_float(x.astype(np.float64), d), d)
+    return _out(to_float(_to_f64_round_to_odd(x, src), d), d)
+
+
+def _to_f64_round_to_odd(x: Array, src: DType) -> Array:
+    """Integers as f64 rounded to odd: exact up to 2^53, and past it a value that rounds
+    once more (to f16, bf16, tf32) as the integer itself would. A nearest-even f64 first
+    rounded 2^62 + 2^54 + 1 to the tie 2^62 + 2^54, and then bf16 to 2^62, not 2^62 + 2^55."""
+    if src.bits <= 32:
+        return x.astype(np.float64)  # exact
+    neg = x < 0
+    mag = np.where(neg, -(x.astype(np.int64)).astype(np.uint64), x.astype(np.uint64)) \
+        if x.dtype.kind == "i" else x.astype(np.uint64)  # (-INT64_MIN wraps to 2^63: right)
+    t = mag.astype(np.float64)
+    big = t >= 2.0**64
+    over = big | (np.where(big, 0.0, t).astype(np.uint64) > mag)
+    t = np.where(over, np.nextafter(t, 0.0), t)  # now the magnitude cut toward zero
+    inexact = t.astype(np.uint64) != mag
+    bits = t.view(np.uint64) | inexact.astype(np.uint64)
+    out = bits.view(np.float64)
+    return np.asarray(np.where(neg, -out, out))
 
 
 @handler("exti")

@@ -67,6 +67,22 @@ def _int_exponent(a: LVal, b: LVal) -> bool:
     return is_int(a) and is_int(b) and (isinstance(a, TileV) or isinstance(b, TileV))
 
 
+# significant bits and largest finite value of each float type (`_toward_zero`)
+_FLOAT_FORMATS = {"f16": (11, 65504), "bf16": (8, (2**8 - 1) << 120),
+                  "tf32": (11, (2**11 - 1) << 117), "f32": (24, (2**24 - 1) << 104),
+                  "f64": (53, (2**53 - 1) << 971)}
+
+
+def _toward_zero(v: int, d: DType) -> int:
+    """The value of float type `d` nearest the integer `v` on the side of zero (`v` itself
+    when `d` holds it): its significand cut to `d`'s bits, no larger than `d`'s largest."""
+    bits, largest = _FLOAT_FORMATS[d.name]
+    m = abs(v)
+    drop = max(m.bit_length() - bits, 0)
+    m = min((m >> drop) << drop, largest)
+    return -m if v < 0 else m
+
+
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     n = max(len(a), len(b))
     pa = (1,) * (n - len(a)) + a
@@ -173,23 +189,7 @@ class Arith:
                 b.convert("itof", t.v, to, signedness=sign(src), rounding_mode="nearest_even")
             )
         if src.is_float and to.is_int:
-            if to.bits >= 32:
-                # The GPU saturates (an unsigned result clamps negatives to 0; NaN is 0).
-                return TileV(b.convert("ftoi", t.v, to, signedness=sign(to),
-                                       rounding_mode="nearest_int_to_zero"))
-            # The GPU's float -> i32 saturates (NaN -> 0) but narrower results come from
-            # truncating that i32 (300.0 -> i8 44): saturate in i32 first, so a float
-            # converts to i8/i16/u8/u16 by clamping, on the GPU and the interpreter alike.
-            wide = TileV(b.convert("ftoi", t.v, dt.i32, signedness="signed",
-                                   rounding_mode="nearest_int_to_zero"))
-            lo_v, hi_v = -(2 ** (to.bits - 1)), 2 ** (to.bits - 1) - 1
-            if to.unsigned:
-                lo_v, hi_v = 0, 2**to.bits - 1
-            lo = self.const_tile(lo_v, dt.i32, t.shape)
-            hi = self.const_tile(hi_v, dt.i32, t.shape)
-            clamped = b.op("maxi", [wide.v, lo.v], [wide.type], {"signedness": "signed"}).result
-            clamped = b.op("mini", [clamped, hi.v], [wide.type], {"signedness": "signed"}).result
-            return TileV(b.convert("trunci", clamped, to, overflow="none"))
+            return self._float_to_int(t, to)
         if src.is_float and to.is_bool:
             zero = self.const_tile(0.0, src, t.shape)
             return TileV(b.cmp("cmpf", "not_equal", t.v, zero.v, comparison_ordering="unordered"))
@@ -201,6 +201,34 @@ class Arith:
         if src.bits > to.bits:
             return TileV(b.convert("trunci", t.v, to, overflow="none"))
         return TileV(b.convert("bitcast", t.v, to))
+
+    def _float_to_int(self, t: TileV, to: DType) -> TileV:
+        """Float to integer, truncating, saturating at the type's ends, NaN to 0 (what the
+        GPU's `cvt.rzi` computes). Tile IR's `ftoi` is undefined for NaN, infinities and
+        values out of range, and tileiras uses that: it compiled a kernel converting a
+        constant 3e9 to i32 to a lone EXIT, the bounds check on the result and the store
+        gone. So `ftoi` only ever sees values in range: NaN becomes 0 and the rest is
+        clamped to the range's ends as the source type holds them; where it cannot hold
+        an end exactly, the values past it take that end afterwards."""
+        b, src, shape = self.b, t.dtype, t.shape
+        lo_v, hi_v = (0, 2**to.bits - 1) if to.unsigned else (
+            -(2 ** (to.bits - 1)), 2 ** (to.bits - 1) - 1)
+        lo_f, hi_f = _toward_zero(lo_v, src), _toward_zero(hi_v, src)
+        x = t.v
+        if lo_v < 0:  # (an unsigned target's lower clamp at 0 takes NaN to 0 by itself)
+            nan = b.cmp("cmpf", "not_equal", x, x, comparison_ordering="unordered")
+            x = b.select(nan, self.const_tile(0.0, src, shape).v, x)
+        minmax = {"propagate_nan": False, "flush_to_zero": False}
+        c = b.op("maxf", [x, self.const_tile(float(lo_f), src, shape).v], [t.type],
+                 minmax).result
+        c = b.op("minf", [c, self.const_tile(float(hi_f), src, shape).v], [t.type],
+                 minmax).result
+        r = b.convert("ftoi", c, to, signedness=sign(to), rounding_mode="nearest_int_to_zero")
+        for end_v, end_f, pred in ((hi_v, hi_f, "greater_than"), (lo_v, lo_f, "less_than")):
+            if end_f != end_v:
+                past = b.cmp("cmpf", pred, x, self.const_tile(float(end_f), src, shape).v)
+                r = b.select(past, self.const_tile(end_v, to, shape).v, r)
+        return TileV(r)
 
     def to_tile(self, v: LVal, like: DType, span: Span) -> TileV:
         if isinstance(v, TileV):
@@ -321,9 +349,11 @@ class Arith:
         if op in INT_OPS and not d.is_float:
             if d.is_bool and op in ("add", "sub", "mul", "lshift"):
                 raise self.low.error("CT3005", f"`{op}` on booleans", span, "bool operands")
+            if op == "lshift":
+                return self._shift("shli", x, y, b)
             return TileV(self.b.binary(INT_OPS[op], x.v, y.v))
         if op == "rshift" and d.is_int:  # arithmetic for signed types, logical for unsigned
-            return TileV(self.b.op("shri", [x.v, y.v], [x.type], {"signedness": sign(d)}).result)
+            return self._shift("shri", x, y, b)
         if op == "floordiv":
             if d.is_float:
                 q = self.b.binary("divf", x.v, y.v)
@@ -423,6 +453,33 @@ class Arith:
         negative = b_.cmp("cmpi", "less_than", e.v, zero)
         return TileV(b_.select(negative, unit, power))
 
+    def _shift(self, name: str, x: TileV, y: TileV, amount: LVal) -> TileV:
+        """`x << y` and `x >> y` with the amount read as unsigned, as Tile IR reads it, and
+        defined for every amount: one of the width or more shifts every bit out (0, or the
+        sign bits of a signed `>>`). tileiras takes a shift by the width or more for
+        undefined behaviour (it deleted a whole kernel that shifted a constant 1 by 40,
+        bounds checks and stores included), so such an amount never reaches `shli`/`shri`:
+        a constant one gives its result here, a device one is clamped to width - 1 and
+        the result then chosen. The interpreter stops at an unclamped one."""
+        b, d = self.b, x.dtype
+        arith_shr = name == "shri" and not d.unsigned
+        attrs = {"signedness": sign(d)} if name == "shri" else {"overflow": "none"}
+        top = d.bits - 1
+        if isinstance(amount, ConstV) and isinstance(amount.value, int):
+            if 0 <= amount.value <= top:
+                return TileV(b.op(name, [x.v, y.v], [x.type], attrs).result)
+            if not arith_shr:
+                return self.const_tile(0, d, x.shape)
+            by = self.const_tile(top, d, x.shape).v
+            return TileV(b.op(name, [x.v, by], [x.type], attrs).result)
+        last = self.const_tile(top, d, y.shape).v
+        clamped = b.op("mini", [y.v, last], [y.type], {"signedness": "unsigned"}).result
+        r = b.op(name, [x.v, clamped], [x.type], attrs).result
+        if arith_shr:  # by width - 1 already leaves only sign bits
+            return TileV(r)
+        past = b.cmp("cmpi", "greater_than", y.v, last, signedness="unsigned")
+        return TileV(b.select(past, self.const_tile(0, d, x.shape).v, r))
+
     def _guarded_divisor(self, y: TileV) -> tuple[TileV, Value | None]:
         """Integer division without Tile IR's undefined cases (a zero divisor, and the most
         negative integer by -1): divisors 0 and -1 read as 1, and the quotient by -1 is
@@ -470,6 +527,7 @@ class Arith:
     def compare(self, op: str, a: LVal, b: LVal, span: Span) -> LVal:
         if isinstance(a, ConstV) and isinstance(b, ConstV):
             return ConstV(FOLD[op](a.value, b.value))
+        a, b = self._bool_as_int(a, b), self._bool_as_int(b, a)
         x, y = self.unify(a, b, span)
         self.no_f8(x, span, f"comparison `{op}`")
         if x.dtype.is_float:
@@ -477,6 +535,19 @@ class Arith:
             return TileV(self.b.cmp("cmpf", PREDICATES[op], x.v, y.v,
                                     comparison_ordering=ordering))
         return TileV(self.b.cmp("cmpi", PREDICATES[op], x.v, y.v))
+
+    def _bool_as_int(self, v: LVal, other: LVal) -> LVal:
+        """A bool tile compared with an integer (or another bool) compares as 0/1, as numpy
+        compares them: Tile IR's `cmpi` takes no `i1`, and a bool tile met by the constant
+        2 became `True` (`mask == 2` was `mask`)."""
+        if not (isinstance(v, TileV) and v.dtype.is_bool):
+            return v
+        if isinstance(other, TileV) and other.dtype.is_float:
+            return v
+        if isinstance(other, ConstV) and isinstance(other.value, float):
+            return v
+        to = other.dtype if isinstance(other, TileV) and other.dtype.is_int else dt.i32
+        return self.convert(v, to)
 
     def unary(self, op: str, a: LVal, span: Span) -> LVal:
         if isinstance(a, ConstV):
