@@ -100,6 +100,8 @@ def control_ops(ir: str) -> list[str]:
     ("    while False:\n", "    while n < 0:\n"),
     ("    for _ in range(0):\n", "    for _ in range(0, n):\n"),
     ("    for _ in range(3, 1 + 2):\n", "    for _ in range(3, 1 + 3):\n"),
+    # a bool bound is the integer 0 or 1 (the lowering once refused it: CT9002)
+    ("    for _ in range(False):\n", "    for _ in range(False, n):\n"),
     ("    if 0:\n", "    if n < 0:\n"),
     ("    if 1 + 1 != 2:\n", "    if n + 1 != 2:\n"),
 ])

@@ -466,14 +466,17 @@ def test(c: Cmp, env: Env) -> bool | Array:
 
 def _guarded(guard: tuple[Cmp, Expr], body: Expr, env: Env) -> Val:
     """`if cond: return early` then `return body`, as the compiler merges the two paths:
-    a folded condition returns one value exactly; otherwise both become one device value
-    (`i32` for two constants, the device operand's type else; two device values of
+    a folded condition returns one value exactly, and so does one constant on both paths;
+    otherwise both become one device value (`i32` for two constants, the device operand's
+    type else; two device values of
     different widths do not compile, CT3015)."""
     cond, early = guard
     t = test(cond, env)
     if isinstance(t, bool):
         return evaluate(early if t else body, env)
     a, b = evaluate(early, env), evaluate(body, env)
+    if a.kind == "c" and b.kind == "c" and a.v == b.v:
+        return a  # one number on both paths stays a compile-time one (`same_constant`)
     kinds = {v.kind for v in (a, b)} - {"c"}
     if len(kinds) > 1:
         raise ModelCompileError("a device function returns i32 and i64 values")

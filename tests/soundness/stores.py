@@ -42,6 +42,9 @@ class StoreGen(GenBase):
         comps = self.joint([self.component(k) for k in range(self.rank)])
         comps = [self.disguise(c) for c in comps]
         d = self.d
+        if d.chance(0.06):  # (worlds.py)
+            k = d.between(0, self.rank - 1)
+            comps[k] = self.device_constant(comps[k], body)
         if d.chance(0.22):  # a loop around the store (its variable can meet another file's)
             self.features.add("loop-store")
             v = self.fresh("i")

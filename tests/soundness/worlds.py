@@ -20,6 +20,14 @@ refuses past 32 bits: a kernel that runs has `A * B < 2^31` and the digits fit. 
 never compiles, nothing refuses it, and the checker once took it as 32-bit all the same: the
 device wrapped the index and stored at tile -65536 (08a35b3,
 `tests/kernels/test_materialized_constants.py`).
+
+`device-constant`: an index component moved by `(y + (2**30 - v) + 2**30) // 2**30 - 2`,
+`y` a device value that is the number `v` on every block: `b - b`, a block id or a block
+count past the grid's rank, or `v` on both paths of a test of the block id (an `if`, a
+conditional expression, a device function's two returns). Read exactly, the move is 0; in
+the `i32` the device computes `y` in, the sum wraps and the store moves by -4. The checker
+once took every such `y` as a compile-time constant (its polynomial has no device atom),
+and the lowering merged equal constants into an `i32` (`test_device_constants.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from .model import (
     DevCall,
     DevFn,
     Expr,
+    Grid,
     Lit,
     NumTiles,
     ScalarRef,
@@ -47,7 +56,7 @@ PRODUCT_C = [2**15, 2**15 - 1, 0, 3]
 
 
 class WorldGen(GenBase):
-    """The `extent-keys` and `const-product` kinds."""
+    """The `extent-keys`, `const-product` and `device-constant` kinds."""
 
     extent_ins: dict[str, list[int]]  # input name -> the extents its launches draw from
 
@@ -206,3 +215,37 @@ class WorldGen(GenBase):
             comp = self.disguise(comp)
         body.append(Store(recv, (comp,), style=self.store_style()))
         return [x]
+
+    # -- device-constant --------------------------------------------------------------------
+
+    def device_constant(self, comp: Expr, body: list[Stmt]) -> Expr:
+        """`comp` moved by an expression that is 0 when `y` is read exactly and -4 when `y`
+        is read as the `i32` it is on the device."""
+        d = self.d
+        b = self.bid_e[0]
+        hows = ["cancel", "merge", "guard"] + (["block-past-rank", "grid-past-rank"]
+                                               if self.rank < 3 else [])
+        how = d.pick(hows)
+        self.features.add("device-constant")
+        self.features.add(f"device-constant-{how}")
+        v = d.pick([0, 1, 5])
+        y: Expr
+        cond = Cmp(d.pick(["<", "==", ">="]), b, Lit(d.pick([0, 1, 2])))
+        if how == "cancel":
+            y, v = Bin("-", b, b), 0
+        elif how == "block-past-rank":
+            y, v = Grid("block_id", d.between(self.rank, 2)), 0
+        elif how == "grid-past-rank":
+            y, v = Grid("num_blocks", d.between(self.rank, 2)), 1
+        elif how == "merge":
+            name = self.fresh("y")
+            body.append(Pick(name, cond, Lit(v), Lit(v),
+                             d.weighted([("if-else", 2), ("if-only", 2), ("ifexp", 2)])))
+            y = Var(name)
+        else:
+            self.nfn += 1
+            fn = DevFn(f"f{self.nfn}", ("n",), Lit(v), self.module(),
+                       (Cmp(cond.op, Var("n"), cond.b), Lit(v)))
+            y = DevCall(fn, (b,), kw=d.chance(0.2))
+        wrapped = Bin("+", Bin("+", y, Lit(2**30 - v)), Lit(2**30))
+        return Bin("+", comp, Bin("-", Bin("//", wrapped, Lit(2**30)), Lit(2)))

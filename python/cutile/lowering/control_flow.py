@@ -41,8 +41,35 @@ RETURNED = "$returned"
 RETVAL = "$retval"
 
 # The shape of a value carried through control flow: a tile type, a tuple of templates, or
-# None for the constant None (which carries nothing).
-Template: TypeAlias = TileType | tuple["Template", ...] | None
+# None for the constant None (which carries nothing); where two paths meet, a constant
+# both give (`same_constant`: it carries nothing either, and stays that constant).
+Template: TypeAlias = TileType | tuple["Template", ...] | ConstV | None
+
+
+def same_constant(a: LVal, b: LVal) -> LVal | None:
+    """The compile-time value two paths both give (a tuple's items each), or None. The
+    checker reads a value that is one number on every path as that number, folded exactly
+    (`width.rs`); merged into a device integer, it would wrap where the proof did not
+    (`(r * 2**30) // 2**30`). `True` and `1` are the number 1 (as the checker reads them)."""
+    if isinstance(a, ConstV) and isinstance(b, ConstV):
+        x, y = a.value, b.value
+        if type(x) is type(y) and x == y:
+            return a
+        if {type(x), type(y)} == {bool, int} and x == y:
+            return ConstV(int(bool(x)))
+        return None
+    if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
+        items = [same_constant(x, y) for x, y in zip(a.items, b.items, strict=True)]
+        if all(i is not None for i in items):
+            return TupleV(tuple(i for i in items if i is not None))
+    return None
+
+
+def compile_time(v: LVal) -> bool:
+    """A value with no device value in it (a constant, or a tuple of them)."""
+    if isinstance(v, TupleV):
+        return all(compile_time(x) for x in v.items)
+    return isinstance(v, ConstV)
 
 
 @dataclass
@@ -136,6 +163,9 @@ class ControlFlow:
         if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
             return tuple(self.join_templates(x, y, name, span)
                          for x, y in zip(a.items, b.items, strict=True))
+        kept = same_constant(a, b)
+        if isinstance(kept, ConstV):
+            return kept
         if isinstance(a, ConstV) and isinstance(b, ConstV):
             if a.value is None and b.value is None:
                 return None
@@ -180,7 +210,10 @@ class ControlFlow:
                        "unsupported value")
 
     def flatten(self, v: LVal, t: Template, name: str, span: K.Span) -> list[Value]:
-        if t is None:
+        if isinstance(t, ConstV):
+            if same_constant(v, t) is not None:
+                return []
+        elif t is None:
             if isinstance(v, ConstV) and v.value is None:
                 return []
         elif isinstance(t, tuple):
@@ -195,6 +228,8 @@ class ControlFlow:
 
     @staticmethod
     def rebuild(t: Template, vals: Iterator[Value]) -> LVal:
+        if isinstance(t, ConstV):
+            return t
         if t is None:
             return ConstV(None)
         if isinstance(t, tuple):
@@ -203,7 +238,7 @@ class ControlFlow:
 
     @staticmethod
     def flat_types(t: Template) -> list[TileType]:
-        if t is None:
+        if t is None or isinstance(t, ConstV):
             return []
         if isinstance(t, tuple):
             return [x for tt in t for x in ControlFlow.flat_types(tt)]
@@ -212,6 +247,8 @@ class ControlFlow:
     def placeholder(self, t: Template) -> LVal:
         """A value of template `t` that is never read (a `$retval` on a path that did not
         return)."""
+        if isinstance(t, ConstV):
+            return t
         if t is None:
             return ConstV(None)
         if isinstance(t, tuple):
@@ -262,9 +299,13 @@ class ControlFlow:
     def _merge(self, cond: Value, then_block: Block, then_st: State, else_block: Block,
                else_st: State, span: K.Span) -> None:
         te, ee = then_st.env, else_st.env
-        # `$retval` set on one path only: the other path did not return and never reads it.
+        # `$retval` set on one path only: the other path did not return and never reads it
+        # (a constant is taken as it is: no merge makes it a device value).
         for have, lack, block in ((te, ee, else_block), (ee, te, then_block)):
             if RETVAL in have and RETVAL not in lack:
+                if compile_time(have[RETVAL]):
+                    lack[RETVAL] = have[RETVAL]
+                    continue
                 with self.b.at(block):
                     lack[RETVAL] = self.placeholder(self.template_of(have[RETVAL], RETVAL, span))
         yields: tuple[list[Value], list[Value]] = ([], [])
@@ -273,9 +314,6 @@ class ControlFlow:
             if n not in ee or te[n] is ee[n]:
                 continue
             tv, ev = te[n], ee[n]
-            if (isinstance(tv, ConstV) and isinstance(ev, ConstV)
-                    and type(tv.value) is type(ev.value) and tv.value == ev.value):
-                continue
             t = self.join_templates(tv, ev, n, span)
             with self.b.at(then_block):
                 yields[0].extend(self.flatten(tv, t, n, span))

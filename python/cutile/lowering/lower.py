@@ -30,7 +30,7 @@ from ..ir import (
     tile,
 )
 from .arith import Arith
-from .control_flow import RETURNED, ControlFlow, Frame, contains_return
+from .control_flow import RETURNED, ControlFlow, Frame, contains_return, same_constant
 from .facts import LoweringFacts, Node
 from .ops.pointers import pointer_misuse
 from .signature import SCALAR_FMT, KernelABI, Slot, Specialization
@@ -391,7 +391,11 @@ class Lowerer:
             taken, c = self.condition(e.nid, e.test, e.span, "conditional expression")
             if taken is not None:
                 return self.expr(e.body if taken else e.orelse)
-            x, y = self.arith.unify(self.expr(e.body), self.expr(e.orelse), e.span)
+            a, b = self.expr(e.body), self.expr(e.orelse)
+            kept = same_constant(a, b)
+            if kept is not None:  # one number either way: no select makes it a device value
+                return kept
+            x, y = self.arith.unify(a, b, e.span)
             assert c is not None
             cond = self.arith.broadcast_to(c, x.shape, e.span)
             return TileV(self.b.select(cond.v, x.v, y.v))

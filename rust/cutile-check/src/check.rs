@@ -60,6 +60,9 @@ pub struct Frame<'d> {
     /// A test known only on the device, or a loop, was met: values returned on different
     /// paths meet as device values.
     pub runtime_flow: bool,
+    /// A `return` inside a loop of this function: the result is carried out of the loop
+    /// as a device value, even a constant one (`Checker::device_val`).
+    pub returns_in_loop: bool,
     /// End of the statement (or statement header) being evaluated: a borrow is live at a
     /// use when its holder is read after this point.
     pub stmt_hi: u32,
@@ -483,6 +486,34 @@ impl<'d> Checker<'d> {
         self.next_opaque += 1;
         self.wraps.insert(self.next_opaque, (p, bits));
         Poly::atom(Atom::Opaque(self.next_opaque))
+    }
+
+    /// A value the device holds in a `bits`-bit integer, whatever its polynomial says. A
+    /// polynomial with no device atom reads as a compile-time value (width 0), which the
+    /// lowering folds exactly; but `b - b`, `b * 0`, a block id past the grid's rank or an
+    /// `if`'s result are device integers that wrap: `(y + 2**30 + 2**30) // 2**30` of
+    /// `y = b - b` is -2 on the device, not 2. Such a value becomes a device result that
+    /// remembers its polynomial (`wraps`), so the width model sees a device value and an
+    /// index still gets the exact number back (`unwrap_index`, `unwrap_fitting`).
+    pub fn device_valued(&mut self, p: Poly, bits: u8) -> Poly {
+        if bits == 0 || self.width_of(&p) > 0 {
+            return p;
+        }
+        self.next_opaque += 1;
+        self.wraps
+            .insert(self.next_opaque, (p, bits.max(crate::width::INDEX_BITS)));
+        Poly::atom(Atom::Opaque(self.next_opaque))
+    }
+
+    /// `device_valued` for every integer of `v` (a tuple's items too).
+    pub fn device_val(&mut self, v: Val, bits: u8) -> Val {
+        match v {
+            Val::Int(p) => Val::Int(self.device_valued(p, bits)),
+            Val::Tuple(vs) => {
+                Val::Tuple(vs.into_iter().map(|x| self.device_val(x, bits)).collect())
+            }
+            other => other,
+        }
     }
 
     /// An index component as the device computes it: the remembered device results in

@@ -64,7 +64,9 @@ pub fn arith(c: &mut Checker<'_>, op: BinOp, l: &Val, r: &Val, span: Span) -> Va
         op,
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Lshift | BinOp::Pow
     ) || (op == BinOp::Floordiv && bits > 0 && min_over_minus_one(c, a, b, bits));
-    Val::Int(if may_wrap { c.wrap(exact, bits) } else { exact })
+    let out = if may_wrap { c.wrap(exact, bits) } else { exact };
+    // A device result is one even where its polynomial lost every device atom (`b - b`).
+    Val::Int(c.device_valued(out, bits))
 }
 
 /// Does a compile-time operand meeting `partner` become an `i32` constant of a kernel that
@@ -368,12 +370,22 @@ pub fn call<'d>(
         // An operation on a narrow value is computed in its type (`Checker::narrow`).
         (_, _) if narrow_operands(c, builtin, func, &a) => c.fresh_opaque(),
         (None, "cdiv") => match (a.int("a"), a.int("b")) {
-            (Some(x), Some(y)) => Val::Int(x.cdiv(&y)),
+            (Some(x), Some(y)) => {
+                let bits = c.width_of(&x).max(c.width_of(&y));
+                Val::Int(c.device_valued(x.cdiv(&y), bits))
+            }
             _ => c.fresh_opaque(),
         },
         (None, which @ ("minimum" | "maximum")) => match (a.int("a"), a.int("b")) {
-            (Some(x), Some(y)) if which == "minimum" => Val::Int(x.pmin(&y)),
-            (Some(x), Some(y)) => Val::Int(x.pmax(&y)),
+            (Some(x), Some(y)) => {
+                let bits = c.width_of(&x).max(c.width_of(&y));
+                let v = if which == "minimum" {
+                    x.pmin(&y)
+                } else {
+                    x.pmax(&y)
+                };
+                Val::Int(c.device_valued(v, bits))
+            }
             _ => c.fresh_opaque(),
         },
         (None, "sum" | "max" | "min" | "prod")
@@ -389,10 +401,12 @@ pub fn call<'d>(
                 _ => Vec::new(),
             };
             let mut acc: Option<Poly> = None;
+            let mut bits = 0;
             for v in &values {
                 let Val::Int(p) = v else {
                     return c.fresh_opaque();
                 };
+                bits = bits.max(c.width_of(p));
                 acc = Some(match acc {
                     None => p.clone(),
                     Some(x) if which == "min" => x.pmin(p),
@@ -400,7 +414,7 @@ pub fn call<'d>(
                 });
             }
             match acc {
-                Some(p) if values.len() >= 2 => Val::Int(p),
+                Some(p) if values.len() >= 2 => Val::Int(c.device_valued(p, bits)),
                 _ => c.fresh_opaque(),
             }
         }
@@ -449,13 +463,13 @@ fn is_integer(p: &Poly) -> bool {
 }
 
 /// `block_id(axis)` / `num_blocks(axis)`: one axis, or all three without one. Axes past the
-/// grid's rank have block id 0 and extent 1.
+/// grid's rank have block id 0 and extent 1, which the device reads as `i32`s.
 fn grid_query(c: &mut Checker<'_>, a: &Args<'_>, atom: impl Fn(u8) -> Poly, past: Poly) -> Val {
-    let at = |k: u8, c: &Checker<'_>| {
+    let at = |k: u8, c: &mut Checker<'_>| {
         if usize::from(k) < c.grid_rank {
             atom(k)
         } else {
-            past.clone()
+            c.device_valued(past.clone(), INDEX_BITS)
         }
     };
     if a.expr("axis").is_none() {
@@ -491,7 +505,9 @@ fn num_tiles(c: &mut Checker<'_>, a: &Args<'_>) -> Val {
         Some(Val::Mut(r)) => {
             let r = *r;
             if tile.is_none() {
-                return Val::Int(tiles_of(c, r, axis));
+                // (past the grid's rank, the count 1: a device value all the same)
+                let n = tiles_of(c, r, axis);
+                return Val::Int(c.device_valued(n, INDEX_BITS));
             }
             c.roots.get(r).and_then(|x| x.dims.get(axis).cloned())
         }

@@ -381,6 +381,11 @@ impl<'d> Checker<'d> {
                     }
                     None => Val::Other,
                 };
+                // Returned from inside a loop, the value is carried out of it as a device
+                // value (`lowering/control_flow.py`), a constant too.
+                if let Some(f) = self.frame() {
+                    f.returns_in_loop |= !f.loops.is_empty();
+                }
                 let ct = value.as_ref().and_then(|e| self.ct_of(e, &st));
                 // A tensor returned on one path and something else on another: the caller
                 // would get a value that is neither (the compiler refuses the merge).

@@ -140,6 +140,7 @@ impl<'d> Checker<'d> {
             returns: Vec::new(),
             returns_ct: Vec::new(),
             runtime_flow: false,
+            returns_in_loop: false,
             stmt_hi: 0,
         });
         for p in &func.params {
@@ -156,8 +157,8 @@ impl<'d> Checker<'d> {
         let base = self.world.clone();
         let end = self.exec_block(&func.body, base.clone(), st);
         let frame = self.frames.pop();
-        let (mut rets, rets_ct, runtime_flow) = frame
-            .map(|f| (f.returns, f.returns_ct, f.runtime_flow))
+        let (mut rets, rets_ct, runtime_flow, in_loop) = frame
+            .map(|f| (f.returns, f.returns_ct, f.runtime_flow, f.returns_in_loop))
             .unwrap_or_default();
         // A path that falls off the end returns None: with a value on another path the
         // result is unknown (the compiler refuses such a function, CT3015).
@@ -179,6 +180,11 @@ impl<'d> Checker<'d> {
             [v] => v.clone(),
             [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
             _ => self.fresh_opaque(),
+        };
+        let v = if in_loop {
+            self.device_val(v, crate::width::INDEX_BITS)
+        } else {
+            v
         };
         (v, ct)
     }
