@@ -429,7 +429,9 @@ class ControlFlow:
             # The checker read no iteration of a range of literals that runs none
             # (`range(0)`): nothing is emitted, and its body is never read.
             parts = (it.start, it.stop, it.step) if isinstance(it, RangeV) else ()
-            bounds = [v.value for v in parts if isinstance(v, ConstV) and type(v.value) is int]
+            # a bool bound is the integer the checker read (`range(False)` runs none)
+            bounds = [int(v.value) for v in parts
+                      if isinstance(v, ConstV) and type(v.value) in (int, bool)]
             runs: LVal = ConstV(len(range(*bounds)) > 0) if len(bounds) == 3 else it
             self.low.fold(s.nid, runs, s.iter.span, "empty `for` loop")
             return
