@@ -431,7 +431,7 @@ class ControlFlow:
             parts = (it.start, it.stop, it.step) if isinstance(it, RangeV) else ()
             # a bool bound is the integer the checker read (`range(False)` runs none)
             bounds = [int(v.value) for v in parts
-                      if isinstance(v, ConstV) and type(v.value) in (int, bool)]
+                      if isinstance(v, ConstV) and isinstance(v.value, int)]
             runs: LVal = ConstV(len(range(*bounds)) > 0) if len(bounds) == 3 else it
             self.low.fold(s.nid, runs, s.iter.span, "empty `for` loop")
             return
