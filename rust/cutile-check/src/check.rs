@@ -126,6 +126,9 @@ pub struct Checker<'d> {
     /// Device results that may have wrapped: opaque id -> (the exact value, its width).
     wraps: HashMap<u32, (Poly, u8)>,
     next_opaque: u32,
+    /// Statements walked so far (`exec_block`), and whether `limits::MAX_STEPS` was passed.
+    steps: usize,
+    out_of_steps: bool,
     var_ids: HashMap<String, u32>,
     pub var_names: Vec<Rc<str>>,
     /// `decide_index` results: loops re-evaluate their bodies and kernels repeat accesses.
@@ -140,7 +143,11 @@ pub struct Checker<'d> {
     store_proofs: HashMap<(Vec<Poly>, Vec<Poly>), crate::prover::StoreMapProof>,
 }
 
-const MAX_INLINE_DEPTH: usize = 32;
+pub(crate) const MAX_INLINE_DEPTH: usize = 32;
+/// Atoms an integer value may hold (nested ones counted) before the checker stops
+/// following it (`Checker::bounded`): an index needs a handful; a term past this was
+/// built by a chain of statements that nests or doubles it.
+pub const MAX_TERM_ATOMS: usize = 256;
 const MAX_LOOP_PASSES: usize = 4;
 /// Tests of `Const`s a path may be split at (`check/paths.rs`): at most 2^6 worlds. Past
 /// them a test is read as a run-time one (both branches, joined; a tensor chosen there is
@@ -312,6 +319,8 @@ impl<'d> Checker<'d> {
                 .map(|p| p.name.clone())
                 .collect(),
             next_opaque: 0,
+            steps: 0,
+            out_of_steps: false,
             var_ids: HashMap::new(),
             var_names: Vec::new(),
             bounds_cache: HashMap::new(),
@@ -589,10 +598,14 @@ impl<'d> Checker<'d> {
             if !self.has_wraps(&cur) {
                 break;
             }
-            cur = crate::width::substitute_deep(&cur, &|a| match a {
+            let next = crate::width::substitute_deep(&cur, &|a| match a {
                 Atom::Opaque(id) => self.wraps.get(id).map(|(q, _)| q.clone()),
                 _ => None,
             });
+            if !next.size_at_most(MAX_TERM_ATOMS) {
+                break; // too large to evaluate quickly: left with device results in it
+            }
+            cur = next;
         }
         cur
     }
@@ -625,6 +638,12 @@ impl<'d> Checker<'d> {
                     Atom::Opaque(i) => memo.get(i).and_then(|m| m.as_ref().map(|(x, _)| x.clone())),
                     _ => None,
                 });
+                // An exact value past the cap stays unknown (`i = i // 2 + i // 3 + i`
+                // triples it at each line: every proof over it took exponential time).
+                if !exact.size_at_most(MAX_TERM_ATOMS) {
+                    memo.insert(id, None);
+                    continue;
+                }
                 // With its operands as bounded values, or as their exact polynomials (both
                 // hold under the operands' conditions).
                 let (fits, assumed) = match ranges.fits_assuming(&q, bits) {

@@ -183,6 +183,51 @@ pub fn inlined_too_deep(callee: &str, at: Span, depth: usize) -> Diagnostic {
     .with_help("flatten the chain of device functions")
 }
 
+/// A kernel that would inline more device-function calls than the checker follows.
+pub fn too_many_inlined_calls(callee: &str, at: Span, total: usize, cap: usize) -> Diagnostic {
+    let total = if total == usize::MAX {
+        "more than 2^64".to_string()
+    } else {
+        total.to_string()
+    };
+    Diagnostic::error(
+        "CT1019",
+        format!("the kernel inlines {total} device-function calls up to this call of `{callee}`"),
+        Label::new(at, "too many inlined calls to follow"),
+    )
+    .with_note(format!(
+        "device functions are inlined at every call site, so a function that calls another \
+         twice doubles the code; the checker follows {cap} inlined calls"
+    ))
+    .with_help("call the repeated device function in a loop instead of at many call sites")
+}
+
+/// A kernel whose walk took more statement visits than the checker allows.
+pub fn too_many_steps(at: Span, cap: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT1019",
+        format!("the checker stopped here after {cap} statement visits"),
+        Label::new(at, "too much to follow"),
+    )
+    .with_note(
+        "loops are walked until their state settles and device functions at each call \
+         site, so deeply nested loops and calls multiply the walks",
+    )
+    .with_help("nest fewer loops, or move the inner ones into a separate kernel")
+}
+
+/// A tuple value with more elements (counting nested tuples' elements) than the checker
+/// follows.
+pub fn tuple_too_large(at: Span, cap: usize) -> Diagnostic {
+    Diagnostic::error(
+        "CT1019",
+        format!("this tuple holds more than {cap} values (counting nested tuples)"),
+        Label::new(at, "too large to follow"),
+    )
+    .with_note("a tuple nested in itself (`t = (t, t)`) doubles at each step")
+    .with_help("keep tiles and indices in fewer, flatter tuples")
+}
+
 /// A name bound to different tensors on the two branches of an `if`, or before a loop and
 /// after an iteration of it (`in_loop`): after it, no single owner can be followed (the
 /// compiler keeps one branch only where the test is a constant, and runs no iteration of a

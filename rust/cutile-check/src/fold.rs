@@ -356,6 +356,13 @@ impl<'d> Checker<'d> {
     /// on the device (or the checker cannot tell: the compiler then emits the test for the
     /// device, as it reads it: `lowering/control_flow.py`).
     pub fn ct_of(&self, e: &Expr, st: &State) -> Option<Ct> {
+        let ct = self.ct_of_node(e, st)?;
+        // Past the cap the compiler's value is not followed (read as a run-time one):
+        // `c = c * 2 + c // 3` doubled its key at each line, `t = (t, t)` its tuple.
+        ct_within(&ct, &mut { crate::limits::MAX_CT_SIZE }).then_some(ct)
+    }
+
+    fn ct_of_node(&self, e: &Expr, st: &State) -> Option<Ct> {
         match e {
             Expr::Const { value, .. } => Some(Ct::Lit(literal(value))),
             Expr::Name { id, .. } => {
@@ -508,6 +515,23 @@ impl<'d> Checker<'d> {
         let (a, b) = (a?, b?);
         let text = format!("({} {op:?} {})", a.as_key()?, b.as_key()?);
         Some(apply(&[a, b], |l| binary(op, &l[0], &l[1]), text))
+    }
+}
+
+/// Does `ct` take at most `left` units (a key's or literal's text length, one per tuple
+/// item)? Stops counting past it.
+fn ct_within(ct: &Ct, left: &mut usize) -> bool {
+    let here = match ct {
+        Ct::Key(k) => k.len(),
+        Ct::Lit(_) | Ct::Tuple(_) => 1,
+    };
+    if here > *left {
+        return false;
+    }
+    *left -= here;
+    match ct {
+        Ct::Tuple(items) => items.iter().flatten().all(|x| ct_within(x, left)),
+        _ => true,
     }
 }
 

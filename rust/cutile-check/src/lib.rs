@@ -39,6 +39,7 @@ mod effects;
 pub mod errors;
 mod fold;
 pub mod launch_pred;
+pub mod limits;
 mod loads;
 mod loops;
 pub mod prover;

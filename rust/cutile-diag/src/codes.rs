@@ -106,6 +106,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT1018",
         "block-scoped atomic on a tensor every block shares",
     ),
+    k(
+        "CT1019",
+        "a kernel too large for the checker to follow (inlined calls, tuples, walks)",
+    ),
     // CT2xxx: disjointness, index and bounds proofs.
     k(
         "CT2001",

@@ -178,7 +178,36 @@ impl<'d> Checker<'d> {
 
     // ---- expressions -------------------------------------------------------------------
 
+    /// The value of `e`, with every integer too large to follow replaced by an opaque
+    /// one (`MAX_TERM_ATOMS`).
     pub fn eval(&mut self, e: &'d Expr, st: &mut State) -> Val {
+        let v = self.eval_node(e, st);
+        if let Val::Tuple(_) = v {
+            let cap = crate::limits::MAX_TUPLE_LEAVES;
+            if !tuple_within(&v, &mut { cap }) {
+                self.report(errors::tuple_too_large(e.span(), cap));
+                return Val::Other;
+            }
+        }
+        self.bounded(v)
+    }
+
+    /// `v` with each integer of more than `MAX_TERM_ATOMS` atoms (counting those nested
+    /// in `//`, `%`, `cdiv`, `min`, `max`) replaced by a fresh opaque value: what the
+    /// device computes is then unknown to the checker (sound: an unknown index is proved
+    /// by a device check or refused), and no term grows past a size the provers walk
+    /// quickly. Without the cap, `i = cdiv(i, 3)` written 12,000 times nested a term
+    /// 12,000 deep, which overflowed the native stack (a segfault of the process), and
+    /// `i = i // 2 + i // 3` doubled the term at each line (exponential time).
+    fn bounded(&mut self, v: Val) -> Val {
+        match v {
+            Val::Int(p) if !p.size_at_most(MAX_TERM_ATOMS) => self.fresh_opaque(),
+            Val::Tuple(vs) => Val::Tuple(vs.into_iter().map(|x| self.bounded(x)).collect()),
+            v => v,
+        }
+    }
+
+    fn eval_node(&mut self, e: &'d Expr, st: &mut State) -> Val {
         match e {
             Expr::Name { id, span, .. } => self.read_name(id, *span, st),
             Expr::Const { value, .. } => match value {
@@ -360,5 +389,19 @@ impl<'d> Checker<'d> {
                 }
             }
         }
+    }
+}
+
+/// Does `v` hold at most `left` values, counting every element of nested tuples (and the
+/// tuples, so `((), ())` nested in itself grows too)? Stops counting past it, so the walk
+/// is short whatever the size.
+fn tuple_within(v: &Val, left: &mut usize) -> bool {
+    if *left == 0 {
+        return false;
+    }
+    *left -= 1;
+    match v {
+        Val::Tuple(vs) => vs.iter().all(|x| tuple_within(x, left)),
+        _ => true,
     }
 }

@@ -116,6 +116,10 @@ impl<'d> Checker<'d> {
     pub fn exec_block(&mut self, body: &'d [Stmt], world: World, st: State) -> Paths {
         let mut paths = vec![(world, Some(st))];
         for s in body {
+            // Past the budget nothing more is walked: the kernel is refused (CT1019).
+            if !self.take_step(s.span(), paths.len()) {
+                return paths;
+            }
             let mut next = Vec::with_capacity(paths.len());
             for (w, st) in paths {
                 match st {
@@ -130,6 +134,22 @@ impl<'d> Checker<'d> {
             };
         }
         paths
+    }
+
+    /// Count a statement walked on `paths` paths against `limits::MAX_STEPS`; false (once
+    /// reported) past it. Loops walk their bodies to a fixed point and device functions are
+    /// walked per call site, so nested loops, calls and `Const` tests multiply: 20 nested
+    /// loops asked for millions of walks of the innermost body.
+    fn take_step(&mut self, at: Span, paths: usize) -> bool {
+        self.steps = self.steps.saturating_add(paths);
+        if self.steps <= crate::limits::MAX_STEPS {
+            return true;
+        }
+        if !self.out_of_steps {
+            self.out_of_steps = true;
+            self.report(errors::too_many_steps(at, crate::limits::MAX_STEPS));
+        }
+        false
     }
 
     /// A conditional expression of statement `s` that chooses a tensor by a test of

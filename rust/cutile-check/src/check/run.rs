@@ -11,6 +11,11 @@ impl<'d> Checker<'d> {
         let Some(entry) = self.doc.entry_function() else {
             return;
         };
+        if let Some((at, callee, total)) = crate::limits::too_many_inlined_calls(self.doc, entry) {
+            let cap = crate::limits::MAX_INLINED_CALLS;
+            self.report(errors::too_many_inlined_calls(&callee, at, total, cap));
+            return;
+        }
         let mut st = State::default();
         let (mut ri, mut si, mut ai) = (0, 0, 0);
         for p in &entry.params {
