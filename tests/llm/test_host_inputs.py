@@ -1,0 +1,71 @@
+"""More of what a user of the Qwen3 engine can get wrong (a second adversarial review of
+the host side, after `test_inputs_adversarial.py`): configs written by newer transformers,
+quantized checkpoints, seeds and temperatures the device cannot take, a tokenizer that
+does not fit the model, a graph dropped without `close()`. Each was a wrong model run in
+silence, a hang, or a traceback from deep inside; each is now a typed error or the right
+behaviour."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from llm.config import CheckpointError, Qwen3Config, from_hf_dict
+
+
+@pytest.fixture(scope="module")
+def one(tiny: Any) -> Qwen3Config:
+    return replace(tiny, num_layers=1)
+
+
+# -- config.json --------------------------------------------------------------------------
+
+def without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in keys}
+
+
+def test_rope_theta_in_rope_parameters_is_read(one: Qwen3Config) -> None:
+    """transformers 5 writes RoPE's base inside `rope_parameters` and none at the top
+    level: it was read as the default 10000 (Qwen3's is 1e6), every token wrong."""
+    hf = without(one.to_hf(), "rope_theta", "rope_scaling")
+    cfg = from_hf_dict({**hf, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}})
+    assert cfg.rope_theta == 1e6
+    # `rope_scaling` of the default kind is no scaling: accepted, its base read too
+    cfg = from_hf_dict({**hf, "rope_scaling": {"rope_type": "default", "rope_theta": 5e5}})
+    assert cfg.rope_theta == 5e5
+    assert from_hf_dict({**one.to_hf(), "rope_scaling": {"type": "default"}}) == replace(
+        one, name="checkpoint")
+    with pytest.raises(CheckpointError, match=r"rope_type 'yarn' is not supported"):
+        from_hf_dict({**hf, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6,
+                                                "factor": 4.0}})
+    with pytest.raises(CheckpointError, match=r"partial_rotary_factor"):
+        from_hf_dict({**hf, "rope_parameters": {"rope_theta": 1e6,
+                                                "partial_rotary_factor": 0.5}})
+    with pytest.raises(CheckpointError, match=r"two RoPE bases"):
+        from_hf_dict({**one.to_hf(), "rope_parameters": {"rope_theta": 1e4}})
+    with pytest.raises(CheckpointError, match=r"rope_parameters = 3 is not an object"):
+        from_hf_dict({**hf, "rope_parameters": 3})
+
+
+@pytest.mark.parametrize(("key", "value", "match"), [
+    ("architectures", 5, "architectures = 5 is not a list"),        # was a TypeError
+    ("quantization_config", {"quant_method": "fp8"}, "quantized checkpoint.*'fp8'"),
+    ("layer_types", ["full_attention", "sliding_attention"], "layer_types"),
+    ("partial_rotary_factor", 0.5, "partial_rotary_factor"),
+])
+def test_more_config_fields_are_refused(one: Qwen3Config, key: str, value: Any, match: str
+                                        ) -> None:
+    with pytest.raises(CheckpointError, match=match):
+        from_hf_dict({**one.to_hf(), key: value})
+
+
+def test_null_fields_take_transformers_defaults(one: Qwen3Config) -> None:
+    """null is absent in transformers: num_key_value_heads null is as many as the query
+    heads, rope_theta null its default; both were refused as missing or not a number."""
+    cfg = from_hf_dict({**one.to_hf(), "num_key_value_heads": None, "rope_theta": None,
+                        "max_position_embeddings": None, "layer_types": ["full_attention"]})
+    assert (cfg.num_kv_heads, cfg.rope_theta, cfg.max_position_embeddings) == (4, 1e4, 40960)
+    assert from_hf_dict({**one.to_hf(), "architectures": "Qwen3ForCausalLM"}).hidden_size == 96
+    assert np.isclose(from_hf_dict(one.to_hf()).rope_theta, one.rope_theta)
