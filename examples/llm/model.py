@@ -152,6 +152,9 @@ class Engine:
                                 f"generated one), got {max_seq!r}")
         self.cfg, self.w = c, weights
         self.plan = plan or plan_for(c)
+        # shapes the kernels cannot take are refused here, not by a kernel's checker deep in
+        # the first prefill (or, for some, never: wrong tokens)
+        check_config(c, self.plan)
         self.sampling = sampling_ or Sampling()
         p = self.plan
         self.gemv = {name: gemv_kernels(t.occupancy, t.latency, p.early_of(name))

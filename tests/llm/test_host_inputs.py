@@ -69,3 +69,36 @@ def test_null_fields_take_transformers_defaults(one: Qwen3Config) -> None:
     assert (cfg.num_kv_heads, cfg.rope_theta, cfg.max_position_embeddings) == (4, 1e4, 40960)
     assert from_hf_dict({**one.to_hf(), "architectures": "Qwen3ForCausalLM"}).hidden_size == 96
     assert np.isclose(from_hf_dict(one.to_hf()).rope_theta, one.rope_theta)
+
+
+# -- the engine's shapes ------------------------------------------------------------------
+
+def test_a_head_of_64_on_a_small_config_decodes_the_reference_tokens(one: Qwen3Config
+                                                                       ) -> None:
+    """A small config's prefill QKV tiles were min(head_dim, 32) wide: a head of 64 was
+    normed in two halves and every token after the prefill was wrong, with no error (the
+    Engine never ran `check_config`). Now the tiles are one head wide."""
+    from llm.model import Engine
+    from llm.plan import plan_for
+    from llm.reference import Reference
+    from llm.weights import random_weights
+
+    cfg = replace(one, head_dim=64)
+    assert plan_for(cfg).prefill.qkv.BN == 64
+    w = random_weights(cfg, seed=2)
+    prompt = [5, 7, 9, 11]
+    eng = Engine(w, 16)
+    eng.load_prompt(prompt)
+    for _ in range(3):
+        eng.decode_step()
+    ref = Reference(cfg, w.to_hf(), 16, prefill_block=plan_for(cfg).prefill.attn_bm)
+    assert [int(t) for t in eng.token_ids()] == ref.generate(prompt, 3)[0]
+
+
+def test_the_engine_refuses_shapes_its_kernels_cannot_take(one: Qwen3Config) -> None:
+    """head_dim 48 was a KernelCheckError from inside the first prefill's kernel."""
+    from llm.model import Engine
+    from llm.weights import random_weights
+
+    with pytest.raises(ValueError, match=r"head_dim 48 must be a power of two"):
+        Engine(random_weights(replace(one, head_dim=48), seed=2), 16)
