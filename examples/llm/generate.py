@@ -155,8 +155,12 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     try:
         Sampling(args.temperature, args.top_k, args.top_p, args.seed)
     except ValueError as e:
-        ap.error(str(e).replace("temperature", "--temperature").replace("top_k", "--top-k")
-                 .replace("top_p", "--top-p"))
+        msg = str(e)
+        for name, flag in (("temperature", "--temperature"), ("top_k", "--top-k"),
+                           ("top_p", "--top-p"), ("seed", "--seed")):
+            if msg.startswith(name):
+                msg = flag + msg[len(name):]
+        ap.error(msg)
     if args.prompt_ids is not None:
         try:
             args.prompt_ids = [int(x) for x in args.prompt_ids.split(",") if x.strip()]

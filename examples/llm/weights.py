@@ -41,6 +41,7 @@ from .config import (
     from_checkpoint,
 )
 from .kernels.fill import init_uniform_1d, init_uniform_2d
+from .reference import check_seed
 
 BF16 = ml_dtypes.bfloat16
 EMBED = "model.embed_tokens.weight"
@@ -292,7 +293,9 @@ FUSED = {"wqkv": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
 def random_weights(cfg: Qwen3Config, seed: int = 0, progress: Progress | None = None
                    ) -> Weights:
     """Random weights made on the device; a fused matrix is drawn as one tensor (named
-    `model.layers.{i}.wqkv` / `.wgu` for its seed)."""
+    `model.layers.{i}.wqkv` / `.wgu` for its seed). `seed` in [0, 2**32): the device's
+    seeds are u32, so a larger one would alias a smaller one's weights."""
+    check_seed(seed)
     c = cfg
     h = c.hidden_size
     embed = _random((c.vocab_size, h), seed, EMBED)

@@ -102,3 +102,59 @@ def test_the_engine_refuses_shapes_its_kernels_cannot_take(one: Qwen3Config) -> 
 
     with pytest.raises(ValueError, match=r"head_dim 48 must be a power of two"):
         Engine(random_weights(replace(one, head_dim=48), seed=2), 16)
+
+
+# -- sampling settings --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"seed": 2**32}, r"seed must be an integer in \[0, 2\*\*32\)"),   # was seed 0's draws
+    ({"seed": 2**64}, "seed"),
+    ({"temperature": 1e-45}, "temperature must be 0 .greedy. or at least 2.939e-39"),
+])
+def test_sampling_the_device_cannot_take_is_refused(kw: dict[str, Any], match: str) -> None:
+    from llm.reference import Sampling
+
+    with pytest.raises(ValueError, match=match):
+        Sampling(temperature=kw.pop("temperature", 1.0), **kw)
+
+
+def test_the_smallest_temperature_samples_as_greedy(one: Qwen3Config) -> None:
+    """1e-45 overflowed 1 / temperature in f32: a LaunchError (CT6102) from inside the
+    first sampled step. The smallest temperature taken decodes the greedy tokens, on the
+    top-k candidates and over the whole vocabulary alike."""
+    from llm.model import Engine
+    from llm.reference import MIN_TEMPERATURE, Sampling
+    from llm.weights import random_weights
+
+    w = random_weights(one, seed=1)
+
+    def run(s: Sampling) -> list[int]:
+        eng = Engine(w, 8, sampling_=s)
+        eng.load_prompt([1, 2, 3], first_token=True)
+        eng.decode_step()
+        return [int(t) for t in eng.token_ids()]
+
+    greedy = run(Sampling())
+    assert run(Sampling(MIN_TEMPERATURE, top_k=5)) == greedy
+    assert run(Sampling(MIN_TEMPERATURE, top_k=0, seed=2**32 - 1)) == greedy
+
+
+def test_random_weights_refuse_a_seed_they_would_alias(one: Qwen3Config) -> None:
+    from llm.weights import random_weights
+
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*32\)"):
+        random_weights(one, seed=2**32)          # made seed 0's weights
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["--seed", str(2**32)], "--seed must be an integer in [0, 2**32)"),
+    (["--temperature", "1e-45"], "--temperature must be 0 (greedy) or at least"),
+])
+def test_sampling_flags_the_device_cannot_take(capsys: pytest.CaptureFixture[str],
+                                               args: list[str], match: str) -> None:
+    from llm import generate
+
+    with pytest.raises(SystemExit) as exit_:
+        generate.main(["--random-weights", "tiny", "--no-progress", *args])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and match in err and "Traceback" not in err
