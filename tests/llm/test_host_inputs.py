@@ -158,3 +158,67 @@ def test_sampling_flags_the_device_cannot_take(capsys: pytest.CaptureFixture[str
         generate.main(["--random-weights", "tiny", "--no-progress", *args])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and match in err and "Traceback" not in err
+
+
+# -- generate.py --------------------------------------------------------------------------
+
+RUN = ["--no-progress", "--copy-mib", "0.01"]
+
+
+@pytest.fixture
+def checkpoint(tmp_path: Any, one: Qwen3Config, tiny_hf: dict[str, Any]) -> Any:
+    from llm.weights import save_checkpoint
+
+    return save_checkpoint(tmp_path, one, {k: v for k, v in tiny_hf.items()
+                                           if not k.startswith("model.layers.1.")})
+
+
+def test_a_tokenizer_of_a_larger_vocabulary(checkpoint: Any) -> None:
+    """Its ids past the model's vocabulary were a ValueError traceback from
+    Engine.load_prompt."""
+    from llm import generate
+
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {f"w{i}": i for i in range(400)}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="w0"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    tok.save(str(checkpoint / "tokenizer.json"))
+    with pytest.raises(SystemExit, match=r"generate.py: error: tokenizer.json gives token id "
+                                         r"350, outside the model's vocabulary \[0, 320\)"):
+        generate.main(["--checkpoint", str(checkpoint), "--prompt", "w1 w350", *RUN])
+    report = generate.main(["--checkpoint", str(checkpoint), "--prompt", "w1 w300",
+                            "--new-tokens", "2", *RUN])
+    assert len(report["tokens"]) == 2
+
+
+def test_a_tokenizer_json_without_the_package(checkpoint: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `tokenizers` installed, a checkpoint's tokenizer.json was an ImportError
+    traceback, even for --prompt-ids."""
+    from llm import generate
+
+    (checkpoint / "tokenizer.json").write_text("{}")
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)
+    with pytest.raises(SystemExit, match=r"generate.py: error: .*needs the `tokenizers` "
+                                         r"package"):
+        generate.main(["--checkpoint", str(checkpoint), "--prompt-ids", "1,2", *RUN])
+
+
+def test_more_layers_than_the_config_has(capsys: pytest.CaptureFixture[str]) -> None:
+    """--layers 10**9 with random weights made layers one by one until the memory ran out
+    (hours on the interpreter); "use only this many layers" takes at most the config's."""
+    from llm import generate
+
+    with pytest.raises(SystemExit, match=r"--layers 1000000000: the config has 2"):
+        generate.main(["--random-weights", "tiny", "--layers", str(10**9), *RUN])
+
+
+def test_prompt_without_tokenizer_and_past_the_trained_positions(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from llm import generate
+
+    with pytest.raises(SystemExit, match=r"^generate.py: error: --prompt needs a checkpoint"):
+        generate.main(["--random-weights", "tiny", "--prompt", "hi", *RUN])
+    generate.main(["--random-weights", "tiny", "--layers", "1", "--prompt-len", "511",
+                   "--new-tokens", "2", "--op-by-op", *RUN])
+    assert "past the model's max_position_embeddings (512)" in capsys.readouterr().err
