@@ -174,7 +174,17 @@ class _Checkpoint:
                                   f"floating-point weights ({', '.join(FLOAT_DTYPES)}), not "
                                   "quantized ones")
         self.used.add(name)
-        return _as_bf16(h.get_tensor(name))
+        a = h.get_tensor(name)
+        if a.dtype == BF16:
+            return a
+        with np.errstate(over="ignore"):
+            out = _as_bf16(a)
+        # finite values past bf16's range became inf in the conversion: every logit NaN
+        over = ~np.isfinite(out.astype(np.float32)) & np.isfinite(a)
+        if over.any():
+            raise CheckpointError(f"{name} in {f.name}: {dtype} value {a[over].flat[0]:g} "
+                                  "is past bf16's range (the engine computes in bf16)")
+        return out
 
 
 def _check_index(directory: Path) -> None:

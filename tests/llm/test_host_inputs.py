@@ -222,3 +222,25 @@ def test_prompt_without_tokenizer_and_past_the_trained_positions(
     generate.main(["--random-weights", "tiny", "--layers", "1", "--prompt-len", "511",
                    "--new-tokens", "2", "--op-by-op", *RUN])
     assert "past the model's max_position_embeddings (512)" in capsys.readouterr().err
+
+
+# -- checkpoint dtypes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_value_past_bf16s_range_is_refused(checkpoint: Any, dtype: Any) -> None:
+    """f32/f64 tensors are converted to bf16: a value past its range became inf in
+    silence (every logit NaN). In range, the conversion is bf16's rounding."""
+    from llm.weights import layer_name, load_checkpoint
+    from safetensors.numpy import load_file, save_file
+
+    down = layer_name(0, "mlp.down_proj")
+    tensors = load_file(str(checkpoint / "model.safetensors"))
+    w = tensors[down].astype(dtype)
+    save_file({**tensors, down: w}, str(checkpoint / "model.safetensors"))
+    got = load_checkpoint(checkpoint).layers[0].wd.to_numpy()
+    np.testing.assert_array_equal(got.view(np.uint16), tensors[down].view(np.uint16))
+    w[3, 5] = 1e300 if dtype == np.float64 else np.finfo(np.float32).max
+    save_file({**tensors, down: w}, str(checkpoint / "model.safetensors"))
+    with pytest.raises(CheckpointError, match=r"down_proj.weight in model.safetensors: F\d\d "
+                                              r"value .* past bf16's range"):
+        load_checkpoint(checkpoint)
