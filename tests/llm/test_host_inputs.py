@@ -244,3 +244,94 @@ def test_a_value_past_bf16s_range_is_refused(checkpoint: Any, dtype: Any) -> Non
     with pytest.raises(CheckpointError, match=r"down_proj.weight in model.safetensors: F\d\d "
                                               r"value .* past bf16's range"):
         load_checkpoint(checkpoint)
+
+
+# -- the engine's state -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def one_weights(one: Qwen3Config) -> Any:
+    from llm.weights import random_weights
+
+    return random_weights(one, seed=1)
+
+
+def test_a_graph_dropped_without_close_gives_the_engine_its_position(one_weights: Any
+                                                                     ) -> None:
+    """Dropped without close(), the graph gave the buffers back but the engine kept the
+    position of the capture: the capacity guard let a step past the last position through
+    to a device check (CT6910 from inside the sampling kernel)."""
+    import gc
+
+    from llm.model import CapacityError, Engine
+
+    eng = Engine(one_weights, 8)
+    eng.load_prompt([1, 2, 3], first_token=True)
+    g = eng.capture_decode()
+    for _ in range(4):
+        g.step()
+    launches = g.launches
+    ops = eng.ops
+    want = [int(t) for t in g.token_ids()]
+    del g
+    gc.collect()
+    with pytest.raises(CapacityError, match=r"from position 7 would write past the 8"):
+        eng.decode_step()
+    assert [int(t) for t in eng.token_ids()] == want and len(want) == 8
+    assert eng.ops == ops + 4 * launches
+
+
+def test_sampling_cannot_change_under_an_open_graph(one_weights: Any) -> None:
+    """A graph keeps the sampling it was captured with: setting another one meanwhile was
+    ignored in silence (greedy tokens on). Op by op, greedy and sampled steps mix."""
+    from llm.model import Engine, EngineStateError
+    from llm.plan import plan_for
+    from llm.reference import Reference, Sampling, sample
+
+    eng = Engine(one_weights, 16)
+    eng.load_prompt([1, 2, 3], first_token=True)
+    hot = Sampling(1.0, top_k=5, seed=3)
+    with eng.capture_decode() as g:
+        g.step()
+        with pytest.raises(EngineStateError, match=r"close\(\) it, set the sampling"):
+            eng.sampling = hot
+        g.close()                                    # (closing twice does nothing)
+    with pytest.raises(TypeError, match=r"Sampling"):
+        eng.sampling = 0.7                           # type: ignore[assignment]
+    eng.sampling = hot
+    eng.decode_step()
+    eng.sampling = Sampling()
+    eng.decode_step()
+    got = [int(t) for t in eng.token_ids()]
+    # the reference, step by step with the same switches
+    cfg = one_weights.cfg
+    ref = Reference(cfg, one_weights.to_hf(), 16, prefill_block=plan_for(cfg).prefill.attn_bm)
+    tokens = [1, 2, 3]
+    ref.forward(np.array(tokens[:-1]), 0, prefill=True)
+    for s in (Sampling(), Sampling(), hot, Sampling()):
+        h = ref.forward(np.array(tokens[-1:]), len(tokens) - 1, prefill=False)
+        tokens.append(sample(ref.logits(h[-1]), len(tokens) - 1, s, plan_for(cfg).sample_k))
+    assert got == tokens
+
+
+def test_decoding_before_a_prompt_is_refused(one_weights: Any) -> None:
+    """A fresh engine's token buffer is zeros: a step went on from token 0 in silence."""
+    from llm.model import Engine, EngineStateError
+
+    eng = Engine(one_weights, 8)
+    with pytest.raises(EngineStateError, match=r"load_prompt\(ids\) first"):
+        eng.decode_step()
+    with pytest.raises(EngineStateError, match=r"load_prompt"):
+        eng.capture_decode()
+    eng.load_prompt([4])
+    eng.decode_step()
+    assert len(eng.token_ids()) == 2
+
+
+def test_the_engine_takes_weights_not_a_dict(one_weights: Any) -> None:
+    """A dict of Hugging Face tensors (`Weights.to_hf()`) was an AttributeError."""
+    from llm.model import Engine
+
+    with pytest.raises(TypeError, match=r"Engine takes llm.weights.Weights.*got dict"):
+        Engine(one_weights.to_hf(), 8)
+    with pytest.raises(TypeError, match=r"Sampling"):
+        Engine(one_weights, 8, sampling_=0.7)             # type: ignore[arg-type]
