@@ -158,8 +158,11 @@ def preset(name: str) -> Qwen3Config:
 def _int_field(cfg: dict[str, Any], key: str, default: int | None = None) -> int:
     """An integer field of config.json (JSON may write 2560.0): a missing one without a
     default, a string or a fraction is refused instead of failing inside int() or being
-    truncated. Its range is Qwen3Config's to check."""
-    v = cfg.get(key, default)
+    truncated; null is read as absent, as transformers does (num_key_value_heads null: as
+    many as the query heads). Its range is Qwen3Config's to check."""
+    v = cfg.get(key)
+    if v is None:
+        v = default
     if v is None:
         raise CheckpointError(f"config.json has no {key!r}")
     if isinstance(v, float) and v.is_integer():
@@ -170,10 +173,44 @@ def _int_field(cfg: dict[str, Any], key: str, default: int | None = None) -> int
 
 
 def _float_field(cfg: dict[str, Any], key: str, default: float) -> float:
-    v = cfg.get(key, default)
+    v = cfg.get(key)
+    if v is None:                            # absent or null: transformers' default
+        v = default
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise CheckpointError(f"config.json: {key} = {v!r} is not a number")
     return float(v)
+
+
+def _rope_theta(cfg: dict[str, Any]) -> float:
+    """RoPE's base, from the top level (transformers 4.x) or from `rope_parameters`
+    (transformers 5 writes {"rope_type": "default", "rope_theta": ...} there and no
+    top-level rope_theta; `rope_scaling` is its older name). Reading the top level alone
+    ran such a checkpoint at the default base 10000 instead of Qwen3's 1e6, wrong tokens
+    without a word. Only the default RoPE is implemented: a scaled one (YaRN, dynamic,
+    linear, ...) or a partial rotary factor is refused."""
+    found: dict[str, float] = {}
+    if cfg.get("rope_theta") is not None:
+        found["rope_theta"] = _float_field(cfg, "rope_theta", 10000.0)
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = cfg.get(key)
+        if rope is None or rope == {}:
+            continue
+        if not isinstance(rope, dict):
+            raise CheckpointError(f"config.json: {key} = {rope!r} is not an object")
+        kind = rope.get("rope_type", rope.get("type", "default"))
+        if kind != "default":
+            raise CheckpointError(f"config.json: {key} with rope_type {kind!r} is not "
+                                  f"supported (the engine implements the default RoPE, no "
+                                  f"scaling): {rope}")
+        if rope.get("partial_rotary_factor", 1.0) != 1.0:
+            raise CheckpointError(f"config.json: {key}: partial_rotary_factor "
+                                  f"{rope['partial_rotary_factor']!r} is not supported")
+        if rope.get("rope_theta") is not None:
+            found[f"{key}.rope_theta"] = _float_field(rope, "rope_theta", 10000.0)
+    if len(set(found.values())) > 1:
+        raise CheckpointError(f"config.json gives two RoPE bases: "
+                              f"{', '.join(f'{k} = {v:g}' for k, v in found.items())}")
+    return next(iter(found.values()), 10000.0)   # transformers' Qwen3Config default
 
 
 def from_hf_dict(cfg: dict[str, Any], name: str = "checkpoint") -> Qwen3Config:
@@ -183,19 +220,35 @@ def from_hf_dict(cfg: dict[str, Any], name: str = "checkpoint") -> Qwen3Config:
     if not isinstance(cfg, dict):
         raise CheckpointError(f"config.json holds a {type(cfg).__name__}, not an object")
     kinds = cfg.get("architectures") or []
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if not isinstance(kinds, list):
+        raise CheckpointError(f"config.json: architectures = {kinds!r} is not a list of "
+                              "class names")
     if cfg.get("model_type") not in (None, "qwen3") or (kinds and "Qwen3ForCausalLM" not in kinds):
         raise CheckpointError(f"not a Qwen3 causal LM config: model_type="
                               f"{cfg.get('model_type')!r}, architectures={kinds}")
-    if cfg.get("rope_scaling"):
-        raise CheckpointError(f"rope_scaling {cfg['rope_scaling']} is not supported")
+    if cfg.get("quantization_config") is not None:
+        q = cfg["quantization_config"]
+        method = q.get("quant_method", q) if isinstance(q, dict) else q
+        raise CheckpointError(f"config.json: a quantized checkpoint (quantization_config: "
+                              f"{method!r}) is not supported; the engine reads bf16 (or "
+                              "f16/f32) weights, e.g. the checkpoint without the -FP8/-AWQ "
+                              "suffix")
+    rope_theta = _rope_theta(cfg)
+    layer_types = cfg.get("layer_types") or []
     unsupported = {"attention_bias": cfg.get("attention_bias") not in (None, False),
                    "hidden_act": cfg.get("hidden_act") not in (None, "silu"),
-                   "use_sliding_window": cfg.get("use_sliding_window") not in (None, False)}
+                   "use_sliding_window": cfg.get("use_sliding_window") not in (None, False),
+                   "layer_types": not isinstance(layer_types, list)
+                   or any(t != "full_attention" for t in layer_types),
+                   "partial_rotary_factor": cfg.get("partial_rotary_factor") not in (None, 1,
+                                                                                   1.0)}
     for key, bad in unsupported.items():
         if bad:
             raise CheckpointError(f"config.json: {key} = {cfg[key]!r} is not supported "
                                   "(the engine implements Qwen3: no biases, SiLU, full "
-                                  "attention)")
+                                  "attention, the whole head rotated)")
     heads = _int_field(cfg, "num_attention_heads")
     hidden = _int_field(cfg, "hidden_size")
     head_dim = cfg.get("head_dim")
@@ -217,7 +270,7 @@ def from_hf_dict(cfg: dict[str, Any], name: str = "checkpoint") -> Qwen3Config:
             vocab_size=_int_field(cfg, "vocab_size"),
             head_dim=(_int_field(cfg, "head_dim") if head_dim is not None
                       else hidden // max(heads, 1)),
-            rope_theta=_float_field(cfg, "rope_theta", 10000.0),
+            rope_theta=rope_theta,
             rms_norm_eps=_float_field(cfg, "rms_norm_eps", 1e-6),
             tie_word_embeddings=tied,
             max_position_embeddings=_int_field(cfg, "max_position_embeddings", 40960),

@@ -10,6 +10,7 @@ through the graph (`g.read`, after the replays in flight), never through the eng
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,23 +30,38 @@ def _step(engine: Any) -> tuple[Tensor, Tensor, Tensor]:
 
 
 class DecodeGraph:
-    """`engine`'s decode step as a graph: `step()` per token, `close()` at the end."""
+    """`engine`'s decode step as a graph: `step()` per token, `close()` at the end (or a
+    `with` block). Dropped without `close()`, it gives the buffers back all the same and
+    the engine takes the position its replays reached."""
 
     def __init__(self, engine: Any):
+        from .model import GraphState
+
         self.engine = engine
-        ops, self.start = engine.ops, engine.host_pos
+        ops, start = engine.ops, engine.host_pos
         engine.check_room(1)
-        self.graph = cutile.graph(_step, engine)
-        engine.ops, engine.host_pos = ops, self.start   # the capture ran nothing
+        try:
+            self.graph = cutile.graph(_step, engine)
+        finally:
+            engine.ops, engine.host_pos = ops, start   # the capture ran nothing
         self.launches = self.graph.num_launches
-        self.replays = 0
+        self.state = GraphState(start, self.launches)
+        engine._graph, engine._graph_ref = self.state, weakref.ref(self)
+
+    @property
+    def start(self) -> int:
+        return int(self.state.start)
+
+    @property
+    def replays(self) -> int:
+        return int(self.state.replays)
 
     def step(self) -> cutile.Replay:
         """Enqueue one decode step; returns the replay (`.wait()` for it)."""
         # checked on the host: a replay past the last position fails its device check
         self.engine.check_room(1, self.start + self.replays)
         replay = self.graph.replay()
-        self.replays += 1  # (a replay that failed to run did not advance the position)
+        self.state.replays += 1  # (a replay that failed to run did not advance the position)
         return replay
 
     def wait(self) -> None:
@@ -65,7 +81,18 @@ class DecodeGraph:
 
     def close(self) -> None:
         """Wait for the replays and give the engine its buffers back (op-by-op steps and
-        reads through the engine work again, from where the replays left off)."""
+        reads through the engine work again, from where the replays left off). A second
+        close() does nothing."""
+        if self.state.closed:
+            return
         self.graph.into_inner()
+        self.state.closed = True
         self.engine.ops += self.replays * self.launches
         self.engine.host_pos = self.start + self.replays
+        self.engine._settle()
+
+    def __enter__(self) -> DecodeGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -155,8 +155,12 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     try:
         Sampling(args.temperature, args.top_k, args.top_p, args.seed)
     except ValueError as e:
-        ap.error(str(e).replace("temperature", "--temperature").replace("top_k", "--top-k")
-                 .replace("top_p", "--top-p"))
+        msg = str(e)
+        for name, flag in (("temperature", "--temperature"), ("top_k", "--top-k"),
+                           ("top_p", "--top-p"), ("seed", "--seed")):
+            if msg.startswith(name):
+                msg = flag + msg[len(name):]
+        ap.error(msg)
     if args.prompt_ids is not None:
         try:
             args.prompt_ids = [int(x) for x in args.prompt_ids.split(",") if x.strip()]
@@ -177,8 +181,12 @@ def tokenizer_for(args: argparse.Namespace) -> Any:
     path = Path(args.checkpoint) / "tokenizer.json"
     if not path.exists():
         return None
-    from tokenizers import Tokenizer
-
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise fail(f"{path} needs the `tokenizers` package (pip install tokenizers, or the "
+                   "[llm] extra); without it, give --prompt-ids or --prompt-len and move "
+                   "tokenizer.json aside") from None
     try:
         return Tokenizer.from_file(str(path))
     except Exception as e:  # tokenizers raises plain Exception for a file it cannot parse
@@ -188,11 +196,15 @@ def tokenizer_for(args: argparse.Namespace) -> Any:
 def prompt_ids(args: argparse.Namespace, vocab: int, tok: Any) -> list[int]:
     if args.prompt is not None:
         if tok is None:
-            raise SystemExit("--prompt needs a checkpoint with tokenizer.json; use --prompt-ids "
-                             "or --prompt-len")
+            raise fail("--prompt needs a checkpoint with tokenizer.json; use --prompt-ids or "
+                       "--prompt-len")
         ids = list(tok.encode(args.prompt).ids)
         if not ids:
             raise fail(f"the prompt {args.prompt!r} tokenizes to no token")
+        bad = [t for t in ids if not 0 <= t < vocab]
+        if bad:     # a tokenizer of another model: the engine would refuse the ids anyway
+            raise fail(f"tokenizer.json gives token id {bad[0]}, outside the model's "
+                       f"vocabulary [0, {vocab}): is it the tokenizer of another model?")
         return ids
     if args.prompt_ids:
         bad = [t for t in args.prompt_ids if not 0 <= t < vocab]
@@ -227,8 +239,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     except CheckpointError as e:
         raise fail(str(e)) from None
     if args.layers:
-        if args.checkpoint and args.layers > cfg.num_layers:
-            raise fail(f"--layers {args.layers}: the checkpoint has {cfg.num_layers}")
+        if args.layers > cfg.num_layers:    # ("only this many": 10**9 made layers for hours)
+            raise fail(f"--layers {args.layers}: the "
+                       f"{'checkpoint' if args.checkpoint else 'config'} has {cfg.num_layers}")
         cfg = with_layers(cfg, args.layers)
     print(cfg.describe())
     print(f"backend: {driver.backend()}")
@@ -249,6 +262,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise fail(f"--max-seq {args.max_seq} cannot hold the prompt's {len(ids)} tokens and "
                    f"{args.new_tokens} new ones ({need} positions)")
     max_seq = args.max_seq or need + 1
+    if need > cfg.max_position_embeddings:
+        print(f"warning: {need} positions is past the model's max_position_embeddings "
+              f"({cfg.max_position_embeddings}); the tokens past it are out of what it was "
+              "trained on", file=sys.stderr)
     sampling = Sampling(args.temperature, args.top_k, args.top_p, args.seed)
     plan = plan_for(cfg).with_(**SMALL_VARIANTS.get(args.small_kernels or "", {}))
     try:      # shapes the kernels cannot take, a top-k past the sampler's candidates
@@ -258,7 +275,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise fail(str(e)) from None
 
     # the whole prompt through the prefill and the LM head: the first token, one chain
-    t_prefill = timed(lambda: engine.load_prompt(ids, first_token=True))
+    try:
+        t_prefill = timed(lambda: engine.load_prompt(ids, first_token=True))
+    except ValueError as e:   # (every id and length is checked above; the engine's word)
+        raise fail(str(e)) from None
     ttft = time.perf_counter() - t_start
     steps = []
     ops_before = engine.ops

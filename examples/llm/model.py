@@ -69,6 +69,23 @@ class CapacityError(ValueError):
     buffers with the failed op)."""
 
 
+class EngineStateError(RuntimeError):
+    """An engine call its state does not allow: a decode step (or a capture) before a
+    prompt is loaded, which would continue from token 0 in silence; a change of sampling
+    while a `DecodeGraph` captured with the old one is open, which would keep sampling the
+    old way in silence."""
+
+
+@dataclass
+class GraphState:
+    """An open `DecodeGraph`'s bookkeeping, shared with the engine: if the graph is dropped
+    without `close()`, the engine still learns how far its replays took the position."""
+    start: int
+    launches: int = 0
+    replays: int = 0
+    closed: bool = False
+
+
 class Slot:
     """A persistent device buffer. Kernels read it whole and write it through a partition
     (`Out`); the handle changes when a partition is given back, the memory never does."""
@@ -146,13 +163,21 @@ def give_back(a: Out, got: Any) -> None:
 class Engine:
     def __init__(self, weights: Weights, max_seq: int, plan: Plan | None = None,
                  sampling_: Sampling | None = None):
+        if not isinstance(weights, Weights):
+            raise TypeError(f"Engine takes llm.weights.Weights (load_checkpoint(dir) or "
+                            f"random_weights(cfg)), got {type(weights).__name__}")
         c = weights.cfg
         if isinstance(max_seq, bool) or not isinstance(max_seq, int) or max_seq < 2:
             raise CapacityError(f"max_seq must be an integer >= 2 (a prompt token and a "
                                 f"generated one), got {max_seq!r}")
         self.cfg, self.w = c, weights
         self.plan = plan or plan_for(c)
-        self.sampling = sampling_ or Sampling()
+        # shapes the kernels cannot take are refused here, not by a kernel's checker deep in
+        # the first prefill (or, for some, never: wrong tokens)
+        check_config(c, self.plan)
+        if sampling_ is not None and not isinstance(sampling_, Sampling):
+            raise TypeError(f"sampling_ is a llm.reference.Sampling, got {sampling_!r}")
+        self._sampling = sampling_ or Sampling()
         p = self.plan
         self.gemv = {name: gemv_kernels(t.occupancy, t.latency, p.early_of(name))
                      for name, t in self._gemvs().items()}
@@ -164,6 +189,11 @@ class Engine:
         # the device's pos as the host last left it (0 until a prompt is loaded): a step
         # from the last position would write past the token buffer
         self.host_pos = 0
+        self.prompt_loaded = False           # (set by load_prompt)
+        # the open DecodeGraph's bookkeeping and the graph (weakly: dropping it without
+        # close() gives the buffers back, `_settle` then takes its position)
+        self._graph: GraphState | None = None
+        self._graph_ref: Callable[[], Any] | None = None
         self.ops = 0                         # kernels launched so far
         self.prefill_k = prefill_kernels(self.plan.prefill)
         # the ops `_run` queued inside `_chained()` (None: `_run` launches and waits)
@@ -388,11 +418,46 @@ class Engine:
 
     # -- the decode step ----------------------------------------------------------------------
 
+    @property
+    def sampling(self) -> Sampling:
+        return self._sampling
+
+    @sampling.setter
+    def sampling(self, s: Sampling) -> None:
+        """Greedy and sampled steps mix freely op by op; a captured graph keeps the
+        sampling it was captured with, so a change is refused while one is open."""
+        if not isinstance(s, Sampling):
+            raise TypeError(f"Engine.sampling is a llm.reference.Sampling, got {s!r}")
+        self._settle()
+        if self._graph is not None:
+            raise EngineStateError("a DecodeGraph captured with the engine's sampling is open "
+                                   "and would go on sampling the old way: close() it, set "
+                                   "the sampling, capture again")
+        self._sampling = s
+
+    def _settle(self) -> None:
+        """Take the position of a DecodeGraph closed or dropped since the last call."""
+        g = self._graph
+        if g is None:
+            return
+        if not g.closed and self._graph_ref is not None and self._graph_ref() is not None:
+            return                            # still open
+        if not g.closed:                      # dropped without close(): its replays count
+            self.ops += g.replays * g.launches
+            self.host_pos = g.start + g.replays
+        self._graph = self._graph_ref = None
+
+    def _need_prompt(self, what: str) -> None:
+        if not self.prompt_loaded:
+            raise EngineStateError(f"{what} before a prompt is loaded would continue from "
+                                   "token 0: call load_prompt(ids) first")
+
     def decode_step(self, chained: bool = False) -> None:
         """One token: reads tokens[pos], writes tokens[pos + 1], advances pos. Issues ops
         on the persistent buffers only (no allocation, no host input). `chained`: the
         step's ops run as one chain with one wait at the end (`_chained`), rather than
         each waited for (the first token after a prompt, before a graph is captured)."""
+        self._need_prompt("a decode step")
         self.check_room(1)
         with self._chained() if chained else nullcontext():
             self._decode_ops()
@@ -401,6 +466,7 @@ class Engine:
     def check_room(self, steps: int, pos: int | None = None) -> None:
         """Refuse `steps` decode steps from `pos` (default: the engine's) that would write a
         token past the last position."""
+        self._settle()
         pos = self.host_pos if pos is None else pos
         if pos + steps >= self.capacity:
             raise CapacityError(f"{steps} more decode step(s) from position {pos} would write "
@@ -451,6 +517,7 @@ class Engine:
         every buffer of the engine until its `close()`."""
         from .decode_graph import DecodeGraph
 
+        self._need_prompt("capturing the decode step")
         return DecodeGraph(self)
 
     def _select(self) -> None:
@@ -496,10 +563,12 @@ class Engine:
         bad = arr[(arr < 0) | (arr >= c.vocab_size)]
         if len(bad):
             raise ValueError(f"token ids must be in [0, {c.vocab_size}); got {int(bad[0])}")
+        self._settle()
         prompt = api.from_numpy(arr.astype(np.int32))
         self._run(prefill.set_prompt, out(self.tokens, self.capacity), out(self.pos, 1),
                   prompt)
         self.host_pos = len(arr) - 1
+        self.prompt_loaded = True
         if first_token:
             self._prefill(prompt, logits=True)
             self.host_pos += 1

@@ -156,18 +156,21 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
     interpreter's tests) takes small tiles in every variant but the same schedules."""
     d = cfg.head_dim
     if cfg.hidden_size < 1024:
-        def tiles(bm: int, bn: int, bk: int, **kw: Any) -> GemmTiles:
-            return GemmTiles(16, min(bn, 32), 32, **kw)
+        def tiles(bm: int, bn: int, bk: int, head: bool = False, **kw: Any) -> GemmTiles:
+            # the QKV GEMM's tiles stay one head wide (`head`: BN = head_dim, its
+            # epilogue's q/k norm is per head): min(d, 32) cut a head of 64 in two, and
+            # every token after the prefill was wrong
+            return GemmTiles(16, bn if head else min(bn, 32), 32, **kw)
         attn_bm, row_tile = 16, 16
     else:
-        def tiles(bm: int, bn: int, bk: int, **kw: Any) -> GemmTiles:
+        def tiles(bm: int, bn: int, bk: int, head: bool = False, **kw: Any) -> GemmTiles:
             return GemmTiles(bm, bn, bk, **kw)
         attn_bm, row_tile = 128, 128
     old = PrefillPlan(
         # before this plan: 64-row QKV tiles (255 registers, no spill), 128x128 occupancy 2
         # for the residual GEMMs (128 registers), 128x(2x64) gate/up, 64x64 attention
         # without hints, every op waited for, every layer whole
-        qkv=tiles(64, d, 64), o=tiles(128, 128, 64, occupancy=2),
+        qkv=tiles(64, d, 64, head=True), o=tiles(128, 128, 64, occupancy=2),
         gate_up=tiles(128, 64, 64), down=tiles(128, 128, 64, occupancy=2),
         attn_bm=16 if cfg.hidden_size < 1024 else 64, attn_occupancy=None, attn_ctas=None,
         row_tile=row_tile, chained=False, kv_only_last=False, sms=sms)
@@ -175,7 +178,7 @@ def variants(cfg: Qwen3Config, sms: int) -> dict[str, PrefillPlan]:
         # two consumer warpgroups: 128x128 QKV tiles (each warpgroup 64 rows) keep the
         # norm + RoPE epilogue in 168 registers without a spill (256-row tiles spill ~400
         # words: the epilogue's f32 tiles); gate/up 128x(2x128), 168 registers, no spill
-        qkv=tiles(128, d, 64, warps=8),
+        qkv=tiles(128, d, 64, head=True, warps=8),
         gate_up=tiles(128, 128, 64, warps=8),
         # N = 2560 is 20 column tiles of 128: 320 tiles of 128x128 (2.4 waves on 132 SMs),
         # 160 of 256x128 (1.2 waves); persistent 128x128 walks them with the epilogue of

@@ -24,6 +24,11 @@ import numpy as np
 from .config import Qwen3Config
 
 BF16 = ml_dtypes.bfloat16
+# The device takes 1 / temperature as an f32 and the seed as a u32: a smaller positive
+# temperature overflowed the f32 (a LaunchError from inside the sampling kernel), a larger
+# seed was cut to its low 32 bits (seed 2**32 sampled as seed 0, without a word).
+MIN_TEMPERATURE = float(1 / np.float64(np.finfo(np.float32).max))
+SEED_LIMIT = 2**32
 
 
 def bf16_round(x: np.ndarray) -> np.ndarray:
@@ -111,16 +116,24 @@ class Sampling:
         t, k, p = self.temperature, self.top_k, self.top_p
         if isinstance(t, bool) or not (isinstance(t, Real) and math.isfinite(t) and t >= 0):
             raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {t!r}")
+        if 0 < t < MIN_TEMPERATURE:
+            raise ValueError(f"temperature must be 0 (greedy) or at least {MIN_TEMPERATURE:.4g} "
+                             f"(the device takes 1 / temperature as an f32), got {t!r}")
         if isinstance(k, bool) or not isinstance(k, Integral) or k < 0:
             raise ValueError(f"top_k must be an integer >= 0 (0: no top-k), got {k!r}")
         if isinstance(p, bool) or not (isinstance(p, Real) and 0 < p <= 1):
             raise ValueError(f"top_p must be in (0, 1], got {p!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        check_seed(self.seed)
 
     @property
     def greedy(self) -> bool:
         return self.temperature <= 0.0
+
+
+def check_seed(seed: object) -> None:
+    """A seed is a u32 on the device: refused outside [0, 2**32) rather than cut."""
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
 
 
 def uses_candidates(s: Sampling, candidates: int) -> bool:

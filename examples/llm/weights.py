@@ -41,6 +41,7 @@ from .config import (
     from_checkpoint,
 )
 from .kernels.fill import init_uniform_1d, init_uniform_2d
+from .reference import check_seed
 
 BF16 = ml_dtypes.bfloat16
 EMBED = "model.embed_tokens.weight"
@@ -173,7 +174,17 @@ class _Checkpoint:
                                   f"floating-point weights ({', '.join(FLOAT_DTYPES)}), not "
                                   "quantized ones")
         self.used.add(name)
-        return _as_bf16(h.get_tensor(name))
+        a = h.get_tensor(name)
+        if a.dtype == BF16:
+            return a
+        with np.errstate(over="ignore"):
+            out = _as_bf16(a)
+        # finite values past bf16's range became inf in the conversion: every logit NaN
+        over = ~np.isfinite(out.astype(np.float32)) & np.isfinite(a)
+        if over.any():
+            raise CheckpointError(f"{name} in {f.name}: {dtype} value {a[over].flat[0]:g} "
+                                  "is past bf16's range (the engine computes in bf16)")
+        return out
 
 
 def _check_index(directory: Path) -> None:
@@ -292,7 +303,9 @@ FUSED = {"wqkv": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
 def random_weights(cfg: Qwen3Config, seed: int = 0, progress: Progress | None = None
                    ) -> Weights:
     """Random weights made on the device; a fused matrix is drawn as one tensor (named
-    `model.layers.{i}.wqkv` / `.wgu` for its seed)."""
+    `model.layers.{i}.wqkv` / `.wgu` for its seed). `seed` in [0, 2**32): the device's
+    seeds are u32, so a larger one would alias a smaller one's weights."""
+    check_seed(seed)
     c = cfg
     h = c.hidden_size
     embed = _random((c.vocab_size, h), seed, EMBED)
