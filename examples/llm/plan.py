@@ -355,4 +355,12 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         # raw graph, results/2026-12-01-s6-llm-decode-w1.json: 8k 358.0 -> 360.2 tok/s, 1k
         # 395.3 -> 396.8; with 64-key tiles one warp spills)
         attn_warps=None if small else 1,
+        # The small attention kernels let the next one be scheduled before their own PDL
+        # wait, so the output projection becomes resident during attention and loads four
+        # weight steps ahead of its wait. On the H100 (results/2026-12-08-s15-tf-*.json,
+        # raw graph tok/s): Qwen3-4B 1k 319.5 -> 325.1, 8k 287.0 -> 292.6, 0.6B 1k 1305.7
+        # -> 1325.2; not Qwen3-8B (184.6 -> 180.6: attention's blocks, resident early,
+        # slow its larger QKV GEMV)
+        trigger_first=ATTN_PATHS["heads"] if not small and h <= 2560 else (),
+        early_o=4 if not small and h <= 2560 else None,
     )

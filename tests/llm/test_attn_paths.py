@@ -138,3 +138,21 @@ def test_plan_checks_for_the_latency_paths(tiny: Any, tiny_weights: Any) -> None
     three = replace(tiny, num_heads=6)                     # 3 query heads per kv head
     with pytest.raises(ValueError, match="power-of-two group"):
         attn_paths.check(three, plan_for(three).with_(attn_path="heads"), 64)
+
+
+@pytest.mark.parametrize(("config", "cascade"), [("qwen3-0.6b", True), ("qwen3-4b", True),
+                                                 ("qwen3-8b", False)])
+def test_the_small_attention_kernels_trigger_first_where_it_measured_faster(
+        config: str, cascade: bool) -> None:
+    """`plan_for`: the three small kernels of the "heads" path let the output projection
+    be scheduled during attention, which loads 4 weight steps ahead of its wait (0.6B and
+    4B); on 8B the early-resident blocks slowed its QKV GEMV, so neither."""
+    plan = plan_for(preset(config))
+    assert plan.attn_path == "heads"
+    assert plan.trigger_first == (ATTN_PATHS["heads"] if cascade else ())
+    assert plan.early_of("o") == (4 if cascade else plan.early_steps)
+    assert plan.early_of("qkv") == plan.early_steps      # the GEMVs still trigger after
+
+
+def test_the_interpreters_small_configs_keep_the_plain_prologue(tiny: Any) -> None:
+    assert plan_for(tiny).trigger_first == ()

@@ -85,19 +85,20 @@ def test_the_pdl_twins_the_engine_launches_do_not_spill(config: str) -> None:
     plan = plan_for(cfg)
     assert plan.pdl and plan.mlp_fused
     cases = []
-    for t, kinds in ((plan.qkv, ("partial_ss",)), (plan.o, ("add",)), (plan.down, ("add",))):
-        g = gemv_kernels(t.occupancy, t.latency, plan.early(False))
-        gs = gemv_ss_kernels(t.occupancy, t.latency, plan.early(False))
+    for role, t, kinds in (("qkv", plan.qkv, ("partial_ss",)), ("o", plan.o, ("add",)),
+                           ("down", plan.down, ("add",))):
+        g = gemv_kernels(t.occupancy, t.latency, plan.early_of(role))
+        gs = gemv_ss_kernels(t.occupancy, t.latency, plan.early_of(role))
         for kind in kinds:
             kernel = {"partial_ss": (gs.norm_partial_ss_loop if t.loop else gs.norm_partial_ss),
                       "add": (g.add_loop if t.loop else g.add)}[kind]
             cases.append((kernel, {"BO": t.BO, "BK": t.BK,
                                    **({} if t.loop else {"KPS": t.KPS})}))
     t = plan.gate_up
-    cases.append((gemv_kernels(t.occupancy, t.latency, plan.early(True)).swiglu,
+    cases.append((gemv_kernels(t.occupancy, t.latency, plan.early_of("gate_up")).swiglu,
                    {"BO": t.BO, "BK": t.BK, "HB": pow2_at_least(cfg.hidden_size),
                     "UP": cfg.intermediate_size // t.BO}))
-    cases.append((gemv_kernels(plan.lm_occupancy, None, plan.early(True)).lm_head_argmax,
+    cases.append((gemv_kernels(plan.lm_occupancy, None, plan.early_of("lm")).lm_head_argmax,
                   {"BO": plan.lm_bo, "BK": plan.lm_bk, "HB": pow2_at_least(cfg.hidden_size)}))
     for kernel, consts in cases:
         text = sass(with_pdl(kernel), **consts)
