@@ -359,7 +359,7 @@ def plan_for(cfg: Qwen3Config, sms: int = SMS, mlp_fused: bool = True,
         # wait, so the output projection becomes resident during attention and loads four
         # weight steps ahead of its wait. On the H100 (results/2026-12-08-s15-tf-*.json,
         # raw graph tok/s): Qwen3-4B 1k 319.5 -> 325.1, 8k 287.0 -> 292.6, 0.6B 1k 1305.7
-        # -> 1325.2; not Qwen3-8B (184.6 -> 180.6: attention's blocks, resident early,
+        # -> 1325.2; not Qwen3-8B (184.6 -> 180.3-181.3: attention's blocks, resident early,
         # slow its larger QKV GEMV)
         trigger_first=ATTN_PATHS["heads"] if not small and h <= 2560 else (),
         early_o=4 if not small and h <= 2560 else None,
