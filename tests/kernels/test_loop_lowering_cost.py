@@ -116,3 +116,24 @@ def test_loops_whose_plans_are_reused_compute_the_model(n: int, m: int) -> None:
     z, _, _, _ = widening(z, api.from_numpy(xs), n, m).sync()
     np.testing.assert_allclose(z.unpartition().to_numpy(), widening_model(xs, n, m),
                                rtol=1e-4)
+
+
+def test_lowering_without_dumps_does_not_encode_the_kernel_ast(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The AST's JSON (1.4 s for a 12,000-line kernel) was encoded at every lowering for
+    a dump that was not asked for; the checker's and the hash's encodings remain."""
+    monkeypatch.delenv("CUTILE_DUMP", raising=False)
+    k = load_kernel(tmp_path, nested_loops(2))
+    spec = k.specialization({})
+    k.check()
+    k.identity(spec)
+    encoded: list[int] = []
+    to_json = K.Document.to_json
+
+    def counting(self: K.Document) -> str:
+        encoded.append(1)
+        return to_json(self)
+
+    monkeypatch.setattr(K.Document, "to_json", counting)
+    k.lowered(spec)
+    assert encoded == []
