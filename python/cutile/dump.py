@@ -28,7 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,14 +104,15 @@ def facts_json(identity: Mapping[str, Any], result: Any) -> str:
     }, indent=2) + "\n"
 
 
-def after_lowering(identity: Mapping[str, Any], kast_json: str, check_result: Any,
-                   lowered: Any) -> None:
-    """The front stages of one specialization: what was checked and what was lowered."""
+def after_lowering(identity: Mapping[str, Any], kast_json: Callable[[], str],
+                   check_result: Any, lowered: Any) -> None:
+    """The front stages of one specialization: what was checked and what was lowered
+    (the kernel AST encoded only if it is dumped)."""
     stages = requested()
     if not stages:
         return
     if "kast" in stages:
-        _write(identity, "kast", json.dumps(json.loads(kast_json), indent=2) + "\n")
+        _write(identity, "kast", json.dumps(json.loads(kast_json()), indent=2) + "\n")
     if "facts" in stages:
         _write(identity, "facts", facts_json(identity, check_result))
     if "ir" in stages:

@@ -210,7 +210,7 @@ class EntryKernel(_native.KernelBase):
             got = pipeline.lower(self.document(), spec, facts, pdl, self._early_params(),
                                  self.fp_contract, self.pdl_trigger_first)
             got.module.functions[0].hints = self.hints
-            dump.after_lowering(self._identity(spec, pdl), self.kast_json(), self.check(),
+            dump.after_lowering(self._identity(spec, pdl), self.kast_json, self.check(),
                                 got)
             self._lowered[(spec, pdl)] = got
         return got

@@ -25,6 +25,7 @@ differ become results of the structured op. The rules:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
@@ -109,11 +110,28 @@ def shown(name: str) -> str:
     return "the return value" if name == RETVAL else f"`{name}`"
 
 
+@dataclass
+class LoopPlan:
+    """What the scratch passes settled for one loop entered in one state (`plan_key`): the
+    template of `$retval` defined before it (None: not defined there) and the templates
+    of the carried names."""
+
+    ret: Template | None
+    templates: list[Template]
+
+
 class ControlFlow:
     def __init__(self, low: Lowerer) -> None:
         self.low = low
         self.b = low.b
         self.arith = low.arith
+        # Settled loops (`run_loop`), by `plan_key`; and the scratch passes being run (the
+        # ops made meanwhile are thrown away).
+        self.plans: dict[tuple[object, ...], LoopPlan] = {}
+        self.scratch_depth = 0
+        # Objects named by identity in a plan key, kept alive so that no id is reused.
+        self._pinned: list[object] = []
+        self._reads: dict[int, frozenset[str]] = {}
 
     @property
     def frame(self) -> Frame:
@@ -479,8 +497,8 @@ class ControlFlow:
             if ctx.iv is not None:  # a counting `loop`: leave it at the bound
                 self.exit_unless(self.b.cmp("cmpi", "less_than", ctx.iv, hi), ctx, s.span)
 
-        self.run_loop(s.body, s.span, "loop" if counted else "for", _target_names(s.target),
-                      head, bind, (lo, hi, step))
+        self.run_loop(s, s.body, s.span, "loop" if counted else "for",
+                      _target_names(s.target), head, bind, (lo, hi, step))
 
     def lower_while(self, s: K.While) -> None:
         # A test the checker folded (`Lowerer.fold`): `while False:` runs nothing, a true
@@ -501,7 +519,7 @@ class ControlFlow:
             assert c is not None
             self.exit_unless(c.v, ctx, s.span)
 
-        self.run_loop(s.body, s.span, "loop", set(), head, None, None)
+        self.run_loop(s, s.body, s.span, "loop", set(), head, None, None)
 
     def exit_unless(self, cond: Value, ctx: LoopCtx, span: K.Span) -> None:
         """Leave the loop (with the carried values as they are) where `cond` is false."""
@@ -513,28 +531,41 @@ class ControlFlow:
             self.b.op("yield", [], [])
         self.b.op("if", [cond], [], {}, [stay, leave])
 
-    def run_loop(self, body: list[K.Stmt], span: K.Span, kind: str, targets: set[str],
-                 head: Callable[[LoopCtx], None], bind: Callable[[Value], None] | None,
+    def run_loop(self, loop: K.For | K.While, body: list[K.Stmt], span: K.Span, kind: str,
+                 targets: set[str], head: Callable[[LoopCtx], None],
+                 bind: Callable[[Value], None] | None,
                  bounds: tuple[Value, Value, Value] | None) -> None:
+        """Lower a loop: scratch passes of the body settle the carried names' templates
+        (a tile carried in may come back another type), then the body is lowered once
+        more with them. A loop entered again in the same state (`plan_key`: an inner loop,
+        lowered on every pass of the loops around it) takes the plan it settled the first
+        time instead of passing again; inside a scratch pass, where its ops are thrown
+        away, its body is not lowered at all. Each body is then lowered a bounded number
+        of times, not once per pass of every loop around it (2^depth)."""
         assigned = _assigned_in(body) - targets
         if _returns(body):
             assigned |= {RETURNED, RETVAL}
-        while True:
+        key = self.plan_key(loop, kind, assigned, bounds)
+        plan = self.plans.get(key)
+        record = plan is None
+        if plan is None:
+            self.scratch_depth += 1
+            try:
+                before, carried, token_keys, ctx, ret = self._settle(
+                    body, span, kind, assigned, head, bind, bounds)
+            finally:
+                self.scratch_depth -= 1
+            # Recorded only once the body is also lowered with them (below): a plan reused
+            # is one whose whole lowering succeeded.
+            plan = LoopPlan(ret, list(ctx.templates))
+        else:
+            if plan.ret is not None:
+                self.env[RETVAL] = self.placeholder(plan.ret)
             before = self.snapshot()
             carried = [n for n in before.env if n in assigned]
-            templates = [self.template_of(before.env[n], n, span) for n in carried]
             token_keys = list(before.tokens)
-            ctx = LoopCtx(kind, carried, templates, token_keys, span, scratch=True)
-            for _ in range(3):
-                ctx.changed = False
-                self._loop_body(ctx, body, before, head, bind, bounds, Block())
-                if not ctx.changed:
-                    break
-            self.restore(before)
-            if RETVAL not in assigned or RETVAL in carried or not ctx.ret_template:
-                break
-            # `$retval` first set inside the loop: define it before, then plan again.
-            self.env[RETVAL] = self.placeholder(ctx.ret_template[0])
+            ctx = LoopCtx(kind, carried, list(plan.templates), token_keys, span,
+                          scratch=False)
         ctx.scratch = False
         inits: list[Value] = []
         for n, t in zip(carried, ctx.templates, strict=True):
@@ -542,7 +573,10 @@ class ControlFlow:
         inits += [before.tokens[k] for k in token_keys]
         result_types = [v.type for v in inits]
         block = Block()
-        self._loop_body(ctx, body, before, head, bind, bounds, block)
+        if record or self.scratch_depth == 0:
+            self._loop_body(ctx, body, before, head, bind, bounds, block)
+        if record:
+            self.plans[key] = plan
         if kind == "for":
             assert bounds is not None
             op = self.b.op("for", [*bounds, *inits], result_types, {}, [block])
@@ -558,6 +592,60 @@ class ControlFlow:
             self.low.tokens[k] = next(results)
         for n in targets:
             self.env.pop(n, None)  # a `for` variable is not visible after its loop
+
+    def _settle(self, body: list[K.Stmt], span: K.Span, kind: str, assigned: set[str],
+                head: Callable[[LoopCtx], None], bind: Callable[[Value], None] | None,
+                bounds: tuple[Value, Value, Value] | None
+                ) -> tuple[State, list[str], list[str], LoopCtx, Template | None]:
+        """The scratch passes of a loop body: its state on entry (`$retval` defined first
+        where the body sets it), the carried names, the tokens and the settled context."""
+        ret: Template | None = None
+        while True:
+            before = self.snapshot()
+            carried = [n for n in before.env if n in assigned]
+            templates = [self.template_of(before.env[n], n, span) for n in carried]
+            token_keys = list(before.tokens)
+            ctx = LoopCtx(kind, carried, templates, token_keys, span, scratch=True)
+            for _ in range(3):
+                ctx.changed = False
+                self._loop_body(ctx, body, before, head, bind, bounds, Block())
+                if not ctx.changed:
+                    break
+            self.restore(before)
+            if RETVAL not in assigned or RETVAL in carried or not ctx.ret_template:
+                return before, carried, token_keys, ctx, ret
+            # `$retval` first set inside the loop: define it before, then plan again.
+            ret = ctx.ret_template[0]
+            self.env[RETVAL] = self.placeholder(ret)
+
+    def plan_key(self, loop: K.For | K.While, kind: str, assigned: set[str],
+                 bounds: tuple[Value, Value, Value] | None) -> tuple[object, ...]:
+        """All a loop's lowering reads of the state it is entered in: where it is (its node
+        and the inlined calls it sits in), the names its statements read or assign, in the
+        environment's order (tiles by type, constants by value, tuples item by item,
+        anything else by identity; which of them are the same value), the tokens and the
+        bounds' types. Two entries with the same key lower the same way."""
+        reads = self._reads.get(id(loop))
+        if reads is None:
+            reads = frozenset(_names_in(loop)) | assigned | {RETURNED, RETVAL}
+            self._reads[id(loop)] = reads
+        same: dict[int, int] = {}
+        env = tuple((n, self._shape(v, same)) for n, v in self.env.items() if n in reads)
+        tokens = tuple((k, self._shape(TileV(v), same)) for k, v in self.low.tokens.items())
+        edges = tuple(self._shape(TileV(v), same) for v in bounds) if bounds else ()
+        return (self.low.call_path, id(loop), kind, self.low.inline_depth,
+                self.frame.function.name, env, tokens, edges)
+
+    def _shape(self, v: LVal, same: dict[int, int]) -> object:
+        if isinstance(v, TileV):
+            return ("tile", v.v.type, same.setdefault(id(v.v), len(same)))
+        if isinstance(v, ConstV):
+            x = v.value  # a float by its bits: -0.0 == 0.0, and nan != nan
+            return ("const", type(x).__name__, x.hex() if isinstance(x, float) else x)
+        if isinstance(v, TupleV):
+            return ("tuple", tuple(self._shape(x, same) for x in v.items))
+        self._pinned.append(v)
+        return ("object", id(v))
 
     def _loop_body(self, ctx: LoopCtx, body: list[K.Stmt], before: State,
                    head: Callable[[LoopCtx], None], bind: Callable[[Value], None] | None,
@@ -617,6 +705,19 @@ def _assigned_in(stmts: list[K.Stmt]) -> set[str]:
         elif isinstance(s, (K.AugAssign, K.For)):
             out |= _target_names(s.target)
     return out
+
+
+def _names_in(node: object) -> Iterator[str]:
+    """Every name a piece of the kernel AST reads or assigns."""
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, (K.Name, K.NameTarget)):
+            yield x.id
+        elif dataclasses.is_dataclass(x) and not isinstance(x, (type, K.Span)):
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
 
 
 def _walk(stmts: list[K.Stmt], into_loops: bool = True) -> Iterator[K.Stmt]:
