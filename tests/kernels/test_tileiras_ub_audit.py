@@ -182,3 +182,12 @@ def test_tileiras_saturates_i8_mma_on_the_tensor_cores() -> None:
     # why the interpreter cannot pick one answer past the range
     code = _instructions(mma_i8.compile("sm_90").cubin)
     assert any(ins.startswith("IGMMA") and ".SAT" in ins for ins in code), code
+
+
+@pytest.mark.gpu
+def test_the_gpu_saturates_an_mma_sum_past_i32() -> None:
+    # The fact behind the interpreter's stop, on hardware: the tensor cores clamp at
+    # 2^31 - 1 where the interpreter used to wrap to -2^31
+    a = np.full((64, 64), 127, np.int8)
+    got = _mma(2**31 - 64 * 127 * 127, a, a)
+    assert (got == 2**31 - 1).all(), got[:2, :4]
