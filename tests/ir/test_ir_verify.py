@@ -146,7 +146,10 @@ BROKEN: dict[str, tuple[Callable[[Builder, list[Value]], object], str]] = {
         ),
         "do not match the `?`s",
     ),
-    "assume_bad_divisor": (lambda b, p: b.assume(p[0], DivBy(0)), "positive divisor"),
+    "assume_bad_divisor": (lambda b, p: b.assume(p[0], DivBy(0)), "power-of-two divisor"),
+    # tileiras takes only powers of two (it refused div_by<12>)
+    "assume_divisor_not_pow2": (lambda b, p: b.assume(p[0], DivBy(12)),
+                                "power-of-two divisor, got 12"),
     "ftoi_rounding": (  # tileiras takes only nearest_int_to_zero (it rejects `zero`)
         lambda b, p: b.convert("ftoi", f32(b, 16), dt.i32, signedness="signed",
                                rounding_mode="zero"),
@@ -322,3 +325,16 @@ def test_memory_op_hints_are_checked() -> None:
     found = problems(build(body, (scalar(PointerType(dt.f32)),)))
     assert any("`allow_tma` takes a bool" in p for p in found)
     assert any("unknown optimization hint `latncy`" in p for p in found)
+
+
+def test_integer_views_pad_with_zero_only() -> None:
+    # tileiras refuses a float padding on integer elements (it can only take `zero`)
+    def body(pad: str | None) -> Callable[[Builder, list[Value]], object]:
+        return lambda b, p: b.make_partition_view(b.make_tensor_view(p[0], [64], [1]), [16],
+                                                  padding=pad)
+
+    params = (scalar(PointerType(dt.i32)),)
+    assert problems(build(body("zero"), params)) == []
+    assert problems(build(body(None), params)) == []
+    found = problems(build(body("nan"), params))
+    assert any("padding `nan` needs float elements" in p for p in found), found

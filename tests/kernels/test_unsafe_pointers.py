@@ -373,7 +373,12 @@ def test_what_the_compiler_refuses_about_assume_ct3083() -> None:
     def false_constant(p: Ptr[f32]):
         assume_div_by(10, 4)
 
-    for fn, needle in ((zero_divisor, "must be positive"), (empty_range, "lo = 5 > hi = 4"),
+    def not_a_power_of_two(p: Ptr[f32], n: i32):
+        assume_div_by(n, 6)  # Tile IR's div_by takes powers of two (tileiras refused it)
+
+    for fn, needle in ((zero_divisor, "must be a power of two, got 0"),
+                       (not_a_power_of_two, "must be a power of two, got 6"),
+                       (empty_range, "lo = 5 > hi = 4"),
                        (no_bounds, "needs `lo`, `hi` or both"),
                        (on_floats, "applies to integers"),
                        (false_constant, "10 is not a multiple of 4")):

@@ -168,5 +168,35 @@ def _mmai(m: Machine, op: Op, args: list[Any]) -> list[Any]:
     sb = op.attrs.get("signedness_rhs", "signed") == "signed"
     x = (signed(a, da) if sa else unsigned(a, da)).astype(np.int64)
     y = (signed(b, db) if sb else unsigned(b, db)).astype(np.int64)
-    r = np.matmul(x, y) + c.astype(np.int64)
+    acc = signed(c, result_dtype(op)).astype(np.int64)
+    _no_overflowing_sum(x, y, acc)
+    r = np.matmul(x, y) + acc
     return [freeze(wrap_int(r, result_dtype(op)))]
+
+
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+
+
+def _no_overflowing_sum(x: Any, y: Any, acc: Any) -> None:
+    """Stop where the i32 sum of an `mmai` could leave the 32-bit range on its way. The GPU
+    does not wrap there: tileiras puts tensor-core tiles on instructions that saturate
+    each partial sum (sm_90 `IGMMA...SAT`, sm_80/sm_120 `IMMA...SAT`) and small ones on
+    `IMAD`, which wraps, and splits K as it chooses, so the result depends on the shape,
+    the architecture and the order: undefined. Any order of the products stays within
+    [acc + the negative products, acc + the positive ones], so where both ends fit, every
+    backend gives the exact sum."""
+    k = x.shape[-1]
+    if not x.size or not y.size:
+        return
+    most = int(np.abs(x).max()) * int(np.abs(y).max()) * k
+    if int(acc.max(initial=0)) + most <= I32_MAX and int(acc.min(initial=0)) - most >= I32_MIN:
+        return  # (the common case, without a matmul)
+    xp, xn, yp, yn = np.maximum(x, 0), np.minimum(x, 0), np.maximum(y, 0), np.minimum(y, 0)
+    high = acc + np.matmul(xp, yp) + np.matmul(xn, yn)
+    low = acc + np.matmul(xp, yn) + np.matmul(xn, yp)
+    if (high > I32_MAX).any() or (low < I32_MIN).any():
+        worst = int(high.max()) if (high > I32_MAX).any() else int(low.min())
+        raise InterpreterError(
+            f"the i32 sum of `mma` can reach {worst}, outside the 32-bit range (the GPU's "
+            "tensor cores saturate there and its other paths wrap, in an order tileiras "
+            "chooses: undefined); keep accumulators within i32")

@@ -152,6 +152,14 @@ class Arith:
         if dtype.is_bool:
             value = bool(value)
         elif dtype.is_int:
+            if isinstance(value, float) and not math.isfinite(value):
+                # (`int(nan)` raised a bare ValueError, `int(inf)` an OverflowError)
+                raise self.low.error(
+                    "CT3003", f"the constant {value} is not an integer (the tile holds "
+                    f"`{dtype.name}`)",
+                    span or self._span, "not a finite number",
+                    help="an integer tile holds finite numbers: choose one, or make a float "
+                    "tile", )
             value = int(value)
             lo, hi = -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
             if dtype.unsigned:

@@ -595,6 +595,11 @@ class Lowerer:
             raise self.error("CT3038", f"`{t.param}` holds f8e4m3fn, which has no infinity "
                              f"to pad with (`{padding}`)", span, "padding",
                              help="pad with `nan`, `zero` or `neg_zero`, or load f8e5m2")
+        if padding not in (None, "zero") and not t.dtype.is_float:
+            # tileiras refuses these (CT7004), and the interpreter stopped at run time
+            raise self.error("CT3038", f"`{t.param}` holds `{t.dtype.name}`, which has no "
+                             f"`{padding}` to pad with", span, "padding",
+                             help="integer and bool tiles pad with `zero` (the default)")
         key = (tile_shape, padding, tuple(range(t.rank)))
         pv = t.partitions.get(key)
         if pv is None:

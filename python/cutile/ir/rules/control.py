@@ -37,8 +37,8 @@ def _assume(op: Op) -> list[str]:
     pred = op.attrs.get("predicate")
     if not isinstance(pred, DivBy | Bounded | SameElements):
         problems.append(f"`predicate` must be DivBy, Bounded or SameElements, got {pred!r}")
-    elif isinstance(pred, DivBy) and pred.divisor <= 0:
-        problems.append("div_by needs a positive divisor")
+    elif isinstance(pred, DivBy) and (pred.divisor <= 0 or pred.divisor & (pred.divisor - 1)):
+        problems.append(f"div_by needs a power-of-two divisor, got {pred.divisor}")
     return problems
 
 

@@ -78,6 +78,8 @@ def _make_partition_view(op: Op) -> list[str]:
         problems.append(f"tile rank {len(pv.tile_shape)} for a rank-{tv.rank} tensor")
     if sorted(pv.dim_map) != list(range(tv.rank)):
         problems.append(f"`dim_map` {pv.dim_map} is not a permutation")
+    if pv.padding not in (None, "zero") and not tv.element.is_float:
+        problems.append(f"padding `{pv.padding}` needs float elements, not {tv.element}")
     return problems
 
 

@@ -27,7 +27,7 @@ class ComputeOps(ModeOps):
         d = self.dtype_arg(dtype_v, span)
         self._check_shape(shape, span)
         if isinstance(value, ConstV) and isinstance(value.value, (int, float, bool)):
-            return self.arith.const_tile(value.value, d, shape)
+            return self.arith.const_tile(value.value, d, shape, span)
         t = self.arith.convert(self.tile_arg(value, span, d), d)
         return self.arith.broadcast_to(t, shape, span)
 

@@ -166,10 +166,11 @@ class PointerOps(AtomicOps):
 
     def f_assume_div_by(self, a: Bound, span: K.Span) -> LVal:
         divisor = self.int_const(a["divisor"], span, "the divisor of `assume_div_by`")
-        if divisor <= 0:
-            raise self.err("CT3083", f"the divisor of `assume_div_by` must be positive, got "
-                           f"{divisor}", span, "divisor", help="assume a divisor of 1 or more "
-                           "(every value is a multiple of 1)")
+        if divisor <= 0 or divisor & (divisor - 1):
+            # Tile IR's `div_by` takes a power of two (tileiras refused others, CT7004)
+            raise self.err("CT3083", f"the divisor of `assume_div_by` must be a power of two, "
+                           f"got {divisor}", span, "divisor", help="assume the largest power "
+                           "of two that divides the values (1, 2, 4, ...)")
         x = a["x"]
         tile = self._assumable(x, span, "assume_div_by", pointers=True)
         if tile is None:
