@@ -102,6 +102,9 @@ class CheckResult:
     device_checks: list[tuple[list[int], int]]  # (node path, nid): emit a device assert
     checked_nodes: list[tuple[list[int], int]]  # (node path, nid): every checked access
     loop_counters: list[tuple[list[int], int, int]]  # (node path, nid, bits) per `for`
+    # (node path, nid, param, rank, axis, map, group_max) per `iter_indices()` loop (keyed
+    # by the `iter_indices` call): the schedule the lowering emits
+    schedules: list[tuple[list[int], int, str, int, int, str, int]]
     # (node path, nid, branch) per folded test: a bool for literals, None for Const values
     folded_branches: list[tuple[list[int], int, bool | None]]
     def rendered(self, color: bool = False) -> str: ...

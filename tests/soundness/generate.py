@@ -254,6 +254,8 @@ class Gen(FlowGen, SpellGen, StoreGen, LoadGen, WorldGen, NarrowGen, IndexGen, C
                 self.features.add("while")
                 v = self.fresh("w")
                 own = [While(v, self.while_limit(3), self.with_exit(own, Var(v)))]
+            if d.chance(0.2):  # a walk that never runs beside the own tile
+                self.dead_walk(recv, self.body)
             self.body.extend(own)
         elif kind == "multi":
             self.multi(self.body)

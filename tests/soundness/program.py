@@ -170,6 +170,7 @@ class Loop(Stmt):
     body: list[Stmt]
     start: Expr | None = None
     step: Expr | None = None
+    named: str | None = None  # `named = range(...)` first, then `for var in named:`
 
 
 @dataclass
@@ -207,6 +208,7 @@ class Persist(Stmt):
     body: list[Stmt]
     group: Expr | None = None
     group_kw: bool = True
+    named: str | None = None  # `named = recv.iter_indices(...)` first, then `for ... in named:`
 
 
 @dataclass
@@ -375,6 +377,9 @@ class Renderer:
             if s.step is not None:
                 first = "0" if s.start is None else render(s.start)
                 bounds = f"{first}, {render(s.n)}, {render(s.step)}"
+            if s.named is not None:  # CT2013: the range is not written in the header
+                return [f"{ind}{s.named} = range({bounds})", f"{ind}for {s.var} in {s.named}:",
+                        *self.stmts(s.body, ind + "    ")]
             return [f"{ind}for {s.var} in range({bounds}):", *self.stmts(s.body, ind + "    ")]
         if isinstance(s, While):
             self._note_exprs([s.limit])
@@ -390,6 +395,9 @@ class Renderer:
             if s.group is not None:
                 self._note_exprs([s.group])
                 g = f"group={render(s.group)}" if s.group_kw else render(s.group)
+            if s.named is not None:  # CT2013: the schedule is not written in the header
+                return [f"{ind}{s.named} = {s.recv}.iter_indices({g})",
+                        f"{ind}for {tgt} in {s.named}:", *self.stmts(s.body, ind + "    ")]
             return [f"{ind}for {tgt} in {s.recv}.iter_indices({g}):",
                     *self.stmts(s.body, ind + "    ")]
         if isinstance(s, CallProc):

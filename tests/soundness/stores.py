@@ -19,6 +19,7 @@ from .model import (
 from .program import (
     Alias,
     CallProc,
+    Dead,
     DevProc,
     Exit,
     LoadTile,
@@ -160,14 +161,41 @@ class StoreGen(GenBase):
             for s in inner:
                 if isinstance(s, Store):
                     s.recv = w
-            body.append(loop)
+            body.extend(self.persist_shape(loop))
         elif where == "device":
             self.nfn += 1
-            proc = DevProc(f"walk{self.nfn}", ("o", "v"), ("tensor", "tile"), [loop],
-                           self.module())
+            proc = DevProc(f"walk{self.nfn}", ("o", "v"), ("tensor", "tile"),
+                           self.persist_shape(loop), self.module())
             body.append(CallProc(proc, (recv, "val")))
         else:
-            body.append(loop)
+            body.extend(self.persist_shape(loop))
+
+    def persist_shape(self, loop: Persist) -> list[Stmt]:
+        """Where the walk sits: alone; in a `range(2)` loop (each block walks its tiles
+        twice); in a loop that runs on odd blocks only (a conditional walk); inside a walk
+        of the same output (every tile of the block, again per outer tile); or its schedule
+        (or an enclosing range) bound to a name first, which the checker must refuse
+        (CT2013: it would read an unknown loop variable where the compiler walks)."""
+        d = self.d
+        shape = d.weighted([("plain", 24), ("nested", 3), ("cond", 3), ("twice", 2),
+                            ("named", 1), ("named-range", 1)])
+        if shape == "plain":
+            return [loop]
+        self.features.add(f"persistent-{shape}")
+        if shape == "named":
+            loop.named = self.fresh("walk")
+            return [loop]
+        v = self.fresh("r")
+        if shape == "twice":
+            return [Persist(loop.recv, v, [loop])]
+        n: Expr = Lit(2) if shape != "cond" else Bin("%", Grid("block_id", 0), Lit(2))
+        return [Loop(v, n, [loop], named=self.fresh("rng") if shape == "named-range" else None)]
+
+    def dead_walk(self, recv: str, body: list[Stmt]) -> None:
+        """A walk in a branch that never runs (`if 0:`): no output is persistent, and the
+        launch is a regular one (the checker reads the kernel again as not mapped)."""
+        self.features.add("persistent-dead")
+        body.append(Dead("if 0:", [Persist(recv, "idx", [Store(recv, None, minted="idx")])]))
 
     def sub_stores(self, recv: str, body: list[Stmt]) -> None:
         d = self.d

@@ -2,7 +2,8 @@
 
 A campaign that finds nothing proves little unless it would find a real bug. Each plant
 below breaks, in this process only, one fact the compiler takes from the checker: the
-width of a loop counter, the device asserts of the accesses the checker could not prove.
+width of a loop counter, the device asserts of the accesses the checker could not prove,
+the persistent schedule of an `iter_indices()` walk (its stride, its swizzle).
 The fuzzer's generator and oracle, on a fixed seed, must then report an accepted kernel
 that does something unsafe on the interpreter within a few hundred kernels, and the same
 kernel must run clean without the plant (so the finding is the plant's, not a real hole).
@@ -18,8 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from cutile import dtypes as dt
+from cutile.ir import Value, scalar
+from cutile.lowering.facts import ScheduleFact
 from cutile.lowering.lower import Lowerer
+from cutile.lowering.schedule import Schedule
 from cutile.lowering.signature import Specialization
+from cutile.lowering.values import MappedRangeV
 
 from .campaign import UNSOUND, case_seed
 from .draw import Draw, RandomSource
@@ -54,10 +60,53 @@ def _unit_last_stride(mp: pytest.MonkeyPatch) -> None:
         spec_tensor(self, name), last_stride_one=True))
 
 
+def _schedule_stride_one(mp: pytest.MonkeyPatch) -> None:
+    # A persistent walk that strides by 1 instead of the block count: every block walks
+    # every tile from its own on, so blocks store one tile each.
+    mapped_bounds = Schedule.mapped_bounds
+
+    def strided(self: Schedule, it: MappedRangeV, fact: ScheduleFact) -> tuple[Value, ...]:
+        lo, hi, _ = mapped_bounds(self, it, fact)
+        return lo, hi, self.b.constant(1, scalar(dt.i32))
+
+    mp.setattr(Schedule, "mapped_bounds", strided)
+
+
+def _swizzle_by_whole_groups(mp: pytest.MonkeyPatch) -> None:
+    # The grouped swizzle with the group size where the last group is smaller (`pid % g`,
+    # `pid // g` for `% size`, `// size`): not a bijection where the rows are not a
+    # multiple of the group, so a tile is stored twice, or outside the partition.
+    def tile_of(self: Schedule, flat: Value, it: MappedRangeV, fact: ScheduleFact
+                ) -> list[Value]:
+        b = self.b
+        counts = self.tile_counts(it)
+        if len(counts) == 1:
+            return [flat]
+
+        def op(name: str, x: Value, y: Value) -> Value:
+            attrs = {"signedness": "signed", "rounding": "zero"} if name == "divi" else \
+                {"signedness": "signed"}
+            return b.op(name, [x, y], [x.type], attrs).result
+
+        m, n = counts[-2], counts[-1]
+        pid = flat if len(counts) == 2 else op("remi", flat, b.binary("muli", m, n))
+        g = op("mini", b.constant(it.group, scalar(dt.i32)), m)
+        per = b.binary("muli", g, n)
+        first = b.binary("muli", op("divi", pid, per), g)
+        local = op("remi", pid, per)
+        ij = [b.binary("addi", first, op("remi", local, g)), op("divi", local, g)]
+        return ij if len(counts) == 2 else [op("divi", flat, b.binary("muli", m, n)), *ij]
+
+    mp.setattr(Schedule, "tile_of", tile_of)
+
+
 PLANTS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[Kernel], bool]]] = {
     "32-bit loop counters": (_counters_in_32_bits, lambda k: "loop-top" in k.features),
     "no device asserts": (_no_device_asserts, lambda k: True),
     "unit last stride": (_unit_last_stride, lambda k: True),
+    "schedule strides by 1": (_schedule_stride_one, lambda k: "persistent" in k.features),
+    "swizzle by whole groups": (_swizzle_by_whole_groups,
+                                lambda k: "persistent" in k.features and k.outs[0].rank > 1),
 }
 
 
@@ -99,4 +148,6 @@ def test_a_plant_breaks_only_this_test() -> None:
     # (the monkeypatches are undone: the real lowering keeps the checker's facts)
     assert Lowerer.loop_counter_bits.__name__ == "loop_counter_bits"
     assert Lowerer.needs_device_check.__name__ == "needs_device_check"
+    assert Schedule.mapped_bounds.__name__ == "mapped_bounds"
+    assert Schedule.tile_of.__name__ == "tile_of"
 

@@ -460,8 +460,12 @@ class ControlFlow:
             )
         if isinstance(it, RangeV) and not isinstance(s.target, K.NameTarget):
             raise self.err("CT0001", "the loop variable must be a single name", s.target.span)
+        sched = None
         if isinstance(it, MappedRangeV):
-            lo, hi, step = self.low.schedule.mapped_bounds(it)
+            # the checker's schedule for this loop (keyed by the `iter_indices` call)
+            self.low.op_node = s.iter.nid
+            sched = self.low.schedule.fact(it, s.iter.span)
+            lo, hi, step = self.low.schedule.mapped_bounds(it, sched)
         else:
             lo = self.low.index_value(it.start, s.iter.span)
             hi = self.low.index_value(it.stop, s.iter.span)
@@ -491,7 +495,7 @@ class ControlFlow:
         def bind(iv: Value) -> None:
             if iv.type != scalar(dt.i32):
                 iv = self.arith.convert(TileV(iv), dt.i32).v
-            self.low.schedule.bind_target(s.target, it, iv)
+            self.low.schedule.bind_target(s.target, it, iv, sched)
 
         def head(ctx: LoopCtx) -> None:
             if ctx.iv is not None:  # a counting `loop`: leave it at the bound

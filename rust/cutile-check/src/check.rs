@@ -113,6 +113,10 @@ pub struct Checker<'d> {
     minted: HashMap<u32, (u32, u32, usize)>,
     /// Roots walked with `iter_indices()` (through any alias or device function).
     pub persistent: BTreeSet<usize>,
+    /// The schedule of each `iter_indices()` loop instance (keyed by the `iter_indices`
+    /// call) and each root it walks there (a loop may walk another root in another
+    /// specialization of the `Const`s): the lowering emits exactly these.
+    pub schedules: BTreeSet<(NodeRef, usize)>,
     /// Accesses of a root's own tile (the tile at the block id): none may touch a
     /// persistent root, whose blocks own the tiles the schedule mints.
     own_uses: Vec<(usize, Span, &'static str)>,
@@ -178,7 +182,9 @@ fn int_bits(d: Option<&str>) -> Option<u8> {
 }
 
 impl<'d> Checker<'d> {
-    pub fn new(doc: &'d Document) -> Option<Self> {
+    /// `only_reached`: `Some(false)` after a walk that reached no schedule loop (the
+    /// kernel is then read as not mapped).
+    pub fn new(doc: &'d Document, only_reached: Option<bool>) -> Option<Self> {
         let entry = doc.entry_function()?;
         let mut roots = Vec::new();
         let mut shared = Vec::new();
@@ -221,17 +227,23 @@ impl<'d> Checker<'d> {
             }
         }
         shape_consts.extend(tile_shape_consts(entry));
+        // Mapped: some `for` loop walks a persistent schedule. The loop binder marks a root
+        // persistent only at such a loop (`loops::walks_schedule`, the same test), and
+        // `iter_indices()` anywhere else is CT2013: so no root is persistent in a kernel
+        // read as not mapped. A loop the walk never reaches (a function never called, a
+        // folded branch) leaves no root persistent: `crate::check` then reads the kernel
+        // again as not mapped (`only_reached`), so an accepted kernel is mapped exactly
+        // where an output is persistent.
         let mut mapped = false;
         for f in &doc.functions {
             walk_stmts(&f.body, &mut |s| {
-                for e in stmt_exprs(s) {
-                    e.walk(&mut |e| {
-                        if let Expr::Method { method, .. } = e {
-                            mapped |= method == "iter_indices";
-                        }
-                    });
+                if let Stmt::For { iter, .. } = s {
+                    mapped |= crate::loops::walks_schedule(iter);
                 }
             });
+        }
+        if let Some(reached) = only_reached {
+            mapped &= reached;
         }
         // Grid == partition grid for every mutable partition, so axes past the smallest
         // partition rank have extent 1 (host rule 6, `validate_launch`).
@@ -307,6 +319,7 @@ impl<'d> Checker<'d> {
             instances: HashMap::new(),
             minted: HashMap::new(),
             persistent: BTreeSet::new(),
+            schedules: BTreeSet::new(),
             own_uses: Vec::new(),
             wraps: HashMap::new(),
             opaque_ids: HashMap::new(),
@@ -359,6 +372,15 @@ impl<'d> Checker<'d> {
             grid_rank: self.grid_rank as u8,
             index_width: 32,
             obligations,
+            schedules: self
+                .schedules
+                .iter()
+                .filter_map(|(node, r)| {
+                    let root = self.roots.get(*r)?;
+                    let fact = crate::schedule::fact(&root.name, root.tile.len())?;
+                    Some((node.clone(), fact))
+                })
+                .collect(),
             loop_counters: self
                 .loop_counters
                 .iter()

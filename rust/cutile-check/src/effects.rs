@@ -614,6 +614,14 @@ pub fn method<'d>(
                 (Val::Mut(r), None) => {
                     c.own_use(*r, span, "load");
                     c.record_load_map(*r, StoreMap::Own, span);
+                    // The lowering reads the own tile only where this fact says so.
+                    c.oblige(
+                        "load-own-tile",
+                        format!("`{name}.load` reads the block's own tile"),
+                        Rung::Static,
+                        String::new(),
+                        span,
+                    );
                 }
                 (Val::Mut(r), Some(v)) => {
                     let own_block =
@@ -699,8 +707,18 @@ pub fn method<'d>(
             let shape = a.val("shape").and_then(components);
             crate::stores::partition_mut(c, &recv, &name, shape, span)
         }
+        // `for idx in z.iter_indices():` is read by `loops::loop_binder`; the call
+        // anywhere else (bound to a name, passed, returned) is a schedule no loop header
+        // names (see there).
         "iter_indices" => match recv {
-            Val::Mut(_) => Val::Other,
+            Val::Mut(_) => {
+                c.report(errors::loop_iterable_not_in_header(
+                    &format!("{name}.iter_indices()"),
+                    span,
+                    true,
+                ));
+                Val::Other
+            }
             _ => {
                 c.report(errors::iter_indices_not_mut(&name, receiver.span()));
                 Val::Other

@@ -545,6 +545,25 @@ pub fn no_such_method(kind: &str, method: &str, at: Span) -> Diagnostic {
     })
 }
 
+/// A `for` loop whose iterable is not written in its header (`r = range(n); for i in r:`),
+/// or (`schedule_call`) `iter_indices()` called anywhere but a `for` header.
+pub fn loop_iterable_not_in_header(what: &str, at: Span, schedule_call: bool) -> Diagnostic {
+    let (message, label) = if schedule_call {
+        (
+            format!("`{what}` outside a `for` header"),
+            "a schedule no `for` header walks",
+        )
+    } else {
+        (
+            format!("`for` over `{what}`, which is not a `range(...)` or `iter_indices()` written in the header"),
+            "the loop's range must be written here",
+        )
+    };
+    Diagnostic::error("CT2013", message, Label::new(at, label))
+        .with_note("the checker reads a loop's range, and the schedule a persistent output is walked by, from the `for` header alone")
+        .with_help("write the iterable in the header: `for i in range(n):`, `for idx in z.iter_indices():`")
+}
+
 pub fn iter_indices_not_mut(what: &str, at: Span) -> Diagnostic {
     Diagnostic::error(
         "CT2009",

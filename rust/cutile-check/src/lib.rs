@@ -82,10 +82,21 @@ impl CheckOutput {
 
 /// Run every kernel-level rule on a parsed document.
 pub fn check(doc: &Document) -> CheckOutput {
-    let Some(mut c) = check::Checker::new(doc) else {
+    let Some(mut c) = check::Checker::new(doc, None) else {
         return CheckOutput::default();
     };
     c.run();
+    // A schedule loop in the source that the walk never reached (a folded branch) walks no
+    // output: read the kernel again as not mapped, so that its grid is the outputs' tile
+    // grid the launch really has (one reading of `mapped` and the outputs' kinds,
+    // `Checker::new`). Read as mapped, such a kernel had three grid axes, and a store
+    // proved injective on the output's own axes was refused (CT2001).
+    if c.mapped && c.persistent.is_empty() {
+        if let Some(mut again) = check::Checker::new(doc, Some(false)) {
+            again.run();
+            c = again;
+        }
+    }
     let facts = c.facts();
     let mut diagnostics = drop_consequences(c.diags);
     // Stable order: by file, then position.

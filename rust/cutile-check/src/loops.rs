@@ -12,6 +12,14 @@ use crate::width::INDEX_BITS;
 use cutile_kast::ops::table;
 use cutile_kast::{Expr, Target};
 
+/// Is `iter`, a `for` loop's iterable, a persistent schedule (`z.iter_indices()`)? The one
+/// test of it: the loop binder below walks such a loop by the schedule, and the checker
+/// reads a kernel with one as mapped (`Checker::new`), so no root is persistent in a
+/// kernel the checker did not read as mapped.
+pub fn walks_schedule(iter: &Expr) -> bool {
+    matches!(iter, Expr::Method { method, .. } if method == "iter_indices")
+}
+
 /// The value a `for` loop binds each iteration; registers loop ranges.
 pub fn loop_binder<'d>(
     c: &mut Checker<'d>,
@@ -46,19 +54,14 @@ pub fn loop_binder<'d>(
             c.set_loop_counter(iter.nid(), bits);
             Val::Int(Poly::atom(Atom::Loop(id)))
         }
-        Expr::Method {
-            receiver,
-            method,
-            args,
-            ..
-        } if method == "iter_indices" => {
+        Expr::Method { receiver, args, .. } if walks_schedule(iter) => {
             let v = c.eval(receiver, st);
             let _ = Args::eval(c, table().method("iter_indices"), args, st);
             // The schedule's counter steps by the grid's size from a block id: 64 bits.
             c.set_loop_counter(iter.nid(), 64);
             match v {
                 Val::Mut(r) => {
-                    c.persistent.insert(r);
+                    note_schedule(c, iter.nid(), r);
                     Val::Minted {
                         root: r,
                         lp: c.instance(iter.nid(), 0),
@@ -74,13 +77,34 @@ pub fn loop_binder<'d>(
                 }
             }
         }
+        // A range or a schedule bound to a name first, returned by a device function, or
+        // chosen by a conditional expression: the checker would read an unknown loop
+        // variable where the lowering compiles the range or the schedule, two readings
+        // of one loop. Refused: the iterable is written in the `for` header.
         other => {
             c.set_loop_counter(iter.nid(), 64);
             let v = c.eval(other, st);
             c.no_mut(&v, other);
+            let what = c.describe(other);
+            c.report(errors::loop_iterable_not_in_header(
+                &what,
+                other.span(),
+                false,
+            ));
             c.fresh_opaque()
         }
     }
+}
+
+/// The loop whose iterable is the `iter_indices` call `nid` (in the current call path)
+/// walks root `r` by the persistent schedule (`schedule::fact`, which the lowering emits).
+fn note_schedule(c: &mut Checker<'_>, nid: u32, r: usize) {
+    let node = cutile_facts::NodeRef {
+        path: c.call_path.clone(),
+        nid,
+    };
+    c.persistent.insert(r);
+    c.schedules.insert((node, r));
 }
 
 /// The bits of a `range` loop's counter. Tile IR steps a `for` counter in its own width,

@@ -9,17 +9,39 @@
 //! disjoint by construction. The tests enumerate the schedule on many grids.
 
 use crate::swizzle::grouped;
+use cutile_facts::{ScheduleFact, ScheduleMap};
+
+/// The grid axis a persistent schedule starts and strides on (the launch grid of a
+/// persistent kernel is `(num_blocks, 1, 1)`).
+pub const AXIS: u8 = 0;
+/// The largest group size: the lowering emits the group as an `i32` constant.
+pub const GROUP_MAX: i64 = (1 << 31) - 1;
+
+/// The schedule this module proves, for a loop over `param`'s partition of `rank`: the
+/// fact the lowering emits the loop from (`None` for a rank the schedule does not have).
+pub fn fact(param: &str, rank: usize) -> Option<ScheduleFact> {
+    Some(ScheduleFact {
+        param: param.to_string(),
+        rank: rank as u8,
+        axis: AXIS,
+        map: ScheduleMap::of_rank(rank)?,
+        group_max: GROUP_MAX,
+    })
+}
 
 /// Tile coordinate of flat tile id `flat` over `grid` (rank 1 to 3, every extent >= 1)
 /// with group size `group` (>= 1).
 pub fn tile_of(flat: u64, grid: &[u64], group: u64) -> Vec<u64> {
-    match grid {
-        [_] => vec![flat],
-        [m, n] => {
+    // The group the fact names: at most `GROUP_MAX` (a group of `m` rows or more is the
+    // group of `m`, so the cap changes no schedule; the tests check it).
+    let group = group.min(GROUP_MAX as u64);
+    match (ScheduleMap::of_rank(grid.len()), grid) {
+        (Some(ScheduleMap::Linear), [_]) => vec![flat],
+        (Some(ScheduleMap::Grouped), [m, n]) => {
             let (i, j) = grouped(flat, *m, *n, group);
             vec![i, j]
         }
-        [_, m, n] => {
+        (Some(ScheduleMap::LinearGrouped), [_, m, n]) => {
             let (i, j) = grouped(flat % (m * n), *m, *n, group);
             vec![flat / (m * n), i, j]
         }
@@ -106,6 +128,35 @@ mod tests {
                         check(&[l, m, n], (l * m * n).min(7), g);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fact_names_the_schedule_of_each_rank() {
+        let maps: Vec<Option<ScheduleMap>> = (1..=4).map(|r| fact("z", r).map(|f| f.map)).collect();
+        assert_eq!(
+            maps,
+            [
+                Some(ScheduleMap::Linear),
+                Some(ScheduleMap::Grouped),
+                Some(ScheduleMap::LinearGrouped),
+                None
+            ]
+        );
+        let f = fact("z", 2).unwrap();
+        assert_eq!(
+            (f.axis, f.group_max, f.param.as_str()),
+            (AXIS, GROUP_MAX, "z")
+        );
+    }
+
+    #[test]
+    fn a_group_past_the_cap_or_the_rows_is_the_group_of_the_rows() {
+        for (m, n) in [(5, 3), (4, 4), (7, 2)] {
+            let rows = schedule(&[m, n], 3, m).unwrap();
+            for g in [m + 1, GROUP_MAX as u64, u64::MAX / 2] {
+                assert_eq!(schedule(&[m, n], 3, g).unwrap(), rows, "{m}x{n} g={g}");
             }
         }
     }

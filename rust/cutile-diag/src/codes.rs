@@ -147,6 +147,10 @@ pub const CODES: &[CodeInfo] = &[
         "CT2012",
         "an output read at one tile and written through another index map",
     ),
+    k(
+        "CT2013",
+        "a `for` loop over a range or `iter_indices()` not written in its header",
+    ),
     // CT3xxx (types and shapes) the checker sees before the lowering does.
     k("CT3031", "a method this kind of value does not have"),
     k(

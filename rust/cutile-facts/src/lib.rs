@@ -8,6 +8,11 @@
 //!   (one block per tile) or persistent (blocks walk the tiles by the checked schedule);
 //! - `grid_rank` and `index_width`: the grid axes the kernel may use, and the integer width
 //!   the prover assumed for index arithmetic (the width the lowering emits);
+//! - `schedules`: for every `for idx in z.iter_indices()` loop, the schedule the checker
+//!   proved its stores disjoint under (the output, the grid axis whose block id starts it
+//!   and whose block count strides it, the map from flat tile id to tile coordinate, the
+//!   cap of the group size): the lowering emits exactly that schedule and refuses such a
+//!   loop without one;
 //! - `loop_counters`: the width of every `for` loop's counter (a 32-bit counter that
 //!   steps past 2^31 - 1 wraps on the device and the loop goes on, so it is 64 bits
 //!   unless the checker proved it stays in range);
@@ -108,6 +113,58 @@ pub enum OutputKind {
     Persistent,
 }
 
+/// How a persistent schedule maps a flat tile id to a tile coordinate (`cutile-check`'s
+/// `schedule.rs` proves each a bijection onto the tile grid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleMap {
+    /// Rank 1: the flat id is the tile index.
+    Linear,
+    /// Rank 2: the grouped swizzle (`swizzle::grouped`) of the two axes.
+    Grouped,
+    /// Rank 3: the leading axis is `flat // (m * n)`, the trailing two the grouped swizzle
+    /// of `flat % (m * n)`.
+    LinearGrouped,
+}
+
+impl ScheduleMap {
+    /// The map of a partition of `rank` (1 to 3).
+    pub fn of_rank(rank: usize) -> Option<ScheduleMap> {
+        match rank {
+            1 => Some(ScheduleMap::Linear),
+            2 => Some(ScheduleMap::Grouped),
+            3 => Some(ScheduleMap::LinearGrouped),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScheduleMap::Linear => "linear",
+            ScheduleMap::Grouped => "grouped",
+            ScheduleMap::LinearGrouped => "linear-grouped",
+        }
+    }
+}
+
+/// The schedule of one `for idx in z.iter_indices(group=G)` loop instance: block `b` of
+/// the launch visits the flat tile ids `block_id(axis), block_id(axis) + num_blocks(axis),
+/// ...` below the tile count of `param`'s partition, each mapped to a tile by `map` with
+/// the group size `min(G, group_max, m)` (`G` the loop's compile-time `group`, at least 1;
+/// any group of at least 1 is a bijection, and a group of `m` rows or more is the group of
+/// `m`). The stores through the minted index are disjoint under exactly this schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleFact {
+    /// The `Mut` parameter whose partition the loop walks.
+    pub param: String,
+    /// The partition's rank.
+    pub rank: u8,
+    /// The grid axis of the starting block id and the stride (the block count).
+    pub axis: u8,
+    pub map: ScheduleMap,
+    /// The largest group size the schedule takes (a larger `G` is capped to it).
+    pub group_max: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputFact {
     pub param: String,
@@ -124,6 +181,9 @@ pub struct KernelFacts {
     /// Bits of the integers the prover reasoned in (what the lowering emits for indices).
     pub index_width: u8,
     pub obligations: Vec<Obligation>,
+    /// Every `for idx in z.iter_indices()` loop instance (keyed by its iterable's node, the
+    /// `iter_indices` call) and the schedule the checker proved it under.
+    pub schedules: Vec<(NodeRef, ScheduleFact)>,
     /// Every `for` loop instance (keyed by its iterable's node) and the bits of the
     /// counter the lowering steps it with: 32 where the checker proved the last value
     /// plus the step stays at most 2^31 - 1, else 64. A loop the lowering meets without
@@ -168,6 +228,14 @@ impl KernelFacts {
             .iter()
             .find(|(n, _)| n == node)
             .map(|&(_, bits)| bits)
+    }
+
+    /// The schedule of the `iter_indices()` loop whose iterable is `node`, if any.
+    pub fn schedule(&self, node: &NodeRef) -> Option<&ScheduleFact> {
+        self.schedules
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|(_, s)| s)
     }
 
     /// The checker's fold of the test at `node`: `None` where it did not fold it, else

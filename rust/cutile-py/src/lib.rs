@@ -146,6 +146,9 @@ pub struct CheckResult {
     facts: Arc<cutile_check::KernelFacts>,
 }
 
+/// `(node path, nid, param, rank, axis, map, group_max)`: one `ScheduleFact` for Python.
+type ScheduleTuple = (Vec<u32>, u32, String, u8, u8, &'static str, i64);
+
 #[pymethods]
 impl CheckResult {
     #[getter]
@@ -215,6 +218,27 @@ impl CheckResult {
         out.sort();
         out.dedup();
         out
+    }
+    /// `(node path, nid, param, rank, axis, map, group_max)` of every `iter_indices()`
+    /// loop instance (keyed by the `iter_indices` call): the schedule the checker proved
+    /// its stores disjoint under, which the lowering emits.
+    #[getter]
+    fn schedules(&self) -> Vec<ScheduleTuple> {
+        self.facts
+            .schedules
+            .iter()
+            .map(|(n, s)| {
+                (
+                    n.path.clone(),
+                    n.nid,
+                    s.param.clone(),
+                    s.rank,
+                    s.axis,
+                    s.map.name(),
+                    s.group_max,
+                )
+            })
+            .collect()
     }
     /// `(node path, nid, bits)` of every `for` loop: the width of its counter.
     #[getter]

@@ -106,6 +106,8 @@ class MemoryOps(OpsBase):
         hints = self.memory_hints(a, span)
         pv = self.low.partition(t, t.tile_shape, "zero", span)
         if not a.given("index"):
+            # the checker's `load-own-tile` fact (a persistent output has no own tile)
+            self.low.require_fact(span, "load")
             idx = self.low.own_index(t, span)
         else:
             idx = self.index_values(a["index"], t.rank, span)

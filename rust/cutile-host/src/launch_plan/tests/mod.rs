@@ -38,6 +38,7 @@ fn facts(params: &[ParamSpec], persistent: &[&str], preds: Vec<Pred>) -> KernelF
             .collect(),
         grid_rank: 3,
         index_width: 32,
+        schedules: Vec::new(),
         obligations: preds
             .into_iter()
             .enumerate()
