@@ -56,7 +56,8 @@ TEXTS: dict[str, str] = {
     """,
     "CT3083": """
         An `assume` hint that cannot apply: `assume_div_by(x, divisor)` takes an integer
-        tile or scalar (or pointers) and a compile-time divisor above 0;
+        tile or scalar (or pointers) and a compile-time divisor that is a power of two
+        (1, 2, 4, ...: what Tile IR's `assume div_by` takes);
         `assume_bounds(x, lo, hi)` an integer tile or scalar and compile-time bounds that
         fit its type, at least one of them, with lo <= hi. On a compile-time number the
         hint is checked at once, and a false one is this error.
@@ -66,9 +67,9 @@ TEXTS: dict[str, str] = {
             @cutile.entry(unsafe=True)
             def k(z: Mut[Tensor[f32, [16]]], n: i32):
                 m = assume_div_by(n, 0)
-                # error[CT3083]: the divisor of `assume_div_by` must be positive, got 0
+                # error[CT3083]: the divisor of `assume_div_by` must be a power of two, got 0
 
-        Fix: pass a positive literal or `Const[int]`; the GPU trusts the hint (a false one
+        Fix: pass a power-of-two literal or `Const[int]`; the GPU trusts the hint (a false one
         is undefined behaviour), the interpreter checks it.
     """,
 }
