@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_int_semantics import sass_instructions
 
 import cutile
 from cutile import api
@@ -111,22 +112,10 @@ def test_defined_edge_cases_load_tile_zero(kernel: cutile.EntryKernel) -> None:
     assert z.unpartition().to_numpy().tolist() == [100, 101, 102, 103]
 
 
-def _instructions(cubin: bytes) -> list[str]:
-    from cutile.dump import sass
-
-    text = sass(cubin)
-    if text is None:
-        pytest.skip("cuobjdump is not installed")
-    lines = [ln.split(";")[0].split("*/")[-1].strip() for ln in text.splitlines()
-             if ln.strip().startswith("/*") and ";" in ln]
-    return [ln.split(" ", 1)[1] if ln.startswith("@") else ln for ln in lines
-            if ln and ln != "NOP"]
-
-
 @pytest.mark.tileiras
 @pytest.mark.parametrize("kernel", DEFINED, ids=lambda k: k.name)
 def test_tileiras_keeps_the_store_of_defined_edge_cases(kernel: cutile.EntryKernel) -> None:
-    code = _instructions(kernel.compile("sm_90").cubin)
+    code = sass_instructions(kernel.compile("sm_90").cubin)
     assert len(code) > 10, code
     assert any(ins.startswith(("STG", "UTMASTG", "ST.")) for ins in code), code
 
@@ -180,7 +169,7 @@ def test_an_mma_sum_past_i32_stops_the_interpreter() -> None:
 @pytest.mark.tileiras
 def test_tileiras_saturates_i8_mma_on_the_tensor_cores() -> None:
     # why the interpreter cannot pick one answer past the range
-    code = _instructions(mma_i8.compile("sm_90").cubin)
+    code = sass_instructions(mma_i8.compile("sm_90").cubin)
     assert any(ins.startswith("IGMMA") and ".SAT" in ins for ins in code), code
 
 
