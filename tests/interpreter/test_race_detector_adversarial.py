@@ -73,6 +73,15 @@ def races(kind: str, b: Builder, grid: int, bufs: Sequence[object],
     return info.value
 
 
+def launch_expecting(report: str | None, b: Builder, bufs: Sequence[object],
+                     tensors: Sequence[TensorArg | None]) -> None:
+    """One block: the `report` race kind (None: a clean run)."""
+    if report:
+        races(report, b, 1, bufs, tensors)
+    else:
+        launch(b, 1, bufs, tensors)
+
+
 def tile_of(b: Builder, v: float, n: int = 4, d: dt.DType = dt.f32) -> Value:
     return const(b, v, d, (n,))
 
@@ -582,10 +591,7 @@ def test_an_interleaved_strided_argument(elem: int, report: str | None) -> None:
     k = kernel(F32, body)
     args = [Pointer.to(buf(8))]
     names = [TensorArg("x", (2, 3), (3, 2))]
-    if report:
-        races(report, k, 1, args, names)
-    else:
-        launch(k, 1, args, names)
+    launch_expecting(report, k, args, names)
 
 
 @pytest.mark.parametrize(("elem", "report"), [
@@ -602,10 +608,7 @@ def test_an_overlapping_argument_that_spans_exactly_its_element_count(
     k = kernel(F32, body)
     args = [Pointer.to(buf(9))]
     names = [TensorArg("x", (3, 3), (2, 2))]
-    if report:
-        races(report, k, 1, args, names)
-    else:
-        launch(k, 1, args, names)
+    launch_expecting(report, k, args, names)
 
 
 @pytest.mark.parametrize(("n", "report"), [
@@ -622,10 +625,7 @@ def test_a_wider_view_reading_past_the_arguments_end(n: int, report: str | None)
     k = kernel(F32, body)
     args = [Pointer.to(buf(12), 8)]
     names = [TensorArg("z", (5,))]
-    if report:
-        races(report, k, 1, args, names)
-    else:
-        launch(k, 1, args, names)
+    launch_expecting(report, k, args, names)
 
 
 @pytest.mark.parametrize(("width", "report"), [
@@ -641,10 +641,7 @@ def test_a_wide_pointer_read_over_a_strided_arguments_gap(width: dt.DType,
     k = kernel(F32, body)
     args = [Pointer.to(buf(8))]
     names = [TensorArg("z", (4,), (2,))]
-    if report:
-        races(report, k, 1, args, names)
-    else:
-        launch(k, 1, args, names)
+    launch_expecting(report, k, args, names)
 
 
 @pytest.mark.parametrize(("rows", "report"), [
@@ -663,7 +660,4 @@ def test_an_axis_of_extent_one_with_a_large_stride(rows: int, report: str | None
     k = kernel(F32, body)
     args = [Pointer.to(buf(12))]
     names = [TensorArg("x", (4, 1), (2, 3))]
-    if report:
-        races(report, k, 1, args, names)
-    else:
-        launch(k, 1, args, names)
+    launch_expecting(report, k, args, names)
